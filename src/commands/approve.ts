@@ -1,0 +1,72 @@
+import {Args, Flags} from '@oclif/core'
+
+import {defaultApprover, type DecisionKind, writeDecision} from '../core/approval.js'
+import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
+import {usageError} from '../core/errors.js'
+import {readPlanFile, readPlanState} from '../core/plans.js'
+import {EXECUTION_MODES, parseRule} from '../core/policy.js'
+import {recordDecisionInState} from '../core/runner.js'
+
+export default class Approve extends WaveCommand {
+  static args = {
+    plan: Args.file({description: 'The plan file (a path printed by wave plan)', required: true}),
+  }
+
+  static description = `Record a decision on a plan: approve it (the default), request changes, or reject it.
+
+The record, <plan>.approval.json beside the plan (or --out), binds the plan's sha256: wave run refuses
+the plan if its content changes afterwards. stdout is the record's path.`
+
+  static examples = [
+    '<%= config.bin %> approve ~/.wave/plans/gentle-breeze.md',
+    '<%= config.bin %> approve "$PLAN" --mode acceptEdits --allow "Bash(npm test:*)" --approver ci-bot',
+    '<%= config.bin %> approve "$PLAN" --request-changes "Keep the public API unchanged"',
+    '<%= config.bin %> approve "$PLAN" --reject --feedback "Out of scope"',
+  ]
+
+  static flags = {
+    allow: Flags.string({description: 'Permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
+    approver: Flags.string({description: 'Who decides (default: $GITHUB_ACTOR, git user.name, the OS user)'}),
+    feedback: Flags.string({description: 'Feedback to record with the decision'}),
+    mode: Flags.option({default: 'acceptEdits', description: 'Permission mode the run executes in', options: EXECUTION_MODES})(),
+    out: Flags.file({description: 'Write the record here instead of beside the plan'}),
+    reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes']}),
+    'request-changes': Flags.string({description: 'Ask for changes, with this feedback', exclusive: ['reject']}),
+  }
+
+  async run(): Promise<unknown> {
+    const {args, flags} = await this.parse(Approve)
+    const allow = flags.allow ?? []
+    for (const rule of allow) {
+      try {
+        parseRule(rule)
+      } catch (error) {
+        throw usageError((error as Error).message)
+      }
+    }
+
+    if (flags['request-changes'] !== undefined && !flags['request-changes'].trim()) {
+      throw usageError('--request-changes needs feedback saying what to change.')
+    }
+
+    const decision: DecisionKind = flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested'
+    const {bytes} = await readPlanFile(args.plan)
+    const state = await readPlanState(args.plan)
+    const {path, record} = await writeDecision({
+      allow,
+      approver: flags.approver ?? (await defaultApprover()),
+      decision,
+      feedback: flags['request-changes'] ?? flags.feedback,
+      mode: flags.mode,
+      out: flags.out,
+      planBytes: bytes,
+      planPath: args.plan,
+      repository: state?.repository ?? null,
+      task: state?.task,
+    })
+    await recordDecisionInState(args.plan, decision)
+    process.stderr.write(`${decision.replace('_', ' ')}: ${args.plan} (mode ${record.mode})\n`)
+    if (!this.jsonEnabled()) this.log(path)
+    return {...record, recordPath: path, version: OUTPUT_VERSION}
+  }
+}

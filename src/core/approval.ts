@@ -1,0 +1,180 @@
+import {createHash} from 'node:crypto'
+import {execFile} from 'node:child_process'
+import {readFile} from 'node:fs/promises'
+import {userInfo} from 'node:os'
+import {promisify} from 'node:util'
+
+import writeFileAtomic from 'write-file-atomic'
+import {z} from 'zod'
+
+import {ExitCode, WaveError} from './errors.js'
+import {planNameOf, planSidecars} from './plans.js'
+import {EXECUTION_MODES, parseRule} from './policy.js'
+
+export const APPROVAL_VERSION = 1
+export const DECISIONS = ['approved', 'rejected', 'changes_requested'] as const
+export type DecisionKind = (typeof DECISIONS)[number]
+
+const ruleString = z.string().refine((rule) => {
+  try {
+    parseRule(rule)
+    return true
+  } catch {
+    return false
+  }
+}, 'not a permission rule such as Bash(npm test:*)')
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/i, 'a sha256 is 64 hex digits')
+
+const repositorySchema = z.object({
+  branch: z.string().nullable().optional(),
+  dirty: z.boolean().optional(),
+  head: z.string().nullable(),
+})
+
+const historyEntrySchema = z.object({
+  approver: z.string().optional(),
+  decidedAt: z.string(),
+  decision: z.enum(DECISIONS),
+  feedback: z.string().nullable().optional(),
+  planSha256: sha256,
+})
+
+/**
+ * The approval record: written by `wave approve`, or by any tool that follows this schema (the README
+ * documents it). Only `version`, `decision` and `plan.sha256` are required.
+ */
+export const approvalRecordSchema = z.object({
+  allow: z.array(ruleString).default([]),
+  approver: z.string().optional(),
+  decidedAt: z.string().optional(),
+  decision: z.enum(DECISIONS),
+  feedback: z.string().nullable().optional(),
+  history: z.array(historyEntrySchema).default([]),
+  mode: z.enum(EXECUTION_MODES).default('acceptEdits'),
+  plan: z.object({name: z.string().optional(), sha256}),
+  repository: repositorySchema.nullable().optional(),
+  task: z.string().optional(),
+  version: z.literal(APPROVAL_VERSION),
+})
+
+export type ApprovalRecord = z.infer<typeof approvalRecordSchema>
+
+export const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+
+export const approvalPathFor = (planPath: string) => planSidecars(planPath).approval
+
+/** Who decided: --approver, else the CI actor, else git's user.name, else the OS user. */
+export async function defaultApprover(): Promise<string> {
+  if (process.env.GITHUB_ACTOR) return process.env.GITHUB_ACTOR
+  try {
+    const {stdout} = await promisify(execFile)('git', ['config', 'user.name'])
+    if (stdout.trim()) return stdout.trim()
+  } catch {}
+
+  try {
+    return userInfo().username
+  } catch {
+    return 'unknown'
+  }
+}
+
+/**
+ * Reads and validates a record. A missing record and a malformed one are both "not approved" (exit 3),
+ * each with its own line.
+ */
+export async function readApproval(file: string, planPath: string): Promise<ApprovalRecord> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
+    throw new WaveError(
+      missing ? `No approval record for ${planPath} (looked for ${file}).` : `Cannot read the approval record ${file}: ${(error as Error).message}`,
+      ExitCode.notApproved,
+      `Approve it first: wave approve ${planPath}`,
+    )
+  }
+
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    throw new WaveError(`Malformed approval record ${file}: not valid JSON.`, ExitCode.notApproved)
+  }
+
+  const parsed = approvalRecordSchema.safeParse(json)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    const field = issue.path.join('.') || '(record)'
+    throw new WaveError(`Malformed approval record ${file}: ${field}: ${issue.message}.`, ExitCode.notApproved)
+  }
+
+  return parsed.data
+}
+
+/** Loads the previous record at `file`, if a valid one is there, to carry its history forward. */
+async function previousRecord(file: string): Promise<ApprovalRecord | undefined> {
+  try {
+    const parsed = approvalRecordSchema.safeParse(JSON.parse(await readFile(file, 'utf8')))
+    return parsed.success ? parsed.data : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export interface DecisionInput {
+  planPath: string
+  planBytes: Uint8Array
+  decision: DecisionKind
+  mode: (typeof EXECUTION_MODES)[number]
+  allow: string[]
+  approver: string
+  feedback?: string
+  task?: string
+  repository?: {head: string | null; branch?: string | null; dirty?: boolean} | null
+  out?: string
+}
+
+/** Writes the record atomically; the history keeps every decision on this record, newest last. */
+export async function writeDecision(input: DecisionInput): Promise<{path: string; record: ApprovalRecord}> {
+  const file = input.out ?? approvalPathFor(input.planPath)
+  const planSha = sha256Of(input.planBytes)
+  const decidedAt = new Date().toISOString()
+  const previous = await previousRecord(file)
+  const entry = {approver: input.approver, decidedAt, decision: input.decision, feedback: input.feedback ?? null, planSha256: planSha}
+  const record: ApprovalRecord = {
+    allow: input.allow,
+    approver: input.approver,
+    decidedAt,
+    decision: input.decision,
+    feedback: input.feedback ?? null,
+    history: [...(previous?.history ?? []), entry],
+    mode: input.mode,
+    plan: {name: planNameOf(input.planPath), sha256: planSha},
+    repository: input.repository ?? null,
+    task: input.task,
+    version: APPROVAL_VERSION,
+  }
+  await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n')
+  return {path: file, record}
+}
+
+/** The checks `run` makes before any model request: approved (exit 3), and for these bytes (exit 4). */
+export function assertApproved(record: ApprovalRecord, file: string, planPath: string, planBytes: Uint8Array): void {
+  if (record.decision !== 'approved') {
+    const by = record.approver ? ` by ${record.approver}` : ''
+    const what = record.decision === 'rejected' ? 'was rejected' : 'has changes requested'
+    const feedback = record.feedback ? `: ${record.feedback.split('\n')[0]}` : ''
+    throw new WaveError(`The plan ${planPath} ${what}${by}${feedback}.`, ExitCode.notApproved, `Revise it, then approve it again (${file}).`)
+  }
+
+  const actual = sha256Of(planBytes)
+  if (actual !== record.plan.sha256.toLowerCase()) {
+    throw new WaveError(
+      `The plan ${planPath} changed since it was approved (sha256 ${actual.slice(0, 12)}…, approved ${record.plan.sha256.slice(0, 12)}…).`,
+      ExitCode.mismatch,
+      `Review the change and approve it again: wave approve ${planPath}`,
+    )
+  }
+}

@@ -1,0 +1,59 @@
+import {Command, Flags, type Interfaces} from '@oclif/core'
+
+import {ExitCode, WaveError} from './errors.js'
+import {scrubSecrets} from './model.js'
+
+/** Version of every JSON object wave prints; bumped only on a breaking change. */
+export const OUTPUT_VERSION = 1
+
+export const outputFormatFlag = Flags.option({
+  description: 'Result format on stdout: text, one json object, or stream-json events (one per line)',
+  options: ['text', 'json', 'stream-json'] as const,
+})
+
+/**
+ * The base of every wave command: `--json`, and errors as one clear line with the design's exit code,
+ * in text and JSON mode alike (oclif would exit 1 for a --json error otherwise).
+ */
+export abstract class WaveCommand extends Command {
+  static enableJsonFlag = true
+
+  /** `--output-format json` is `--json`. */
+  public jsonEnabled(): boolean {
+    if (super.jsonEnabled()) return true
+    const argv = this.argv
+    const at = argv.indexOf('--output-format')
+    return argv.includes('--output-format=json') || (at !== -1 && argv[at + 1] === 'json')
+  }
+
+  protected async catch(error: Interfaces.CommandError): Promise<void> {
+    const exitCode = exitCodeOf(error)
+    const message = scrubSecrets(firstLine(error.message))
+    const hint = error instanceof WaveError && error.hint ? scrubSecrets(error.hint) : undefined
+    process.stderr.write(`Error: ${message}\n${hint ? `Hint: ${hint}\n` : ''}`)
+    if (process.env.DEBUG && error.stack) process.stderr.write(scrubSecrets(error.stack) + '\n')
+    if (this.jsonEnabled()) {
+      this.logJson({error: {exitCode, hint, message}, ok: false, version: OUTPUT_VERSION})
+    }
+
+    process.exitCode = exitCode
+  }
+
+  /** One compact line, so `--json` output can be piped to jq or read line by line. */
+  public logJson(json: unknown): void {
+    process.stdout.write(JSON.stringify(json) + '\n')
+  }
+}
+
+function exitCodeOf(error: Interfaces.CommandError): number {
+  if (error instanceof WaveError) return error.exitCode
+  // oclif's parse errors (unknown flag, missing value, bad option) carry exit 2: a usage error.
+  const oclifExit = (error as {oclif?: {exit?: number}}).oclif?.exit
+  if (typeof oclifExit === 'number' && oclifExit !== 0) return oclifExit === 2 ? ExitCode.usage : oclifExit
+  return ExitCode.runtime
+}
+
+/** oclif parse errors span several lines (usage, see more help); the first says what was wrong. */
+function firstLine(message: string): string {
+  return message.split('\n').map((line) => line.trim()).find(Boolean) ?? 'Unknown error'
+}

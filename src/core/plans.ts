@@ -1,0 +1,214 @@
+import {appendFile, mkdir, open, readFile, realpath, stat} from 'node:fs/promises'
+import {homedir} from 'node:os'
+import path from 'node:path'
+
+import {adjectives, animals, uniqueNamesGenerator} from 'unique-names-generator'
+import writeFileAtomic from 'write-file-atomic'
+import {z} from 'zod'
+
+import {usageError} from './errors.js'
+import type {RepositoryState} from './repository.js'
+
+export const PLAN_EXTENSION = '.md'
+
+export function waveHome(): string {
+  return process.env.WAVE_HOME ? path.resolve(process.env.WAVE_HOME) : path.join(homedir(), '.wave')
+}
+
+export function plansDir(): string {
+  return path.join(waveHome(), 'plans')
+}
+
+/** Where wave keeps what it knows of a plan: files beside it, sharing its name. */
+export function planSidecars(planPath: string) {
+  const base = planPath.endsWith(PLAN_EXTENSION) ? planPath.slice(0, -PLAN_EXTENSION.length) : planPath
+  return {
+    approval: `${base}.approval.json`,
+    lock: `${base}.lock`,
+    state: `${base}.state.json`,
+    transcript: `${base}.transcript.jsonl`,
+  }
+}
+
+export const planNameOf = (planPath: string) => path.basename(planPath, PLAN_EXTENSION)
+
+const repositorySchema = z.object({
+  branch: z.string().nullable(),
+  dirty: z.boolean(),
+  head: z.string().nullable(),
+  root: z.string(),
+})
+
+const runSchema = z.object({
+  approvalSha256: z.string().optional(),
+  changedFiles: z.array(z.string()).default([]),
+  endedAt: z.string().optional(),
+  exitCode: z.number().optional(),
+  startedAt: z.string(),
+})
+
+export const PLAN_STATUSES = ['draft', 'approved', 'rejected', 'changes_requested', 'running', 'ran', 'failed'] as const
+
+export const planStateSchema = z.object({
+  createdAt: z.string(),
+  model: z.string(),
+  name: z.string(),
+  repository: repositorySchema.nullable(),
+  runs: z.array(runSchema).default([]),
+  status: z.enum(PLAN_STATUSES).default('draft'),
+  task: z.string(),
+  updatedAt: z.string(),
+  version: z.literal(1),
+  workspace: z.string(),
+})
+
+export type PlanState = z.infer<typeof planStateSchema>
+export type PlanRun = z.infer<typeof runSchema>
+
+export interface NewPlan {
+  name: string
+  path: string
+  state: PlanState
+}
+
+const MAX_DRAWS = 1000
+
+/** A fresh, never-used plan name: reserved by creating its state file exclusively, redrawn on collision. */
+export async function createPlan(init: {task: string; workspace: string; model: string; repository: RepositoryState | null}): Promise<NewPlan> {
+  const dir = await ensurePlansDir()
+  for (let draw = 0; draw < MAX_DRAWS; draw++) {
+    const name = drawName()
+    const planPath = path.join(dir, name + PLAN_EXTENSION)
+    if (await exists(planPath)) continue
+    const now = new Date().toISOString()
+    const state: PlanState = {
+      createdAt: now,
+      model: init.model,
+      name,
+      repository: init.repository,
+      runs: [],
+      status: 'draft',
+      task: init.task,
+      updatedAt: now,
+      version: 1,
+      workspace: init.workspace,
+    }
+    try {
+      const handle = await open(planSidecars(planPath).state, 'wx')
+      await handle.writeFile(JSON.stringify(state, null, 2) + '\n')
+      await handle.close()
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue
+      throw error
+    }
+
+    return {name, path: planPath, state}
+  }
+
+  throw new Error(`Could not find an unused plan name in ${dir} after ${MAX_DRAWS} draws.`)
+}
+
+function drawName(): string {
+  return uniqueNamesGenerator({dictionaries: [adjectives, animals], length: 2, separator: '-', style: 'lowerCase'})
+    .replaceAll(/[^a-z-]/g, '')
+}
+
+/** The plans directory, created on demand, as a real path (the policy compares real paths). */
+export async function ensurePlansDir(): Promise<string> {
+  const dir = plansDir()
+  await mkdir(dir, {mode: 0o700, recursive: true})
+  return realpath(dir)
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file)
+    return true
+  } catch {
+    return false
+  }
+}
+
+export async function readPlanState(planPath: string): Promise<PlanState | undefined> {
+  let text: string
+  try {
+    text = await readFile(planSidecars(planPath).state, 'utf8')
+  } catch {
+    return undefined
+  }
+
+  const parsed = planStateSchema.safeParse(safeJson(text))
+  return parsed.success ? parsed.data : undefined
+}
+
+export async function writePlanState(planPath: string, state: PlanState): Promise<void> {
+  const next = {...state, updatedAt: new Date().toISOString()}
+  await writeFileAtomic(planSidecars(planPath).state, JSON.stringify(next, null, 2) + '\n')
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Reads a plan file given on the command line: it must exist, be a regular file, and hold text.
+ * Returns its bytes (the approval binds them) and its text.
+ */
+export async function readPlanFile(planPath: string): Promise<{bytes: Buffer; text: string}> {
+  let info
+  try {
+    info = await stat(planPath)
+  } catch {
+    throw usageError(`Plan file not found: ${planPath}`)
+  }
+
+  if (!info.isFile()) throw usageError(`Not a plan file: ${planPath} is ${info.isDirectory() ? 'a directory' : 'not a regular file'}.`)
+  let bytes: Buffer
+  try {
+    bytes = await readFile(planPath)
+  } catch (error) {
+    throw usageError(`Cannot read the plan file ${planPath}: ${(error as Error).message}`)
+  }
+
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', {fatal: true}).decode(bytes)
+  } catch {
+    throw usageError(`The plan file ${planPath} is not UTF-8 text.`)
+  }
+
+  if (text.trim() === '') throw usageError(`The plan file ${planPath} is empty.`)
+  return {bytes, text}
+}
+
+/** Appends one entry to the plan's transcript (JSON lines), with secrets scrubbed by the caller. */
+export async function appendTranscript(planPath: string, entry: unknown): Promise<void> {
+  await appendFile(planSidecars(planPath).transcript, JSON.stringify(entry) + '\n', {mode: 0o600})
+}
+
+/**
+ * ExitPlanMode's checks, with Gemini CLI's care: a given path must resolve to the session's plan file,
+ * which must exist and hold more than white space. Returns the problem, or undefined when it is ready.
+ */
+export async function planFileProblem(planFile: string, given: string | undefined, resolveGiven: (p: string) => Promise<string>): Promise<string | undefined> {
+  if (given !== undefined) {
+    const real = await resolveGiven(given)
+    if (real !== planFile) return `plan_path ${given} is not this session's plan file. Write the plan to ${planFile}, then call ExitPlanMode again (plan_path may be omitted).`
+  }
+
+  let text: string
+  try {
+    const info = await stat(planFile)
+    if (!info.isFile()) return `The plan file ${planFile} is not a regular file.`
+    text = await readFile(planFile, 'utf8')
+  } catch {
+    return `No plan file exists yet. Write the plan to ${planFile} with the Write tool, then call ExitPlanMode.`
+  }
+
+  if (text.trim() === '') return `The plan file ${planFile} is empty. Write the plan into it, then call ExitPlanMode.`
+  return undefined
+}

@@ -1,0 +1,246 @@
+import {open, readFile, rm} from 'node:fs/promises'
+import path from 'node:path'
+
+import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
+
+import {builtinRegistry} from '../plugins/registry.js'
+import {type SessionControl, ToolError} from '../plugins/tool.js'
+import {type AgentEvent, runAgent, type TokenUsage} from './agent.js'
+import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, readApproval, writeDecision} from './approval.js'
+import {ExitCode, WaveError} from './errors.js'
+import {assertCredentials, createClient, scrubSecrets} from './model.js'
+import {appendTranscript, type PlanRun, type PlanState, planNameOf, planSidecars, readPlanFile, readPlanState, writePlanState} from './plans.js'
+import {type ExecutionMode, parseRules, type PolicyContext} from './policy.js'
+import {executionSystemPrompt} from './prompts.js'
+import {changedPaths, repositoryState} from './repository.js'
+import {displayPath, workspaceRoot} from './workspace.js'
+
+export interface InlineApproval {
+  mode: ExecutionMode
+  allow: string[]
+  approver: string
+}
+
+export interface RunOptions {
+  planPath: string
+  approvalPath?: string
+  /** `--approve`: write an approved record first, so there is always an audit trail. */
+  approve?: InlineApproval
+  cwd: string
+  allowStale: boolean
+  model: string
+  maxTurns: number
+  signal: AbortSignal
+  onEvent?: (event: AgentEvent) => void
+  onStart?: (info: {name: string; mode: ExecutionMode; workspace: string; model: string}) => void
+}
+
+export interface RunOutcome {
+  name: string
+  planPath: string
+  mode: ExecutionMode
+  finalText: string
+  turns: number
+  usage: TokenUsage
+  filesChanged: string[]
+  denials: number
+}
+
+/**
+ * `wave run plan.md`: every check that can refuse happens before the first model request; then a new
+ * conversation whose only user message holds the task and the approved plan.
+ */
+export async function executePlan(options: RunOptions): Promise<RunOutcome> {
+  const planPath = path.resolve(options.planPath)
+  const {bytes, text} = await readPlanFile(planPath)
+  const state = await readPlanState(planPath)
+  const workspace = await workspaceRoot(options.cwd)
+
+  let record: ApprovalRecord
+  const recordPath = options.approvalPath ? path.resolve(options.approvalPath) : approvalPathFor(planPath)
+  if (options.approve) {
+    record = (
+      await writeDecision({
+        ...options.approve,
+        decision: 'approved',
+        out: recordPath,
+        planBytes: bytes,
+        planPath,
+        repository: state?.repository ?? null,
+        task: state?.task,
+      })
+    ).record
+    await recordDecisionInState(planPath, 'approved')
+  } else {
+    record = await readApproval(recordPath, options.planPath)
+  }
+
+  assertApproved(record, recordPath, options.planPath, bytes)
+  const current = await repositoryState(workspace)
+  const plannedHead = record.repository?.head ?? state?.repository?.head ?? null
+  if (plannedHead && current?.head !== plannedHead && !options.allowStale) {
+    throw new WaveError(
+      `The plan is stale: it was made against commit ${plannedHead.slice(0, 12)}, and the workspace is at ${current?.head?.slice(0, 12) ?? 'no commit'}.`,
+      ExitCode.mismatch,
+      'Make a new plan, or pass --allow-stale to run it anyway.',
+    )
+  }
+
+  assertCredentials()
+  const release = await lockPlan(planPath)
+  try {
+    return await execute({...options, planPath}, {current, record, state, text, workspace})
+  } finally {
+    await release()
+  }
+}
+
+interface Prepared {
+  text: string
+  record: ApprovalRecord
+  state: PlanState | undefined
+  workspace: string
+  current: Awaited<ReturnType<typeof repositoryState>>
+}
+
+async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
+  const {planPath} = options
+  const {record, workspace} = prepared
+  const name = planNameOf(planPath)
+  const task = record.task ?? prepared.state?.task
+  const before = prepared.current ? await changedPaths(workspace) : new Map<string, string>()
+  const run: PlanRun = {approvalSha256: record.plan.sha256, changedFiles: [], startedAt: new Date().toISOString()}
+  await saveRun(planPath, prepared, run, 'running')
+  options.onStart?.({mode: record.mode, model: options.model, name, workspace})
+
+  const policy: PolicyContext = {headless: true, mode: record.mode, rules: parseRules(record.allow), workspaceRoot: workspace}
+  const session: SessionControl = {
+    async enterPlanMode() {
+      throw new ToolError('This run executes an approved plan; it cannot enter plan mode.')
+    },
+    async exitPlanMode() {
+      throw new ToolError('Plan mode is not active.')
+    },
+  }
+  const messages: MessageParam[] = [{content: firstMessage(task, name, record.plan.sha256, prepared.text), role: 'user'}]
+  const transcript = (message: MessageParam) =>
+    appendTranscript(planPath, {message: JSON.parse(scrubSecrets(JSON.stringify(message))), session: 'run', startedAt: run.startedAt})
+
+  let exitCode: number = ExitCode.runtime
+  let changed = new Set<string>()
+  try {
+    await transcript(messages[0])
+    const result = await runAgent({
+      client: await createClient(),
+      maxTurns: options.maxTurns,
+      messages,
+      model: options.model,
+      onEvent: options.onEvent,
+      onMessage: transcript,
+      policy: () => policy,
+      registry: builtinRegistry(),
+      session,
+      signal: options.signal,
+      system: () => executionSystemPrompt({allow: record.allow, mode: record.mode, workspace}),
+    })
+    changed = result.changed
+    exitCode = ExitCode.ok
+    const filesChanged = await filesChangedBy(workspace, before, changed, Boolean(prepared.current))
+    run.changedFiles = filesChanged
+    return {
+      denials: result.denials,
+      filesChanged,
+      finalText: result.finalText,
+      mode: record.mode,
+      name,
+      planPath,
+      turns: result.turns,
+      usage: result.usage,
+    }
+  } catch (error) {
+    if (error instanceof WaveError) exitCode = error.exitCode
+    run.changedFiles = await filesChangedBy(workspace, before, changed, Boolean(prepared.current))
+    throw error
+  } finally {
+    run.endedAt = new Date().toISOString()
+    run.exitCode = exitCode
+    await saveRun(planPath, prepared, run, exitCode === ExitCode.ok ? 'ran' : 'failed')
+  }
+}
+
+function firstMessage(task: string | undefined, name: string, sha: string, plan: string): string {
+  const taskPart = task ? `Task:\n${task}\n\n` : ''
+  return `${taskPart}Approved plan "${name}" (sha256 ${sha}):\n\n${plan.trimEnd()}\n\nCarry out this plan now.`
+}
+
+/** Files the run changed: what write tools touched plus what git sees newly changed (Bash included). */
+async function filesChangedBy(workspace: string, before: Map<string, string>, written: Set<string>, inGit: boolean): Promise<string[]> {
+  const files = new Set([...written].map((real) => displayPath(workspace, real)))
+  if (inGit) {
+    const after = await changedPaths(workspace)
+    const top = (await repositoryState(workspace))?.root ?? workspace
+    for (const [file, code] of after) {
+      if (before.get(file) !== code) files.add(path.relative(workspace, path.join(top, file)))
+    }
+  }
+
+  return [...files].sort()
+}
+
+async function saveRun(planPath: string, prepared: Prepared, run: PlanRun, status: PlanState['status']): Promise<void> {
+  const now = new Date().toISOString()
+  const state: PlanState = (await readPlanState(planPath)) ?? {
+    // A plan copied here with only its approval record: start its state from the record.
+    createdAt: now,
+    model: 'unknown',
+    name: planNameOf(planPath),
+    repository: prepared.current,
+    runs: [],
+    status: 'approved',
+    task: prepared.record.task ?? '',
+    updatedAt: now,
+    version: 1,
+    workspace: prepared.workspace,
+  }
+  const runs = state.runs.filter((r) => r.startedAt !== run.startedAt)
+  await writePlanState(planPath, {...state, runs: [...runs, {...run}], status})
+}
+
+/** Keeps the plan's state in step with the newest decision, where wave has a state for it. */
+export async function recordDecisionInState(planPath: string, decision: DecisionKind): Promise<void> {
+  const state = await readPlanState(planPath)
+  if (state) await writePlanState(planPath, {...state, status: decision})
+}
+
+/** One run of a plan at a time: a lock file created exclusively, holding the owner's pid. */
+async function lockPlan(planPath: string): Promise<() => Promise<void>> {
+  const lock = planSidecars(planPath).lock
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const handle = await open(lock, 'wx')
+      await handle.writeFile(String(process.pid))
+      await handle.close()
+      return () => rm(lock, {force: true})
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const owner = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10)
+      if (owner && isAlive(owner)) {
+        throw new WaveError(`The plan ${planNameOf(planPath)} is already running (pid ${owner}).`, ExitCode.runtime, `Wait for it to finish, or remove ${lock} if that process is gone.`)
+      }
+
+      await rm(lock, {force: true}) // left by a process that died
+    }
+  }
+
+  throw new WaveError(`Could not lock the plan ${planPath} for this run.`, ExitCode.runtime)
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+

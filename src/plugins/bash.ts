@@ -1,0 +1,169 @@
+import {spawn} from 'node:child_process'
+import {z} from 'zod'
+
+import {defineTool, ToolError} from './tool.js'
+
+const DEFAULT_TIMEOUT_MS = 120_000
+const MAX_TIMEOUT_MS = 600_000
+/** After SIGTERM, how long the process group gets to exit before SIGKILL. */
+const KILL_GRACE_MS = 2000
+/** After bash exits, how long a background process may keep its output pipes open before we stop reading. */
+const DRAIN_GRACE_MS = 500
+const MAX_OUTPUT_CHARS = 30_000
+
+/** Secrets of wave itself, which no command needs and no transcript may show. */
+const HIDDEN_ENV = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']
+
+export default defineTool({
+  access: 'execute',
+  description:
+    'Run a bash command in the workspace root (non-interactive, no stdin) and return its combined stdout and stderr, plus the exit code when nonzero. Default timeout 120000 ms, max 600000. Long output keeps its head and tail.',
+  input: z.object({
+    command: z.string().describe('The bash command to run'),
+    timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional().describe('Timeout in milliseconds (default 120000, max 600000)'),
+  }),
+  name: 'Bash',
+  async run(input, ctx) {
+    if (ctx.signal.aborted) throw new ToolError('The command was not started: the session was interrupted.')
+    const timeout = Math.min(input.timeout ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
+    const result = await runCommand(input.command, ctx.root, timeout, ctx.signal)
+    return formatResult(result, timeout)
+  },
+})
+
+interface CommandResult {
+  output: string
+  code: number | null
+  signal: NodeJS.Signals | null
+  timedOut: boolean
+  aborted: boolean
+  /** A background process still held stdout or stderr when bash exited. */
+  detachedOutput: boolean
+}
+
+function runCommand(command: string, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
+  const env = {...process.env}
+  for (const name of HIDDEN_ENV) delete env[name]
+
+  return new Promise((resolve, reject) => {
+    // detached: the command leads its own process group, so a timeout kills its children too.
+    const child = spawn('/bin/bash', ['-c', command], {cwd, detached: true, env, stdio: ['ignore', 'pipe', 'pipe']})
+    const output = new OutputCollector(MAX_OUTPUT_CHARS)
+    // One decoder per stream: a chunk may end inside a multi-byte character.
+    const stdout = new TextDecoder('utf-8')
+    const stderr = new TextDecoder('utf-8')
+    child.stdout.on('data', (chunk: Buffer) => output.append(stdout.decode(chunk, {stream: true})))
+    child.stderr.on('data', (chunk: Buffer) => output.append(stderr.decode(chunk, {stream: true})))
+
+    let timedOut = false
+    let aborted = false
+    let exit: {code: number | null; signal: NodeJS.Signals | null} | undefined
+    let killTimer: NodeJS.Timeout | undefined
+    let drainTimer: NodeJS.Timeout | undefined
+
+    const killGroup = () => {
+      signalGroup(child.pid, 'SIGTERM')
+      killTimer ??= setTimeout(() => signalGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS)
+    }
+
+    const timer = setTimeout(() => {
+      timedOut = true
+      killGroup()
+    }, timeout)
+    const onAbort = () => {
+      aborted = true
+      killGroup()
+    }
+
+    abort.addEventListener('abort', onAbort, {once: true})
+
+    let done = false
+    const finish = (detachedOutput: boolean) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      clearTimeout(drainTimer)
+      // The SIGKILL timer stays armed: it must still reach a group that ignored SIGTERM.
+      killTimer?.unref()
+      abort.removeEventListener('abort', onAbort)
+      output.append(stdout.decode() + stderr.decode())
+      resolve({aborted, code: exit?.code ?? null, detachedOutput, output: output.text(), signal: exit?.signal ?? null, timedOut})
+    }
+
+    child.on('error', (error) => {
+      clearTimeout(timer)
+      abort.removeEventListener('abort', onAbort)
+      reject(new ToolError(`Could not run the command: ${error.message}`))
+    })
+    child.on('exit', (code, signal) => {
+      exit = {code, signal}
+      // A background job (`server &`) inherits the pipes and may hold them open for good: read what
+      // arrives shortly, then stop waiting.
+      drainTimer = setTimeout(() => {
+        child.stdout.destroy()
+        child.stderr.destroy()
+        finish(true)
+      }, DRAIN_GRACE_MS)
+    })
+    child.on('close', () => {
+      if (exit) finish(false)
+    })
+  })
+}
+
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    // The group is already gone.
+  }
+}
+
+function formatResult(result: CommandResult, timeout: number): string {
+  const notes: string[] = []
+  if (result.timedOut) notes.push(`Command timed out after ${timeout} ms and was killed.`)
+  else if (result.aborted) notes.push('Command was interrupted and killed.')
+  else if (result.signal) notes.push(`Command was killed by ${result.signal}.`)
+  if (result.code !== null && result.code !== 0) notes.push(`Exit code: ${result.code}`)
+  if (result.detachedOutput) notes.push('(A background process still holds the output open; later output is not captured. Redirect it to a file.)')
+
+  const output = result.output.replace(/\n+$/, '')
+  if (notes.length === 0) return output || '(no output)'
+  return [output, ...notes].filter(Boolean).join('\n')
+}
+
+/**
+ * Keeps the first and last `cap / 2` characters of a stream of text, however long it grows, and counts
+ * what falls in between: a command that prints gigabytes costs no more memory than one that prints 30 KB.
+ */
+class OutputCollector {
+  private head = ''
+  private tail = ''
+  private total = 0
+
+  constructor(private readonly cap: number) {}
+
+  append(text: string): void {
+    if (!text) return
+    this.total += text.length
+    const half = Math.floor(this.cap / 2)
+    const room = half - this.head.length
+    if (room > 0) {
+      this.head += text.slice(0, room)
+      text = text.slice(room)
+    }
+
+    this.tail += text
+    // Trim only now and then, so that appending stays linear.
+    if (this.tail.length > 2 * half) this.tail = this.tail.slice(-half)
+  }
+
+  text(): string {
+    const half = Math.floor(this.cap / 2)
+    const tail = this.tail.slice(-half)
+    const cut = this.total - this.head.length - tail.length
+    if (cut <= 0) return this.head + tail
+    return `${this.head}\n\n[... ${cut} characters of output cut from the middle ...]\n\n${tail}`
+  }
+}

@@ -1,0 +1,55 @@
+import type {z} from 'zod'
+
+import type {AccessClass} from '../core/policy.js'
+import type {ResolvedPath} from '../core/workspace.js'
+
+/** What a session lets control tools do (EnterPlanMode, ExitPlanMode). */
+export interface SessionControl {
+  enterPlanMode(reason?: string): Promise<string>
+  exitPlanMode(planPath?: string): Promise<string>
+}
+
+/** What a tool's `run` gets besides its validated input. Paths in it have passed the policy. */
+export interface ToolContext {
+  /** The workspace root, as a real path. */
+  root: string
+  /** The checked path of the call (for tools that declare `pathField`): operate on `target.real`. */
+  target?: ResolvedPath
+  /** Aborted when the session is interrupted. */
+  signal: AbortSignal
+  /** Whether an absolute path found while searching really lies inside what this call may read. */
+  readable(absolute: string): Promise<boolean>
+  session: SessionControl
+}
+
+/**
+ * A tool plugin: declarative, like opencode's Tool.define. Validation, path resolution, the policy,
+ * re-checks and output caps are the shared wrapper's job (src/core/dispatch.ts), not the tool's.
+ */
+export interface ToolPlugin<Input extends z.ZodObject = z.ZodObject> {
+  name: string
+  description: string
+  access: AccessClass
+  input: Input
+  /**
+   * The input field naming the file or directory the call touches. The wrapper resolves it (`~`, `..`,
+   * symlinks), asks the policy, and hands the result to `run` as `ctx.target`. An absent optional
+   * field means the workspace root.
+   */
+  pathField?: string
+  /** Input fields holding glob patterns, which must stay relative and never climb out with `..`. */
+  globFields?: string[]
+  run(input: z.infer<Input>, ctx: ToolContext): Promise<string>
+}
+
+export function defineTool<Input extends z.ZodObject>(plugin: ToolPlugin<Input>): ToolPlugin<Input> {
+  return plugin
+}
+
+/** Raised by a tool for an expected failure: the message goes to the model as an error result. */
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ToolError'
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * End-to-end harness: a sandbox (temp HOME + a small git repository) and `runWave`, which spawns
+ * `bin/run.js` asynchronously (the scripted Messages server runs in this process) with a clean env.
+ *
+ * bin/run.js loads compiled commands from dist/: run `npm run build` before e2e tests.
+ */
+import {execFileSync, spawn} from 'node:child_process'
+import {createHash} from 'node:crypto'
+import {existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import type {MessagesServer} from './messages-server.js'
+
+export const BIN_RUN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
+export const PROJECT_ROOT = dirname(dirname(BIN_RUN))
+
+/** The API key runWave passes when a server is given; assert it never shows up in output or files. */
+export const TEST_API_KEY = 'sk-test-key-never-logged'
+
+export interface Sandbox {
+  /** Temp directory holding everything below (real path). */
+  root: string
+  /** Temp HOME for the child (wave's default WAVE_HOME is `${home}/.wave`). */
+  home: string
+  /** A git repository with committed files and an ignored `ignored/secret.txt`. */
+  repo: string
+  /** `${home}/.wave/plans`, where plans land by default (created by wave on demand). */
+  plansDir: string
+  cleanup(): void
+}
+
+/** Files committed in the sandbox repository (relative path → content). */
+export const SANDBOX_FILES: Readonly<Record<string, string>> = {
+  'README.md': '# demo\n\nA tiny project for wave e2e tests.\n',
+  'src/app.ts': "import {greet} from './util.js'\n\nconsole.log(greet('world'))\n",
+  'src/util.ts': 'export function greet(name: string): string {\n  return `hello ${name}`\n}\n',
+  '.gitignore': 'ignored/\n',
+}
+
+/** Content of the ignored, uncommitted `ignored/secret.txt`. */
+export const SANDBOX_SECRET = 'secret: do-not-read\n'
+
+function git(cwd: string, args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // no user or system config: identity comes from the repository's own config
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? cwd,
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_CONFIG_NOSYSTEM: '1',
+      LC_ALL: 'C',
+    },
+  }).trim()
+}
+
+/** Create a sandbox: `root/home` (empty) and `root/repo` (git repo, one commit, plus an ignored file). */
+export function makeSandbox(files: Record<string, string> = SANDBOX_FILES): Sandbox {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'wave-e2e-')))
+  const home = join(root, 'home')
+  const repo = join(root, 'repo')
+  mkdirSync(home)
+  mkdirSync(repo)
+  for (const [rel, content] of Object.entries(files)) {
+    const abs = join(repo, rel)
+    mkdirSync(dirname(abs), {recursive: true})
+    writeFileSync(abs, content)
+  }
+  git(repo, ['-c', 'init.defaultBranch=main', 'init', '-q'])
+  git(repo, ['config', 'user.email', 'e2e@example.com'])
+  git(repo, ['config', 'user.name', 'wave e2e'])
+  git(repo, ['config', 'commit.gpgsign', 'false'])
+  git(repo, ['add', '-A'])
+  git(repo, ['commit', '-q', '-m', 'initial commit'])
+  mkdirSync(join(repo, 'ignored'))
+  writeFileSync(join(repo, 'ignored', 'secret.txt'), SANDBOX_SECRET)
+  return {
+    root,
+    home,
+    repo,
+    plansDir: join(home, '.wave', 'plans'),
+    cleanup() {
+      rmSync(root, {recursive: true, force: true})
+    },
+  }
+}
+
+/** `git rev-parse HEAD` of a repository. */
+export function gitHead(repo: string): string {
+  return git(repo, ['rev-parse', 'HEAD'])
+}
+
+/** `git status --porcelain` of a repository ('' when clean; ignored files are not listed). */
+export function gitStatus(repo: string): string {
+  return git(repo, ['status', '--porcelain'])
+}
+
+/** Commit everything in the repository (e.g. to move HEAD and make a plan stale); returns the new HEAD. */
+export function gitCommitAll(repo: string, message = 'change'): string {
+  git(repo, ['add', '-A'])
+  git(repo, ['commit', '-q', '--allow-empty', '-m', message])
+  return gitHead(repo)
+}
+
+/**
+ * Every entry under `dir` (skipping any `.git/`), as relative path (with `/`) → sha256 hex of the
+ * content; a symlink maps to `-> target` (not followed); a directory maps to `<dir>` under its path
+ * with a trailing `/` (so created empty directories show up too). Keys are sorted, so
+ * `expect(snapshotTree(d)).toEqual(before)` gives a readable diff.
+ */
+export function snapshotTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  const walk = (abs: string, rel: string) => {
+    for (const name of readdirSync(abs).sort()) {
+      if (name === '.git') continue
+      const childAbs = join(abs, name)
+      const childRel = rel ? `${rel}/${name}` : name
+      const st = lstatSync(childAbs)
+      if (st.isSymbolicLink()) {
+        out[childRel] = `-> ${readlinkSync(childAbs)}`
+      } else if (st.isDirectory()) {
+        out[`${childRel}/`] = '<dir>'
+        walk(childAbs, childRel)
+      } else if (st.isFile()) {
+        out[childRel] = createHash('sha256').update(readFileSync(childAbs)).digest('hex')
+      } else {
+        out[childRel] = '<special>'
+      }
+    }
+  }
+  walk(dir, '')
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}
+
+export interface RunWaveOptions {
+  /** HOME for the child. */
+  home: string
+  /** Working directory of the child. */
+  cwd: string
+  /** Overrides on top of the clean env; `undefined` deletes a variable (e.g. `ANTHROPIC_API_KEY: undefined`). */
+  env?: Record<string, string | undefined>
+  /** Sets ANTHROPIC_BASE_URL to server.url and ANTHROPIC_API_KEY to TEST_API_KEY. */
+  server?: MessagesServer
+  /** Written to stdin, then stdin is closed. Without it, stdin is /dev/null (EOF, not a TTY). */
+  input?: string
+  /** Kill (SIGKILL) after this long; default 30000. */
+  timeoutMs?: number
+}
+
+export interface RunWaveResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+  /** True when the harness killed the child at timeoutMs. */
+  timedOut: boolean
+  durationMs: number
+}
+
+/** The env runWave gives the child (exported for tests that want to inspect or reuse it). */
+export function waveEnv(opts: Pick<RunWaveOptions, 'home' | 'env' | 'server'>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: opts.home,
+    CI: '1',
+    NO_COLOR: '1',
+  }
+  if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR
+  if (opts.server) {
+    env.ANTHROPIC_BASE_URL = opts.server.url
+    env.ANTHROPIC_API_KEY = TEST_API_KEY
+  }
+  for (const [k, v] of Object.entries(opts.env ?? {})) {
+    if (v === undefined) delete env[k]
+    else env[k] = v
+  }
+  return env
+}
+
+/** Spawn `node bin/run.js ...args` asynchronously; resolves when the child has exited and its output closed. */
+export function runWave(args: string[], opts: RunWaveOptions): Promise<RunWaveResult> {
+  if (!existsSync(join(PROJECT_ROOT, 'dist', 'commands'))) {
+    return Promise.reject(new Error(`runWave: ${join(PROJECT_ROOT, 'dist')} is missing: run \`npm run build\` first`))
+  }
+  return runNode(BIN_RUN, args, opts)
+}
+
+/** Spawn `node <script> ...args` the way runWave does (same env, stdin, timeout): runWave without the wave part. */
+export function runNode(script: string, args: string[], opts: RunWaveOptions): Promise<RunWaveResult> {
+  const started = performance.now()
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], {
+      cwd: opts.cwd,
+      env: waveEnv(opts),
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    })
+    const stdout: Buffer[] = []
+    const stderr: Buffer[] = []
+    child.stdout!.on('data', (d: Buffer) => stdout.push(d))
+    child.stderr!.on('data', (d: Buffer) => stderr.push(d))
+    if (opts.input !== undefined) {
+      child.stdin!.on('error', () => {}) // EPIPE when the child exits without reading
+      child.stdin!.end(opts.input)
+    }
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+    }, opts.timeoutMs ?? 30_000)
+    child.on('error', (err) => {
+      clearTimeout(timer)
+      reject(err)
+    })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+        timedOut,
+        durationMs: performance.now() - started,
+      })
+    })
+  })
+}
