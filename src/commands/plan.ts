@@ -1,10 +1,13 @@
+import {readFile} from 'node:fs/promises'
+
 import {Flags} from '@oclif/core'
 
 import {OUTPUT_VERSION, outputFormatFlag, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
 import {modelFrom} from '../core/model.js'
-import {makePlan} from '../core/planner.js'
-import {createProgress, formatUsage} from '../core/progress.js'
+import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output.js'
+import {makePlan, type PlanOutcome} from '../core/planner.js'
+import {formatUsage, withProgress} from '../core/progress.js'
 
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
@@ -15,12 +18,13 @@ The agent runs in plan mode: it may read the workspace and write one file, a new
   static examples = [
     'PLAN=$(<%= config.bin %> plan --task "Add a --verbose flag to the CLI")',
     '<%= config.bin %> plan --task "Fix the failing date test" --cwd ./service --json',
+    '<%= config.bin %> plan --task "Explain the build" --output-format stream-json --quiet',
   ]
 
   static flags = {
     cwd: Flags.directory({description: 'Workspace root (default: the current directory)'}),
     'max-turns': Flags.integer({default: 40, description: 'Stop with exit 5 after this many model turns', min: 1}),
-    model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, else claude-sonnet-4-5)'}),
+    model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, else claude-sonnet-5-5)'}),
     'output-format': outputFormatFlag({default: 'text'}),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
     task: Flags.string({char: 't', description: 'What to plan'}),
@@ -29,28 +33,66 @@ The agent runs in plan mode: it may read the workspace and write one file, a new
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Plan)
     if (!flags.task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
-    const progress = createProgress({quiet: flags.quiet})
+    const stream = flags['output-format'] === 'stream-json'
+    const model = modelFrom(flags.model)
     const controller = new AbortController()
-    const outcome = await makePlan({
-      cwd: flags.cwd ?? process.cwd(),
-      maxTurns: flags['max-turns'],
-      model: modelFrom(flags.model),
-      onEvent: (event) => progress.event(event),
-      onStart: ({model, name, workspace}) => progress.info(`wave plan: ${name} (model ${model}, workspace ${workspace})`),
-      signal: controller.signal,
-      task: flags.task,
-    })
-    progress.info(`plan written in ${outcome.turns} turns; ${formatUsage(outcome.usage)}`)
-    const result = {
-      name: outcome.name,
-      planPath: outcome.planPath,
-      stopReason: outcome.stopReason,
-      summary: outcome.summary,
-      turns: outcome.turns,
-      usage: outcome.usage,
-      version: OUTPUT_VERSION,
+    const outcome = await withProgress('wave plan', {quiet: flags.quiet}, (reporter) =>
+      makePlan({
+        cwd: flags.cwd ?? process.cwd(),
+        maxTurns: flags['max-turns'],
+        model,
+        onEvent(event) {
+          reporter.event(event)
+          if (stream) emitAgentEvent(event)
+        },
+        onStart({name, planPath, workspace}) {
+          reporter.title(`wave plan ${name}`)
+          if (stream) emitStreamEvent('session_start', {command: 'plan', mode: 'plan', model, name, planPath, workspace})
+        },
+        signal: controller.signal,
+        task: flags.task!,
+      }),
+    )
+    const result = planResult(outcome)
+    await appendStepSummary(await planSummary(outcome, flags.task))
+    if (stream) emitStreamEvent('result', result)
+    else if (!this.jsonEnabled()) {
+      if (!flags.quiet) process.stderr.write(`plan written in ${outcome.turns} turns; ${formatUsage(outcome.usage)}\n`)
+      this.log(outcome.planPath)
     }
-    if (!this.jsonEnabled()) this.log(outcome.planPath)
+
     return result
   }
+}
+
+function planResult(outcome: PlanOutcome) {
+  return {
+    name: outcome.name,
+    ok: true,
+    planPath: outcome.planPath,
+    stopReason: outcome.stopReason,
+    summary: outcome.summary,
+    turns: outcome.turns,
+    usage: outcome.usage,
+    version: OUTPUT_VERSION,
+  }
+}
+
+async function planSummary(outcome: PlanOutcome, task: string): Promise<string> {
+  const plan = await readFile(outcome.planPath, 'utf8').catch(() => '')
+  const usage = outcome.usage
+  return `## wave plan: ${outcome.name}
+
+${markdownTable([
+  ['Task', task],
+  ['Plan', `\`${outcome.planPath}\``],
+  ['Turns', String(outcome.turns)],
+  ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
+])}
+
+<details><summary>The plan</summary>
+
+${plan.replaceAll('</details>', '&lt;/details&gt;')}
+
+</details>`
 }

@@ -26,15 +26,22 @@ export abstract class WaveCommand extends Command {
     return argv.includes('--output-format=json') || (at !== -1 && argv[at + 1] === 'json')
   }
 
+  /** `--output-format stream-json`: events on stdout as they happen, ending with a result event. */
+  protected streaming(): boolean {
+    const argv = this.argv
+    const at = argv.indexOf('--output-format')
+    return argv.includes('--output-format=stream-json') || (at !== -1 && argv[at + 1] === 'stream-json')
+  }
+
   protected async catch(error: Interfaces.CommandError): Promise<void> {
     const exitCode = exitCodeOf(error)
     const message = scrubSecrets(firstLine(error.message))
     const hint = error instanceof WaveError && error.hint ? scrubSecrets(error.hint) : undefined
     process.stderr.write(`Error: ${message}\n${hint ? `Hint: ${hint}\n` : ''}`)
     if (process.env.DEBUG && error.stack) process.stderr.write(scrubSecrets(error.stack) + '\n')
-    if (this.jsonEnabled()) {
-      this.logJson({error: {exitCode, hint, message}, ok: false, version: OUTPUT_VERSION})
-    }
+    const failure = {error: {exitCode, hint, message}, ok: false, version: OUTPUT_VERSION}
+    if (this.jsonEnabled()) this.logJson(failure)
+    else if (this.streaming()) this.logJson({type: 'result', ...failure})
 
     process.exitCode = exitCode
   }

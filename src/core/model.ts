@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 
 import {ExitCode, WaveError} from './errors.js'
 
-export const DEFAULT_MODEL = 'claude-sonnet-4-5'
+export const DEFAULT_MODEL = 'claude-sonnet-5-5'
 
 /** SDK retries for 408/409/429/5xx/529 and connection errors, with its exponential backoff. */
 const SDK_RETRIES = 4

@@ -1,4 +1,4 @@
-import {appendFile, mkdir, open, readFile, realpath, stat} from 'node:fs/promises'
+import {appendFile, mkdir, open, readdir, readFile, realpath, stat} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import path from 'node:path'
 
@@ -210,5 +210,58 @@ export async function planFileProblem(planFile: string, given: string | undefine
   }
 
   if (text.trim() === '') return `The plan file ${planFile} is empty. Write the plan into it, then call ExitPlanMode.`
+  return undefined
+}
+
+export interface PlanListing {
+  name: string
+  path: string
+  status: PlanState['status']
+  task: string
+  workspace: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+/** Every plan in the plans directory with what wave knows of it, newest first. */
+export async function listPlans(): Promise<PlanListing[]> {
+  const dir = plansDir()
+  let names: string[]
+  try {
+    names = (await readdir(dir)).filter((file) => file.endsWith(PLAN_EXTENSION))
+  } catch {
+    return []
+  }
+
+  const listings = await Promise.all(
+    names.map(async (file): Promise<PlanListing> => {
+      const planPath = path.join(dir, file)
+      const state = await readPlanState(planPath)
+      const info = await stat(planPath)
+      const decision = await approvalDecision(planPath)
+      // A decision recorded after the state was written (by another tool) is the newer status.
+      const status = state && !(decision && decision.at > state.updatedAt) ? state.status : (decision?.decision ?? 'draft')
+      return {
+        createdAt: state?.createdAt ?? info.birthtime.toISOString(),
+        name: planNameOf(planPath),
+        path: planPath,
+        status,
+        task: state?.task ?? '',
+        updatedAt: state?.updatedAt ?? info.mtime.toISOString(),
+        workspace: state?.workspace ?? null,
+      }
+    }),
+  )
+  return listings.sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+}
+
+async function approvalDecision(planPath: string): Promise<{decision: PlanState['status']; at: string} | undefined> {
+  try {
+    const record = JSON.parse(await readFile(planSidecars(planPath).approval, 'utf8'))
+    if (typeof record?.decision === 'string' && (PLAN_STATUSES as readonly string[]).includes(record.decision)) {
+      return {at: String(record.decidedAt ?? ''), decision: record.decision}
+    }
+  } catch {}
+
   return undefined
 }

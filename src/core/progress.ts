@@ -1,3 +1,5 @@
+import {Listr, ListrLogger, ProcessOutput} from 'listr2'
+
 import type {AgentEvent, TokenUsage} from './agent.js'
 import {scrubSecrets} from './model.js'
 
@@ -5,56 +7,124 @@ import {scrubSecrets} from './model.js'
 export function describeCall(name: string, input: unknown): string {
   const fields = (input ?? {}) as Record<string, unknown>
   const main = fields.file_path ?? fields.command ?? fields.pattern ?? fields.path ?? fields.url ?? fields.plan_path ?? fields.reason
-  const text = typeof main === 'string' ? main : ''
-  const line = text.replaceAll(/\s+/g, ' ')
+  const line = (typeof main === 'string' ? main : '').replaceAll(/\s+/g, ' ')
   return line.length > 80 ? `${name} ${line.slice(0, 77)}...` : `${name} ${line}`.trim()
 }
 
 export const formatUsage = (usage: TokenUsage) =>
   `tokens: ${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`
 
-export interface Progress {
-  info(line: string): void
-  event(event: AgentEvent): void
+/** The progress line for an event, or undefined for events the log does not show. */
+export function progressLine(event: AgentEvent): string | undefined {
+  switch (event.type) {
+    case 'tool_call': {
+      return `→ ${describeCall(event.name, event.input)}`
+    }
+
+    case 'tool_result': {
+      if (event.denied) return `✗ denied: ${event.content.split('\n')[0]}`
+      return event.isError ? `! ${event.name}: ${event.content.split('\n')[0]}` : undefined
+    }
+
+    case 'retry': {
+      return `↻ stream interrupted, retrying (attempt ${event.attempt}): ${event.reason}`
+    }
+
+    case 'usage': {
+      return formatUsage(event.usage)
+    }
+
+    default: {
+      return undefined
+    }
+  }
 }
 
-/** Progress on stderr, a plain line per step: stdout is kept for the result. */
-export function createProgress(options: {quiet?: boolean; stream?: NodeJS.WritableStream} = {}): Progress {
-  const stream = options.stream ?? process.stderr
-  const write = (line: string) => {
-    if (!options.quiet) stream.write(scrubSecrets(line) + '\n')
+export interface ProgressOptions {
+  quiet?: boolean
+}
+
+/** What a session reports to while it runs. */
+export interface Reporter {
+  event(event: AgentEvent): void
+  /** Names the session once it is known (the plan's name, the mode). */
+  title(text: string): void
+}
+
+/**
+ * Progress on stderr with listr2: the live renderer at a terminal, a plain line per step when stderr
+ * is not a TTY or CI is set, nothing with --quiet. stdout is never touched: it carries the result.
+ * The task list starts with the session's first report, so a check that fails before any model
+ * request (no key, no approval) prints its one error line and nothing else.
+ */
+export async function withProgress<T>(title: string, options: ProgressOptions, work: (reporter: Reporter) => Promise<T>): Promise<T> {
+  let base = title
+  let task: {title: string; output: string} | undefined
+  let pendingOutput: string | undefined
+  let finish: ((error?: unknown) => void) | undefined
+  let rendering: Promise<void> | undefined
+
+  const start = () => {
+    if (rendering) return
+    const done = new Promise<void>((resolve, reject) => {
+      finish = (error) => (error ? reject(error) : resolve())
+    })
+    rendering = listFor(title, options, async (wrapper) => {
+      task = wrapper
+      task.title = base
+      if (pendingOutput) task.output = pendingOutput
+      await done
+    })
   }
 
-  return {
+  const reporter: Reporter = {
     event(event) {
-      switch (event.type) {
-        case 'request': {
-          write(`[${event.mode}] turn ${event.turn}`)
-          break
-        }
-
-        case 'tool_call': {
-          write(`  → ${describeCall(event.name, event.input)}`)
-          break
-        }
-
-        case 'tool_result': {
-          if (event.denied) write(`  ✗ denied: ${event.content.split('\n')[0]}`)
-          else if (event.isError) write(`  ! ${event.name}: ${event.content.split('\n')[0]}`)
-          break
-        }
-
-        case 'retry': {
-          write(`  ↻ stream interrupted, retrying (attempt ${event.attempt}): ${event.reason}`)
-          break
-        }
-
-        case 'text':
-        case 'usage': {
-          break
-        }
-      }
+      start()
+      if (event.type === 'request') base = `${base.split(' · ')[0]} · ${event.mode} mode · turn ${event.turn}`
+      if (task) task.title = base
+      const line = progressLine(event)
+      if (!line) return
+      if (task) task.output = scrubSecrets(line)
+      else pendingOutput = scrubSecrets(line)
     },
-    info: write,
+    title(text) {
+      start()
+      base = text
+      if (task) task.title = text
+    },
   }
+
+  let result: T
+  try {
+    result = await work(reporter)
+  } catch (error) {
+    finish?.(error)
+    await rendering?.catch(() => {})
+    throw error
+  }
+
+  finish?.()
+  await rendering
+  return result
+}
+
+function listFor(title: string, options: ProgressOptions, task: (wrapper: {title: string; output: string}) => Promise<void>): Promise<void> {
+  const stderr = process.stderr
+  const logger = new ListrLogger({processOutput: new ProcessOutput(stderr, stderr), useIcons: true})
+  const list = new Listr([{rendererOptions: {outputBar: 5, persistentOutput: false}, task: (_ctx, wrapper) => task(wrapper), title}], {
+    exitOnError: true,
+    fallbackRenderer: 'simple',
+    fallbackRendererCondition: !stderr.isTTY || Boolean(process.env.CI),
+    fallbackRendererOptions: {logger},
+    registerSignalListeners: false,
+    renderer: options.quiet ? 'silent' : 'default',
+    rendererOptions: {logger, showErrorMessage: false},
+    silentRendererCondition: options.quiet,
+  })
+  return list.run().then(() => {})
+}
+
+/** A line on stderr outside any session (a warning, a final tally), unless quiet. */
+export function note(line: string, options: ProgressOptions = {}): void {
+  if (!options.quiet) process.stderr.write(scrubSecrets(line) + '\n')
 }

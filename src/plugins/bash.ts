@@ -41,6 +41,19 @@ interface CommandResult {
   detachedOutput: boolean
 }
 
+/** The process groups Bash started. Whatever is left of them (a job put in the background) dies with wave. */
+const groups = new Set<number>()
+let exitHookInstalled = false
+
+function killGroupsOnExit(): void {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  // Detached groups would outlive wave: a CI job would keep a stray server or watcher running.
+  process.once('exit', () => {
+    for (const pid of groups) signalGroup(pid, 'SIGKILL')
+  })
+}
+
 function runCommand(command: string, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
   const env = {...process.env}
   for (const name of HIDDEN_ENV) delete env[name]
@@ -48,6 +61,12 @@ function runCommand(command: string, cwd: string, timeout: number, abort: AbortS
   return new Promise((resolve, reject) => {
     // detached: the command leads its own process group, so a timeout kills its children too.
     const child = spawn('/bin/bash', ['-c', command], {cwd, detached: true, env, stdio: ['ignore', 'pipe', 'pipe']})
+    const pid = child.pid
+    if (pid !== undefined) {
+      groups.add(pid)
+      killGroupsOnExit()
+    }
+
     const output = new OutputCollector(MAX_OUTPUT_CHARS)
     // One decoder per stream: a chunk may end inside a multi-byte character.
     const stdout = new TextDecoder('utf-8')
@@ -62,8 +81,8 @@ function runCommand(command: string, cwd: string, timeout: number, abort: AbortS
     let drainTimer: NodeJS.Timeout | undefined
 
     const killGroup = () => {
-      signalGroup(child.pid, 'SIGTERM')
-      killTimer ??= setTimeout(() => signalGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS)
+      signalGroup(pid, 'SIGTERM')
+      killTimer ??= setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS)
     }
 
     const timer = setTimeout(() => {
@@ -81,6 +100,8 @@ function runCommand(command: string, cwd: string, timeout: number, abort: AbortS
     const finish = (detachedOutput: boolean) => {
       if (done) return
       done = true
+      // Forget an empty group at once: its number could later lead an unrelated group.
+      if (pid !== undefined && !groupAlive(pid)) groups.delete(pid)
       clearTimeout(timer)
       clearTimeout(drainTimer)
       // The SIGKILL timer stays armed: it must still reach a group that ignored SIGTERM.
@@ -109,6 +130,15 @@ function runCommand(command: string, cwd: string, timeout: number, abort: AbortS
       if (exit) finish(false)
     })
   })
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch {
+    return false
+  }
 }
 
 function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {

@@ -36,20 +36,20 @@ export default defineTool({
   pathField: 'path',
   async run(input, ctx) {
     const regex = compile(input.pattern, input['-i'] ?? false)
-    const mode: OutputMode = input.output_mode ?? 'files_with_matches'
+    const search: Search = {literal: literalBytes(regex), mode: input.output_mode ?? 'files_with_matches', regex}
     const files = await filesToSearch(ctx, input.glob)
 
     const matches: FileMatches[] = []
     for (let at = 0; at < files.length; at += BATCH) {
       ctx.signal.throwIfAborted()
-      const batch = await Promise.all(files.slice(at, at + BATCH).map((file) => searchFile(file, regex, mode)))
+      const batch = await Promise.all(files.slice(at, at + BATCH).map((file) => searchFile(file, search)))
       for (const found of batch) if (found) matches.push(found)
     }
 
     const shown = matches.map((found) => ({...found, shown: displayPath(ctx.root, found.file)}))
     shown.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0))
 
-    switch (mode) {
+    switch (search.mode) {
       case 'content': {
         return formatContent(shown)
       }
@@ -83,6 +83,16 @@ function compile(pattern: string, ignoreCase: boolean): RegExp {
   }
 }
 
+/**
+ * The UTF-8 bytes of a pattern without metacharacters, which lets a file that lacks them be skipped
+ * without decoding it. Exact for such a pattern: it cannot match across a line break, and valid UTF-8
+ * decodes one to one (U+FFFD, which invalid bytes also decode to, is excluded).
+ */
+function literalBytes(regex: RegExp): Buffer | undefined {
+  if (regex.flags.includes('i') || !/^[^\\^$.*+?()[\]{}|\r\n\uFFFD]+$/.test(regex.source)) return undefined
+  return Buffer.from(regex.source, 'utf8')
+}
+
 /** The explicit file named by `path`, or the files below the searched directory that pass `glob`. */
 async function filesToSearch(ctx: ToolContext, glob: string | undefined): Promise<string[]> {
   const target = ctx.target
@@ -93,9 +103,11 @@ async function filesToSearch(ctx: ToolContext, glob: string | undefined): Promis
   const base = target?.real ?? ctx.root
   let files = await listFiles(ctx.root, base, {signal: ctx.signal})
   if (glob !== undefined) {
-    // matchBase: a pattern without a slash, such as `*.ts`, matches the file name at any depth.
-    const matches = picomatch(glob, {dot: true, matchBase: true})
-    files = files.filter((file) => matches(path.relative(base, file).split(path.sep).join('/')))
+    // As in ripgrep and .gitignore, a pattern without a slash (`*.ts`) matches the file name at any
+    // depth. picomatch's own matchBase option would apply that to `src/*.ts` too, so it is done here.
+    const matches = picomatch(glob, {dot: true})
+    const byName = !glob.includes('/')
+    files = files.filter((file) => matches(byName ? path.basename(file) : path.relative(base, file).split(path.sep).join('/')))
   }
 
   const readable = await Promise.all(files.map((file) => ctx.readable(file)))
@@ -110,7 +122,13 @@ interface FileMatches {
   lines: Array<{number: number; text: string}>
 }
 
-async function searchFile(file: string, regex: RegExp, mode: OutputMode): Promise<FileMatches | undefined> {
+interface Search {
+  regex: RegExp
+  literal?: Buffer
+  mode: OutputMode
+}
+
+async function searchFile(file: string, {literal, mode, regex}: Search): Promise<FileMatches | undefined> {
   let bytes: Buffer
   try {
     const info = await stat(file)
@@ -121,6 +139,7 @@ async function searchFile(file: string, regex: RegExp, mode: OutputMode): Promis
     return undefined
   }
 
+  if (literal && !bytes.includes(literal)) return undefined
   if (looksBinary(bytes)) return undefined
   const text = decodeForDisplay(bytes)
   const found: FileMatches = {count: 0, file, lines: []}

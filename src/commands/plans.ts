@@ -1,0 +1,23 @@
+import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
+import {listPlans} from '../core/plans.js'
+
+export default class Plans extends WaveCommand {
+  static description = `List the plans under ~/.wave/plans (or $WAVE_HOME/plans), newest first, with their status:
+draft, approved, rejected, changes_requested, running, ran or failed.`
+
+  static examples = ['<%= config.bin %> plans', '<%= config.bin %> plans --json']
+
+  async run(): Promise<unknown> {
+    await this.parse(Plans)
+    const plans = await listPlans()
+    if (!this.jsonEnabled()) {
+      if (plans.length === 0) process.stderr.write('No plans yet: make one with wave plan --task "..."\n')
+      for (const plan of plans) {
+        const task = plan.task.replaceAll(/\s+/g, ' ')
+        this.log([plan.name.padEnd(28), plan.status.padEnd(17), plan.updatedAt.slice(0, 16).replace('T', ' '), task.length > 60 ? task.slice(0, 57) + '...' : task].join('  '))
+      }
+    }
+
+    return {plans, version: OUTPUT_VERSION}
+  }
+}

@@ -1,0 +1,47 @@
+import {Flags} from '@oclif/core'
+
+import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
+import {NO_RULES, offers, PERMISSION_MODES, type PermissionMode} from '../core/policy.js'
+import {builtinRegistry} from '../plugins/registry.js'
+
+export default class Tools extends WaveCommand {
+  static description = `List the tool plugins, their access class, and which permission modes offer them.
+
+Offers are those of a headless session with no --allow rules: Bash appears in acceptEdits once a rule
+such as Bash(npm test:*) allows it.`
+
+  static examples = ['<%= config.bin %> tools', '<%= config.bin %> tools --mode plan', '<%= config.bin %> tools --json']
+
+  static flags = {
+    mode: Flags.option({description: 'Show only this mode', options: PERMISSION_MODES})(),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(Tools)
+    const modes: readonly PermissionMode[] = flags.mode ? [flags.mode] : PERMISSION_MODES
+    const registry = builtinRegistry()
+    const tools = registry.tools.map((tool) => ({
+      access: tool.access,
+      description: tool.description.split('\n')[0],
+      name: tool.name,
+      offered: Object.fromEntries(
+        modes.map((mode) => [
+          mode,
+          offers(
+            // A placeholder plan file: in plan mode, Write and Edit are offered for the session's plan.
+            {canEnterPlanMode: false, headless: true, mode, planFile: mode === 'plan' ? '/plan.md' : undefined, rules: NO_RULES, workspaceRoot: '/'},
+            tool,
+          ),
+        ]),
+      ),
+    }))
+    if (!this.jsonEnabled()) {
+      const header = ['TOOL', 'ACCESS', ...modes.map((m) => m.toUpperCase())]
+      const rows = tools.map((t) => [t.name, t.access, ...modes.map((m) => (t.offered[m] ? 'yes' : '-'))])
+      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
+      for (const row of [header, ...rows]) this.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd())
+    }
+
+    return {modes, tools, version: OUTPUT_VERSION}
+  }
+}
