@@ -5,6 +5,7 @@ import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
 import {readPlanFile, readPlanState} from '../core/plans.js'
 import {EXECUTION_MODES, parseRule} from '../core/policy.js'
+import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/review.js'
 import {recordDecisionInState} from '../core/runner.js'
 
 export default class Approve extends WaveCommand {
@@ -22,12 +23,18 @@ the plan if its content changes afterwards. stdout is the record's path.`
     '<%= config.bin %> approve "$PLAN" --mode acceptEdits --allow "Bash(npm test:*)" --approver ci-bot',
     '<%= config.bin %> approve "$PLAN" --request-changes "Keep the public API unchanged"',
     '<%= config.bin %> approve "$PLAN" --reject --feedback "Out of scope"',
+    '<%= config.bin %> approve "$PLAN" --interactive',
   ]
 
   static flags = {
     allow: Flags.string({description: 'Permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
     approver: Flags.string({description: 'Who decides (default: $GITHUB_ACTOR, git user.name, the OS user)'}),
     feedback: Flags.string({description: 'Feedback to record with the decision'}),
+    interactive: Flags.boolean({
+      char: 'i',
+      description: 'Review the plan at a terminal, then approve, request changes or reject it (Shift+Tab cycles --mode)',
+      exclusive: ['reject', 'request-changes', 'feedback'],
+    }),
     mode: Flags.option({default: 'acceptEdits', description: 'Permission mode the run executes in', options: EXECUTION_MODES})(),
     out: Flags.file({description: 'Write the record here instead of beside the plan'}),
     reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes']}),
@@ -49,15 +56,25 @@ the plan if its content changes afterwards. stdout is the record's path.`
       throw usageError('--request-changes needs feedback saying what to change.')
     }
 
-    const decision: DecisionKind = flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested'
-    const {bytes} = await readPlanFile(args.plan)
+    if (flags.interactive) {
+      const problem = interactiveProblem()
+      if (problem) {
+        throw usageError(`--interactive needs someone at a terminal, but ${problem}.`, 'Decide with flags instead: --reject, --request-changes "<feedback>", or neither to approve.')
+      }
+    }
+
+    const {bytes, text} = await readPlanFile(args.plan)
+    let review: ReviewOutcome | undefined
+    if (flags.interactive) review = await reviewPlan({allow, mode: flags.mode, planLabel: args.plan, planText: text})
+    const decision: DecisionKind =
+      review?.decision ?? (flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested')
     const state = await readPlanState(args.plan)
     const {path, record} = await writeDecision({
       allow,
       approver: flags.approver ?? (await defaultApprover()),
       decision,
-      feedback: flags['request-changes'] ?? flags.feedback,
-      mode: flags.mode,
+      feedback: review ? review.feedback : (flags['request-changes'] ?? flags.feedback),
+      mode: review?.mode ?? flags.mode,
       out: flags.out,
       planBytes: bytes,
       planPath: args.plan,

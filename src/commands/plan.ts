@@ -6,7 +6,8 @@ import {OUTPUT_VERSION, outputFormatFlag, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
 import {modelFrom} from '../core/model.js'
 import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output.js'
-import {makePlan, type PlanOutcome} from '../core/planner.js'
+import {makePlan, type PlanOutcome, revisePlan} from '../core/planner.js'
+import type {AgentEvent} from '../core/agent.js'
 import {formatUsage, withProgress} from '../core/progress.js'
 
 export default class Plan extends WaveCommand {
@@ -19,42 +20,46 @@ The agent runs in plan mode: it may read the workspace and write one file, a new
     'PLAN=$(<%= config.bin %> plan --task "Add a --verbose flag to the CLI")',
     '<%= config.bin %> plan --task "Fix the failing date test" --cwd ./service --json',
     '<%= config.bin %> plan --task "Explain the build" --output-format stream-json --quiet',
+    '<%= config.bin %> plan --revise "$PLAN" --feedback "Also update the docs"',
   ]
 
   static flags = {
-    cwd: Flags.directory({description: 'Workspace root (default: the current directory)'}),
+    cwd: Flags.directory({description: 'Workspace root (default: the current directory; with --revise, the plan\'s own)'}),
+    feedback: Flags.string({dependsOn: ['revise'], description: 'With --revise: what to change (default: the newest review feedback)'}),
     'max-turns': Flags.integer({default: 40, description: 'Stop with exit 5 after this many model turns', min: 1}),
     model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, else claude-sonnet-5-5)'}),
     'output-format': outputFormatFlag({default: 'text'}),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+    revise: Flags.file({description: 'Continue this plan in plan mode: the same file, with review feedback', exclusive: ['task']}),
     task: Flags.string({char: 't', description: 'What to plan'}),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Plan)
-    if (!flags.task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
+    if (!flags.revise && !flags.task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
     const stream = flags['output-format'] === 'stream-json'
     const model = modelFrom(flags.model)
     const controller = new AbortController()
-    const outcome = await withProgress('wave plan', {quiet: flags.quiet}, (reporter) =>
-      makePlan({
-        cwd: flags.cwd ?? process.cwd(),
+    const outcome = await withProgress('wave plan', {quiet: flags.quiet}, (reporter) => {
+      const common = {
         maxTurns: flags['max-turns'],
         model,
-        onEvent(event) {
+        onEvent(event: AgentEvent) {
           reporter.event(event)
           if (stream) emitAgentEvent(event)
         },
-        onStart({name, planPath, workspace}) {
+        onStart({name, planPath, workspace}: {name: string; planPath: string; workspace: string}) {
           reporter.title(`wave plan ${name}`)
           if (stream) emitStreamEvent('session_start', {command: 'plan', mode: 'plan', model, name, planPath, workspace})
         },
         signal: controller.signal,
-        task: flags.task!,
-      }),
-    )
+      }
+      return flags.revise
+        ? revisePlan({...common, cwd: flags.cwd, feedback: flags.feedback, planPath: flags.revise})
+        : makePlan({...common, cwd: flags.cwd ?? process.cwd(), task: flags.task!})
+    })
     const result = planResult(outcome)
-    await appendStepSummary(await planSummary(outcome, flags.task))
+    await appendStepSummary(await planSummary(outcome, flags.task ?? `revision of ${outcome.name}`))
     if (stream) emitStreamEvent('result', result)
     else if (!this.jsonEnabled()) {
       if (!flags.quiet) process.stderr.write(`plan written in ${outcome.turns} turns; ${formatUsage(outcome.usage)}\n`)

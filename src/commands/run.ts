@@ -1,47 +1,60 @@
 import {Args, Flags} from '@oclif/core'
 
+import type {AgentEvent} from '../core/agent.js'
 import {defaultApprover} from '../core/approval.js'
 import {OUTPUT_VERSION, outputFormatFlag, WaveCommand} from '../core/command.js'
-import {usageError} from '../core/errors.js'
+import {ExitCode, usageError} from '../core/errors.js'
 import {modelFrom} from '../core/model.js'
-import {EXECUTION_MODES, parseRule} from '../core/policy.js'
 import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output.js'
-import {formatUsage, withProgress} from '../core/progress.js'
+import {EXECUTION_MODES, parseRule} from '../core/policy.js'
+import {formatUsage, type Reporter, withProgress} from '../core/progress.js'
 import {executePlan, type RunOutcome} from '../core/runner.js'
+import {runTask, type TaskOutcome} from '../core/tasks.js'
 
 export default class Run extends WaveCommand {
   static args = {
     plan: Args.file({description: 'The approved plan file'}),
   }
 
-  static description = `Execute an approved plan in a fresh context with the full tool set.
+  static description = `Execute an approved plan in a fresh context with the full tool set, or run a task directly.
 
-Refuses, before any model request, a plan with no approval record or another decision (exit 3), a plan
-whose content changed since approval, or one made against another git HEAD (exit 4; --allow-stale
-overrides the latter). stdout is the agent's final message.`
+wave run <plan.md> refuses, before any model request, a plan with no approval record or another
+decision (exit 3), a plan whose content changed since approval, or one made against another git HEAD
+(exit 4; --allow-stale overrides the latter). stdout is the agent's final message.
+
+wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the model plans first, the
+command stops with the plan's path on stdout and exit 10 (approve and run it later), or, with
+--approve, approves the plan and executes it in a fresh context.`
 
   static examples = [
     '<%= config.bin %> run ~/.wave/plans/gentle-breeze.md',
     '<%= config.bin %> run "$PLAN" --approve --mode acceptEdits --allow "Bash(npm test:*)" --json',
     '<%= config.bin %> run "$PLAN" --approval review/gentle-breeze.approval.json --cwd ./checkout',
+    '<%= config.bin %> run --task "Rename the config loader" --mode acceptEdits',
   ]
 
   static flags = {
-    allow: Flags.string({dependsOn: ['approve'], description: 'With --approve: permission rule for the run; repeatable', multiple: true}),
+    allow: Flags.string({description: 'With --approve or --task: a permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
     'allow-stale': Flags.boolean({description: 'Run even if the plan was made against another git HEAD'}),
-    approval: Flags.file({description: 'The approval record (default: <plan>.approval.json beside the plan)'}),
-    approve: Flags.boolean({description: 'Approve the plan inline (writes the record first), for trusted pipelines'}),
+    approval: Flags.file({description: 'The approval record (default: <plan>.approval.json beside the plan)', exclusive: ['approve']}),
+    approve: Flags.boolean({description: 'Approve inline (the record is written first), for trusted pipelines'}),
     cwd: Flags.directory({description: 'Workspace root (default: the current directory)'}),
     'max-turns': Flags.integer({default: 60, description: 'Stop with exit 5 after this many model turns', min: 1}),
-    mode: Flags.option({dependsOn: ['approve'], description: 'With --approve: the permission mode (default acceptEdits)', options: EXECUTION_MODES})(),
+    mode: Flags.option({description: 'With --approve or --task: the permission mode (default acceptEdits)', options: EXECUTION_MODES})(),
     model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, else claude-sonnet-5-5)'}),
     'output-format': outputFormatFlag({default: 'text'}),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+    task: Flags.string({char: 't', description: 'Run this task directly; the model may enter plan mode itself'}),
   }
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(Run)
-    if (!args.plan) throw usageError('Missing the plan to run.', 'wave run <plan.md>')
+    if (args.plan && flags.task !== undefined) throw usageError('Give either a plan to run or --task, not both.')
+    if (!args.plan && !flags.task?.trim()) throw usageError('Missing the plan to run (or --task).', 'wave run <plan.md>')
+    if (!flags.approve && !flags.task && (flags.mode || flags.allow)) {
+      throw usageError('--mode and --allow choose how an inline approval runs: use them with --approve (or --task).', 'The approval record holds the mode and rules of an approved plan.')
+    }
+
     const allow = flags.allow ?? []
     for (const rule of allow) {
       try {
@@ -54,19 +67,47 @@ overrides the latter). stdout is the agent's final message.`
     const stream = flags['output-format'] === 'stream-json'
     const model = modelFrom(flags.model)
     const controller = new AbortController()
-    const approver = flags.approve ? await defaultApprover() : ''
+    const mode = flags.mode ?? 'acceptEdits'
+    const approve = flags.approve ? {allow, approver: await defaultApprover(), mode} : undefined
+    const events = (reporter: Reporter) => (event: AgentEvent) => {
+      reporter.event(event)
+      if (stream) emitAgentEvent(event)
+    }
+
+    if (flags.task) {
+      const task = flags.task
+      const outcome = await withProgress('wave run --task', {quiet: flags.quiet}, (reporter) =>
+        runTask({
+          allow,
+          approve,
+          cwd: flags.cwd ?? process.cwd(),
+          maxTurns: flags['max-turns'],
+          mode,
+          model,
+          onEvent: events(reporter),
+          onPlanMode({name, planPath}) {
+            reporter.title(`wave run --task · planning ${name}`)
+            if (stream) emitStreamEvent('plan_mode', {name, planPath})
+          },
+          onStart({workspace}) {
+            if (stream) emitStreamEvent('session_start', {command: 'run', mode, model, task, workspace})
+          },
+          signal: controller.signal,
+          task,
+        }),
+      )
+      return this.finishTask(outcome, stream, flags.quiet)
+    }
+
     const outcome = await withProgress('wave run', {quiet: flags.quiet}, (reporter) =>
       executePlan({
         allowStale: flags['allow-stale'],
         approvalPath: flags.approval,
-        approve: flags.approve ? {allow, approver, mode: flags.mode ?? 'acceptEdits'} : undefined,
+        approve,
         cwd: flags.cwd ?? process.cwd(),
         maxTurns: flags['max-turns'],
         model,
-        onEvent(event) {
-          reporter.event(event)
-          if (stream) emitAgentEvent(event)
-        },
+        onEvent: events(reporter),
         onStart({mode, name, workspace}) {
           reporter.title(`wave run ${name}`)
           if (stream) emitStreamEvent('session_start', {command: 'run', mode, model, name, planPath: args.plan, workspace})
@@ -75,14 +116,49 @@ overrides the latter). stdout is the agent's final message.`
         signal: controller.signal,
       }),
     )
+    return this.finishRun(outcome, stream, flags.quiet)
+  }
+
+  private async finishRun(outcome: RunOutcome, stream: boolean, quiet: boolean) {
     const result = runResult(outcome)
     await appendStepSummary(runSummary(outcome))
     if (stream) emitStreamEvent('result', result)
     else if (!this.jsonEnabled()) {
-      if (!flags.quiet) process.stderr.write(`done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}\n`)
+      if (!quiet) process.stderr.write(`done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}\n`)
       this.log(outcome.finalText)
     }
 
+    return result
+  }
+
+  private async finishTask(outcome: TaskOutcome, stream: boolean, quiet: boolean) {
+    if (outcome.kind === 'executed') return this.finishRun(outcome.run, stream, quiet)
+    if (outcome.kind === 'awaiting_approval') {
+      const result = {name: outcome.name, ok: true, outcome: 'awaiting_approval', planPath: outcome.planPath, turns: outcome.turns, usage: outcome.usage, version: OUTPUT_VERSION}
+      await appendStepSummary(`## wave run --task: plan ${outcome.name} awaits approval\n\n\`${outcome.planPath}\``)
+      if (stream) emitStreamEvent('result', result)
+      else if (!this.jsonEnabled()) {
+        if (!quiet) process.stderr.write(`The plan awaits approval: wave approve ${outcome.planPath} && wave run ${outcome.planPath}\n`)
+        this.log(outcome.planPath)
+      }
+
+      process.exitCode = ExitCode.awaitsApproval
+      return result
+    }
+
+    const result = {
+      denials: outcome.denials,
+      filesChanged: outcome.filesChanged,
+      mode: outcome.mode,
+      ok: true,
+      outcome: 'completed',
+      result: outcome.finalText,
+      turns: outcome.turns,
+      usage: outcome.usage,
+      version: OUTPUT_VERSION,
+    }
+    if (stream) emitStreamEvent('result', result)
+    else if (!this.jsonEnabled()) this.log(outcome.finalText)
     return result
   }
 }

@@ -72,6 +72,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     }
 
     const ctx: ToolContext = {
+      policy,
       readable: (absolute) => readable(policy, absolute),
       root: policy.workspaceRoot,
       session: env.session,

@@ -1,26 +1,40 @@
-import {stat} from 'node:fs/promises'
+import {lstat, realpath, stat} from 'node:fs/promises'
+import path from 'node:path'
 
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
 import {builtinRegistry} from '../plugins/registry.js'
 import {type SessionControl, ToolError} from '../plugins/tool.js'
 import {type AgentEvent, runAgent, type StopReason, type TokenUsage} from './agent.js'
-import {ExitCode, WaveError} from './errors.js'
+import {approvalPathFor, readApproval} from './approval.js'
+import {ExitCode, usageError, WaveError} from './errors.js'
 import {assertCredentials, createClient, scrubSecrets} from './model.js'
-import {appendTranscript, createPlan, planFileProblem, readPlanState, writePlanState} from './plans.js'
+import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planFileProblem, planNameOf, planSidecars, readPlanState, setPlanStatus} from './plans.js'
 import {NO_RULES, type PolicyContext} from './policy.js'
 import {planModeSystemPrompt} from './prompts.js'
 import {repositoryState} from './repository.js'
 import {resolvePath, workspaceRoot} from './workspace.js'
 
-export interface PlanOptions {
+export interface SessionCallbacks {
+  signal: AbortSignal
+  onEvent?: (event: AgentEvent) => void
+  onStart?: (info: {planPath: string; name: string; model: string; workspace: string}) => void
+}
+
+export interface PlanOptions extends SessionCallbacks {
   task: string
   cwd: string
   model: string
   maxTurns: number
-  signal: AbortSignal
-  onEvent?: (event: AgentEvent) => void
-  onStart?: (info: {planPath: string; name: string; model: string; workspace: string}) => void
+}
+
+export interface ReviseOptions extends SessionCallbacks {
+  planPath: string
+  feedback?: string
+  /** Default: the workspace the plan was made in. */
+  cwd?: string
+  model: string
+  maxTurns: number
 }
 
 export interface PlanOutcome {
@@ -38,71 +52,120 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
   const workspace = await workspaceRoot(options.cwd)
   const repository = await repositoryState(workspace)
   const plan = await createPlan({model: options.model, repository, task: options.task, workspace})
-  options.onStart?.({model: options.model, name: plan.name, planPath: plan.path, workspace})
+  const opening = `Task:\n${options.task}\n\nExplore the workspace and write an implementation plan for this task to ${plan.path}.`
+  return planSession({...options, opening, planPath: plan.path, transcriptLabel: 'plan', workspace})
+}
 
-  const policy: PolicyContext = {headless: true, mode: 'plan', planFile: plan.path, rules: NO_RULES, workspaceRoot: workspace}
+/**
+ * `wave plan --revise`: the same plan file, in plan mode again, with the original task and the
+ * reviewer's feedback in the first message. Also picks up a session that failed or was interrupted.
+ */
+export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
+  const planPath = await planInPlansDir(options.planPath)
+  const state = await readPlanState(planPath)
+  const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
+  const task = state?.task || record?.task
+  if (!task) throw usageError(`Nothing is known of the task behind ${planPath}: its state file is missing.`)
+  const feedback = options.feedback?.trim() || newestFeedback(record)
+  assertCredentials()
+  const workspace = await workspaceRoot(options.cwd ?? (await existingDir(state?.workspace)) ?? process.cwd())
+
+  const review = feedback ? `A reviewer asked for changes:\n${feedback}\n\n` : ''
+  const opening = `Task:\n${task}\n\n${review}Revise the plan at ${planPath} for this task${feedback ? ', addressing the feedback' : ', completing it where it is unfinished'}. Read it first, then edit it.`
+  return planSession({...options, opening, planPath, transcriptLabel: 'revise', workspace})
+}
+
+interface SessionInput extends SessionCallbacks {
+  planPath: string
+  workspace: string
+  opening: string
+  model: string
+  maxTurns: number
+  transcriptLabel: string
+}
+
+/** One planning session on one plan file: only that file is writable, the rest read-only. */
+async function planSession(input: SessionInput): Promise<PlanOutcome> {
+  const {planPath, workspace} = input
+  const name = planNameOf(planPath)
+  input.onStart?.({model: input.model, name, planPath, workspace})
+
+  const policy: PolicyContext = {headless: true, mode: 'plan', planFile: planPath, rules: NO_RULES, workspaceRoot: workspace}
   let exitRequested = false
   const session: SessionControl = {
     async enterPlanMode() {
       throw new ToolError('Plan mode is already active.')
     },
-    async exitPlanMode(planPath) {
-      const problem = await planFileProblem(plan.path, planPath, async (p) => (await resolvePath(workspace, p)).real)
+    async exitPlanMode(given) {
+      const problem = await planFileProblem(planPath, given, async (p) => (await resolvePath(workspace, p)).real)
       if (problem) throw new ToolError(problem)
       exitRequested = true
       return 'The plan is complete and recorded for approval. End your turn now.'
     },
   }
 
-  const messages: MessageParam[] = [{content: firstMessage(options.task, plan.path), role: 'user'}]
-  await appendTranscript(plan.path, {message: messages[0], session: 'plan'})
-  const client = await createClient()
+  const transcript = (message: MessageParam) =>
+    appendTranscript(planPath, {message: JSON.parse(scrubSecrets(JSON.stringify(message))), session: input.transcriptLabel})
+  const messages: MessageParam[] = [{content: input.opening, role: 'user'}]
+  await transcript(messages[0])
   const result = await runAgent({
-    client,
-    maxTurns: options.maxTurns,
+    client: await createClient(),
+    maxTurns: input.maxTurns,
     messages,
-    model: options.model,
-    onEvent: options.onEvent,
-    onMessage: (message) => appendTranscript(plan.path, {message: JSON.parse(scrubSecrets(JSON.stringify(message))), session: 'plan'}),
+    model: input.model,
+    onEvent: input.onEvent,
+    onMessage: transcript,
     policy: () => policy,
     registry: builtinRegistry(),
     session,
-    signal: options.signal,
+    signal: input.signal,
     stopRequested: () => exitRequested,
-    system: async () => planModeSystemPrompt({planExists: await isFile(plan.path), planFile: plan.path, workspace}),
+    system: async () => planModeSystemPrompt({planExists: await isRegularFile(planPath), planFile: planPath, workspace}),
   }).catch(async (error: unknown) => {
-    await markState(plan.path, 'failed')
-    if (error instanceof WaveError && error.exitCode === ExitCode.limit) {
-      const partial = (await isFile(plan.path)) ? ` The plan so far is at ${plan.path}.` : ''
-      throw new WaveError(error.message + partial, error.exitCode, error.hint)
-    }
-
+    await setPlanStatus(planPath, 'failed')
+    const partial = (await isRegularFile(planPath)) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
+    if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint)
     throw error
   })
 
-  const problem = await planFileProblem(plan.path, undefined, async (p) => p)
+  const problem = await planFileProblem(planPath, undefined, async (p) => p)
   if (problem) {
-    await markState(plan.path, 'failed')
-    throw new WaveError(`The planning session ended without a plan: ${plan.path} ${(await isFile(plan.path)) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
+    await setPlanStatus(planPath, 'failed')
+    throw new WaveError(`The planning session ended without a plan: ${planPath} ${(await isRegularFile(planPath)) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
 
-  await markState(plan.path, 'draft')
-  return {name: plan.name, planPath: plan.path, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
+  await setPlanStatus(planPath, 'draft')
+  return {name, planPath, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
 }
 
-function firstMessage(task: string, planFile: string): string {
-  return `Task:\n${task}\n\nExplore the workspace and write an implementation plan for this task to ${planFile}.`
+/** A plan to revise must be one of wave's: a regular file (or a plan still to write) in the plans directory. */
+async function planInPlansDir(given: string): Promise<string> {
+  const dir = await ensurePlansDir()
+  const absolute = path.resolve(given)
+  const parent = await existingDir(path.dirname(absolute))
+  const planPath = parent ? path.join(parent, path.basename(absolute)) : absolute
+  if (path.dirname(planPath) !== dir || !planPath.endsWith('.md')) {
+    throw usageError(`${given} is not a plan in ${dir}: only wave's own plans can be revised.`)
+  }
+
+  const [plan, state] = await Promise.all([lstat(planPath).catch(() => undefined), stat(planSidecars(planPath).state).catch(() => undefined)])
+  if (!plan && !state) throw usageError(`Plan not found: ${given}`)
+  if (plan && !plan.isFile()) throw usageError(`The plan ${given} is not a regular file.`)
+  return planPath
 }
 
-async function isFile(file: string): Promise<boolean> {
+function newestFeedback(record: Awaited<ReturnType<typeof readApproval>> | undefined): string | undefined {
+  if (!record) return undefined
+  const decisions = [...record.history].reverse()
+  const wanted = decisions.find((entry) => entry.decision !== 'approved' && entry.feedback)
+  return wanted?.feedback ?? (record.decision === 'approved' ? undefined : record.feedback ?? undefined)
+}
+
+async function existingDir(dir: string | undefined): Promise<string | undefined> {
+  if (!dir) return undefined
   try {
-    return (await stat(file)).isFile()
+    return (await stat(dir)).isDirectory() ? await realpath(dir) : undefined
   } catch {
-    return false
+    return undefined
   }
-}
-
-async function markState(planPath: string, status: 'draft' | 'failed'): Promise<void> {
-  const state = await readPlanState(planPath)
-  if (state) await writePlanState(planPath, {...state, status})
 }

@@ -8,6 +8,7 @@ import {z} from 'zod'
 
 import {usageError} from './errors.js'
 import type {RepositoryState} from './repository.js'
+import {settingsPlansDirectory} from './settings.js'
 
 export const PLAN_EXTENSION = '.md'
 
@@ -15,8 +16,9 @@ export function waveHome(): string {
   return process.env.WAVE_HOME ? path.resolve(process.env.WAVE_HOME) : path.join(homedir(), '.wave')
 }
 
+/** `plansDirectory` from the user settings file, else `$WAVE_HOME/plans`. */
 export function plansDir(): string {
-  return path.join(waveHome(), 'plans')
+  return settingsPlansDirectory(waveHome()) ?? path.join(waveHome(), 'plans')
 }
 
 /** Where wave keeps what it knows of a plan: files beside it, sharing its name. */
@@ -264,4 +266,18 @@ async function approvalDecision(planPath: string): Promise<{decision: PlanState[
   } catch {}
 
   return undefined
+}
+
+export async function isRegularFile(file: string): Promise<boolean> {
+  try {
+    return (await stat(file)).isFile()
+  } catch {
+    return false
+  }
+}
+
+/** Sets the plan's status where wave keeps a state for it. */
+export async function setPlanStatus(planPath: string, status: PlanState['status']): Promise<void> {
+  const state = await readPlanState(planPath)
+  if (state) await writePlanState(planPath, {...state, status})
 }

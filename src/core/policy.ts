@@ -1,3 +1,4 @@
+import {isIP} from 'node:net'
 import path from 'node:path'
 import picomatch from 'picomatch'
 
@@ -56,9 +57,15 @@ export interface PolicyContext {
   canEnterPlanMode?: boolean
 }
 
+/** Where a tool comes from: wave itself, an installed oclif plugin, or an MCP server. */
+export const TOOL_ORIGINS = ['builtin', 'plugin', 'mcp'] as const
+export type ToolOrigin = (typeof TOOL_ORIGINS)[number]
+
 export interface ToolIdentity {
   name: string
   access: AccessClass
+  /** Absent means built-in. Plugin and MCP tools are held to less trust (see `foreignDecision`). */
+  origin?: ToolOrigin
 }
 
 export interface ToolCall {
@@ -80,7 +87,8 @@ type Verdict = 'allow' | 'ask' | 'deny' | 'planFile' | 'rule' | 'workspace'
 
 const TABLE: Record<PermissionMode, Record<AccessClass, Verdict>> = {
   acceptEdits: {control: 'allow', execute: 'ask', network: 'rule', read: 'workspace', write: 'workspace'},
-  bypassPermissions: {control: 'allow', execute: 'allow', network: 'allow', read: 'workspace', write: 'workspace'},
+  // The network is off by default in every mode, bypassPermissions included: a rule must name it.
+  bypassPermissions: {control: 'allow', execute: 'allow', network: 'rule', read: 'workspace', write: 'workspace'},
   default: {control: 'allow', execute: 'ask', network: 'rule', read: 'workspace', write: 'ask'},
   plan: {control: 'allow', execute: 'deny', network: 'rule', read: 'workspace', write: 'planFile'},
 }
@@ -96,6 +104,9 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
   const {tool, target} = call
   const denied = ctx.rules.deny.find((rule) => ruleMatches(rule, ctx, call))
   if (denied) return deny(`${tool.name} is denied by the rule ${denied.source}.`)
+
+  const foreign = foreignDecision(ctx, tool)
+  if (foreign) return foreign
 
   const control = controlDecision(ctx, tool)
   if (control) return control
@@ -115,7 +126,24 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
   return result
 }
 
+const isForeign = (tool: ToolIdentity) => tool.origin !== undefined && tool.origin !== 'builtin'
+
+/**
+ * Plugin and MCP tools: never control tools, and in plan mode only those declared read-only (a plugin's
+ * `read` access class, an MCP tool's `readOnlyHint: true`, which wave maps to `read`).
+ */
+function foreignDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision | undefined {
+  if (!isForeign(tool)) return undefined
+  if (tool.access === 'control') return deny(`${tool.name} comes from ${tool.origin === 'mcp' ? 'an MCP server' : 'a plugin'}; only built-in tools may control the session.`)
+  if (ctx.mode === 'plan' && tool.access !== 'read') {
+    return deny(`${tool.name} is not available in plan mode: from plugins and MCP servers only read-only tools are allowed, and the plan file ${ctx.planFile ?? ''} is the only writable file.`)
+  }
+
+  return undefined
+}
+
 function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision | undefined {
+  if (isForeign(tool)) return undefined
   if (tool.name === 'EnterPlanMode') {
     if (ctx.mode === 'plan') return deny('Plan mode is already active: build the plan, then call ExitPlanMode.')
     if (!ctx.canEnterPlanMode) return deny('This session cannot enter plan mode.')
@@ -169,7 +197,7 @@ function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): Pol
 
 function planFileDecision(ctx: PolicyContext, tool: ToolIdentity, target?: ResolvedPath): PolicyDecision {
   const only = `In plan mode the only file you may write or edit is the plan file ${ctx.planFile ?? '(none assigned)'}; everything else is read-only.`
-  if (!PLAN_FILE_TOOLS.has(tool.name) || !target || !ctx.planFile) return deny(`${tool.name} is not allowed in plan mode. ${only}`)
+  if (isForeign(tool) || !PLAN_FILE_TOOLS.has(tool.name) || !target || !ctx.planFile) return deny(`${tool.name} is not allowed in plan mode. ${only}`)
   if (target.real !== ctx.planFile) return deny(`${target.input} is not the plan file. ${only}`)
   if (target.kind !== 'file' && target.kind !== 'missing') return deny(`The plan file must be a regular file. ${only}`)
   return allow('The plan file is writable in plan mode.')
@@ -183,10 +211,16 @@ function outsideReason(ctx: PolicyContext, target: ResolvedPath): string {
 
 /** Tools the model is offered: those for which some call could be allowed. Same table, same rules. */
 export function offers(ctx: PolicyContext, tool: ToolIdentity): boolean {
-  if (ctx.rules.deny.some((rule) => rule.tool === tool.name && !rule.specifier)) return false
-  if (tool.name === 'EnterPlanMode') return ctx.mode !== 'plan' && Boolean(ctx.canEnterPlanMode)
-  if (tool.name === 'ExitPlanMode') return ctx.mode === 'plan'
-  const named = ctx.rules.allow.some((rule) => rule.tool === tool.name)
+  if (ctx.rules.deny.some((rule) => ruleNamesTool(rule, tool.name) && !rule.specifier)) return false
+  if (isForeign(tool)) {
+    if (tool.access === 'control') return false
+    if (ctx.mode === 'plan' && tool.access !== 'read') return false
+  } else {
+    if (tool.name === 'EnterPlanMode') return ctx.mode !== 'plan' && Boolean(ctx.canEnterPlanMode)
+    if (tool.name === 'ExitPlanMode') return ctx.mode === 'plan'
+  }
+
+  const named = ctx.rules.allow.some((rule) => ruleNamesTool(rule, tool.name))
   switch (TABLE[ctx.mode][tool.access]) {
     case 'allow':
     case 'workspace': {
@@ -202,7 +236,7 @@ export function offers(ctx: PolicyContext, tool: ToolIdentity): boolean {
     }
 
     case 'planFile': {
-      return PLAN_FILE_TOOLS.has(tool.name) && Boolean(ctx.planFile)
+      return !isForeign(tool) && PLAN_FILE_TOOLS.has(tool.name) && Boolean(ctx.planFile)
     }
 
     case 'rule': {
@@ -229,8 +263,17 @@ export function parseRules(allow: string[] = [], denyRules: string[] = []): Rule
 const SHELL_SUBSTITUTION = /`|\$\(|<\(|>\(/
 const SHELL_SEPARATORS = /\|\||&&|[;|&\n]/
 
+/**
+ * Whether a rule is about a tool: its name, or for MCP tools (`mcp__<server>__<tool>`) also the server
+ * alone, `mcp__<server>`, which covers every tool of that server.
+ */
+export function ruleNamesTool(rule: Rule, toolName: string): boolean {
+  if (rule.tool === toolName) return true
+  return rule.tool.startsWith('mcp__') && !rule.tool.slice('mcp__'.length).includes('__') && toolName.startsWith(rule.tool + '__')
+}
+
 export function ruleMatches(rule: Rule, ctx: PolicyContext, call: ToolCall): boolean {
-  if (rule.tool !== call.tool.name) return false
+  if (!ruleNamesTool(rule, call.tool.name)) return false
   if (!rule.specifier) return true
   const {input, target} = call
   if (call.tool.access === 'execute' && typeof input.command === 'string') {
@@ -261,14 +304,35 @@ export function commandMatches(specifier: string, command: string): boolean {
   })
 }
 
-function domainMatches(domain: string, url: string): boolean {
+/** The host of a URL as rules spell it: lower case, IPv6 without brackets, no trailing dot. */
+export function hostOf(url: string): string | undefined {
   try {
-    const host = new URL(url).hostname.toLowerCase()
-    const want = domain.toLowerCase()
-    return host === want || host.endsWith('.' + want)
+    const {hostname} = new URL(url)
+    return hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')
   } catch {
-    return false
+    return undefined
   }
+}
+
+/** `domain:example.com` matches example.com and its subdomains; an IP address matches only itself. */
+export function domainMatches(domain: string, url: string): boolean {
+  const host = hostOf(url)
+  if (!host) return false
+  const want = domain.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')
+  if (host === want) return true
+  return isIP(host) === 0 && isIP(want) === 0 && host.endsWith('.' + want)
+}
+
+/**
+ * Whether an allow rule for `toolName` names this exact host (`WebFetch(domain:localhost)`), not
+ * merely a parent domain of it: what WebFetch asks before it connects to a private or loopback address.
+ */
+export function ruleNamesHost(rules: Rules, toolName: string, host: string): boolean {
+  const want = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')
+  return rules.allow.some((rule) => {
+    if (rule.tool !== toolName || !rule.specifier?.startsWith('domain:')) return false
+    return rule.specifier.slice('domain:'.length).toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '') === want
+  })
 }
 
 /** Path rules are workspace-relative globs (`./.env`, `src/**`) or absolute paths. */

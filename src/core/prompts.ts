@@ -55,3 +55,13 @@ Permission mode ${MODE_RULES[mode]} ${rules} Paths outside the workspace are ref
 
 Follow the plan; where it is wrong or incomplete, make the smallest sensible change and say so. When done, reply with a short summary of what you changed and how you checked it.`
 }
+
+/** System prompt of `wave run --task`: the task itself is the first message; plan mode is one call away. */
+export function taskSystemPrompt(input: ExecutionPromptInput): string {
+  const rules = input.allow.length > 0 ? `Allow rules: ${input.allow.join(', ')}.` : 'No extra allow rules.'
+  return `You are wave, a coding agent working headless. Carry out the task in the first message in the workspace ${input.workspace}. No one will answer questions during this run.
+
+Permission mode ${MODE_RULES[input.mode]} ${rules} Paths outside the workspace are refused. A refused call returns an error saying why; adapt rather than retry it unchanged.
+
+For a complex, risky or ambiguous change, call EnterPlanMode first: explore read-only, write a plan to the plan file you are given, then call ExitPlanMode so the plan can be approved before anything changes. For a small, clear change, just do it. When done, reply with a short summary of what you changed and how you checked it.`
+}

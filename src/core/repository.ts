@@ -11,10 +11,10 @@ export interface RepositoryState {
   dirty: boolean
 }
 
-async function git(cwd: string, args: string[]): Promise<string | undefined> {
+async function git(cwd: string, args: string[], raw = false): Promise<string | undefined> {
   try {
     const {stdout} = await run('git', args, {cwd, maxBuffer: 16 * 1024 * 1024})
-    return stdout.trim()
+    return raw ? stdout : stdout.trim()
   } catch {
     return undefined
   }
@@ -34,7 +34,8 @@ export async function repositoryState(cwd: string): Promise<RepositoryState | nu
 
 /** Paths (relative to the repository root) that differ from HEAD or are untracked, for "files changed". */
 export async function changedPaths(cwd: string): Promise<Map<string, string>> {
-  const status = await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])
+  // Raw output: the status code's leading space is significant.
+  const status = await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], true)
   const changed = new Map<string, string>()
   if (!status) return changed
   const entries = status.split('\0')

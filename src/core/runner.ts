@@ -1,4 +1,4 @@
-import {open, readFile, rm} from 'node:fs/promises'
+import {open, readFile, realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
@@ -145,7 +145,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     })
     changed = result.changed
     exitCode = ExitCode.ok
-    const filesChanged = await filesChangedBy(workspace, before, changed, Boolean(prepared.current))
+    const filesChanged = await filesChangedBy(workspace, before, changed, Boolean(prepared.current), planPath)
     run.changedFiles = filesChanged
     return {
       denials: result.denials,
@@ -159,7 +159,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     }
   } catch (error) {
     if (error instanceof WaveError) exitCode = error.exitCode
-    run.changedFiles = await filesChangedBy(workspace, before, changed, Boolean(prepared.current))
+    run.changedFiles = await filesChangedBy(workspace, before, changed, Boolean(prepared.current), planPath)
     throw error
   } finally {
     run.endedAt = new Date().toISOString()
@@ -173,18 +173,30 @@ function firstMessage(task: string | undefined, name: string, sha: string, plan:
   return `${taskPart}Approved plan "${name}" (sha256 ${sha}):\n\n${plan.trimEnd()}\n\nCarry out this plan now.`
 }
 
-/** Files the run changed: what write tools touched plus what git sees newly changed (Bash included). */
-async function filesChangedBy(workspace: string, before: Map<string, string>, written: Set<string>, inGit: boolean): Promise<string[]> {
+/**
+ * Files the run changed: what write tools touched plus what git sees newly changed (Bash included).
+ * wave's own files beside the plan (state, transcript, lock) are not the run's changes, even when the
+ * plan travels inside the workspace.
+ */
+export async function filesChangedBy(workspace: string, before: Map<string, string>, written: Set<string>, inGit: boolean, planPath: string): Promise<string[]> {
   const files = new Set([...written].map((real) => displayPath(workspace, real)))
   if (inGit) {
+    const own = await sidecarsOf(planPath)
     const after = await changedPaths(workspace)
     const top = (await repositoryState(workspace))?.root ?? workspace
     for (const [file, code] of after) {
-      if (before.get(file) !== code) files.add(path.relative(workspace, path.join(top, file)))
+      const absolute = path.join(top, file)
+      if (before.get(file) !== code && !own.has(absolute)) files.add(path.relative(workspace, absolute))
     }
   }
 
   return [...files].sort()
+}
+
+/** The real paths of the files wave keeps beside a plan. */
+async function sidecarsOf(planPath: string): Promise<Set<string>> {
+  const dir = await realpath(path.dirname(planPath)).catch(() => path.dirname(planPath))
+  return new Set(Object.values(planSidecars(path.join(dir, path.basename(planPath)))))
 }
 
 async function saveRun(planPath: string, prepared: Prepared, run: PlanRun, status: PlanState['status']): Promise<void> {

@@ -20,7 +20,7 @@ export class ToolRegistry {
 
   constructor(readonly tools: ToolPlugin[]) {
     for (const tool of tools) {
-      if (this.byName.has(tool.name)) throw new Error(`Two tool plugins are named ${tool.name}.`)
+      if (this.byName.has(tool.name)) throw new Error(`Two tool plugins are named ${tool.name}${tool.source ? ` (the second from ${tool.source})` : ''}.`)
       this.byName.set(tool.name, tool)
     }
   }
@@ -41,7 +41,7 @@ export class ToolRegistry {
   private schemaOf(tool: ToolPlugin): ApiTool {
     let api = this.schemas.get(tool.name)
     if (!api) {
-      const {$schema: _ignored, ...schema} = z.toJSONSchema(tool.input, {io: 'input'}) as Record<string, unknown>
+      const {$schema: _ignored, ...schema} = tool.inputSchema ?? (z.toJSONSchema(tool.input, {io: 'input'}) as Record<string, unknown>)
       api = {description: tool.description, input_schema: {...schema, type: 'object'}, name: tool.name}
       this.schemas.set(tool.name, api)
     }

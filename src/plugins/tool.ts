@@ -1,6 +1,6 @@
 import type {z} from 'zod'
 
-import type {AccessClass} from '../core/policy.js'
+import type {AccessClass, PolicyContext, ToolOrigin} from '../core/policy.js'
 import type {ResolvedPath} from '../core/workspace.js'
 
 /** What a session lets control tools do (EnterPlanMode, ExitPlanMode). */
@@ -20,6 +20,8 @@ export interface ToolContext {
   /** Whether an absolute path found while searching really lies inside what this call may read. */
   readable(absolute: string): Promise<boolean>
   session: SessionControl
+  /** The policy in force, for tools that must check more than the first decision (WebFetch's redirects). */
+  policy?: PolicyContext
 }
 
 /**
@@ -40,6 +42,15 @@ export interface ToolPlugin<Input extends z.ZodObject = z.ZodObject> {
   /** Input fields holding glob patterns, which must stay relative and never climb out with `..`. */
   globFields?: string[]
   run(input: z.infer<Input>, ctx: ToolContext): Promise<string>
+  /** Set by wave when it loads the tool (never by the tool): built-in, an oclif plugin, or an MCP server. */
+  origin?: ToolOrigin
+  /** The plugin package or MCP server a tool came from, for messages. */
+  source?: string
+  /**
+   * The input's JSON Schema as the model is shown it, when it is not derived from `input` (MCP tools
+   * bring their own; the server validates their arguments).
+   */
+  inputSchema?: Record<string, unknown>
 }
 
 export function defineTool<Input extends z.ZodObject>(plugin: ToolPlugin<Input>): ToolPlugin<Input> {

@@ -4,8 +4,7 @@ import path from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {makeSandbox, runWave, type Sandbox} from '../support/cli.js'
-import {type MessagesServer, reply, startMessagesServer, toolUse} from '../support/messages-server.js'
-import {planPathIn} from './plan.test.js'
+import {type MessagesServer, planPathIn, reply, startMessagesServer, toolUse} from '../support/messages-server.js'
 
 let sandbox: Sandbox
 let server: MessagesServer

@@ -6,7 +6,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {gitHead, makeSandbox, runWave, type Sandbox, snapshotTree, TEST_API_KEY} from '../support/cli.js'
 import {
   type MessagesServer,
-  type RecordedRequest,
+  planPathIn,
   reply,
   startMessagesServer,
   systemText,
@@ -17,13 +17,6 @@ import {
 
 const NO_PLAN_YET = /## Plan File Info:\nNo plan file exists yet\. You should create your plan at (\S+) using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
 const PLAN_EXISTS = /## Plan File Info:\nA plan file already exists at (\S+)\. You can read it and make incremental edits using the Edit tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
-
-/** The plan path the system prompt gives, in either variant. */
-export function planPathIn(request: RecordedRequest): string {
-  const match = /plan (?:at|file already exists at) (\/\S+?)(?: using|\. You)/.exec(systemText(request))
-  if (!match) throw new Error('no plan path in the system prompt')
-  return match[1]
-}
 
 let sandbox: Sandbox
 let server: MessagesServer

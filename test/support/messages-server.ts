@@ -545,3 +545,10 @@ export function sseEvents(message: ApiMessage): Array<{type: string; [k: string]
   events.push({type: 'message_stop'})
   return events
 }
+
+/** The session's plan path, as the plan-mode system prompt gives it (either variant of the reminder). */
+export function planPathIn(request: RecordedRequest): string {
+  const match = /plan (?:at|file already exists at) (\/\S+?)(?: using|\. You)/.exec(systemText(request))
+  if (!match) throw new Error('no plan path in the system prompt')
+  return match[1]
+}

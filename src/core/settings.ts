@@ -1,0 +1,207 @@
+/**
+ * Settings files: `$WAVE_HOME/settings.json` (the user's) and `<workspace>/.wave/settings.json` (the
+ * project's), validated with zod. Flags override the project file, which overrides the user file;
+ * permission rules add up across all three, and a deny rule beats any allow (the policy sees to that).
+ */
+import {readFileSync} from 'node:fs'
+import path from 'node:path'
+
+import {z} from 'zod'
+
+import {ExitCode, WaveError} from './errors.js'
+import {waveHome} from './plans.js'
+import {parseRule} from './policy.js'
+import {expandHome} from './workspace.js'
+
+export const SETTINGS_FILE = 'settings.json'
+
+const ruleSchema = z.string().superRefine((source, ctx) => {
+  try {
+    parseRule(source)
+  } catch (error) {
+    ctx.addIssue({code: 'custom', message: (error as Error).message})
+  }
+})
+
+const envSchema = z.record(z.string(), z.string())
+
+const stdioServerSchema = z.strictObject({
+  args: z.array(z.string()).optional(),
+  command: z.string().min(1, 'must not be empty'),
+  /** Relative to the workspace root (default: the workspace root). */
+  cwd: z.string().optional(),
+  env: envSchema.optional(),
+  /** Milliseconds a tool call may take (default 60000). */
+  timeout: z.number().int().positive().optional(),
+  type: z.literal('stdio'),
+})
+
+const httpServerSchema = z.strictObject({
+  headers: z.record(z.string(), z.string()).optional(),
+  timeout: z.number().int().positive().optional(),
+  type: z.literal('http'),
+  url: z.url({protocol: /^https?$/, error: 'must be an http:// or https:// URL'}),
+})
+
+/** `type` may be left out: `url` means streamable HTTP, anything else stdio. */
+const mcpServerSchema = z.preprocess(
+  (value) => {
+    if (!value || typeof value !== 'object' || Array.isArray(value) || 'type' in value) return value
+    return {...value, type: 'url' in value ? 'http' : 'stdio'}
+  },
+  z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema], {error: 'type must be "stdio" (with command) or "http" (with url)'}),
+)
+
+export type McpServerConfig = z.infer<typeof mcpServerSchema>
+export type StdioServerConfig = z.infer<typeof stdioServerSchema>
+export type HttpServerConfig = z.infer<typeof httpServerSchema>
+
+export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/
+
+export const settingsSchema = z.strictObject({
+  $schema: z.string().optional(),
+  mcpServers: z
+    .record(z.string().regex(MCP_SERVER_NAME, 'server names are letters, digits and "-" (at most 32), so tools can be named mcp__<server>__<tool>'), mcpServerSchema)
+    .optional(),
+  model: z.string().trim().min(1, 'must not be empty').optional(),
+  permissions: z
+    .strictObject({
+      allow: z.array(ruleSchema).optional(),
+      deny: z.array(ruleSchema).optional(),
+    })
+    .optional(),
+  /** Where plans go (user settings only); relative to the settings file's directory. */
+  plansDirectory: z.string().trim().min(1, 'must not be empty').optional(),
+  /** Installed oclif plugins whose tools to use (true) or ignore (false); plugins not named are used. */
+  plugins: z.record(z.string(), z.boolean()).optional(),
+})
+
+export type Settings = z.infer<typeof settingsSchema>
+export type SettingsScope = 'project' | 'user'
+
+export interface SettingsLayer {
+  scope: SettingsScope
+  file: string
+  settings: Settings
+}
+
+/** The settings in force: files merged, then flags on top. */
+export interface EffectiveSettings {
+  /** The default model (before WAVE_MODEL and --model, which come first). */
+  model?: string
+  allow: string[]
+  deny: string[]
+  plugins: Record<string, boolean>
+  mcpServers: Record<string, McpServerConfig & {scope: SettingsScope}>
+  /** Absolute; from the user file only. */
+  plansDirectory?: string
+  /** The files that were read, user first. */
+  files: string[]
+}
+
+export interface SettingsFlags {
+  model?: string
+  allow?: string[]
+  deny?: string[]
+}
+
+export const userSettingsPath = (home = waveHome()) => path.join(home, SETTINGS_FILE)
+export const projectSettingsPath = (workspace: string) => path.join(workspace, '.wave', SETTINGS_FILE)
+
+/** Reads and validates one settings file; undefined when it does not exist. A bad file is a usage error (exit 2). */
+export function readSettingsFile(file: string, scope: SettingsScope): SettingsLayer | undefined {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    throw invalid(file, code === 'EISDIR' ? 'it is a directory, not a file' : `cannot be read (${(error as Error).message})`)
+  }
+
+  return {file, scope, settings: parseSettings(text, file, scope)}
+}
+
+/** Validates settings text; errors name the file, the field and the problem. */
+export function parseSettings(text: string, file: string, scope: SettingsScope): Settings {
+  let json: unknown
+  try {
+    json = text.trim() === '' ? {} : JSON.parse(text)
+  } catch (error) {
+    throw invalid(file, `not valid JSON (${(error as Error).message})`)
+  }
+
+  const parsed = settingsSchema.safeParse(json)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    const field = fieldName(issue)
+    const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : ''
+    throw invalid(file, `${field ? `${field}: ` : ''}${issueMessage(issue)}${more}`)
+  }
+
+  if (scope === 'project' && parsed.data.plansDirectory !== undefined) {
+    throw invalid(file, `plansDirectory: can be set only in the user settings file ${userSettingsPath()}, not in a project's`)
+  }
+
+  return parsed.data
+}
+
+function fieldName(issue: z.core.$ZodIssue): string {
+  const keys = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path
+  return keys.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('')
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown setting${issue.keys.length > 1 ? ` (also ${issue.keys.slice(1).join(', ')})` : ''}`
+  return issue.message
+}
+
+function invalid(file: string, problem: string): WaveError {
+  return new WaveError(`Invalid settings file ${file}: ${problem}.`, ExitCode.usage, 'See docs/settings.md for the settings wave reads.')
+}
+
+/** Merges settings layers (user first, then project) and flags: the pure part, table-tested. */
+export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}): EffectiveSettings {
+  const ordered = [...layers].sort((a, b) => (a.scope === b.scope ? 0 : a.scope === 'user' ? -1 : 1))
+  const merged: EffectiveSettings = {allow: [], deny: [], files: [], mcpServers: {}, plugins: {}}
+  for (const {file, scope, settings} of ordered) {
+    merged.files.push(file)
+    if (settings.model) merged.model = settings.model
+    merged.allow.push(...(settings.permissions?.allow ?? []))
+    merged.deny.push(...(settings.permissions?.deny ?? []))
+    Object.assign(merged.plugins, settings.plugins)
+    // A project's server replaces the user's server of the same name as a whole.
+    for (const [name, server] of Object.entries(settings.mcpServers ?? {})) merged.mcpServers[name] = {...server, scope}
+    if (scope === 'user' && settings.plansDirectory) {
+      merged.plansDirectory = path.resolve(path.dirname(file), expandHome(settings.plansDirectory))
+    }
+  }
+
+  if (flags.model) merged.model = flags.model
+  merged.allow.push(...(flags.allow ?? []))
+  merged.deny.push(...(flags.deny ?? []))
+  merged.allow = [...new Set(merged.allow)]
+  merged.deny = [...new Set(merged.deny)]
+  return merged
+}
+
+/** The user's and the workspace's settings files, validated and merged, with flags on top. */
+export function loadSettings(workspace: string | undefined, flags: SettingsFlags = {}): EffectiveSettings {
+  const layers = [readSettingsFile(userSettingsPath(), 'user')]
+  if (workspace) {
+    const project = projectSettingsPath(path.resolve(workspace))
+    if (path.resolve(project) !== path.resolve(userSettingsPath())) layers.push(readSettingsFile(project, 'project'))
+  }
+
+  return mergeSettings(
+    layers.filter((layer): layer is SettingsLayer => layer !== undefined),
+    flags,
+  )
+}
+
+/** The plans directory the user settings file chooses, if any (absolute). */
+export function settingsPlansDirectory(home = waveHome()): string | undefined {
+  const layer = readSettingsFile(userSettingsPath(home), 'user')
+  if (!layer?.settings.plansDirectory) return undefined
+  return path.resolve(home, expandHome(layer.settings.plansDirectory))
+}
