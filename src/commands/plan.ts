@@ -39,7 +39,6 @@ The agent runs in plan mode: it may read the workspace and write one file, a new
     if (!flags.revise && !flags.task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
     const stream = flags['output-format'] === 'stream-json'
     const model = modelFrom(flags.model)
-    const controller = new AbortController()
     const outcome = await withProgress('wave plan', {quiet: flags.quiet}, (reporter) => {
       const common = {
         maxTurns: flags['max-turns'],
@@ -52,7 +51,7 @@ The agent runs in plan mode: it may read the workspace and write one file, a new
           reporter.title(`wave plan ${name}`)
           if (stream) emitStreamEvent('session_start', {command: 'plan', mode: 'plan', model, name, planPath, workspace})
         },
-        signal: controller.signal,
+        signal: this.interruption.signal,
       }
       return flags.revise
         ? revisePlan({...common, cwd: flags.cwd, feedback: flags.feedback, planPath: flags.revise})

@@ -66,7 +66,6 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
 
     const stream = flags['output-format'] === 'stream-json'
     const model = modelFrom(flags.model)
-    const controller = new AbortController()
     const mode = flags.mode ?? 'acceptEdits'
     const approve = flags.approve ? {allow, approver: await defaultApprover(), mode} : undefined
     const events = (reporter: Reporter) => (event: AgentEvent) => {
@@ -92,7 +91,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
           onStart({workspace}) {
             if (stream) emitStreamEvent('session_start', {command: 'run', mode, model, task, workspace})
           },
-          signal: controller.signal,
+          signal: this.interruption.signal,
           task,
         }),
       )
@@ -113,7 +112,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
           if (stream) emitStreamEvent('session_start', {command: 'run', mode, model, name, planPath: args.plan, workspace})
         },
         planPath: args.plan!,
-        signal: controller.signal,
+        signal: this.interruption.signal,
       }),
     )
     return this.finishRun(outcome, stream, flags.quiet)

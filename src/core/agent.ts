@@ -87,6 +87,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
   }
 
   while (true) {
+    if (options.signal.aborted) throw interrupted(options.signal)
     if (turns >= options.maxTurns) {
       throw new WaveError(`Stopped at the turn limit (${options.maxTurns} turns) before the agent finished.`, ExitCode.limit, 'Raise --max-turns to let it go on.')
     }
@@ -154,7 +155,7 @@ async function requestTurn(options: AgentOptions, params: StreamParams): Promise
       })
       return await stream.finalMessage()
     } catch (error) {
-      if (options.signal.aborted) throw error
+      if (options.signal.aborted) throw interrupted(options.signal)
       // The SDK retries failed requests; a stream cut after a 200 is ours to retry. No tool has run
       // for this turn yet, so re-sending the same request is safe.
       const status = (error as {status?: number}).status
@@ -167,6 +168,11 @@ async function requestTurn(options: AgentOptions, params: StreamParams): Promise
       throw new WaveError(describeApiError(error), ExitCode.runtime)
     }
   }
+}
+
+/** The abort's reason when it is a WaveError (the command's signal handler sets one), else a plain line. */
+function interrupted(signal: AbortSignal): WaveError {
+  return signal.reason instanceof WaveError ? signal.reason : new WaveError('The session was interrupted.', ExitCode.interrupted)
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

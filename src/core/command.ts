@@ -2,6 +2,7 @@ import {Command, Flags, type Interfaces} from '@oclif/core'
 
 import {ExitCode, WaveError} from './errors.js'
 import {scrubSecrets} from './model.js'
+import {closeToolSources, setHostConfig} from './plugin-tools.js'
 
 /** Version of every JSON object wave prints; bumped only on a breaking change. */
 export const OUTPUT_VERSION = 1
@@ -17,6 +18,31 @@ export const outputFormatFlag = Flags.option({
  */
 export abstract class WaveCommand extends Command {
   static enableJsonFlag = true
+
+  /** MCP servers a session started stop with the command, whatever its outcome. */
+  protected async finally(error: Error | undefined): Promise<unknown> {
+    await closeToolSources()
+    return super.finally(error)
+  }
+
+  /** Aborted on SIGINT or SIGTERM: the model call stops and a running command's process group is killed. */
+  protected readonly interruption = new AbortController()
+  private signalled?: NodeJS.Signals
+
+  public async init(): Promise<void> {
+    await super.init()
+    // Plugins' tools are asked of this command's oclif config (see src/core/plugin-tools.ts).
+    setHostConfig(this.config)
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(signal, () => {
+        // A second signal means "now": the first one is still unwinding the session.
+        if (this.signalled) process.exit(signalExit(this.signalled))
+        this.signalled = signal
+        process.stderr.write(`\nwave: ${signal} received, stopping (again to force)...\n`)
+        this.interruption.abort(new WaveError(`Interrupted by ${signal}.`, signalExit(signal)))
+      })
+    }
+  }
 
   /** `--output-format json` is `--json`. */
   public jsonEnabled(): boolean {
@@ -34,7 +60,7 @@ export abstract class WaveCommand extends Command {
   }
 
   protected async catch(error: Interfaces.CommandError): Promise<void> {
-    const exitCode = exitCodeOf(error)
+    const exitCode = this.signalled ? signalExit(this.signalled) : exitCodeOf(error)
     const message = scrubSecrets(firstLine(error.message))
     const hint = error instanceof WaveError && error.hint ? scrubSecrets(error.hint) : undefined
     process.stderr.write(`Error: ${message}\n${hint ? `Hint: ${hint}\n` : ''}`)
@@ -51,6 +77,8 @@ export abstract class WaveCommand extends Command {
     process.stdout.write(JSON.stringify(json) + '\n')
   }
 }
+
+const signalExit = (signal: NodeJS.Signals) => (signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated)
 
 function exitCodeOf(error: Interfaces.CommandError): number {
   if (error instanceof WaveError) return error.exitCode

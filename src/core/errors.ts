@@ -7,6 +7,9 @@ export const ExitCode = {
   mismatch: 4,
   limit: 5,
   awaitsApproval: 10,
+  /** 128 + the signal's number, as shells report it. */
+  interrupted: 130,
+  terminated: 143,
 } as const
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]

@@ -138,6 +138,13 @@ function pickChoice(input: ReadStream, output: WriteStream, style: Styles, start
       input.off('keypress', onKey)
       if (input.isTTY) input.setRawMode(false)
       input.pause()
+      if (!error) {
+        // The menu gives way to one line saying what was chosen.
+        moveCursor(output, 0, -drawn)
+        clearScreenDown(output)
+        output.write(`${style.bold('Your decision:')} ${style.accent(CHOICES[choice].label)}  ${style.dim('mode:')} ${style.mode(mode, `‹${mode}›`)}\n`)
+      }
+
       output.write(SHOW_CURSOR)
       if (error) reject(error)
       else resolve({...start, choice, mode})
