@@ -90,5 +90,17 @@ function exitCodeOf(error: Interfaces.CommandError): number {
 
 /** oclif parse errors span several lines (usage, see more help); the first says what was wrong. */
 function firstLine(message: string): string {
-  return message.split('\n').map((line) => line.trim()).find(Boolean) ?? 'Unknown error'
+  // oclif's parse errors put a heading ("Missing 1 required arg:", "Parsing --max-turns") above the
+  // detail and end with "See more help"; fold the heading and the detail into one line.
+  const lines = message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('See more help'))
+  if (lines.length === 0) return 'Unknown error'
+  const [first, second] = lines
+  if (second && (first.endsWith(':') || /^Parsing --[\w-]+$/.test(first) || first === 'The following errors occurred:')) {
+    return `${first.replace(/:$/, '')}: ${second}`
+  }
+
+  return first
 }

