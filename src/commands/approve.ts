@@ -33,7 +33,6 @@ the plan if its content changes afterwards. stdout is the record's path.`
     interactive: Flags.boolean({
       char: 'i',
       description: 'Review the plan at a terminal, then approve, request changes or reject it (Shift+Tab cycles --mode)',
-      exclusive: ['reject', 'request-changes', 'feedback'],
     }),
     mode: Flags.option({default: 'acceptEdits', description: 'Permission mode the run executes in', options: EXECUTION_MODES})(),
     out: Flags.file({description: 'Write the record here instead of beside the plan'}),
@@ -57,6 +56,8 @@ the plan if its content changes afterwards. stdout is the record's path.`
     }
 
     if (flags.interactive) {
+      const decided = flags.reject ? 'reject' : flags['request-changes'] === undefined ? (flags.feedback === undefined ? undefined : 'feedback') : 'request-changes'
+      if (decided) throw usageError(`--interactive cannot be combined with --${decided}: the decision and its feedback are given at the terminal.`)
       const problem = interactiveProblem()
       if (problem) {
         throw usageError(`--interactive needs someone at a terminal, but ${problem}.`, 'Decide with flags instead: --reject, --request-changes "<feedback>", or neither to approve.')
@@ -64,11 +65,14 @@ the plan if its content changes afterwards. stdout is the record's path.`
     }
 
     const {bytes, text} = await readPlanFile(args.plan)
+    const state = await readPlanState(args.plan)
     let review: ReviewOutcome | undefined
-    if (flags.interactive) review = await reviewPlan({allow, mode: flags.mode, planLabel: args.plan, planText: text})
+    if (flags.interactive) {
+      review = await reviewPlan({allow, mode: flags.mode, planLabel: args.plan, planText: text, signal: this.interruption.signal, task: state?.task})
+    }
+
     const decision: DecisionKind =
       review?.decision ?? (flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested')
-    const state = await readPlanState(args.plan)
     const {path, record} = await writeDecision({
       allow,
       approver: flags.approver ?? (await defaultApprover()),

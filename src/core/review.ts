@@ -12,16 +12,13 @@ import type {ReadStream, WriteStream} from 'node:tty'
 import {type Token, type Tokens, Lexer} from 'marked'
 
 import type {DecisionKind} from './approval.js'
-import {type ExitCodeValue, WaveError} from './errors.js'
+import {ExitCode, WaveError} from './errors.js'
 import {type ExecutionMode, nextMode} from './policy.js'
-
-/** The shell's code for a run ended by Ctrl+C (128 + SIGINT). */
-export const INTERRUPTED_EXIT_CODE = 130
 
 /** Ctrl+C (or Ctrl+D) during a review: nothing is recorded, and the command exits 130. */
 export class ReviewAborted extends WaveError {
   constructor() {
-    super('Review aborted: no decision recorded.', INTERRUPTED_EXIT_CODE as ExitCodeValue)
+    super('Review aborted: no decision recorded.', ExitCode.interrupted)
     this.name = 'ReviewAborted'
   }
 }
@@ -67,12 +64,16 @@ export interface ReviewOutcome {
 export interface ReviewOptions {
   /** The plan's Markdown, exactly the text whose bytes the record binds. */
   planText: string
-  /** Shown in the header, e.g. `brave-otter.md`. */
+  /** Shown in the header: the plan's path as given. */
   planLabel: string
   /** The initial execution mode (`--mode`). */
   mode: ExecutionMode
   /** The run's permission rules, shown for context. */
   allow?: string[]
+  /** What the plan was made for (the plan's state), shown above it. */
+  task?: string
+  /** A signal (SIGINT, SIGTERM from outside) ends the review: it rejects with the signal's reason. */
+  signal?: AbortSignal
   input?: ReadStream
   output?: WriteStream
   env?: NodeJS.ProcessEnv
@@ -92,23 +93,44 @@ export async function reviewPlan(options: ReviewOptions): Promise<ReviewOutcome>
   const width = Math.max(20, Math.min(output.columns || 80, 100))
 
   const rule = style.dim('─'.repeat(width))
-  output.write(`${rule}\n${style.dim(`Plan ${options.planLabel}`)}\n\n${renderMarkdown(options.planText, {color: style.enabled, width})}\n${rule}\n`)
+  const task = options.task ? `${style.dim('Task:')} ${sanitize(options.task).replaceAll('\n', ' ')}\n` : ''
+  output.write(`${rule}\n${style.dim(`Plan ${options.planLabel}`)}\n${task}\n${renderMarkdown(options.planText, {color: style.enabled, width})}\n${rule}\n`)
   if (options.allow?.length) output.write(`${style.dim('allow:')} ${options.allow.join(', ')}\n`)
 
+  const io: Io = {input, output, signal: options.signal}
   let state: MenuState = {choice: 0, initialMode: options.mode, mode: options.mode}
   for (;;) {
-    state = await pickChoice(input, output, style, state)
+    state = await pickChoice(io, style, state)
     const {decision} = CHOICES[state.choice]
     if (decision === 'approved') return {decision, mode: state.mode}
     if (decision === 'changes_requested') {
-      const feedback = await askLine(input, output, `${style.bold('What should change?')} ${style.dim('(an empty line goes back)')} `)
+      const feedback = await askLine(io, `${style.bold('What should change?')} ${style.dim('(an empty line goes back)')} `)
       if (feedback) return {decision, feedback, mode: state.mode}
       continue
     }
 
-    const feedback = await askLine(input, output, `${style.bold('Why reject it?')} ${style.dim('(optional, enter to skip)')} `)
+    const feedback = await askLine(io, `${style.bold('Why reject it?')} ${style.dim('(optional, enter to skip)')} `)
     return {decision, feedback: feedback || undefined, mode: state.mode}
   }
+}
+
+interface Io {
+  input: ReadStream
+  output: WriteStream
+  signal?: AbortSignal
+}
+
+/** Calls `onAbort` when the signal fires (at once if it has); returns the function that stops listening. */
+function onAbort(signal: AbortSignal | undefined, abort: (reason: Error) => void): () => void {
+  if (!signal) return () => {}
+  const listener = () => abort(signal.reason instanceof Error ? signal.reason : new ReviewAborted())
+  if (signal.aborted) {
+    queueMicrotask(listener)
+    return () => {}
+  }
+
+  signal.addEventListener('abort', listener, {once: true})
+  return () => signal.removeEventListener('abort', listener)
 }
 
 interface MenuState {
@@ -118,7 +140,7 @@ interface MenuState {
 }
 
 /** The menu in raw mode: arrows, j/k, a/r/x or 1-3 choose, Shift+Tab cycles the mode, Enter confirms. */
-function pickChoice(input: ReadStream, output: WriteStream, style: Styles, start: MenuState): Promise<MenuState> {
+function pickChoice({input, output, signal}: Io, style: Styles, start: MenuState): Promise<MenuState> {
   return new Promise((resolve, reject) => {
     let {choice, mode} = start
     let drawn = 0
@@ -134,7 +156,12 @@ function pickChoice(input: ReadStream, output: WriteStream, style: Styles, start
       drawn = lines.length
     }
 
+    let stopListening = () => {}
+    // Should the process end some other way (a second signal forces an exit), the cursor comes back.
+    const showCursor = () => output.write(SHOW_CURSOR)
     const finish = (error?: Error) => {
+      stopListening()
+      process.off('exit', showCursor)
       input.off('keypress', onKey)
       if (input.isTTY) input.setRawMode(false)
       input.pause()
@@ -145,7 +172,7 @@ function pickChoice(input: ReadStream, output: WriteStream, style: Styles, start
         output.write(`${style.bold('Your decision:')} ${style.accent(CHOICES[choice].label)}  ${style.dim('mode:')} ${style.mode(mode, `‹${mode}›`)}\n`)
       }
 
-      output.write(SHOW_CURSOR)
+      showCursor()
       if (error) reject(error)
       else resolve({...start, choice, mode})
     }
@@ -168,9 +195,14 @@ function pickChoice(input: ReadStream, output: WriteStream, style: Styles, start
     emitKeypressEvents(input)
     if (input.isTTY) input.setRawMode(true)
     output.write(HIDE_CURSOR)
+    process.on('exit', showCursor)
     draw()
     input.on('keypress', onKey)
     input.resume()
+    stopListening = onAbort(signal, (reason) => {
+      output.write('\n')
+      finish(reason)
+    })
   })
 }
 
@@ -185,20 +217,23 @@ function menuLines(choice: number, mode: ExecutionMode, style: Styles): string[]
 
   lines.push(
     '',
-    `mode: ${style.mode(mode, `‹${mode}›`)}  ${style.dim('(shift+tab to cycle)')}  ${style.dim(MODE_SUMMARIES[mode])}`,
+    `mode: ${style.mode(mode, `‹${mode}›`)}  ${style.dim('(shift+tab to cycle)')}`,
+    `      ${style.dim(MODE_SUMMARIES[mode])}`,
     style.dim('↑/↓ or a/r/x to choose · enter to confirm · ctrl+c to abort'),
   )
   return lines
 }
 
 /** One line of input with line editing (readline); an empty answer is ''. Ctrl+C aborts. */
-function askLine(input: ReadStream, output: WriteStream, prompt: string): Promise<string> {
+function askLine({input, output, signal}: Io, prompt: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const rl = createInterface({input, output, terminal: true})
     let settled = false
+    let stopListening = () => {}
     const settle = (fn: () => void) => {
       if (settled) return
       settled = true
+      stopListening()
       rl.close()
       input.pause()
       fn()
@@ -212,6 +247,10 @@ function askLine(input: ReadStream, output: WriteStream, prompt: string): Promis
     rl.on('close', () => {
       if (!settled) output.write('\n')
       settle(() => reject(new ReviewAborted()))
+    })
+    stopListening = onAbort(signal, (reason) => {
+      output.write('\n')
+      settle(() => reject(reason))
     })
     rl.question(prompt, (answer) => settle(() => resolve(answer.trim())))
   })
@@ -270,6 +309,9 @@ function styles(enabled: boolean): Styles {
 const ANSI_SEQUENCE = /\u001B\[[0-?]*[ -/]*[@-~]/g
 // Control characters a plan must not smuggle to the terminal (escape sequences, bells, C1 codes).
 const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g
+
+/** Text without the control characters that could drive the terminal. */
+const sanitize = (text: string) => text.replaceAll(CONTROL, '')
 
 /** Visible width of a line: ANSI sequences take no room. */
 export const visibleLength = (text: string) => [...text.replaceAll(ANSI_SEQUENCE, '')].length
@@ -347,7 +389,7 @@ export interface MarkdownRenderOptions {
  * drive the terminal.
  */
 export function renderMarkdown(markdown: string, options: MarkdownRenderOptions): string {
-  const tokens = new Lexer({gfm: true}).lex(markdown.replaceAll('\r\n', '\n').replaceAll(CONTROL, ''))
+  const tokens = new Lexer({gfm: true}).lex(sanitize(markdown.replaceAll('\r\n', '\n')))
   return renderBlocks(tokens, options).join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n'
 }
 
