@@ -7,6 +7,7 @@ import {ExitCode, usageError} from '../core/errors.js'
 import {modelFrom} from '../core/model.js'
 import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output.js'
 import {EXECUTION_MODES, parseRule} from '../core/policy.js'
+import {loadSettings} from '../core/settings.js'
 import {formatUsage, type Reporter, withProgress} from '../core/progress.js'
 import {executePlan, type RunOutcome} from '../core/runner.js'
 import {runTask, type TaskOutcome} from '../core/tasks.js'
@@ -65,7 +66,8 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     }
 
     const stream = flags['output-format'] === 'stream-json'
-    const model = modelFrom(flags.model)
+    // Settings are validated before anything starts (a bad file: exit 2); the session reads them again.
+    const model = modelFrom(flags.model, loadSettings(flags.cwd ?? process.cwd()).model)
     const mode = flags.mode ?? 'acceptEdits'
     const approve = flags.approve ? {allow, approver: await defaultApprover(), mode} : undefined
     const events = (reporter: Reporter) => (event: AgentEvent) => {

@@ -1,14 +1,16 @@
 import {Flags} from '@oclif/core'
 
 import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
-import {NO_RULES, offers, PERMISSION_MODES, type PermissionMode} from '../core/policy.js'
-import {builtinRegistry} from '../plugins/registry.js'
+import {offers, PERMISSION_MODES, type PermissionMode} from '../core/policy.js'
+import {openSessionTools} from '../core/session-tools.js'
+import {workspaceRoot} from '../core/workspace.js'
 
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.
 
-Offers are those of a headless session with no --allow rules: Bash appears in acceptEdits once a rule
-such as Bash(npm test:*) allows it.`
+Lists the built-ins, the tools of installed plugins and those of the MCP servers in the settings files
+(which it starts, then stops). Offers are those of a headless session under the settings files' rules
+and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm test:*) allows it.`
 
   static examples = ['<%= config.bin %> tools', '<%= config.bin %> tools --mode plan', '<%= config.bin %> tools --json']
 
@@ -19,9 +21,10 @@ such as Bash(npm test:*) allows it.`
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Tools)
     const modes: readonly PermissionMode[] = flags.mode ? [flags.mode] : PERMISSION_MODES
-    const registry = builtinRegistry()
+    const {registry, rules} = await openSessionTools({workspace: await workspaceRoot(process.cwd())})
     const tools = registry.tools.map((tool) => ({
       access: tool.access,
+      origin: tool.origin ?? 'builtin',
       description: tool.description.split('\n')[0],
       name: tool.name,
       offered: Object.fromEntries(
@@ -29,7 +32,7 @@ such as Bash(npm test:*) allows it.`
           mode,
           offers(
             // A placeholder plan file: in plan mode, Write and Edit are offered for the session's plan.
-            {canEnterPlanMode: false, headless: true, mode, planFile: mode === 'plan' ? '/plan.md' : undefined, rules: NO_RULES, workspaceRoot: '/'},
+            {canEnterPlanMode: false, headless: true, mode, planFile: mode === 'plan' ? '/plan.md' : undefined, rules, workspaceRoot: '/'},
             tool,
           ),
         ]),

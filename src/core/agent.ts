@@ -5,7 +5,7 @@ import type {ToolRegistry} from '../plugins/registry.js'
 import type {SessionControl} from '../plugins/tool.js'
 import {dispatch, type ToolCallOutcome} from './dispatch.js'
 import {ExitCode, WaveError} from './errors.js'
-import {describeApiError, scrubSecrets} from './model.js'
+import {apiSettings, describeApiError, integerFromEnv, scrubSecrets} from './model.js'
 import type {PolicyContext} from './policy.js'
 
 export interface TokenUsage {
@@ -65,6 +65,7 @@ export interface AgentResult {
 
 /** How often wave re-sends a request whose stream was cut after the response began (the SDK does not). */
 const STREAM_RETRIES = 3
+/** The first backoff of those retries, doubled each time; `WAVE_RETRY_BASE_MS` sets it (tests use a few ms). */
 const STREAM_RETRY_BASE_MS = 500
 const DEFAULT_MAX_TOKENS = 16_000
 
@@ -146,28 +147,90 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
 type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
 
 async function requestTurn(options: AgentOptions, params: StreamParams): Promise<Message> {
+  const {maxRetries, timeoutMs} = apiSettings()
+  const retryBase = integerFromEnv('WAVE_RETRY_BASE_MS', STREAM_RETRY_BASE_MS, 0, 60_000)
+  const client = withRetryEvents(options, maxRetries)
   for (let attempt = 0; ; attempt++) {
+    // Set once the response has begun (its headers arrived): from then on the SDK retries nothing.
     let began = false
+    let stalled = false
+    let requestId: string | null | undefined
+    // One controller per attempt: the session's abort stops it, and so does a stream gone silent.
+    const attemptAbort = new AbortController()
+    const forward = () => attemptAbort.abort(options.signal.reason)
+    options.signal.addEventListener('abort', forward, {once: true})
+    let idle: NodeJS.Timeout | undefined
+    const watch = () => {
+      clearTimeout(idle)
+      idle = setTimeout(() => {
+        stalled = true
+        attemptAbort.abort()
+      }, timeoutMs)
+    }
+
     try {
-      const stream = options.client.messages.stream(params, {signal: options.signal})
-      stream.on('streamEvent', () => {
+      if (options.signal.aborted) throw interrupted(options.signal)
+      const stream = client.messages.stream(params, {signal: attemptAbort.signal})
+      stream.on('connect', () => {
         began = true
+        requestId = stream.request_id
+        watch()
       })
+      stream.on('streamEvent', watch)
       return await stream.finalMessage()
     } catch (error) {
       if (options.signal.aborted) throw interrupted(options.signal)
-      // The SDK retries failed requests; a stream cut after a 200 is ours to retry. No tool has run
-      // for this turn yet, so re-sending the same request is safe.
-      const status = (error as {status?: number}).status
-      if (began && status === undefined && attempt < STREAM_RETRIES) {
-        options.onEvent?.({attempt: attempt + 1, reason: scrubSecrets(String((error as Error).message ?? error)), type: 'retry'})
-        await sleep(STREAM_RETRY_BASE_MS * 2 ** attempt, options.signal)
+      // The SDK retries failed requests; a stream cut or stalled after the response began is ours to
+      // retry. No tool has run for this turn yet (tools run on the complete message only), and nothing
+      // of the partial message was kept, so re-sending the same request is safe.
+      const failure = stalled ? new Error(`the response stream stalled: no event for ${timeoutMs} ms`) : error
+      if (began && attempt < STREAM_RETRIES && isTransientStreamFailure(failure)) {
+        options.onEvent?.({attempt: attempt + 1, reason: `stream cut: ${scrubSecrets(firstLine(failure))}`, type: 'retry'})
+        await sleep(retryBase * 2 ** attempt, options.signal)
         continue
       }
 
-      throw new WaveError(describeApiError(error), ExitCode.runtime)
+      throw new WaveError(describeApiError(failure, requestId), ExitCode.runtime)
+    } finally {
+      clearTimeout(idle)
+      options.signal.removeEventListener('abort', forward)
     }
   }
+}
+
+/** Error types an API stream reports that no retry will cure. */
+const PERMANENT_STREAM_ERRORS = new Set(['authentication_error', 'invalid_request_error', 'not_found_error', 'permission_error', 'request_too_large'])
+
+/** A failure after the response began: a cut connection, a stall, or a transient error event (overloaded). */
+function isTransientStreamFailure(error: unknown): boolean {
+  const e = error as {status?: number; type?: string | null}
+  if (typeof e?.status === 'number') return false
+  return !PERMANENT_STREAM_ERRORS.has(e?.type ?? '')
+}
+
+function firstLine(error: unknown): string {
+  return String((error as Error)?.message ?? error).split('\n')[0]
+}
+
+/**
+ * The client, reporting the SDK's own retries (a 429, a 529, a connection refused) as retry events, so
+ * that a CI log shows why a turn takes long. Only the status and the attempt are reported, never the
+ * URL (which may hold credentials).
+ */
+function withRetryEvents(options: AgentOptions, maxRetries: number): Anthropic {
+  const onEvent = options.onEvent
+  if (!onEvent || typeof options.client.withOptions !== 'function') return options.client
+  const info = (message: string) => {
+    const remaining = /(\d+) attempts? remaining/.exec(message)
+    if (!remaining) return
+    const status = /with status (\d+)/.exec(message)
+    const connection = /connection (timed out|failed)/.exec(message)
+    const reason = status ? `status ${status[1]} from the API` : connection ? `connection ${connection[1]}` : 'request failed'
+    onEvent({attempt: maxRetries - Number(remaining[1]) + 1, reason, type: 'retry'})
+  }
+
+  const ignore = () => {}
+  return options.client.withOptions({logger: {debug: ignore, error: ignore, info, warn: ignore}, logLevel: 'info'})
 }
 
 /** The abort's reason when it is a WaveError (the command's signal handler sets one), else a plain line. */

@@ -156,7 +156,14 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     task: input.task,
     version: APPROVAL_VERSION,
   }
-  await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n')
+  try {
+    await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const why = code === 'EISDIR' ? 'it is a directory' : code === 'ENOENT' || code === 'ENOTDIR' ? 'its directory does not exist' : (error as Error).message
+    throw new WaveError(`Cannot write the approval record ${file}: ${why}.`, ExitCode.usage)
+  }
+
   return {path: file, record}
 }
 

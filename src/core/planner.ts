@@ -3,20 +3,22 @@ import path from 'node:path'
 
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
-import {builtinRegistry} from '../plugins/registry.js'
 import {type SessionControl, ToolError} from '../plugins/tool.js'
 import {type AgentEvent, runAgent, type StopReason, type TokenUsage} from './agent.js'
 import {approvalPathFor, readApproval} from './approval.js'
 import {ExitCode, usageError, WaveError} from './errors.js'
 import {assertCredentials, createClient, scrubSecrets} from './model.js'
-import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planFileProblem, planNameOf, planSidecars, readPlanState, setPlanStatus} from './plans.js'
-import {NO_RULES, type PolicyContext} from './policy.js'
+import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planFileProblem, planNameOf, planSidecars, readPlanStateChecked, setPlanStatus} from './plans.js'
+import type {PolicyContext} from './policy.js'
 import {planModeSystemPrompt} from './prompts.js'
 import {repositoryState} from './repository.js'
+import {openSessionTools} from './session-tools.js'
 import {resolvePath, workspaceRoot} from './workspace.js'
 
 export interface SessionCallbacks {
   signal: AbortSignal
+  /** `--allow` rules, on top of the settings files' (e.g. WebFetch(domain:docs.example.com) for research). */
+  allow?: string[]
   onEvent?: (event: AgentEvent) => void
   onStart?: (info: {planPath: string; name: string; model: string; workspace: string}) => void
 }
@@ -62,7 +64,7 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
  */
 export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
   const planPath = await planInPlansDir(options.planPath)
-  const state = await readPlanState(planPath)
+  const state = await readPlanStateChecked(planPath)
   const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
   const task = state?.task || record?.task
   if (!task) throw usageError(`Nothing is known of the task behind ${planPath}: its state file is missing.`)
@@ -90,7 +92,8 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
   const name = planNameOf(planPath)
   input.onStart?.({model: input.model, name, planPath, workspace})
 
-  const policy: PolicyContext = {headless: true, mode: 'plan', planFile: planPath, rules: NO_RULES, workspaceRoot: workspace}
+  const tools = await openSessionTools({allow: input.allow, workspace})
+  const policy: PolicyContext = {headless: true, mode: 'plan', planFile: planPath, rules: tools.rules, workspaceRoot: workspace}
   let exitRequested = false
   const session: SessionControl = {
     async enterPlanMode() {
@@ -116,7 +119,7 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
     onEvent: input.onEvent,
     onMessage: transcript,
     policy: () => policy,
-    registry: builtinRegistry(),
+    registry: tools.registry,
     session,
     signal: input.signal,
     stopRequested: () => exitRequested,

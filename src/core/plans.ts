@@ -1,4 +1,5 @@
-import {appendFile, mkdir, open, readdir, readFile, realpath, stat} from 'node:fs/promises'
+import {randomBytes} from 'node:crypto'
+import {appendFile, link, mkdir, readdir, readFile, realpath, rm, stat, writeFile} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import path from 'node:path'
 
@@ -95,19 +96,42 @@ export async function createPlan(init: {task: string; workspace: string; model: 
       version: 1,
       workspace: init.workspace,
     }
-    try {
-      const handle = await open(planSidecars(planPath).state, 'wx')
-      await handle.writeFile(JSON.stringify(state, null, 2) + '\n')
-      await handle.close()
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue
-      throw error
-    }
+    if (!(await createExclusive(planSidecars(planPath).state, JSON.stringify(state, null, 2) + '\n'))) continue
 
     return {name, path: planPath, state}
   }
 
   throw new Error(`Could not find an unused plan name in ${dir} after ${MAX_DRAWS} draws.`)
+}
+
+/**
+ * Creates `file` with `content` only if no file of that name exists, atomically: the content goes to a
+ * temporary file first, which is then hard-linked to the name (link fails if the name is taken). No
+ * reader ever sees the file empty or half-written, and of two racing writers exactly one wins.
+ * Returns false when the name was taken.
+ */
+export async function createExclusive(file: string, content: string): Promise<boolean> {
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
+  await writeFile(temporary, content, {flag: 'wx', mode: 0o600})
+  try {
+    await link(temporary, file)
+    return true
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return false
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw error
+  } finally {
+    await rm(temporary, {force: true})
+  }
+
+  // A file system without hard links: create exclusively, then fill (not atomic, still exclusive).
+  try {
+    await writeFile(file, content, {flag: 'wx', mode: 0o600})
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw error
+  }
 }
 
 function drawName(): string {
@@ -118,8 +142,16 @@ function drawName(): string {
 /** The plans directory, created on demand, as a real path (the policy compares real paths). */
 export async function ensurePlansDir(): Promise<string> {
   const dir = plansDir()
-  await mkdir(dir, {mode: 0o700, recursive: true})
-  return realpath(dir)
+  try {
+    await mkdir(dir, {mode: 0o700, recursive: true})
+    const real = await realpath(dir)
+    if (!(await stat(real)).isDirectory()) throw Object.assign(new Error('not a directory'), {code: 'ENOTDIR'})
+    return real
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in the way' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (error as Error).message
+    throw usageError(`Cannot use the plans directory ${dir}: ${why}.`, 'Set WAVE_HOME (or plansDirectory in the user settings) to a directory wave can write.')
+  }
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -141,6 +173,29 @@ export async function readPlanState(planPath: string): Promise<PlanState | undef
 
   const parsed = planStateSchema.safeParse(safeJson(text))
   return parsed.success ? parsed.data : undefined
+}
+
+/**
+ * The plan's state for a command about to act on it: undefined when there is none, a usage error when
+ * it cannot be read or is malformed (rather than a silent fresh state written over it).
+ */
+export async function readPlanStateChecked(planPath: string): Promise<PlanState | undefined> {
+  const file = planSidecars(planPath).state
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    throw usageError(`Cannot read the plan's state file ${file}: ${code === 'EISDIR' ? 'it is a directory' : (error as Error).message}.`)
+  }
+
+  const parsed = planStateSchema.safeParse(safeJson(text))
+  if (!parsed.success) {
+    throw usageError(`The plan's state file ${file} is malformed; wave leaves it as it is.`, 'Fix it, or remove it (the plan and its approval record are enough to run it).')
+  }
+
+  return parsed.data
 }
 
 export async function writePlanState(planPath: string, state: PlanState): Promise<void> {
@@ -236,10 +291,12 @@ export async function listPlans(): Promise<PlanListing[]> {
   }
 
   const listings = await Promise.all(
-    names.map(async (file): Promise<PlanListing> => {
+    names.map(async (file): Promise<PlanListing | undefined> => {
       const planPath = path.join(dir, file)
       const state = await readPlanState(planPath)
-      const info = await stat(planPath)
+      // A dangling link, a directory, or a plan removed while listing is not a plan to show.
+      const info = await stat(planPath).catch(() => undefined)
+      if (!info?.isFile()) return undefined
       const decision = await approvalDecision(planPath)
       // A decision recorded after the state was written (by another tool) is the newer status.
       const status = state && !(decision && decision.at > state.updatedAt) ? state.status : (decision?.decision ?? 'draft')
@@ -254,7 +311,7 @@ export async function listPlans(): Promise<PlanListing[]> {
       }
     }),
   )
-  return listings.sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+  return listings.filter((listing): listing is PlanListing => listing !== undefined).sort((a, b) => b.createdAt.localeCompare(a.createdAt))
 }
 
 async function approvalDecision(planPath: string): Promise<{decision: PlanState['status']; at: string} | undefined> {

@@ -108,7 +108,14 @@ export async function loadPluginTools(options: PluginToolsOptions): Promise<Tool
   const hasHook = config.getPluginsList().some((plugin) => (plugin.hooks[TOOLS_HOOK] ?? []).length > 0)
   if (!hasHook) return []
   const hookOptions: WaveToolsHookOptions = {apiVersion: TOOLS_HOOK_API, defineTool, ToolError, workspace: options.workspace, z}
-  const result = await config.runHook<'wave:tools', WaveHooks>(TOOLS_HOOK, hookOptions, options.timeoutMs ?? 10_000, true)
+  // Hooks are loaded as the compiled JavaScript they point at: no ts-node, and no warning on stderr that
+  // a linked ESM plugin "cannot be auto-transpiled" (which would only ever be true).
+  const {settings} = await import('@oclif/core')
+  const autoTranspile = settings.enableAutoTranspile
+  settings.enableAutoTranspile ??= false
+  const result = await config.runHook<'wave:tools', WaveHooks>(TOOLS_HOOK, hookOptions, options.timeoutMs ?? 10_000, true).finally(() => {
+    settings.enableAutoTranspile = autoTranspile
+  })
   for (const failure of result.failures) {
     warn(`Plugin "${failure.plugin.name}": its ${TOOLS_HOOK} hook failed (${firstLine(failure.error)}); it contributes no tools.`)
   }

@@ -262,6 +262,9 @@ export function parseRules(allow: string[] = [], denyRules: string[] = []): Rule
 // Shell syntax that could smuggle a second command past a prefix rule.
 const SHELL_SUBSTITUTION = /`|\$\(|<\(|>\(/
 const SHELL_SEPARATORS = /\|\||&&|[;|&\n]/
+// Redirections that touch no file (`2>&1`, `>/dev/null`); any other reads or writes a file the rule never named.
+const HARMLESS_REDIRECTIONS = /(^|\s)\d?>&\d(?=\s|$)|(^|\s)[\d&]?>>?\s*\/dev\/null(?=\s|$)/g
+const REDIRECTION = /[<>]/
 
 /**
  * Whether a rule is about a tool: its name, or for MCP tools (`mcp__<server>__<tool>`) also the server
@@ -290,11 +293,14 @@ export function ruleMatches(rule: Rule, ctx: PolicyContext, call: ToolCall): boo
 
 /**
  * `npm test:*` matches `npm test` and `npm test -- --watch`; `npm test` matches only itself. A compound
- * command matches only when every part does, and command substitution never matches.
+ * command matches only when every part does; command substitution and redirection to or from a file
+ * never match (`2>&1` and `>/dev/null` are fine).
  */
 export function commandMatches(specifier: string, command: string): boolean {
   if (SHELL_SUBSTITUTION.test(command)) return false
-  const parts = command.split(SHELL_SEPARATORS).map((part) => part.trim()).filter(Boolean)
+  const plain = command.replaceAll(HARMLESS_REDIRECTIONS, ' ')
+  if (REDIRECTION.test(plain)) return false
+  const parts = plain.split(SHELL_SEPARATORS).map((part) => part.trim()).filter(Boolean)
   if (parts.length === 0) return false
   const prefix = specifier.endsWith(':*') ? specifier.slice(0, -2).trim() : undefined
   return parts.every((part) => {

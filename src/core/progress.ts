@@ -27,7 +27,7 @@ export function progressLine(event: AgentEvent): string | undefined {
     }
 
     case 'retry': {
-      return `↻ stream interrupted, retrying (attempt ${event.attempt}): ${event.reason}`
+      return `↻ retrying (attempt ${event.attempt}): ${event.reason}`
     }
 
     case 'usage': {

@@ -1,18 +1,18 @@
-import {open, readFile, realpath, rm} from 'node:fs/promises'
+import {readFile, realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
-import {builtinRegistry} from '../plugins/registry.js'
 import {type SessionControl, ToolError} from '../plugins/tool.js'
 import {type AgentEvent, runAgent, type TokenUsage} from './agent.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, readApproval, writeDecision} from './approval.js'
 import {ExitCode, WaveError} from './errors.js'
 import {assertCredentials, createClient, scrubSecrets} from './model.js'
-import {appendTranscript, type PlanRun, type PlanState, planNameOf, planSidecars, readPlanFile, readPlanState, writePlanState} from './plans.js'
-import {type ExecutionMode, parseRules, type PolicyContext} from './policy.js'
+import {appendTranscript, createExclusive, type PlanRun, type PlanState, planNameOf, planSidecars, readPlanFile, readPlanState, readPlanStateChecked, writePlanState} from './plans.js'
+import type {ExecutionMode, PolicyContext} from './policy.js'
 import {executionSystemPrompt} from './prompts.js'
 import {changedPaths, repositoryState} from './repository.js'
+import {openSessionTools} from './session-tools.js'
 import {displayPath, workspaceRoot} from './workspace.js'
 
 export interface InlineApproval {
@@ -53,12 +53,14 @@ export interface RunOutcome {
 export async function executePlan(options: RunOptions): Promise<RunOutcome> {
   const planPath = path.resolve(options.planPath)
   const {bytes, text} = await readPlanFile(planPath)
-  const state = await readPlanState(planPath)
+  const state = await readPlanStateChecked(planPath)
   const workspace = await workspaceRoot(options.cwd)
 
   let record: ApprovalRecord
   const recordPath = options.approvalPath ? path.resolve(options.approvalPath) : approvalPathFor(planPath)
   if (options.approve) {
+    // No record is written for a run that cannot start for want of a key.
+    assertCredentials()
     record = (
       await writeDecision({
         ...options.approve,
@@ -110,10 +112,13 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
   const task = record.task ?? prepared.state?.task
   const before = prepared.current ? await changedPaths(workspace) : new Map<string, string>()
   const run: PlanRun = {approvalSha256: record.plan.sha256, changedFiles: [], startedAt: new Date().toISOString()}
-  await saveRun(planPath, prepared, run, 'running')
   options.onStart?.({mode: record.mode, model: options.model, name, workspace})
 
-  const policy: PolicyContext = {headless: true, mode: record.mode, rules: parseRules(record.allow), workspaceRoot: workspace}
+  // The record's rules plus the settings files' (deny rules from settings beat any allow).
+  const tools = await openSessionTools({allow: record.allow, workspace})
+  const policy: PolicyContext = {headless: true, mode: record.mode, rules: tools.rules, workspaceRoot: workspace}
+  // Recorded as running only once nothing but the session itself can fail: the finally below ends it.
+  await saveRun(planPath, prepared, run, 'running')
   const session: SessionControl = {
     async enterPlanMode() {
       throw new ToolError('This run executes an approved plan; it cannot enter plan mode.')
@@ -138,7 +143,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       onEvent: options.onEvent,
       onMessage: transcript,
       policy: () => policy,
-      registry: builtinRegistry(),
+      registry: tools.registry,
       session,
       signal: options.signal,
       system: () => executionSystemPrompt({allow: record.allow, mode: record.mode, workspace}),
@@ -228,20 +233,14 @@ export async function recordDecisionInState(planPath: string, decision: Decision
 async function lockPlan(planPath: string): Promise<() => Promise<void>> {
   const lock = planSidecars(planPath).lock
   for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const handle = await open(lock, 'wx')
-      await handle.writeFile(String(process.pid))
-      await handle.close()
-      return () => rm(lock, {force: true})
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const owner = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10)
-      if (owner && isAlive(owner)) {
-        throw new WaveError(`The plan ${planNameOf(planPath)} is already running (pid ${owner}).`, ExitCode.runtime, `Wait for it to finish, or remove ${lock} if that process is gone.`)
-      }
-
-      await rm(lock, {force: true}) // left by a process that died
+    // Created with its owner's pid in one step: a racing run never reads an empty lock as a dead one.
+    if (await createExclusive(lock, String(process.pid))) return () => rm(lock, {force: true})
+    const owner = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10)
+    if (owner && isAlive(owner)) {
+      throw new WaveError(`The plan ${planNameOf(planPath)} is already running (pid ${owner}).`, ExitCode.runtime, `Wait for it to finish, or remove ${lock} if that process is gone.`)
     }
+
+    await rm(lock, {force: true}) // left by a process that died
   }
 
   throw new WaveError(`Could not lock the plan ${planPath} for this run.`, ExitCode.runtime)

@@ -37,6 +37,7 @@ export async function openSessionTools(options: SessionToolsOptions): Promise<Se
   const settings = options.settings ?? loadSettings(options.workspace)
   const rules = parseRules([...settings.allow, ...(options.allow ?? [])], [...settings.deny, ...(options.deny ?? [])])
   const warn = options.warn ?? ((message: string) => process.stderr.write(`Warning: ${message}\n`))
+  for (const message of settings.ignored) warn(message)
   const builtins = [...BUILTIN_TOOLS, ...CONTROL_TOOLS]
   const taken = new Set(builtins.map((tool) => tool.name))
   const tools: ToolPlugin[] = [...builtins]

@@ -74,6 +74,12 @@ export const settingsSchema = z.strictObject({
   plansDirectory: z.string().trim().min(1, 'must not be empty').optional(),
   /** Installed oclif plugins whose tools to use (true) or ignore (false); plugins not named are used. */
   plugins: z.record(z.string(), z.boolean()).optional(),
+  /**
+   * User settings only: let a repository's own .wave/settings.json grant capabilities (allow rules,
+   * MCP servers). Off by default: in CI the repository is often a pull request's, and its files must
+   * not widen what wave may do. Deny rules and the model always apply.
+   */
+  trustProjectSettings: z.boolean().optional(),
 })
 
 export type Settings = z.infer<typeof settingsSchema>
@@ -97,9 +103,13 @@ export interface EffectiveSettings {
   plansDirectory?: string
   /** The files that were read, user first. */
   files: string[]
+  /** What an untrusted project file asked for and did not get, to be reported. */
+  ignored: string[]
 }
 
 export interface SettingsFlags {
+  /** WAVE_TRUST_PROJECT_SETTINGS=1: as `trustProjectSettings` in the user file. */
+  trustProject?: boolean
   model?: string
   allow?: string[]
   deny?: string[]
@@ -139,8 +149,10 @@ export function parseSettings(text: string, file: string, scope: SettingsScope):
     throw invalid(file, `${field ? `${field}: ` : ''}${issueMessage(issue)}${more}`)
   }
 
-  if (scope === 'project' && parsed.data.plansDirectory !== undefined) {
-    throw invalid(file, `plansDirectory: can be set only in the user settings file ${userSettingsPath()}, not in a project's`)
+  if (scope === 'project') {
+    for (const key of ['plansDirectory', 'trustProjectSettings'] as const) {
+      if (parsed.data[key] !== undefined) throw invalid(file, `${key}: can be set only in the user settings file ${userSettingsPath()}, not in a project's`)
+    }
   }
 
   return parsed.data
@@ -153,6 +165,7 @@ function fieldName(issue: z.core.$ZodIssue): string {
 
 function issueMessage(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') return `unknown setting${issue.keys.length > 1 ? ` (also ${issue.keys.slice(1).join(', ')})` : ''}`
+  if ((issue.code === 'invalid_key' || issue.code === 'invalid_element') && issue.issues[0]) return issue.issues[0].message
   return issue.message
 }
 
@@ -163,15 +176,25 @@ function invalid(file: string, problem: string): WaveError {
 /** Merges settings layers (user first, then project) and flags: the pure part, table-tested. */
 export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}): EffectiveSettings {
   const ordered = [...layers].sort((a, b) => (a.scope === b.scope ? 0 : a.scope === 'user' ? -1 : 1))
-  const merged: EffectiveSettings = {allow: [], deny: [], files: [], mcpServers: {}, plugins: {}}
+  const merged: EffectiveSettings = {allow: [], deny: [], files: [], ignored: [], mcpServers: {}, plugins: {}}
+  const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
   for (const {file, scope, settings} of ordered) {
     merged.files.push(file)
     if (settings.model) merged.model = settings.model
-    merged.allow.push(...(settings.permissions?.allow ?? []))
     merged.deny.push(...(settings.permissions?.deny ?? []))
     Object.assign(merged.plugins, settings.plugins)
+    const grants = scope === 'user' || trusted
+    const allow = settings.permissions?.allow ?? []
+    const servers = Object.entries(settings.mcpServers ?? {})
+    if (!grants && allow.length + servers.length > 0) {
+      const what = [allow.length > 0 ? `allow rules (${allow.join(', ')})` : '', servers.length > 0 ? `mcpServers (${servers.map(([name]) => name).join(', ')})` : '']
+      merged.ignored.push(`${file}: ${what.filter(Boolean).join(' and ')} ignored, since project settings are not trusted (set "trustProjectSettings": true in ${userSettingsPath()} or WAVE_TRUST_PROJECT_SETTINGS=1)`)
+      continue
+    }
+
+    merged.allow.push(...allow)
     // A project's server replaces the user's server of the same name as a whole.
-    for (const [name, server] of Object.entries(settings.mcpServers ?? {})) merged.mcpServers[name] = {...server, scope}
+    for (const [name, server] of servers) merged.mcpServers[name] = {...server, scope}
     if (scope === 'user' && settings.plansDirectory) {
       merged.plansDirectory = path.resolve(path.dirname(file), expandHome(settings.plansDirectory))
     }
@@ -187,6 +210,8 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
 
 /** The user's and the workspace's settings files, validated and merged, with flags on top. */
 export function loadSettings(workspace: string | undefined, flags: SettingsFlags = {}): EffectiveSettings {
+  const trust = process.env.WAVE_TRUST_PROJECT_SETTINGS
+  if (flags.trustProject === undefined && trust) flags = {...flags, trustProject: trust === '1' || trust.toLowerCase() === 'true'}
   const layers = [readSettingsFile(userSettingsPath(), 'user')]
   if (workspace) {
     const project = projectSettingsPath(path.resolve(workspace))

@@ -1,14 +1,14 @@
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
-import {builtinRegistry} from '../plugins/registry.js'
 import {type SessionControl, ToolError} from '../plugins/tool.js'
 import {type AgentEvent, runAgent, type TokenUsage} from './agent.js'
 import {ExitCode, WaveError} from './errors.js'
 import {assertCredentials, createClient, scrubSecrets} from './model.js'
 import {appendTranscript, createPlan, isRegularFile, type NewPlan, planFileProblem, setPlanStatus} from './plans.js'
-import {type ExecutionMode, parseRules, type PolicyContext} from './policy.js'
+import type {ExecutionMode, PolicyContext} from './policy.js'
 import {planModeSystemPrompt, taskSystemPrompt} from './prompts.js'
 import {changedPaths, repositoryState} from './repository.js'
+import {openSessionTools} from './session-tools.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './runner.js'
 import {resolvePath, workspaceRoot} from './workspace.js'
 
@@ -44,7 +44,8 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   const before = repository ? await changedPaths(workspace) : new Map<string, string>()
   options.onStart?.({mode: options.mode, model: options.model, workspace})
 
-  let policy: PolicyContext = {canEnterPlanMode: true, headless: true, mode: options.mode, rules: parseRules(options.allow), workspaceRoot: workspace}
+  const tools = await openSessionTools({allow: options.allow, workspace})
+  let policy: PolicyContext = {canEnterPlanMode: true, headless: true, mode: options.mode, rules: tools.rules, workspaceRoot: workspace}
   let plan: NewPlan | undefined
   let planFinished = false
   const transcript: MessageParam[] = []
@@ -85,7 +86,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     onEvent: options.onEvent,
     onMessage: record,
     policy: () => policy,
-    registry: builtinRegistry(),
+    registry: tools.registry,
     session,
     signal: options.signal,
     stopRequested: () => planFinished,

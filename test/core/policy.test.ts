@@ -10,6 +10,7 @@ import {
   parseRules,
   type PermissionMode,
   type PolicyContext,
+  ruleNamesHost,
   type ToolIdentity,
 } from '../../src/core/policy.js'
 import type {PathKind, ResolvedPath} from '../../src/core/workspace.js'
@@ -23,6 +24,13 @@ const Edit: ToolIdentity = {access: 'write', name: 'Edit'}
 const Bash: ToolIdentity = {access: 'execute', name: 'Bash'}
 const WebFetch: ToolIdentity = {access: 'network', name: 'WebFetch'}
 const PluginWrite: ToolIdentity = {access: 'write', name: 'acme_patch'}
+const PluginRead: ToolIdentity = {access: 'read', name: 'WordCount', origin: 'plugin'}
+const PluginNamedWrite: ToolIdentity = {access: 'write', name: 'AppendNote', origin: 'plugin'}
+const PluginNet: ToolIdentity = {access: 'network', name: 'acme_fetch', origin: 'plugin'}
+const PluginControl: ToolIdentity = {access: 'control', name: 'acme_control', origin: 'plugin'}
+const PluginAsWrite: ToolIdentity = {access: 'write', name: 'Write', origin: 'plugin'}
+const McpRead: ToolIdentity = {access: 'read', name: 'mcp__fixture__lookup', origin: 'mcp'}
+const McpWrite: ToolIdentity = {access: 'execute', name: 'mcp__fixture__record', origin: 'mcp'}
 const Enter: ToolIdentity = {access: 'control', name: 'EnterPlanMode'}
 const Exit: ToolIdentity = {access: 'control', name: 'ExitPlanMode'}
 
@@ -83,6 +91,40 @@ const rows: Row[] = [
   ['bypass: write inside', ctx('bypassPermissions'), Write, {}, target(`${ROOT}/a`), 'allow'],
   ['bypass: write outside', ctx('bypassPermissions'), Write, {}, target('/etc/hosts'), 'deny'],
   ['bypass: sibling directory with a common prefix', ctx('bypassPermissions'), Write, {}, target('/work/repo-evil/a'), 'deny'],
+  // the network is off in every mode unless a rule allows the domain
+  ['bypass: WebFetch without a rule', ctx('bypassPermissions'), WebFetch, {url: 'https://example.com/'}, undefined, 'deny'],
+  ['bypass: WebFetch with a domain rule', ctx('bypassPermissions', ['WebFetch(domain:example.com)']), WebFetch, {url: 'https://example.com/'}, undefined, 'allow'],
+  ['acceptEdits: WebFetch with a domain rule', ctx('acceptEdits', ['WebFetch(domain:example.com)']), WebFetch, {url: 'https://api.example.com/x'}, undefined, 'allow'],
+  ['acceptEdits: WebFetch to another domain', ctx('acceptEdits', ['WebFetch(domain:example.com)']), WebFetch, {url: 'https://example.org/'}, undefined, 'deny'],
+  ['acceptEdits: WebFetch to a look-alike domain', ctx('acceptEdits', ['WebFetch(domain:example.com)']), WebFetch, {url: 'https://evilexample.com/'}, undefined, 'deny'],
+  ['acceptEdits: WebFetch any domain with a bare rule', ctx('acceptEdits', ['WebFetch']), WebFetch, {url: 'https://example.org/'}, undefined, 'allow'],
+  ['acceptEdits: an IP rule matches only that IP', ctx('acceptEdits', ['WebFetch(domain:0.0.1)']), WebFetch, {url: 'http://127.0.0.1/'}, undefined, 'deny'],
+  ['acceptEdits: an IP rule', ctx('acceptEdits', ['WebFetch(domain:127.0.0.1)']), WebFetch, {url: 'http://127.0.0.1:8080/'}, undefined, 'allow'],
+  ['acceptEdits: an IPv6 rule', ctx('acceptEdits', ['WebFetch(domain:::1)']), WebFetch, {url: 'http://[::1]:8080/'}, undefined, 'allow'],
+  ['plan: WebFetch domain deny beats allow', ctx('plan', ['WebFetch(domain:example.com)'], ['WebFetch(domain:evil.example.com)']), WebFetch, {url: 'https://evil.example.com/'}, undefined, 'deny'],
+  // plugin tools: plan mode allows only read ones; never control, never the plan file
+  ['plan: plugin read tool inside', ctx('plan'), PluginRead, {}, target(`${ROOT}/README.md`), 'allow'],
+  ['plan: plugin read tool outside', ctx('plan'), PluginRead, {}, target('/etc/passwd'), 'deny'],
+  ['plan: plugin write tool', ctx('plan'), PluginNamedWrite, {}, target(`${ROOT}/notes.md`), 'deny'],
+  ['plan: plugin write tool on the plan file', ctx('plan'), PluginNamedWrite, {}, target(PLAN), 'deny'],
+  ['plan: plugin tool named Write on the plan file', ctx('plan'), PluginAsWrite, {}, target(PLAN), 'deny'],
+  ['plan: plugin network tool with a rule', ctx('plan', ['acme_fetch']), PluginNet, {url: 'https://a.com/'}, undefined, 'deny'],
+  ['acceptEdits: plugin network tool with a rule', ctx('acceptEdits', ['acme_fetch']), PluginNet, {url: 'https://a.com/'}, undefined, 'allow'],
+  ['acceptEdits: plugin write tool inside', ctx('acceptEdits'), PluginNamedWrite, {}, target(`${ROOT}/notes.md`, 'missing'), 'allow'],
+  ['acceptEdits: plugin write tool outside', ctx('acceptEdits'), PluginNamedWrite, {}, target('/tmp/notes.md', 'missing'), 'deny'],
+  ['bypass: plugin control tool', ctx('bypassPermissions'), PluginControl, {}, undefined, 'deny'],
+  ['acceptEdits: plugin tool denied by name', ctx('acceptEdits', [], ['WordCount']), PluginRead, {}, target(`${ROOT}/README.md`), 'deny'],
+  // MCP tools: readOnlyHint maps to read, anything else to execute
+  ['plan: MCP read-only tool', ctx('plan'), McpRead, {key: 'a'}, undefined, 'allow'],
+  ['plan: MCP writing tool', ctx('plan'), McpWrite, {line: 'x'}, undefined, 'deny'],
+  ['plan: MCP writing tool even with a rule', ctx('plan', ['mcp__fixture']), McpWrite, {line: 'x'}, undefined, 'deny'],
+  ['acceptEdits: MCP writing tool without a rule', ctx('acceptEdits'), McpWrite, {line: 'x'}, undefined, 'deny'],
+  ['acceptEdits: MCP writing tool with a server rule', ctx('acceptEdits', ['mcp__fixture']), McpWrite, {line: 'x'}, undefined, 'allow'],
+  ['acceptEdits: MCP writing tool with a tool rule', ctx('acceptEdits', ['mcp__fixture__record']), McpWrite, {line: 'x'}, undefined, 'allow'],
+  ['acceptEdits: a server rule does not cover a look-alike server', ctx('acceptEdits', ['mcp__fix']), McpWrite, {line: 'x'}, undefined, 'deny'],
+  ['acceptEdits: MCP server denied beats a tool allow', ctx('acceptEdits', ['mcp__fixture__record'], ['mcp__fixture']), McpWrite, {line: 'x'}, undefined, 'deny'],
+  ['default: MCP read-only tool', ctx('default'), McpRead, {key: 'a'}, undefined, 'allow'],
+  ['bypass: MCP writing tool', ctx('bypassPermissions'), McpWrite, {line: 'x'}, undefined, 'allow'],
 ]
 
 describe('decide', () => {
@@ -112,11 +154,43 @@ describe('offers', () => {
     ['acceptEdits', ctx('acceptEdits'), ['Read', 'Write', 'Edit', 'acme_patch']],
     ['acceptEdits with a Bash rule', ctx('acceptEdits', ['Bash(npm test:*)']), ['Read', 'Write', 'Edit', 'Bash', 'acme_patch']],
     ['default, headless', ctx('default'), ['Read']],
-    ['bypassPermissions', ctx('bypassPermissions'), ['Read', 'Write', 'Edit', 'Bash', 'WebFetch', 'acme_patch']],
+    ['bypassPermissions (the network still needs a rule)', ctx('bypassPermissions'), ['Read', 'Write', 'Edit', 'Bash', 'acme_patch']],
+    ['bypassPermissions with a WebFetch rule', ctx('bypassPermissions', ['WebFetch(domain:a.com)']), ['Read', 'Write', 'Edit', 'Bash', 'WebFetch', 'acme_patch']],
     ['run --task', ctx('acceptEdits', [], [], {canEnterPlanMode: true}), ['Read', 'Write', 'Edit', 'acme_patch', 'EnterPlanMode']],
-    ['a blanket deny rule hides a tool', ctx('bypassPermissions', [], ['Bash']), ['Read', 'Write', 'Edit', 'WebFetch', 'acme_patch']],
+    ['a blanket deny rule hides a tool', ctx('bypassPermissions', [], ['Bash']), ['Read', 'Write', 'Edit', 'acme_patch']],
   ])('%s', (_name, context, expected) => {
     expect(offered(context)).toEqual(expected)
+  })
+})
+
+describe('offers plugin and MCP tools', () => {
+  const all = [PluginRead, PluginNamedWrite, PluginNet, PluginControl, McpRead, McpWrite]
+  const offered = (context: PolicyContext) => all.filter((tool) => offers(context, tool)).map((tool) => tool.name)
+  it.each<[string, PolicyContext, string[]]>([
+    ['plan: read-only ones only', ctx('plan'), ['WordCount', 'mcp__fixture__lookup']],
+    ['plan: rules do not widen it', ctx('plan', ['acme_fetch', 'mcp__fixture', 'AppendNote']), ['WordCount', 'mcp__fixture__lookup']],
+    ['default, headless', ctx('default'), ['WordCount', 'mcp__fixture__lookup']],
+    ['acceptEdits', ctx('acceptEdits'), ['WordCount', 'AppendNote', 'mcp__fixture__lookup']],
+    ['acceptEdits with a server rule', ctx('acceptEdits', ['mcp__fixture']), ['WordCount', 'AppendNote', 'mcp__fixture__lookup', 'mcp__fixture__record']],
+    ['acceptEdits with a network rule', ctx('acceptEdits', ['acme_fetch']), ['WordCount', 'AppendNote', 'acme_fetch', 'mcp__fixture__lookup']],
+    ['bypassPermissions', ctx('bypassPermissions'), ['WordCount', 'AppendNote', 'mcp__fixture__lookup', 'mcp__fixture__record']],
+    ['a server deny rule hides all its tools', ctx('bypassPermissions', [], ['mcp__fixture']), ['WordCount', 'AppendNote']],
+  ])('%s', (_name, context, expected) => {
+    expect(offered(context)).toEqual(expected)
+  })
+})
+
+describe('hosts named by rules', () => {
+  it.each<[string[], string, boolean]>([
+    [['WebFetch(domain:localhost)'], 'localhost', true],
+    [['WebFetch(domain:LocalHost.)'], 'localhost', true],
+    [['WebFetch(domain:example.com)'], 'intranet.example.com', false],
+    [['WebFetch'], '127.0.0.1', false],
+    [['WebFetch(domain:127.0.0.1)'], '127.0.0.1', true],
+    [['WebFetch(domain:::1)'], '[::1]', true],
+    [['Other(domain:127.0.0.1)'], '127.0.0.1', false],
+  ])('%j names %s: %s', (allow, host, expected) => {
+    expect(ruleNamesHost(parseRules(allow), 'WebFetch', host)).toBe(expected)
   })
 })
 

@@ -1,0 +1,92 @@
+/** Settings files end to end: precedence as the model sees it, the plans directory, and bad files (exit 2). */
+import {mkdirSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {makeSandbox, runWave, type Sandbox} from '../support/cli.js'
+import {type MessagesServer, planPathIn, reply, startMessagesServer, toolUse} from '../support/messages-server.js'
+
+let sandbox: Sandbox
+let server: MessagesServer
+
+beforeEach(async () => {
+  sandbox = makeSandbox()
+  server = await startMessagesServer()
+})
+
+afterEach(async () => {
+  await server.close()
+  sandbox.cleanup()
+})
+
+const wave = (args: string[], env?: Record<string, string | undefined>) => runWave(args, {cwd: sandbox.repo, env, home: sandbox.home, server})
+const userFile = () => path.join(sandbox.home, '.wave', 'settings.json')
+const projectFile = () => path.join(sandbox.repo, '.wave', 'settings.json')
+
+function write(file: string, content: unknown): void {
+  mkdirSync(path.dirname(file), {recursive: true})
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content))
+}
+
+const planTurns = () => [(request: Parameters<typeof planPathIn>[0]) => reply(toolUse('Write', {content: '# Plan\n', file_path: planPathIn(request)})), reply('Planned.')]
+
+describe('settings files', () => {
+  it.each<[string, unknown, unknown, string[], Record<string, string>, string]>([
+    ['the default', undefined, undefined, [], {}, 'claude-sonnet-5-5'],
+    ['the user file', {model: 'user-model'}, undefined, [], {}, 'user-model'],
+    ['the project file over the user file', {model: 'user-model'}, {model: 'project-model'}, [], {}, 'project-model'],
+    ['WAVE_MODEL over the files', {model: 'user-model'}, {model: 'project-model'}, [], {WAVE_MODEL: 'env-model'}, 'env-model'],
+    ['--model over everything', {model: 'user-model'}, {model: 'project-model'}, ['--model', 'flag-model'], {WAVE_MODEL: 'env-model'}, 'flag-model'],
+  ])('model: %s', async (_name, userSettings, projectSettings, flags, env, expected) => {
+    if (userSettings) write(userFile(), userSettings)
+    if (projectSettings) write(projectFile(), projectSettings)
+    server.push(...planTurns())
+    const result = await wave(['plan', '--task', 'Which model?', ...flags], env)
+    expect(result.code, result.stderr).toBe(0)
+    expect(server.messageRequests[0].body.model).toBe(expected)
+  })
+
+  it('plansDirectory in the user file moves where plans go', async () => {
+    write(userFile(), {plansDirectory: 'elsewhere/plans'})
+    server.push(...planTurns())
+    const result = await wave(['plan', '--task', 'Where?'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(path.dirname(result.stdout.trim())).toBe(path.join(sandbox.home, '.wave', 'elsewhere', 'plans'))
+    const listed = await wave(['plans', '--json'])
+    expect(listed.stdout).toContain(path.basename(result.stdout.trim(), '.md'))
+  })
+
+  it.each<[string, () => string, string, RegExp]>([
+    ['a user file that is not JSON', userFile, '{"model": ', /not valid JSON/],
+    ['a bad rule in the project file', projectFile, '{"permissions": {"allow": ["Bash("]}}', /permissions\.allow\[0\]: Invalid permission rule "Bash\("/],
+    ['a misspelt setting', userFile, '{"permisions": {"allow": ["Edit"]}}', /: permisions: unknown setting\.$/m],
+    ['plansDirectory in a project file', projectFile, '{"plansDirectory": "/tmp"}', /plansDirectory: can be set only in the user settings file/],
+  ])('%s: exit 2 naming the file, the field and the problem, before any request', async (_name, file, content, problem) => {
+    write(file(), content)
+    for (const args of [['plan', '--task', 'x'], ['tools']]) {
+      const result = await wave(args)
+      expect(result.code).toBe(2)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toContain(`Error: Invalid settings file ${file()}: `)
+      expect(result.stderr).toMatch(problem)
+      expect(result.stderr).not.toContain('    at ')
+    }
+
+    expect(server.requests).toHaveLength(0)
+    const json = await wave(['plan', '--task', 'x', '--json'])
+    expect(json.code).toBe(2)
+    expect(JSON.parse(json.stdout)).toMatchObject({error: {exitCode: 2}, ok: false})
+  })
+
+  it('a bad file stops wave run too, with exit 2', async () => {
+    write(userFile(), '{"permissions": {"deny": "Bash"}}')
+    mkdirSync(sandbox.plansDir, {recursive: true})
+    const planPath = path.join(sandbox.plansDir, 'odd-yak.md')
+    writeFileSync(planPath, '# Plan\n')
+    const result = await wave(['run', planPath, '--approve'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain(`Invalid settings file ${userFile()}: permissions.deny: `)
+    expect(server.requests).toHaveLength(0)
+  })
+})
