@@ -1,10 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
 import {defaultApprover, type DecisionKind, writeDecision} from '../core/approval.js'
-import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
+import {checkedRules, OUTPUT_VERSION, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
 import {readPlanFile, readPlanState} from '../core/plans.js'
-import {EXECUTION_MODES, parseRule} from '../core/policy.js'
+import {EXECUTION_MODES} from '../core/policy.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/review.js'
 import {recordDecisionInState} from '../core/runner.js'
 
@@ -42,14 +42,7 @@ the plan if its content changes afterwards. stdout is the record's path.`
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(Approve)
-    const allow = flags.allow ?? []
-    for (const rule of allow) {
-      try {
-        parseRule(rule)
-      } catch (error) {
-        throw usageError((error as Error).message)
-      }
-    }
+    const allow = checkedRules(flags.allow)
 
     if (flags['request-changes'] !== undefined && !flags['request-changes'].trim()) {
       throw usageError('--request-changes needs feedback saying what to change.')

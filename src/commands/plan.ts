@@ -2,12 +2,11 @@ import {readFile} from 'node:fs/promises'
 
 import {Flags} from '@oclif/core'
 
-import {OUTPUT_VERSION, outputFormatFlag, WaveCommand} from '../core/command.js'
+import {checkedRules, OUTPUT_VERSION, sessionFlags, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
 import {modelFrom} from '../core/model.js'
 import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../core/planner.js'
-import {parseRule} from '../core/policy.js'
 import {loadSettings} from '../core/settings.js'
 import type {AgentEvent} from '../core/agent.js'
 import {formatUsage, withProgress} from '../core/progress.js'
@@ -27,12 +26,9 @@ The agent runs in plan mode: it may read the workspace and write one file, a new
 
   static flags = {
     allow: Flags.string({description: 'Permission rule for this session, e.g. WebFetch(domain:docs.example.com); repeatable', multiple: true}),
+    ...sessionFlags(40),
     cwd: Flags.directory({description: 'Workspace root (default: the current directory; with --revise, the plan\'s own)'}),
     feedback: Flags.string({dependsOn: ['revise'], description: 'With --revise: what to change (default: the newest review feedback)'}),
-    'max-turns': Flags.integer({default: 40, description: 'Stop with exit 5 after this many model turns', min: 1}),
-    model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, else claude-sonnet-5-5)'}),
-    'output-format': outputFormatFlag({default: 'text'}),
-    quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
     revise: Flags.file({description: 'Continue this plan in plan mode: the same file, with review feedback', exclusive: ['task']}),
     task: Flags.string({char: 't', description: 'What to plan'}),
   }
@@ -41,14 +37,7 @@ The agent runs in plan mode: it may read the workspace and write one file, a new
     const {flags} = await this.parse(Plan)
     if (!flags.revise && !flags.task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
     const stream = flags['output-format'] === 'stream-json'
-    const allow = flags.allow ?? []
-    for (const rule of allow) {
-      try {
-        parseRule(rule)
-      } catch (error) {
-        throw usageError((error as Error).message)
-      }
-    }
+    const allow = checkedRules(flags.allow)
 
     // Settings are validated before anything starts (a bad file: exit 2); the session reads them again.
     const model = modelFrom(flags.model, loadSettings(flags.cwd ?? process.cwd()).model)

@@ -2,11 +2,11 @@ import {Args, Flags} from '@oclif/core'
 
 import type {AgentEvent} from '../core/agent.js'
 import {defaultApprover} from '../core/approval.js'
-import {OUTPUT_VERSION, outputFormatFlag, WaveCommand} from '../core/command.js'
+import {checkedRules, OUTPUT_VERSION, sessionFlags, WaveCommand} from '../core/command.js'
 import {ExitCode, usageError} from '../core/errors.js'
 import {modelFrom} from '../core/model.js'
 import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output.js'
-import {EXECUTION_MODES, parseRule} from '../core/policy.js'
+import {EXECUTION_MODES} from '../core/policy.js'
 import {loadSettings} from '../core/settings.js'
 import {formatUsage, type Reporter, withProgress} from '../core/progress.js'
 import {executePlan, type RunOutcome} from '../core/runner.js'
@@ -39,12 +39,8 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     'allow-stale': Flags.boolean({description: 'Run even if the plan was made against another git HEAD'}),
     approval: Flags.file({description: 'The approval record (default: <plan>.approval.json beside the plan)', exclusive: ['approve']}),
     approve: Flags.boolean({description: 'Approve inline (the record is written first), for trusted pipelines'}),
-    cwd: Flags.directory({description: 'Workspace root (default: the current directory)'}),
-    'max-turns': Flags.integer({default: 60, description: 'Stop with exit 5 after this many model turns', min: 1}),
+    ...sessionFlags(60),
     mode: Flags.option({description: 'With --approve or --task: the permission mode (default acceptEdits)', options: EXECUTION_MODES})(),
-    model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, else claude-sonnet-5-5)'}),
-    'output-format': outputFormatFlag({default: 'text'}),
-    quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
     task: Flags.string({char: 't', description: 'Run this task directly; the model may enter plan mode itself'}),
   }
 
@@ -56,14 +52,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
       throw usageError('--mode and --allow choose how an inline approval runs: use them with --approve (or --task).', 'The approval record holds the mode and rules of an approved plan.')
     }
 
-    const allow = flags.allow ?? []
-    for (const rule of allow) {
-      try {
-        parseRule(rule)
-      } catch (error) {
-        throw usageError((error as Error).message)
-      }
-    }
+    const allow = checkedRules(flags.allow)
 
     const stream = flags['output-format'] === 'stream-json'
     // Settings are validated before anything starts (a bad file: exit 2); the session reads them again.

@@ -1,7 +1,8 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
 
-import {ExitCode, WaveError} from './errors.js'
+import {ExitCode, usageError, WaveError} from './errors.js'
 import {scrubSecrets} from './model.js'
+import {parseRule} from './policy.js'
 import {closeToolSources, setHostConfig} from './plugin-tools.js'
 
 /** Version of every JSON object wave prints; bumped only on a breaking change. */
@@ -11,6 +12,30 @@ export const outputFormatFlag = Flags.option({
   description: 'Result format on stdout: text, one json object, or stream-json events (one per line)',
   options: ['text', 'json', 'stream-json'] as const,
 })
+
+/** The flags of every command that starts a model session (plan, run). */
+export function sessionFlags(maxTurns: number) {
+  return {
+    cwd: Flags.directory({description: 'Workspace root (default: the current directory)'}),
+    'max-turns': Flags.integer({default: maxTurns, description: 'Stop with exit 5 after this many model turns', min: 1}),
+    model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, the settings files, else claude-sonnet-5-5)'}),
+    'output-format': outputFormatFlag({default: 'text'}),
+    quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+  }
+}
+
+/** `--allow` rules as given, each checked: a malformed rule is a usage error (exit 2), before anything runs. */
+export function checkedRules(rules: string[] = []): string[] {
+  for (const rule of rules) {
+    try {
+      parseRule(rule)
+    } catch (error) {
+      throw usageError((error as Error).message)
+    }
+  }
+
+  return rules
+}
 
 /**
  * The base of every wave command: `--json`, and errors as one clear line with the design's exit code,

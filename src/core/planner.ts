@@ -7,7 +7,7 @@ import {type SessionControl, ToolError} from '../plugins/tool.js'
 import {type AgentEvent, runAgent, type StopReason, type TokenUsage} from './agent.js'
 import {approvalPathFor, readApproval} from './approval.js'
 import {ExitCode, usageError, WaveError} from './errors.js'
-import {assertCredentials, createClient, scrubSecrets} from './model.js'
+import {assertCredentials, createClient} from './model.js'
 import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planFileProblem, planNameOf, planSidecars, readPlanStateChecked, setPlanStatus} from './plans.js'
 import type {PolicyContext} from './policy.js'
 import {planModeSystemPrompt} from './prompts.js'
@@ -108,7 +108,7 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
   }
 
   const transcript = (message: MessageParam) =>
-    appendTranscript(planPath, {message: JSON.parse(scrubSecrets(JSON.stringify(message))), session: input.transcriptLabel})
+    appendTranscript(planPath, {message, session: input.transcriptLabel})
   const messages: MessageParam[] = [{content: input.opening, role: 'user'}]
   await transcript(messages[0])
   const result = await runAgent({

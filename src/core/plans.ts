@@ -8,6 +8,7 @@ import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
 import {usageError} from './errors.js'
+import {scrubSecrets} from './model.js'
 import type {RepositoryState} from './repository.js'
 import {settingsPlansDirectory} from './settings.js'
 
@@ -242,9 +243,9 @@ export async function readPlanFile(planPath: string): Promise<{bytes: Buffer; te
   return {bytes, text}
 }
 
-/** Appends one entry to the plan's transcript (JSON lines), with secrets scrubbed by the caller. */
+/** Appends one entry to the plan's transcript (JSON lines); secrets are scrubbed on the way to disk. */
 export async function appendTranscript(planPath: string, entry: unknown): Promise<void> {
-  await appendFile(planSidecars(planPath).transcript, JSON.stringify(entry) + '\n', {mode: 0o600})
+  await appendFile(planSidecars(planPath).transcript, scrubSecrets(JSON.stringify(entry)) + '\n', {mode: 0o600})
 }
 
 /**

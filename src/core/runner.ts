@@ -7,7 +7,7 @@ import {type SessionControl, ToolError} from '../plugins/tool.js'
 import {type AgentEvent, runAgent, type TokenUsage} from './agent.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, readApproval, writeDecision} from './approval.js'
 import {ExitCode, WaveError} from './errors.js'
-import {assertCredentials, createClient, scrubSecrets} from './model.js'
+import {assertCredentials, createClient} from './model.js'
 import {appendTranscript, createExclusive, type PlanRun, type PlanState, planNameOf, planSidecars, readPlanFile, readPlanState, readPlanStateChecked, writePlanState} from './plans.js'
 import type {ExecutionMode, PolicyContext} from './policy.js'
 import {executionSystemPrompt} from './prompts.js'
@@ -129,7 +129,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
   }
   const messages: MessageParam[] = [{content: firstMessage(task, name, record.plan.sha256, prepared.text), role: 'user'}]
   const transcript = (message: MessageParam) =>
-    appendTranscript(planPath, {message: JSON.parse(scrubSecrets(JSON.stringify(message))), session: 'run', startedAt: run.startedAt})
+    appendTranscript(planPath, {message, session: 'run', startedAt: run.startedAt})
 
   let exitCode: number = ExitCode.runtime
   let changed = new Set<string>()

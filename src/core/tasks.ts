@@ -3,7 +3,7 @@ import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import {type SessionControl, ToolError} from '../plugins/tool.js'
 import {type AgentEvent, runAgent, type TokenUsage} from './agent.js'
 import {ExitCode, WaveError} from './errors.js'
-import {assertCredentials, createClient, scrubSecrets} from './model.js'
+import {assertCredentials, createClient} from './model.js'
 import {appendTranscript, createPlan, isRegularFile, type NewPlan, planFileProblem, setPlanStatus} from './plans.js'
 import type {ExecutionMode, PolicyContext} from './policy.js'
 import {planModeSystemPrompt, taskSystemPrompt} from './prompts.js'
@@ -70,10 +70,10 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     },
   }
 
+  // Until the model enters plan mode there is no plan to keep a transcript beside: hold the messages.
   const record = async (message: MessageParam) => {
-    const clean = JSON.parse(scrubSecrets(JSON.stringify(message))) as MessageParam
-    transcript.push(clean)
-    if (plan) await appendTranscript(plan.path, {message: clean, session: 'task'})
+    transcript.push(message)
+    if (plan) await appendTranscript(plan.path, {message, session: 'task'})
   }
 
   const messages: MessageParam[] = [{content: `Task:\n${options.task}`, role: 'user'}]

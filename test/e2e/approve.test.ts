@@ -2,27 +2,18 @@ import {createHash} from 'node:crypto'
 import {existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {gitHead, makeSandbox, runWave, type Sandbox} from '../support/cli.js'
-import {type MessagesServer, reply, startMessagesServer, systemText, toolUse} from '../support/messages-server.js'
+import {gitHead, type Sandbox} from '../support/cli.js'
+import {useScriptedSession, waveIn} from '../support/session.js'
+import {type MessagesServer, reply, systemText, toolUse} from '../support/messages-server.js'
 
 const PLAN = '# Plan\n\n1. Add src/extra.ts.\n2. Run the tests.\n'
 
 let sandbox: Sandbox
 let server: MessagesServer
-
-beforeEach(async () => {
-  sandbox = makeSandbox()
-  server = await startMessagesServer()
-})
-
-afterEach(async () => {
-  await server.close()
-  sandbox.cleanup()
-})
-
-const wave = (args: string[], env?: Record<string, string | undefined>) => runWave(args, {cwd: sandbox.repo, env, home: sandbox.home, server})
+useScriptedSession((session) => ({sandbox, server} = session))
+const wave = waveIn(() => ({sandbox, server}))
 
 const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))

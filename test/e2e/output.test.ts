@@ -1,25 +1,16 @@
 import {readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {makeSandbox, runWave, type Sandbox} from '../support/cli.js'
-import {type MessagesServer, planPathIn, reply, startMessagesServer, toolUse} from '../support/messages-server.js'
+import {type Sandbox} from '../support/cli.js'
+import {useScriptedSession, waveIn} from '../support/session.js'
+import {type MessagesServer, planPathIn, reply, toolUse} from '../support/messages-server.js'
 
 let sandbox: Sandbox
 let server: MessagesServer
-
-beforeEach(async () => {
-  sandbox = makeSandbox()
-  server = await startMessagesServer()
-})
-
-afterEach(async () => {
-  await server.close()
-  sandbox.cleanup()
-})
-
-const wave = (args: string[], env?: Record<string, string | undefined>) => runWave(args, {cwd: sandbox.repo, env, home: sandbox.home, server})
+useScriptedSession((session) => ({sandbox, server} = session))
+const wave = waveIn(() => ({sandbox, server}))
 
 /** A two-turn planning script: read a file (and one denied call), write the plan, finish. */
 function scriptPlan() {

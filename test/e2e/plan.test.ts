@@ -1,37 +1,19 @@
 import {existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {gitHead, makeSandbox, runWave, type Sandbox, snapshotTree, TEST_API_KEY} from '../support/cli.js'
-import {
-  type MessagesServer,
-  planPathIn,
-  reply,
-  startMessagesServer,
-  systemText,
-  toolNames,
-  toolResults,
-  toolUse,
-} from '../support/messages-server.js'
+import {gitHead, type Sandbox, snapshotTree, TEST_API_KEY} from '../support/cli.js'
+import {useScriptedSession, waveIn} from '../support/session.js'
+import {type MessagesServer, planPathIn, reply, systemText, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
 const NO_PLAN_YET = /## Plan File Info:\nNo plan file exists yet\. You should create your plan at (\S+) using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
 const PLAN_EXISTS = /## Plan File Info:\nA plan file already exists at (\S+)\. You can read it and make incremental edits using the Edit tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
 
 let sandbox: Sandbox
 let server: MessagesServer
-
-beforeEach(async () => {
-  sandbox = makeSandbox()
-  server = await startMessagesServer()
-})
-
-afterEach(async () => {
-  await server.close()
-  sandbox.cleanup()
-})
-
-const wave = (args: string[], env?: Record<string, string | undefined>) => runWave(args, {cwd: sandbox.repo, env, home: sandbox.home, server})
+useScriptedSession((session) => ({sandbox, server} = session))
+const wave = waveIn(() => ({sandbox, server}))
 
 describe('wave plan', () => {
   it('explores, writes the plan, edits it, and prints only its path', async () => {

@@ -6,10 +6,11 @@
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {makeSandbox, PROJECT_ROOT, runWave, type Sandbox} from '../support/cli.js'
-import {type MessagesServer, planPathIn, reply, startMessagesServer, toolNames, toolResults, toolUse} from '../support/messages-server.js'
+import {PROJECT_ROOT, type Sandbox} from '../support/cli.js'
+import {useScriptedSession, waveIn} from '../support/session.js'
+import {type MessagesServer, planPathIn, reply, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
 const EXAMPLE = path.join(PROJECT_ROOT, 'examples', 'wave-plugin-wordcount')
 const BAD = path.join(PROJECT_ROOT, 'test', 'fixtures', 'wave-plugin-bad')
@@ -17,18 +18,8 @@ const BROKEN = path.join(PROJECT_ROOT, 'test', 'fixtures', 'wave-plugin-broken')
 
 let sandbox: Sandbox
 let server: MessagesServer
-
-beforeEach(async () => {
-  sandbox = makeSandbox()
-  server = await startMessagesServer()
-})
-
-afterEach(async () => {
-  await server.close()
-  sandbox.cleanup()
-})
-
-const wave = (args: string[]) => runWave(args, {cwd: sandbox.repo, home: sandbox.home, server})
+useScriptedSession((session) => ({sandbox, server} = session))
+const wave = waveIn(() => ({sandbox, server}))
 
 async function link(dir: string) {
   const result = await wave(['plugins', 'link', dir, '--no-install'])

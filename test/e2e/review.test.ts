@@ -1,25 +1,16 @@
 import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {makeSandbox, runWave, type Sandbox, snapshotTree} from '../support/cli.js'
-import {type MessagesServer, planPathIn, reply, startMessagesServer, systemText, toolNames, toolResults, toolUse} from '../support/messages-server.js'
+import {type Sandbox, snapshotTree} from '../support/cli.js'
+import {useScriptedSession, waveIn} from '../support/session.js'
+import {type MessagesServer, planPathIn, reply, systemText, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
 let sandbox: Sandbox
 let server: MessagesServer
-
-beforeEach(async () => {
-  sandbox = makeSandbox()
-  server = await startMessagesServer()
-})
-
-afterEach(async () => {
-  await server.close()
-  sandbox.cleanup()
-})
-
-const wave = (args: string[], env?: Record<string, string | undefined>) => runWave(args, {cwd: sandbox.repo, env, home: sandbox.home, server})
+useScriptedSession((session) => ({sandbox, server} = session))
+const wave = waveIn(() => ({sandbox, server}))
 const firstUserText = (index: number) => {
   const content = server.messageRequests[index].body.messages[0].content
   return typeof content === 'string' ? content : content.map((b: {text?: string}) => b.text ?? '').join('')

@@ -2,19 +2,11 @@ import {createHash} from 'node:crypto'
 import {copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {gitCommitAll, gitHead, makeSandbox, runWave, type Sandbox, SANDBOX_FILES, snapshotTree, TEST_API_KEY} from '../support/cli.js'
-import {
-  type MessagesServer,
-  type RecordedRequest,
-  reply,
-  startMessagesServer,
-  systemText,
-  toolNames,
-  toolResults,
-  toolUse,
-} from '../support/messages-server.js'
+import {gitCommitAll, gitHead, type Sandbox, SANDBOX_FILES, snapshotTree, TEST_API_KEY} from '../support/cli.js'
+import {useScriptedSession, waveIn} from '../support/session.js'
+import {type MessagesServer, type RecordedRequest, reply, systemText, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
 const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n2. Say "hi" instead of "hello" in src/util.ts.\n3. Touch from-bash.txt to show a command ran.\n'
 const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
@@ -22,18 +14,8 @@ const READ_TOOLS = ['Glob', 'Grep', 'LS', 'Read']
 
 let sandbox: Sandbox
 let server: MessagesServer
-
-beforeEach(async () => {
-  sandbox = makeSandbox()
-  server = await startMessagesServer()
-})
-
-afterEach(async () => {
-  await server.close()
-  sandbox.cleanup()
-})
-
-const wave = (args: string[], env?: Record<string, string | undefined>, cwd = sandbox.repo) => runWave(args, {cwd, env, home: sandbox.home, server})
+useScriptedSession((session) => ({sandbox, server} = session))
+const wave = waveIn(() => ({sandbox, server}))
 
 const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
