@@ -220,6 +220,8 @@ function firstLine(error: unknown): string {
 function withRetryEvents(options: AgentOptions, maxRetries: number): Anthropic {
   const onEvent = options.onEvent
   if (!onEvent || typeof options.client.withOptions !== 'function') return options.client
+  const known = reportingClients.get(options)
+  if (known) return known
   const info = (message: string) => {
     const remaining = /(\d+) attempts? remaining/.exec(message)
     if (!remaining) return
@@ -230,8 +232,13 @@ function withRetryEvents(options: AgentOptions, maxRetries: number): Anthropic {
   }
 
   const ignore = () => {}
-  return options.client.withOptions({logger: {debug: ignore, error: ignore, info, warn: ignore}, logLevel: 'info'})
+  const client = options.client.withOptions({logger: {debug: ignore, error: ignore, info, warn: ignore}, logLevel: 'info'})
+  reportingClients.set(options, client)
+  return client
 }
+
+/** One reporting client per session (per runAgent call), made on its first turn. */
+const reportingClients = new WeakMap<AgentOptions, Anthropic>()
 
 /** The abort's reason when it is a WaveError (the command's signal handler sets one), else a plain line. */
 function interrupted(signal: AbortSignal): WaveError {
@@ -240,11 +247,14 @@ function interrupted(signal: AbortSignal): WaveError {
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    signal.addEventListener('abort', () => {
+    const wake = () => {
       clearTimeout(timer)
+      signal.removeEventListener('abort', wake)
       resolve()
-    }, {once: true})
+    }
+
+    const timer = setTimeout(wake, ms)
+    signal.addEventListener('abort', wake, {once: true})
   })
 }
 

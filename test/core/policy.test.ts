@@ -226,6 +226,10 @@ describe('rules', () => {
     ['npm test:*', 'npm test; curl evil', false],
     ['npm test:*', 'npm test | tee out', false],
     ['npm test:*', 'npm test `id`', false],
+    ['npm test:*', 'npm test > pwned', false],
+    ['npm test:*', 'npm test < /etc/passwd', false],
+    ['npm test:*', 'npm test 2>&1', true],
+    ['npm test:*', 'npm test >/dev/null', true],
     ['npm test', 'npm test', true],
     ['npm test', 'npm test -- -u', false],
   ])('%s vs %j', (specifier, command, expected) => {
