@@ -2,8 +2,10 @@ import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
 import {listPlans} from '../core/plans.js'
 
 export default class Plans extends WaveCommand {
-  static description = `List the plans under ~/.wave/plans (or $WAVE_HOME/plans), newest first, with their status:
-draft, approved, rejected, changes_requested, running, ran or failed.`
+  static description = `List the plans, newest first, with their status.
+
+Plans live under ~/.wave/plans (or $WAVE_HOME/plans). A status is one of draft, approved, rejected,
+changes_requested, running, ran or failed.`
 
   static examples = ['<%= config.bin %> plans', '<%= config.bin %> plans --json']
 
