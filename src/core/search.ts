@@ -1,20 +1,34 @@
-import type {Dirent} from 'node:fs'
-import {readdir} from 'node:fs'
-import {readFile} from 'node:fs/promises'
+import {type Dirent, readdirSync, readFileSync} from 'node:fs'
+import {availableParallelism} from 'node:os'
 import path from 'node:path'
+import {Worker} from 'node:worker_threads'
 import ignore, {type Ignore} from 'ignore'
-import {glob, type GlobOptions} from 'tinyglobby'
+import picomatch from 'picomatch'
 
+import {type BatchRequest, type BatchResponse, type ContentMatch, type ContentQuery, keepFirstLines, Searcher} from './search-content.js'
 import {isInside} from './workspace.js'
 
+export type {ContentMatch, ContentMode, ContentQuery} from './search-content.js'
+
+// Glob and Grep over large trees. Everything per file is synchronous on purpose: a promise-based
+// readdir, stat or readFile costs a trip through libuv's thread pool, which over 50,000 files was four
+// times the work itself. The synchronous loops run in slices that yield to the event loop (so an abort
+// or a progress line still gets through). Grep reads and matches (search-content.ts) while the crawl
+// goes on, on the main thread and, for a big search, on worker threads too. See bench/RESULTS.md.
+
 export interface ListFilesOptions {
-  /** A glob relative to `base` (tinyglobby syntax). Default: every file. */
+  /** A glob relative to `base` (tinyglobby syntax: `src` means everything below src). Default: every file. */
   pattern?: string
   signal?: AbortSignal
+  /** Called with the files each slice of the crawl finds, as it finds them (Grep searches while the crawl goes on). */
+  onFiles?: (files: string[]) => void
 }
 
 // Git on Linux compares ignore patterns case-sensitively; macOS and Windows file systems fold case.
 const IGNORE_CASE = process.platform === 'darwin' || process.platform === 'win32'
+
+/** How long a synchronous loop runs before it yields to the event loop. */
+const SLICE_MS = 10
 
 /**
  * Absolute paths of the files below `base` that match `pattern`, leaving out what git would ignore:
@@ -26,119 +40,540 @@ const IGNORE_CASE = process.platform === 'darwin' || process.platform === 'win32
  * and only the ignore files found below it apply.
  */
 export async function listFiles(root: string, base: string, options: ListFilesOptions = {}): Promise<string[]> {
-  const filter = new IgnoreFilter(base)
-  if (isInside(root, base)) await filter.loadAncestors(root)
-
-  const globOptions: GlobOptions = {
-    cwd: base,
-    dot: true,
-    followSymbolicLinks: false,
-    fs: {readdir: filter.readdir},
-    onlyFiles: true,
-    signal: options.signal,
-  }
-  const found = await glob(options.pattern ?? '**/*', globOptions)
   options.signal?.throwIfAborted()
-  return found.map((file) => path.join(base, file))
+  const glob = options.pattern === undefined ? undefined : compileGlob(options.pattern)
+  if (glob?.empty) return []
+  let frames = isInside(root, base) ? ancestorFrames(root, base) : withOwnRules(base, [])
+  // The crawl starts at the pattern's literal directory prefix (`src/core` for `src/core/**/*.ts`),
+  // applying the ignore files on the way down; a prefix inside an ignored directory finds nothing.
+  let start = base
+  let startRel = ''
+  for (const segment of glob?.prefix ?? []) {
+    if (isIgnored(frames, segment, true)) return []
+    start = path.join(start, segment)
+    startRel += `${segment}/`
+    frames = withOwnRules(start, descend(frames, segment))
+  }
+
+  const crawler = new Crawler(frames, glob)
+  return crawler.crawl(start, startRel, options.signal, options.onFiles)
 }
 
-type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: Dirent[]) => void
+// ---------------------------------------------------------------------------------------------- ignore rules
+
+/** The rules of one ignore file, and the path from its directory to the directory being read. */
+interface Frame {
+  rules: Ignore
+  /** The names the rules can have an opinion on; undefined when they are not simple enough to tell. */
+  names?: NameFilter
+  /** '' in the file's own directory, `a/b/` two levels below it. */
+  prefix: string
+}
+
+/** Whether `name` (an entry of the directory the frames apply to) is ignored. Deepest rules decide first, as in git. */
+function isIgnored(frames: Frame[], name: string, isDirectory: boolean): boolean {
+  const suffix = isDirectory ? `${name}/` : name
+  for (let i = frames.length - 1; i >= 0; i--) {
+    const frame = frames[i]
+    // Most entries match no rule at all: skip the library (and its per-path cache) for them.
+    if (frame.names && !frame.names.mayMatch(name)) continue
+    const result = frame.rules.test(frame.prefix + suffix)
+    if (result.ignored) return true
+    if (result.unignored) return false
+  }
+
+  return false
+}
+
+function descend(frames: Frame[], name: string): Frame[] {
+  return frames.map((frame) => ({...frame, prefix: `${frame.prefix}${name}/`}))
+}
+
+/** `frames` plus `dir`'s own `.gitignore`, when it has one. */
+function withOwnRules(dir: string, frames: Frame[], files = [path.join(dir, '.gitignore')]): Frame[] {
+  const texts: string[] = []
+  for (const file of files) {
+    try {
+      texts.push(readFileSync(file, 'utf8'))
+    } catch {
+      // Missing or unreadable: no rules from this file.
+    }
+  }
+
+  if (texts.length === 0) return frames
+  // Within one directory, later files take precedence: .gitignore overrides info/exclude.
+  const rules = ignore({ignorecase: IGNORE_CASE})
+  for (const text of texts) rules.add(text)
+  return [...frames, {names: NameFilter.of(texts), prefix: '', rules}]
+}
 
 /**
- * Gitignore semantics for one crawl. tinyglobby (through fdir) reads every directory with the `readdir`
- * given here, a directory's parent always before the directory itself, so the ignore files of a
- * directory's ancestors are known by the time its entries are filtered. Entries dropped here are never
- * crawled.
+ * The entry names a set of ignore rules can match, told from the rules' last path segments when each is
+ * a plain name, `*suffix` or `prefix*` (as nearly all are: `node_modules/`, `*.log`, `/build`,
+ * `npm-debug.log*`). A name outside them gets no opinion from the rules, so they need not be asked.
  */
-class IgnoreFilter {
-  /** Ignore rules by directory (absolute, no trailing slash). */
-  private readonly rules = new Map<string, Ignore>()
-  /** Directories whose ignore files have been looked for. */
-  private readonly loaded = new Set<string>()
+class NameFilter {
+  private constructor(
+    private readonly names: Set<string>,
+    private readonly prefixes: string[],
+    private readonly suffixes: string[],
+  ) {}
 
-  constructor(private readonly base: string) {}
+  /** The filter for these ignore files' texts, or undefined when a rule is not simple enough. */
+  static of(texts: string[]): NameFilter | undefined {
+    const names = new Set<string>()
+    const prefixes: string[] = []
+    const suffixes: string[] = []
+    for (const text of texts) {
+      for (const raw of text.replace(/^\uFEFF/, '').split('\n')) {
+        let line = raw.trimEnd()
+        if (line === '' || line.startsWith('#')) continue
+        if (line.includes('\\') || /^\s/.test(line)) return undefined // escapes, leading blanks
+        if (line.startsWith('!')) line = line.slice(1)
+        if (line.endsWith('/')) line = line.slice(0, -1)
+        let last = line.slice(line.lastIndexOf('/') + 1)
+        if (IGNORE_CASE) last = last.toLowerCase()
+        if (last === '' || /[?[\]]/.test(last)) return undefined
+        const stars = last.split('*').length - 1
+        if (stars === 0) names.add(last)
+        else if (stars === 1 && last.startsWith('*')) suffixes.push(last.slice(1))
+        else if (stars === 1 && last.endsWith('*')) prefixes.push(last.slice(0, -1))
+        else return undefined
+      }
+    }
 
-  /** Loads `root/.git/info/exclude` and the `.gitignore` files from `root` down to `base`'s parent. */
-  async loadAncestors(root: string): Promise<void> {
-    // Within one directory, later files take precedence: .gitignore overrides info/exclude.
-    await this.load(root, [path.join(root, '.git', 'info', 'exclude'), path.join(root, '.gitignore')])
-    if (this.base === root) return
-    await this.loadDown(root, path.dirname(this.base))
-    // An ignored base was named on purpose: forget the ancestors' rules, which would exclude all of it.
-    if (this.isIgnored(this.base, true)) this.rules.clear()
+    return new NameFilter(names, prefixes, suffixes)
   }
 
-  /** fdir's `readdir`: the native one, then drop `.git` and ignored entries. */
-  readonly readdir = ((dir: string, options: unknown, callback: ReaddirCallback) => {
-    readdir(dir, options as {withFileTypes: true}, (error, entries) => {
-      if (error) {
-        callback(error, [])
-        return
+  mayMatch(name: string): boolean {
+    const key = IGNORE_CASE ? name.toLowerCase() : name
+    if (this.names.has(key)) return true
+    for (const suffix of this.suffixes) if (key.endsWith(suffix)) return true
+    for (const prefix of this.prefixes) if (key.startsWith(prefix)) return true
+    return false
+  }
+}
+
+/**
+ * The rules that apply to `base`'s entries: `root/.git/info/exclude`, then the `.gitignore` files from
+ * `root` down to `base` itself. An ignored `base` was named on purpose: the ancestors' rules, which
+ * would exclude all of it, are dropped, and only its own apply.
+ */
+function ancestorFrames(root: string, base: string): Frame[] {
+  let frames = withOwnRules(root, [], [path.join(root, '.git', 'info', 'exclude'), path.join(root, '.gitignore')])
+  if (base === root) return frames
+  const segments = path.relative(root, base).split(path.sep)
+  let dir = root
+  let ignored = false
+  for (const [index, segment] of segments.entries()) {
+    if (index > 0) frames = withOwnRules(dir, frames)
+    if (isIgnored(frames, segment, true)) ignored = true
+    frames = descend(frames, segment)
+    dir = path.join(dir, segment)
+  }
+
+  return withOwnRules(base, ignored ? [] : frames)
+}
+
+// ---------------------------------------------------------------------------------------------- globs
+
+interface CompiledGlob {
+  /** The pattern can match nothing (a lone negation). */
+  empty: boolean
+  /** Leading literal directory names: the crawl starts below them. */
+  prefix: string[]
+  /** Whether a path relative to the crawl's base matches. */
+  match: (relative: string) => boolean
+  /** Whether a directory (relative path, no trailing slash) at `depth` below the prefix may hold matches. */
+  mayHold: (relative: string, depth: number) => boolean
+}
+
+/**
+ * tinyglobby's reading of a pattern: a trailing `/` is dropped, a pattern not ending in `*` also matches
+ * everything below what it names (`src` lists src/**), dotfiles match, paths use `/`.
+ */
+function compileGlob(pattern: string): CompiledGlob {
+  const nothing = {empty: true, match: () => false, mayHold: () => false, prefix: []}
+  if (pattern === '' || (pattern.startsWith('!') && !pattern.startsWith('!('))) return nothing
+  let normalized = pattern.endsWith('/') ? pattern.slice(0, -1) : pattern
+  if (!normalized.endsWith('*')) normalized += '/**'
+  normalized = path.posix.normalize(normalized)
+  const match = picomatch(normalized, {dot: true, posix: true})
+  const parts = normalized.split('/')
+
+  // Only simple patterns are pruned directory by directory; braces, extglobs and escapes (which may
+  // span or hide a `/`) are matched file by file after a full crawl below the prefix.
+  const simple = !/[{}()\\]/.test(normalized) && !/\[[^\]]*\//.test(normalized) && !normalized.startsWith('!')
+  // Not the name before a trailing `**`, which also matches itself (`README.md` → `README.md/**` names a
+  // file as well as a directory); the directory-by-directory pruning below still covers it.
+  const prefix: string[] = []
+  const prefixMax = parts.at(-1) === '**' ? parts.length - 2 : parts.length - 1
+  if (simple) {
+    while (prefix.length < prefixMax && isLiteral(parts[prefix.length]) && parts[prefix.length] !== '.') {
+      prefix.push(parts[prefix.length])
+    }
+  }
+
+  const rest = parts.slice(prefix.length)
+  const stop = rest.findIndex((part) => part.includes('**'))
+  const levels = simple ? rest.slice(0, stop === -1 ? rest.length - 1 : stop).map((part) => picomatch(part, {dot: true, posix: true})) : undefined
+  const mayHold = (relative: string, depth: number): boolean => {
+    if (!levels) return true
+    if (depth >= levels.length) return stop !== -1
+    return levels[depth](relative.slice(relative.lastIndexOf('/') + 1))
+  }
+
+  return {empty: false, match, mayHold, prefix}
+}
+
+function isLiteral(part: string): boolean {
+  return part !== '' && part !== '..' && !/[*?[\]{}()!+@\\]/.test(part)
+}
+
+// ---------------------------------------------------------------------------------------------- crawl
+
+interface PendingDir {
+  /** Absolute path. */
+  dir: string
+  /** Relative to the crawl's base, with a trailing `/` ('' for the base). */
+  relative: string
+  /** Depth below the glob prefix (0 for the start directory). */
+  depth: number
+  /** Rules from the directories above (and its own, once ownLoaded). */
+  frames: Frame[]
+  /** Whether `frames` already hold the directory's own `.gitignore` (the start directory's do). */
+  ownLoaded: boolean
+}
+
+class Crawler {
+  private readonly files: string[] = []
+
+  constructor(
+    private readonly frames: Frame[],
+    private readonly glob: CompiledGlob | undefined,
+  ) {}
+
+  async crawl(start: string, startRel: string, signal?: AbortSignal, onFiles?: (files: string[]) => void): Promise<string[]> {
+    const pending: PendingDir[] = [{depth: 0, dir: start, frames: this.frames, ownLoaded: true, relative: startRel}]
+    let reported = 0
+    while (pending.length > 0) {
+      const deadline = performance.now() + SLICE_MS
+      do this.visit(pending.pop()!, pending)
+      while (pending.length > 0 && performance.now() < deadline)
+      if (onFiles && this.files.length > reported) {
+        onFiles(this.files.slice(reported))
+        reported = this.files.length
       }
 
-      this.filter(path.resolve(dir), entries).then(
-        (kept) => callback(null, kept),
-        (filterError: NodeJS.ErrnoException) => callback(filterError, []),
-      )
+      if (pending.length > 0) await yieldToEventLoop()
+      signal?.throwIfAborted()
+    }
+
+    return this.files
+  }
+
+  private visit({depth, dir, frames, ownLoaded, relative}: PendingDir, pending: PendingDir[]): void {
+    let entries: Dirent[]
+    try {
+      entries = readdirSync(dir, {withFileTypes: true})
+    } catch {
+      return // Vanished or unreadable since it was listed: nothing to find there.
+    }
+
+    if (!ownLoaded && entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) frames = withOwnRules(dir, frames)
+    const glob = this.glob
+    for (const entry of entries) {
+      const {name} = entry
+      // `.git` is a directory in a repository and a file in a worktree or submodule: never search either.
+      if (name === '.git') continue
+      if (entry.isDirectory()) {
+        if (isIgnored(frames, name, true)) continue
+        if (glob && !glob.mayHold(relative + name, depth)) continue
+        pending.push({depth: depth + 1, dir: dir + path.sep + name, frames: descend(frames, name), ownLoaded: false, relative: `${relative}${name}/`})
+      } else if (entry.isFile()) {
+        // The pattern first: it is the cheaper test, and most files fail it.
+        if (glob && !glob.match(relative + name)) continue
+        if (isIgnored(frames, name, false)) continue
+        this.files.push(dir + path.sep + name)
+      }
+      // Symbolic links, sockets and the like are neither followed nor listed.
+    }
+  }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => {
+    setImmediate(resolve)
+  })
+}
+
+// ---------------------------------------------------------------------------------------------- content search
+
+export interface SearchFilesOptions {
+  signal?: AbortSignal
+  /** Checked for each file with a match before it is kept (and counted). */
+  readable?: (file: string) => Promise<boolean>
+  /**
+   * Only the first this many files (in path order) can be shown: the others are counted and dropped as
+   * the search goes, so memory stays bounded however much matches. Default: keep all.
+   */
+  keepFiles?: number
+  /** Content mode: likewise for the first this many matching lines. */
+  keepLines?: number
+}
+
+export interface SearchResult {
+  /** The files kept (see keepFiles, keepLines), sorted by path. */
+  matches: ContentMatch[]
+  /** Files with a match, kept or not. */
+  files: number
+  /** Matching lines (1 per file in files_with_matches mode), kept or not. */
+  lines: number
+}
+
+/**
+ * Below this many files a search runs on the main thread alone: starting a worker (~50–100 ms of CPU)
+ * would cost more than it takes over. A pool already started serves searches from WARM_THRESHOLD files.
+ */
+const WORKER_THRESHOLD = 8000
+const WARM_THRESHOLD = 2000
+/** Files per message to a worker. */
+const BATCH_FILES = 256
+/** At most this many worker threads (besides the main thread). */
+const MAX_WORKERS = 3
+
+/** Files waiting to be searched: the crawl pushes them as it finds them, the searchers take them in batches. */
+export class FileQueue {
+  private files: string[] = []
+  private head = 0
+  private closed = false
+  private waiters: Array<() => void> = []
+  /** Files pushed so far. */
+  total = 0
+
+  push(files: string[]): void {
+    for (const file of files) this.files.push(file)
+    this.total += files.length
+    this.wake()
+  }
+
+  /** No more files will come. */
+  close(): void {
+    this.closed = true
+    this.wake()
+  }
+
+  /** Resolves once `count` files were pushed, or the queue is closed. */
+  async reached(count: number): Promise<void> {
+    while (this.total < count && !this.closed) await this.wait()
+  }
+
+  /** Up to `count` files: waits while fewer are queued and more may come; undefined once all are taken. */
+  async take(count: number): Promise<string[] | undefined> {
+    while (this.files.length - this.head < count && !this.closed) await this.wait()
+    if (this.head === this.files.length) return undefined
+    const taken = this.files.slice(this.head, this.head + count)
+    this.head += taken.length
+    if (this.head > 4096 && this.head * 2 > this.files.length) {
+      this.files = this.files.slice(this.head)
+      this.head = 0
+    }
+
+    return taken
+  }
+
+  private wait(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiters.push(resolve)
     })
-  }) as NonNullable<GlobOptions['fs']>['readdir']
-
-  private async filter(dir: string, entries: Dirent[]): Promise<Dirent[]> {
-    // tinyglobby may start crawling below `base` (at `src` for the pattern `src/**`): pick up the ignore
-    // files of the directories it skipped over.
-    if (dir !== this.base && !this.loaded.has(path.dirname(dir))) await this.loadDown(this.base, path.dirname(dir))
-    const hasGitignore = entries.some((entry) => entry.name === '.gitignore' && entry.isFile())
-    await this.load(dir, hasGitignore ? [path.join(dir, '.gitignore')] : [])
-    return entries.filter((entry) => !this.skips(dir, entry))
   }
 
-  private skips(dir: string, entry: Dirent): boolean {
-    // `.git` is a directory in a repository and a file in a worktree or submodule: never search either.
-    if (entry.name === '.git') return true
-    return this.isIgnored(path.join(dir, entry.name), entry.isDirectory())
+  private wake(): void {
+    for (const resolve of this.waiters.splice(0)) resolve()
+  }
+}
+
+/** Searches `files` (an array, or a queue that a crawl is still filling). */
+export async function searchFiles(files: string[] | FileQueue, query: ContentQuery, options: SearchFilesOptions = {}): Promise<SearchResult> {
+  const {signal} = options
+  signal?.throwIfAborted()
+  let queue: FileQueue
+  if (Array.isArray(files)) {
+    queue = new FileQueue()
+    queue.push(files)
+    queue.close()
+  } else {
+    queue = files
   }
 
-  /** Deepest rules first: the first ignore file with an opinion on the path decides, as in git. */
-  private isIgnored(file: string, isDirectory: boolean): boolean {
-    for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
-      const rules = this.rules.get(dir)
-      if (rules) {
-        const relative = path.relative(dir, file).split(path.sep).join('/') + (isDirectory ? '/' : '')
-        const result = rules.test(relative)
-        if (result.ignored) return true
-        if (result.unignored) return false
-      }
-
-      if (path.dirname(dir) === dir) return false
-    }
-  }
-
-  /** Loads the `.gitignore` of `from`, `to` and every directory between, top down. */
-  private async loadDown(from: string, to: string): Promise<void> {
-    const dirs: string[] = []
-    for (let dir = to; isInside(from, dir); dir = path.dirname(dir)) {
-      dirs.unshift(dir)
-      if (dir === from) break
+  const kept = new KeptMatches(options.keepFiles, options.keepLines)
+  const accept = async (found: ContentMatch[]) => {
+    if (options.readable && found.length > 0) {
+      const readable = await Promise.all(found.map((match) => options.readable!(match.file)))
+      found = found.filter((_, index) => readable[index])
     }
 
-    for (const dir of dirs) await this.load(dir, [path.join(dir, '.gitignore')])
+    kept.add(found)
   }
 
-  /** Adds the rules of those of `files` that exist, once per directory. */
-  private async load(dir: string, files: string[]): Promise<void> {
-    if (this.loaded.has(dir)) return
-    this.loaded.add(dir)
-    const rules = ignore({ignorecase: IGNORE_CASE})
-    let any = false
-    for (const file of files) {
-      try {
-        rules.add(await readFile(file, 'utf8'))
-        any = true
-      } catch {
-        // Missing or unreadable: no rules from this file.
+  // A worker pays for itself from several thousand files on; until the crawl has found that many, wait.
+  // The main thread searches too, between the crawl's slices: on two cores, it and one worker.
+  const warm = SearchPool.started()
+  const threshold = warm ? WARM_THRESHOLD : WORKER_THRESHOLD
+  await queue.reached(threshold)
+  const pool = queue.total >= threshold ? SearchPool.shared() : undefined
+  const searcher = new Searcher()
+  const onMainThread = async () => {
+    for (let batch = await queue.take(BATCH_FILES); batch; batch = await queue.take(BATCH_FILES)) {
+      for (let at = 0; at < batch.length; ) {
+        const deadline = performance.now() + SLICE_MS
+        const found: ContentMatch[] = []
+        do {
+          const match = searcher.search(batch[at++], query)
+          if (match) found.push(match)
+        } while (at < batch.length && performance.now() < deadline)
+        await accept(found)
+        await yieldToEventLoop()
+        signal?.throwIfAborted()
       }
     }
+  }
 
-    if (any) this.rules.set(dir, rules)
+  await Promise.all([onMainThread(), pool?.run(queue, query, accept, options.keepLines, signal)])
+  return kept.result()
+}
+
+/** The matches so far and their totals, dropping what can no longer be shown. */
+class KeptMatches {
+  private matches: ContentMatch[] = []
+  private files = 0
+  private lines = 0
+  /** Lines held in `matches`. */
+  private held = 0
+
+  constructor(
+    private readonly keepFiles = Number.POSITIVE_INFINITY,
+    private readonly keepLines = Number.POSITIVE_INFINITY,
+  ) {}
+
+  add(found: ContentMatch[]): void {
+    for (const match of found) {
+      this.matches.push(match)
+      this.files++
+      this.lines += match.count
+      this.held += match.lines.length
+    }
+
+    if (this.matches.length > 2 * this.keepFiles + 1000 || this.held > 4 * this.keepLines + 1000) this.compact()
+  }
+
+  result(): SearchResult {
+    this.compact()
+    return {files: this.files, lines: this.lines, matches: this.matches}
+  }
+
+  /** Sorts by path, keeps the first keepFiles files, and the files holding the first keepLines lines. */
+  private compact(): void {
+    this.held = keepFirstLines(this.matches, this.keepLines)
+    let lines = 0
+    let kept = 0
+    while (kept < this.matches.length && kept < this.keepFiles && (lines < this.keepLines || this.keepLines === Number.POSITIVE_INFINITY)) {
+      lines += this.matches[kept].lines.length
+      kept++
+    }
+
+    if (kept < this.matches.length) this.matches.length = kept
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- workers
+
+/**
+ * Worker threads that search batches of files beside the main thread, one per further core (at most
+ * three; WAVE_SEARCH_THREADS=n sets n, 0 for none), started on the first big search and kept for the next
+ * ones; unref'd when idle, so they never keep the process alive. Only from the compiled module: under a
+ * TypeScript loader (the tests) searches run on the main thread alone.
+ */
+class SearchPool {
+  private static instance?: SearchPool
+  private readonly workers: Worker[] = []
+  private nextId = 0
+  /** Searches running. */
+  private active = 0
+  private readonly waiting = new Map<number, {resolve: (matches: ContentMatch[]) => void; reject: (error: Error) => void}>()
+
+  static started(): boolean {
+    return SearchPool.instance !== undefined
+  }
+
+  static shared(): SearchPool | undefined {
+    if (!import.meta.url.endsWith('.js')) return undefined
+    const setting = process.env.WAVE_SEARCH_THREADS
+    // The main thread is one of the searchers: the pool adds one worker per further core.
+    const size = Math.min(MAX_WORKERS, setting && /^\d+$/.test(setting) ? Number(setting) : availableParallelism() - 1)
+    if (size < 1) return undefined
+    SearchPool.instance ??= new SearchPool(size)
+    return SearchPool.instance
+  }
+
+  private constructor(size: number) {
+    for (let i = 0; i < size; i++) {
+      const worker = new Worker(new URL('search-content.js', import.meta.url), {workerData: {waveSearchWorker: true}})
+      worker.unref()
+      worker.on('message', (response: BatchResponse) => this.settle(response))
+      worker.on('error', (error) => this.fail(error))
+      worker.on('exit', () => this.fail(new Error('a search worker stopped')))
+      this.workers.push(worker)
+    }
+  }
+
+  /** Hands batches to the workers, at most two in flight each, and accepts results in arrival order. */
+  async run(queue: FileQueue, query: ContentQuery, accept: (found: ContentMatch[]) => Promise<void>, keepLines?: number, signal?: AbortSignal): Promise<void> {
+    const perWorker = async (worker: Worker) => {
+      for (let batch = await queue.take(BATCH_FILES); batch; batch = await queue.take(BATCH_FILES)) {
+        signal?.throwIfAborted()
+        await accept(await this.send(worker, {files: batch, id: this.nextId++, keepLines, query}))
+      }
+    }
+
+    // Referenced while a search runs: an idle pool must not keep the process alive, a busy one must.
+    if (this.active++ === 0) for (const worker of this.workers) worker.ref()
+    try {
+      await Promise.all(this.workers.flatMap((worker) => [perWorker(worker), perWorker(worker)]))
+    } catch (error) {
+      if (signal?.aborted) this.dispose()
+      throw error
+    } finally {
+      if (--this.active === 0) for (const worker of this.workers) worker.unref()
+    }
+  }
+
+  private send(worker: Worker, request: BatchRequest): Promise<ContentMatch[]> {
+    return new Promise((resolve, reject) => {
+      this.waiting.set(request.id, {reject, resolve})
+      worker.postMessage(request)
+    })
+  }
+
+  private settle(response: BatchResponse): void {
+    const waiter = this.waiting.get(response.id)
+    if (!waiter) return
+    this.waiting.delete(response.id)
+    if (response.error === undefined) waiter.resolve(response.matches ?? [])
+    else waiter.reject(new Error(response.error))
+  }
+
+  private fail(error: Error): void {
+    for (const waiter of this.waiting.values()) waiter.reject(error)
+    this.waiting.clear()
+    this.dispose()
+  }
+
+  private dispose(): void {
+    if (SearchPool.instance === this) SearchPool.instance = undefined
+    for (const worker of this.workers.splice(0)) {
+      worker.removeAllListeners('exit')
+      void worker.terminate()
+    }
   }
 }

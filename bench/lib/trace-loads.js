@@ -1,0 +1,16 @@
+// Loaded with `node --import` into a process under measurement: appends every module URL the ESM loader
+// resolves to the file named by WAVE_BENCH_LOADS_FILE, so the benchmark can tell which packages a
+// command loads (the SDK must not load for commands that do not call the model).
+import {register} from 'node:module'
+
+const file = process.env.WAVE_BENCH_LOADS_FILE
+if (file) {
+  const hooks = `
+    import {appendFileSync} from 'node:fs'
+    export async function resolve(specifier, context, next) {
+      const result = await next(specifier, context)
+      appendFileSync(${JSON.stringify(file)}, result.url + '\\n')
+      return result
+    }`
+  register(`data:text/javascript,${encodeURIComponent(hooks)}`)
+}

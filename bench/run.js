@@ -1,0 +1,569 @@
+#!/usr/bin/env node
+/**
+ * wave's benchmarks (issue 6): each figure beside a baseline measured in the same run, medians of
+ * several runs, and the results written into bench/RESULTS.md (between its generated-results markers).
+ *
+ *   npm run bench                  # full: a 50,000-file, 500 MB search tree; a few minutes on 2 cores
+ *   npm run bench -- --quick       # a 5,000-file tree and fewer runs (or WAVE_BENCH_QUICK=1)
+ *   npm run bench -- --only cold,first,turn,weight,search,memory
+ *   npm run bench -- --no-write    # print only (a --quick run never writes unless --write)
+ *   npm run bench -- --no-rg       # as if ripgrep were not installed (its comparison is skipped)
+ *   npm run bench -- --keep-tree   # leave the generated search tree in the temporary directory
+ *
+ * Runs against the compiled CLI (bin/run.js and dist/, built by `npm ci` or `npm run build`). The scripted
+ * Messages API server is the test suite's (test/support/messages-server.ts), compiled on the fly.
+ */
+import {execFileSync, spawn, spawnSync} from 'node:child_process'
+import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {cpus, loadavg, tmpdir, totalmem} from 'node:os'
+import path from 'node:path'
+import {performance} from 'node:perf_hooks'
+
+import {messagesServerModule, responseEnds} from './lib/server.js'
+import {BIN_RUN, makeSandbox, PROJECT_ROOT, runWave} from './lib/sandbox.js'
+import {kb, mb, median, ms, ratio} from './lib/stats.js'
+import {COMMON, generateTree, NEEDLE} from './lib/tree.js'
+
+const argv = process.argv.slice(2)
+const flag = (name) => argv.includes(`--${name}`)
+const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1]
+const QUICK = flag('quick') || process.env.WAVE_BENCH_QUICK === '1'
+const WRITE = flag('write') || (!QUICK && !flag('no-write'))
+const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory').split(','))
+const RUNS = {cold: QUICK ? 8 : 20, first: QUICK ? 4 : 10, turn: QUICK ? 2 : 5, search: QUICK ? 3 : 5}
+const LIB = path.join(PROJECT_ROOT, 'bench', 'lib')
+
+if (!existsSync(path.join(PROJECT_ROOT, 'dist', 'commands'))) {
+  console.error('bench: dist/ is missing: run `npm run build` (npm ci runs it) first.')
+  process.exit(2)
+}
+
+const {reply, startMessagesServer, systemText, toolResults, toolUse} = await messagesServerModule()
+const results = [] // {section, figure, value, baseline, ratio, target, ok, note}
+const notes = []
+const started = performance.now()
+
+function record(row) {
+  results.push(row)
+  const verdict = row.ok === undefined ? '' : row.ok ? '  ok' : '  MISSED'
+  const against = row.baseline ? `   vs ${row.baseline}${row.ratio ? ` (${row.ratio})` : ''}` : ''
+  console.log(`  ${row.figure.padEnd(44)} ${String(row.value).padStart(10)}${against}${row.target ? `   target ${row.target}` : ''}${verdict}`)
+  if (row.note) console.log(`      ${row.note}`)
+}
+
+function heading(title) {
+  console.log(`\n${title}`)
+}
+
+/** Spawns node with `args` and returns the wall time in ms (and the result), stdout not a terminal. */
+function timeNode(args, env) {
+  const at = performance.now()
+  const result = spawnSync(process.execPath, args, {env, stdio: ['ignore', 'pipe', 'pipe']})
+  return {ms: performance.now() - at, result}
+}
+
+function cleanEnv(home, extra = {}) {
+  const env = {CI: '1', HOME: home, NO_COLOR: '1', PATH: process.env.PATH}
+  if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR
+  return {...env, ...extra}
+}
+
+const planPathOf = (request) => {
+  const system = systemText(request)
+  return /create your plan at (\S+) using/.exec(system)?.[1] ?? /already exists at (\S+)\. /.exec(system)?.[1]
+}
+
+const writePlan = (request) => reply(toolUse('Write', {content: '# Plan\n\n1. Do the thing.\n', file_path: planPathOf(request)}))
+
+// ---------------------------------------------------------------------------------------------- 1. cold start
+
+async function coldStart() {
+  heading('1. Cold start (medians; stdout is a pipe, as in CI)')
+  const sandbox = makeSandbox({'README.md': '# bench\n'})
+  try {
+    const env = cleanEnv(sandbox.home)
+    const oclifEnv = {...env, WAVE_NO_FAST_START: '1'}
+    const cases = {
+      help: [[BIN_RUN, '--help'], env],
+      helpOclif: [[BIN_RUN, '--help'], oclifEnv],
+      node: [['-e', '0'], env],
+      version: [[BIN_RUN, '--version'], env],
+      versionOclif: [[BIN_RUN, '--version'], oclifEnv],
+    }
+    const times = Object.fromEntries(Object.keys(cases).map((name) => [name, []]))
+    for (const [args, caseEnv] of Object.values(cases)) timeNode(args, caseEnv) // warm the page cache
+    for (let run = 0; run < RUNS.cold; run++) {
+      for (const [name, [args, caseEnv]] of Object.entries(cases)) times[name].push(timeNode(args, caseEnv).ms)
+    }
+
+    const node = median(times.node)
+    for (const [name, label] of [['version', 'wave --version'], ['help', 'wave --help']]) {
+      const value = median(times[name])
+      record({baseline: `node -e 0 ${ms(node)}`, figure: label, ok: value <= 2 * node, ratio: ratio(value, node), section: 'cold', target: '≤ 2×', value: ms(value)})
+    }
+
+    record({baseline: `node -e 0 ${ms(node)}`, figure: 'wave --version through oclif (no fast path)', ratio: ratio(median(times.versionOclif), node), section: 'cold', value: ms(median(times.versionOclif))})
+    record({baseline: `node -e 0 ${ms(node)}`, figure: 'wave --help through oclif (no fast path)', ratio: ratio(median(times.helpOclif), node), section: 'cold', value: ms(median(times.helpOclif))})
+
+    // The fast path must print exactly what oclif prints.
+    const same = [['--version'], ['--help'], []].every((args) => {
+      const fast = spawnSync(process.execPath, [BIN_RUN, ...args], {env}).stdout.toString()
+      const slow = spawnSync(process.execPath, [BIN_RUN, ...args], {env: oclifEnv}).stdout.toString()
+      return fast === slow && fast.length > 0
+    })
+    record({figure: 'fast path output = oclif output', ok: same, section: 'cold', value: same ? 'identical' : 'DIFFERS'})
+
+    // The SDK must not load for commands that do not call the model.
+    const loadsFile = path.join(sandbox.root, 'loads.txt')
+    const loaded = (args, extra = {}) => {
+      rmSync(loadsFile, {force: true})
+      spawnSync(process.execPath, ['--import', path.join(LIB, 'trace-loads.js'), BIN_RUN, ...args], {
+        cwd: sandbox.repo,
+        env: {...env, ...extra, WAVE_BENCH_LOADS_FILE: loadsFile},
+      })
+      return existsSync(loadsFile) ? readFileSync(loadsFile, 'utf8') : ''
+    }
+
+    const clean = []
+    for (const [label, args, extra] of [
+      ['--version', ['--version']],
+      ['--help', ['--help']],
+      ['--help (oclif)', ['--help'], {WAVE_NO_FAST_START: '1'}],
+      ['tools', ['tools']],
+      ['plans', ['plans']],
+    ]) {
+      if (loaded(args, extra).includes('/@anthropic-ai/sdk/')) clean.push(`${label}: LOADS THE SDK`)
+      else clean.push(`${label}: no`)
+    }
+
+    // Control: a command that calls the model does load it, so the trace works. (Spawned asynchronously:
+    // the server answers from this process.)
+    const server = await startMessagesServer([writePlan, reply('Done.')])
+    rmSync(loadsFile, {force: true})
+    await runWave(['plan', '--task', 'x'], {
+      cwd: sandbox.repo,
+      env: {WAVE_BENCH_LOADS_FILE: loadsFile},
+      home: sandbox.home,
+      nodeArgs: ['--import', path.join(LIB, 'trace-loads.js')],
+      server,
+    })
+    const control = existsSync(loadsFile) && readFileSync(loadsFile, 'utf8').includes('/@anthropic-ai/sdk/')
+    await server.close()
+    const ok = clean.every((line) => line.endsWith(': no')) && control
+    record({figure: 'SDK loaded by non-model commands', note: `${clean.join(', ')}; wave plan: ${control ? 'yes (control)' : 'NO (trace broken?)'}`, ok, section: 'cold', value: ok ? 'none' : 'see note'})
+    return {node}
+  } finally {
+    sandbox.cleanup()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- 2. time to first request
+
+async function firstRequest() {
+  heading('2. Time to first model request (process start → request at the server)')
+  const sandbox = makeSandbox({'README.md': '# bench\n', 'src/app.ts': 'export const app = 1\n'})
+  try {
+    const wave = []
+    const floor = []
+    for (let run = 0; run < RUNS.first; run++) {
+      const server = await startMessagesServer([writePlan, reply('Done.')])
+      const result = await runWave(['plan', '--task', 'Add a --verbose flag'], {cwd: sandbox.repo, home: sandbox.home, server})
+      if (result.code !== 0) throw new Error(`wave plan failed (${result.code}): ${result.stderr}`)
+      wave.push(server.messageRequests[0].receivedAt - result.startedAt)
+      await server.close()
+
+      const floorServer = await startMessagesServer([reply('Done.')])
+      const at = performance.now()
+      await spawnAsync(process.execPath, [path.join(LIB, 'sdk-floor.js'), sandbox.repo], {ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: floorServer.url, HOME: sandbox.home, PATH: process.env.PATH})
+      floor.push(floorServer.messageRequests[0].receivedAt - at)
+      await floorServer.close()
+    }
+
+    const value = median(wave)
+    record({baseline: `bare SDK script ${ms(median(floor))}`, figure: 'wave plan --task', ok: value <= 300, ratio: ratio(value, median(floor)), section: 'first', target: '≤ 300 ms', value: ms(value)})
+  } finally {
+    sandbox.cleanup()
+  }
+}
+
+function spawnAsync(command, args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {env, stdio: ['ignore', 'ignore', 'pipe']})
+    let stderr = ''
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${args[0]} exited ${code}: ${stderr}`))))
+  })
+}
+
+// ---------------------------------------------------------------------------------------------- 3. overhead per turn
+
+const SMALL_FILES = Object.fromEntries(Array.from({length: 6}, (_, i) => [`src/file${i}.ts`, `export const value${i} = ${i}\n// a small file\n`]))
+
+async function perTurn() {
+  heading('3. Overhead per turn (end of a streamed response → next request; six turns, each reads one small file)')
+  const sandbox = makeSandbox({'README.md': '# bench\n', ...SMALL_FILES})
+  const rssFile = path.join(sandbox.root, 'rss.txt')
+  try {
+    const wave = []
+    const floor = []
+    const rss = []
+    for (let run = 0; run < RUNS.turn; run++) {
+      const script = Object.keys(SMALL_FILES).map((file) => reply(toolUse('Read', {file_path: file})))
+      const server = await startMessagesServer([...script, writePlan, reply('Done.')])
+      responseEnds.length = 0
+      const result = await runWave(['plan', '--task', 'Read the six files, then plan'], {
+        cwd: sandbox.repo,
+        env: {WAVE_BENCH_RSS_FILE: rssFile},
+        home: sandbox.home,
+        nodeArgs: ['--import', path.join(LIB, 'rss-preload.js')],
+        server,
+      })
+      if (result.code !== 0) throw new Error(`wave plan failed (${result.code}): ${result.stderr}`)
+      const requests = server.messageRequests
+      for (let i = 1; i <= 6; i++) {
+        if (toolResults(requests[i])[0]?.is_error) throw new Error(`Read failed in the per-turn session: ${toolResults(requests[i])[0].text}`)
+        wave.push(requests[i].receivedAt - responseEnds[i - 1].at)
+      }
+
+      await server.close()
+
+      const floorServer = await startMessagesServer([...Object.keys(SMALL_FILES).map((file) => reply(toolUse('Read', {file_path: file}))), reply('Done.')])
+      responseEnds.length = 0
+      await spawnAsync(process.execPath, [path.join(LIB, 'sdk-floor.js'), sandbox.repo], {ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: floorServer.url, HOME: sandbox.home, PATH: process.env.PATH})
+      for (let i = 1; i <= 6; i++) floor.push(floorServer.messageRequests[i].receivedAt - responseEnds[i - 1].at)
+      await floorServer.close()
+    }
+
+    rss.push(...readFileSync(rssFile, 'utf8').trim().split('\n').map(Number))
+    const value = median(wave)
+    record({
+      baseline: `bare SDK loop ${ms(median(floor))}`,
+      figure: 'per turn (Read of a small file)',
+      note: `${wave.length} turns; slowest ${ms(Math.max(...wave))}`,
+      ok: value <= 10,
+      section: 'turn',
+      target: '≤ 10 ms',
+      value: ms(value),
+    })
+    return {planRssKb: median(rss)}
+  } finally {
+    sandbox.cleanup()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- 4. request weight
+
+const bytes = (value) => Buffer.byteLength(JSON.stringify(value ?? null))
+
+function cacheBreakpoints(request) {
+  const {messages = [], system = [], tools = []} = request.body
+  const last = messages.at(-1)
+  const lastBlock = Array.isArray(last?.content) ? last.content.at(-1) : undefined
+  return {
+    messages: Boolean(lastBlock?.cache_control),
+    system: Array.isArray(system) && Boolean(system.at(-1)?.cache_control),
+    tools: Boolean(tools.at(-1)?.cache_control),
+  }
+}
+
+async function requestWeight() {
+  heading('4. Request weight (system prompt + tool definitions, JSON bytes)')
+  const five = 'x'.repeat(60) + '\n'
+  const bigFiles = Object.fromEntries(Array.from({length: 20}, (_, i) => [`docs/part${String(i).padStart(2, '0')}.md`, five.repeat(Math.round(5000 / 69))]))
+  const sandbox = makeSandbox({'README.md': '# bench\n', ...bigFiles})
+  try {
+    const weights = {}
+    const breakpoints = []
+    // Plan mode.
+    let server = await startMessagesServer([writePlan, reply('Done.')])
+    let result = await runWave(['plan', '--task', 'Plan something'], {cwd: sandbox.repo, home: sandbox.home, server})
+    if (result.code !== 0) throw new Error(`wave plan failed: ${result.stderr}`)
+    weights.plan = server.messageRequests[0]
+    breakpoints.push(...server.messageRequests.map(cacheBreakpoints))
+    await server.close()
+    // Run modes, with a task (the full tool set of the mode).
+    for (const mode of ['acceptEdits', 'bypassPermissions']) {
+      server = await startMessagesServer([reply('Nothing to do.')])
+      result = await runWave(['run', '--task', 'Do something', '--mode', mode], {cwd: sandbox.repo, home: sandbox.home, server})
+      if (result.code !== 0) throw new Error(`wave run --mode ${mode} failed (${result.code}): ${result.stderr}`)
+      weights[mode] = server.messageRequests[0]
+      breakpoints.push(...server.messageRequests.map(cacheBreakpoints))
+      await server.close()
+    }
+
+    for (const [mode, request] of Object.entries(weights)) {
+      const system = bytes(request.body.system)
+      const tools = bytes(request.body.tools)
+      const names = (request.body.tools ?? []).map((tool) => tool.name).join(', ')
+      record({
+        figure: `${mode === 'plan' ? 'plan mode' : `run, ${mode}`}`,
+        note: `system ${kb(system)} + ${request.body.tools?.length ?? 0} tools ${kb(tools)} (${names})`,
+        ok: system + tools <= 12 * 1024,
+        section: 'weight',
+        target: '≤ 12 KB',
+        value: kb(system + tools),
+      })
+    }
+
+    // Growth over a 20-turn session whose tool results are about 5 KB each.
+    const script = Object.keys(bigFiles).map((file) => reply(toolUse('Read', {file_path: file})))
+    server = await startMessagesServer([...script, writePlan, reply('Done.')])
+    result = await runWave(['plan', '--task', 'Read the docs, then plan', '--max-turns', '30'], {cwd: sandbox.repo, home: sandbox.home, server})
+    if (result.code !== 0) throw new Error(`wave plan (20 turns) failed: ${result.stderr}`)
+    const requests = server.messageRequests
+    breakpoints.push(...requests.map(cacheBreakpoints))
+    await server.close()
+    const sizes = requests.map((request) => Buffer.byteLength(request.rawBody))
+    const resultChars = requests.slice(1, 21).map((request) => toolResults(request)[0]?.text.length ?? 0)
+    const growth = sizes.slice(1, 21).map((size, i) => size - sizes[i])
+    const shown = [1, 2, 5, 10, 15, 20, 21].filter((turn) => turn <= sizes.length)
+    record({
+      figure: '20-turn session, 5 KB tool results',
+      note: `request bytes by turn: ${shown.map((turn) => `${turn}: ${kb(sizes[turn - 1])}`).join(', ')}; tool results ${kb(median(resultChars))} each`,
+      section: 'weight',
+      value: `+${kb(median(growth))}/turn`,
+    })
+    const all = breakpoints.length
+    const tally = (key) => breakpoints.filter((b) => b[key]).length
+    const ok = tally('tools') === all && tally('system') === all && tally('messages') === all
+    record({
+      figure: 'cache_control breakpoints',
+      note: `of ${all} recorded requests: tools ${tally('tools')}, system ${tally('system')}, newest turn ${tally('messages')}`,
+      ok,
+      section: 'weight',
+      target: 'on every request',
+      value: ok ? 'all three' : 'MISSING',
+    })
+  } finally {
+    sandbox.cleanup()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- 5. search at scale
+
+function which(command) {
+  return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0
+}
+
+/** Runs a command, returns wall ms and stdout. */
+function timeCommand(command, args, cwd) {
+  const at = performance.now()
+  // stdin is /dev/null: ripgrep reads a piped stdin instead of the directory.
+  const result = spawnSync(command, args, {cwd, maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe']})
+  return {ms: performance.now() - at, stdout: result.stdout?.toString() ?? ''}
+}
+
+function waveSearch(tool, root, input, env = {}) {
+  const result = spawnSync(process.execPath, [path.join(LIB, 'search-child.js'), tool, root, JSON.stringify(input)], {
+    env: {...process.env, ...env},
+    maxBuffer: 64 * 1024 * 1024,
+  })
+  if (result.status !== 0) throw new Error(`${tool} failed: ${result.stderr}`)
+  return JSON.parse(result.stdout.toString())
+}
+
+/** The number a wave result reports: its truncation note's total, else its line count. */
+function waveTotal(output) {
+  const note = /\(truncated: showing \d+ of (\d+) /.exec(output.tail ?? '')
+  if (note) return Number(note[1])
+  if (output.head?.[0]?.startsWith('No ')) return 0
+  return output.lines
+}
+
+async function search() {
+  heading(`5. Search at scale (${QUICK ? 'quick tree: a smoke run, the targets are for the full tree' : 'full tree'})`)
+  const tree = await generateTree(QUICK ? 'quick' : 'full')
+  console.log(
+    `  tree: ${tree.files.toLocaleString('en')} files, ${mb(tree.bytes / 1024)} searched; ${tree.ignoredFiles.toLocaleString('en')} files, ${mb(tree.ignoredBytes / 1024)} ignored (.gitignore, nested .gitignore files, node_modules/, build/) under ${tmpdir()}`,
+  )
+  const rg = !flag('no-rg') && which('rg')
+  const gitGrep = which('git')
+  if (!rg) notes.push('ripgrep (`rg`) was not found: the ripgrep comparison was skipped (Debian: apt-get install -y ripgrep).')
+  if (!rg) console.log('  rg not found: skipping the ripgrep comparison (Debian: apt-get install -y ripgrep)')
+  const cases = [
+    {
+      git: ['ls-files', '-co', '--exclude-standard', '--', '*.ts'],
+      input: {pattern: '**/*.ts'},
+      name: 'Glob `**/*.ts` (newest first, like rg --sortr modified)',
+      rg: ['--files', '--sortr', 'modified', '-g', '*.ts'],
+      rgPlain: ['--files', '-g', '*.ts'],
+      tool: 'Glob',
+    },
+    {git: ['grep', '--untracked', '-l', NEEDLE], input: {pattern: NEEDLE}, name: 'Grep literal, files_with_matches', rg: ['-l', NEEDLE], tool: 'Grep'},
+    {
+      git: ['grep', '--untracked', '-n', 'TODO(perf)'],
+      input: {output_mode: 'content', pattern: String.raw`TODO\(perf\)`},
+      name: 'Grep `TODO\\(perf\\)`, content',
+      rg: ['-n', String.raw`TODO\(perf\)`],
+      tool: 'Grep',
+    },
+    {
+      git: ['grep', '--untracked', '-c', '-E', String.raw`function [[:alnum:]_]+_handler\(`],
+      input: {output_mode: 'count', pattern: String.raw`function \w+_handler\(`},
+      name: 'Grep `function \\w+_handler\\(`, count',
+      rg: ['-c', String.raw`function \w+_handler\(`],
+      tool: 'Grep',
+    },
+    {git: ['grep', '--untracked', '-il', NEEDLE.toUpperCase()], input: {'-i': true, pattern: NEEDLE.toUpperCase()}, name: 'Grep -i literal, files_with_matches', rg: ['-il', NEEDLE.toUpperCase()], tool: 'Grep'},
+  ]
+  let peakRss = 0
+  try {
+    for (const testCase of cases) {
+      const times = {git: [], rg: [], rgPlain: [], wave: []}
+      let output
+      let rgOut = ''
+      for (let run = 0; run < RUNS.search; run++) {
+        output = waveSearch(testCase.tool, tree.root, testCase.input)
+        times.wave.push(output.ms)
+        peakRss = Math.max(peakRss, output.maxRssKb)
+        if (rg) {
+          const r = timeCommand('rg', testCase.rg, tree.root)
+          times.rg.push(r.ms)
+          rgOut = r.stdout
+          if (testCase.rgPlain) times.rgPlain.push(timeCommand('rg', testCase.rgPlain, tree.root).ms)
+        }
+
+        if (gitGrep) times.git.push(timeCommand('git', testCase.git, tree.root).ms)
+      }
+
+      const value = median(times.wave)
+      const rgMs = median(times.rg)
+      const baselines = [
+        rg ? `${testCase.tool === 'Glob' ? 'rg --files --sortr modified' : 'rg'} ${ms(rgMs)}` : undefined,
+        times.rgPlain.length > 0 ? `rg --files ${ms(median(times.rgPlain))}` : undefined,
+        gitGrep ? `${testCase.tool === 'Glob' ? 'git ls-files' : 'git grep'} ${ms(median(times.git))}` : undefined,
+      ]
+      let agreement = ''
+      if (rg) {
+        const rgLines = rgOut.split('\n').filter(Boolean)
+        const rgTotal = testCase.input.output_mode === 'count' ? rgLines.length : rgLines.length
+        agreement = waveTotal(output) === rgTotal ? `same result as rg (${rgTotal})` : `DIFFERENT from rg: wave ${waveTotal(output)}, rg ${rgTotal}`
+      }
+
+      record({
+        baseline: baselines.filter(Boolean).join(', '),
+        figure: testCase.name,
+        note: `${agreement}${agreement ? '; ' : ''}peak RSS ${mb(output.maxRssKb)}, CPU ${ms(output.cpuMs)}`,
+        // The targets are for the full tree: on the quick one, fixed costs (a worker's start) weigh more.
+        ok: rg && !QUICK ? value <= 2 * rgMs : undefined,
+        ratio: rg ? ratio(value, rgMs) : undefined,
+        section: 'search',
+        target: rg && !QUICK ? '≤ 2× rg' : undefined,
+        value: ms(value),
+      })
+    }
+
+    // What the worker threads buy, and that memory does not grow with the tree.
+    const single = []
+    const small = []
+    for (let run = 0; run < RUNS.search; run++) {
+      single.push(waveSearch('Grep', tree.root, {pattern: NEEDLE}, {WAVE_SEARCH_THREADS: '0'}).ms)
+    }
+
+    const subtree = waveSearch('Grep', tree.root, {output_mode: 'content', path: 'packages/pkg1', pattern: COMMON})
+    small.push(subtree.maxRssKb)
+    const whole = waveSearch('Grep', tree.root, {output_mode: 'content', pattern: COMMON})
+    const everything = waveSearch('Grep', tree.root, {output_mode: 'content', pattern: 'e'})
+    record({figure: 'Grep literal, main thread only', note: 'WAVE_SEARCH_THREADS=0: no worker thread', section: 'search', value: ms(median(single))})
+    record({
+      figure: 'Grep peak RSS: 1/50 of the tree → all of it',
+      note: `content mode: ${mb(small[0])} → ${mb(whole.maxRssKb)}; a pattern matching nearly every line (${everything.tail.slice(0, 60)}...): ${mb(everything.maxRssKb)}`,
+      section: 'search',
+      value: mb(Math.max(whole.maxRssKb, everything.maxRssKb)),
+    })
+    peakRss = Math.max(peakRss, whole.maxRssKb, everything.maxRssKb)
+    notes.push('wave does not call ripgrep: every search figure is the pure-Node path (the main thread and one worker thread per further core), timed around the tool call in a fresh process, through the dispatcher.')
+    return {searchRssKb: peakRss, tree}
+  } finally {
+    if (!flag('keep-tree')) rmSync(tree.root, {force: true, recursive: true})
+    else console.log(`  kept the tree at ${tree.root}`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- 6. memory
+
+async function memory(context) {
+  heading('6. Memory (peak RSS)')
+  const sandbox = makeSandbox({'README.md': '# bench\n'})
+  try {
+    const file = path.join(sandbox.root, 'rss.txt')
+    for (let run = 0; run < 3; run++) {
+      spawnSync(process.execPath, ['--import', path.join(LIB, 'rss-preload.js'), '-e', '0'], {env: {...cleanEnv(sandbox.home), WAVE_BENCH_RSS_FILE: file}})
+    }
+
+    const node = median(readFileSync(file, 'utf8').trim().split('\n').map(Number))
+    if (context.planRssKb) record({baseline: `node -e 0 ${mb(node)}`, figure: 'planning session (6 turns)', section: 'memory', value: mb(context.planRssKb)})
+    if (context.searchRssKb) record({baseline: `node -e 0 ${mb(node)}`, figure: 'search benchmark (largest of its runs)', section: 'memory', value: mb(context.searchRssKb)})
+  } finally {
+    sandbox.cleanup()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- main
+
+function machine() {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU'
+  const nproc = (() => {
+    try {
+      return execFileSync('nproc').toString().trim()
+    } catch {
+      return String(cpus().length)
+    }
+  })()
+  const rgVersion = which('rg') ? execFileSync('rg', ['--version']).toString().split('\n')[0] : 'not installed'
+  const gitVersion = which('git') ? execFileSync('git', ['--version']).toString().trim() : 'not installed'
+  return {cpu, git: gitVersion, memory: `${(totalmem() / 1024 ** 3).toFixed(0)} GB`, node: process.version, nproc, platform: `${process.platform} ${process.arch}`, rg: rgVersion}
+}
+
+const info = machine()
+const loadAtStart = loadavg()[0]
+const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
+console.log(`wave bench (${QUICK ? 'quick' : 'full'}): ${date}; ${info.nproc} cores (${info.cpu}), ${info.memory}; node ${info.node}; ${info.rg}; ${info.git}`)
+const context = {}
+if (ONLY.has('cold')) Object.assign(context, await coldStart())
+if (ONLY.has('first')) await firstRequest()
+if (ONLY.has('turn')) Object.assign(context, await perTurn())
+if (ONLY.has('weight')) await requestWeight()
+if (ONLY.has('search')) Object.assign(context, await search())
+if (ONLY.has('memory')) await memory(context)
+
+const seconds = (performance.now() - started) / 1000
+const load = `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
+const missed = results.filter((row) => row.ok === false)
+console.log(`\n${results.filter((row) => row.ok).length} targets met, ${missed.length} missed${missed.length > 0 ? ` (${missed.map((row) => row.figure).join('; ')})` : ''}; ${seconds.toFixed(0)} s; ${load}`)
+for (const note of notes) console.log(`note: ${note}`)
+
+if (WRITE) {
+  const file = path.join(PROJECT_ROOT, 'bench', 'RESULTS.md')
+  const BEGIN = '<!-- bench:results:begin (written by `npm run bench`; edit outside these markers) -->'
+  const END = '<!-- bench:results:end -->'
+  const escape = (text) => String(text ?? '').replaceAll('|', '\\|')
+  const sections = {cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
+  const table = [
+    '| | figure | wave | baseline (same run) | ratio | target | |',
+    '|---|---|---|---|---|---|---|',
+    ...results.map(
+      (row) =>
+        `| ${sections[row.section].split('.')[0]} | ${escape(row.figure)}${row.note ? `<br><sub>${escape(row.note)}</sub>` : ''} | ${escape(row.value)} | ${escape(row.baseline)} | ${escape(row.ratio)} | ${escape(row.target)} | ${row.ok === undefined ? '' : row.ok ? 'met' : '**missed**'} |`,
+    ),
+  ]
+  const block = [
+    BEGIN,
+    '',
+    `Run of ${date} (${QUICK ? 'quick' : 'full'}, ${seconds.toFixed(0)} s, ${load}): ${info.nproc} cores, ${info.cpu}, ${info.memory} RAM, ${info.platform}; node ${info.node}; ${info.rg}; ${info.git}.`,
+    '',
+    ...table,
+    '',
+    ...notes.map((note) => `- ${note}`),
+    '',
+    END,
+  ].join('\n')
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : `# Benchmark results\n\n${BEGIN}\n${END}\n`
+  text = text.includes(BEGIN) && text.includes(END) ? text.slice(0, text.indexOf(BEGIN)) + block + text.slice(text.indexOf(END) + END.length) : `${text}\n${block}\n`
+  mkdirSync(path.dirname(file), {recursive: true})
+  writeFileSync(file, text)
+  console.log(`wrote ${path.relative(process.cwd(), file)}`)
+}
