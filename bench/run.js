@@ -24,6 +24,9 @@ import {BIN_RUN, makeSandbox, PROJECT_ROOT, runWave} from './lib/sandbox.js'
 import {kb, mb, median, ms, ratio} from './lib/stats.js'
 import {COMMON, generateTree, NEEDLE} from './lib/tree.js'
 
+/** The SDK as the ESM loader sees it: the package, or the build's one-file bundle of it (dist/vendor). */
+const SDK_MODULE = /\/@anthropic-ai\/sdk\/|\/dist\/vendor\/anthropic-sdk\.js/
+
 const argv = process.argv.slice(2)
 const flag = (name) => argv.includes(`--${name}`)
 const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1]
@@ -132,7 +135,7 @@ async function coldStart() {
       ['tools', ['tools']],
       ['plans', ['plans']],
     ]) {
-      if (loaded(args, extra).includes('/@anthropic-ai/sdk/')) clean.push(`${label}: LOADS THE SDK`)
+      if (SDK_MODULE.test(loaded(args, extra))) clean.push(`${label}: LOADS THE SDK`)
       else clean.push(`${label}: no`)
     }
 
@@ -147,7 +150,7 @@ async function coldStart() {
       nodeArgs: ['--import', path.join(LIB, 'trace-loads.js')],
       server,
     })
-    const control = existsSync(loadsFile) && readFileSync(loadsFile, 'utf8').includes('/@anthropic-ai/sdk/')
+    const control = existsSync(loadsFile) && SDK_MODULE.test(readFileSync(loadsFile, 'utf8'))
     await server.close()
     const ok = clean.every((line) => line.endsWith(': no')) && control
     record({figure: 'SDK loaded by non-model commands', note: `${clean.join(', ')}; wave plan: ${control ? 'yes (control)' : 'NO (trace broken?)'}`, ok, section: 'cold', value: ok ? 'none' : 'see note'})

@@ -15,7 +15,7 @@ const output = fastOutput(argv)
 if (output === undefined) {
   // A command that will call the model starts loading the SDK now: its module graph is read while
   // oclif and the command load, instead of after them.
-  if (callsModel(argv)) import('@anthropic-ai/sdk').catch(() => {})
+  if (callsModel(argv)) import('../dist/vendor/anthropic-sdk.js').catch(() => {})
   const {execute} = await import('@oclif/core')
   await execute({dir: import.meta.url})
 } else {
