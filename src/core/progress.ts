@@ -17,6 +17,10 @@ export const formatUsage = (usage: TokenUsage) =>
 /** The progress line for an event, or undefined for events the log does not show. */
 export function progressLine(event: AgentEvent): string | undefined {
   switch (event.type) {
+    case 'request': {
+      return `turn ${event.turn} · ${event.mode} mode`
+    }
+
     case 'tool_call': {
       return `→ ${describeCall(event.name, event.input)}`
     }
@@ -69,7 +73,7 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
     const done = new Promise<void>((resolve, reject) => {
       finish = (error) => (error ? reject(error) : resolve())
     })
-    rendering = listFor(title, options, async (wrapper) => {
+    rendering = listFor(base, options, async (wrapper) => {
       task = wrapper
       task.title = base
       if (pendingOutput) task.output = pendingOutput
@@ -88,8 +92,8 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
       else pendingOutput = scrubSecrets(line)
     },
     title(text) {
-      start()
       base = text
+      start()
       if (task) task.title = text
     },
   }

@@ -53,6 +53,8 @@ describe('output formats', () => {
     expect(result.code).toBe(0)
     expect(result.stdout.trim().split('\n')).toHaveLength(1)
     expect(result.stderr).toContain('→ Read src/app.ts')
+    expect(result.stderr).toMatch(/turn 1 · plan mode/)
+    expect(result.stderr).toMatch(/wave plan [a-z]+-[a-z]+/)
     expect(result.stderr).toContain('✗ denied')
     expect(result.stderr).toMatch(/tokens: \d+ in/)
   })
