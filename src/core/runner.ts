@@ -146,7 +146,8 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       registry: tools.registry,
       session,
       signal: options.signal,
-      system: () => executionSystemPrompt({allow: record.allow, mode: record.mode, workspace}),
+      // The rules in force: the record's, and those the settings files add.
+      system: () => executionSystemPrompt({allow: tools.rules.allow.map((rule) => rule.source), mode: record.mode, workspace}),
     })
     changed = result.changed
     exitCode = ExitCode.ok
@@ -183,10 +184,10 @@ function firstMessage(task: string | undefined, name: string, sha: string, plan:
  * wave's own files beside the plan (state, transcript, lock) are not the run's changes, even when the
  * plan travels inside the workspace.
  */
-export async function filesChangedBy(workspace: string, before: Map<string, string>, written: Set<string>, inGit: boolean, planPath: string): Promise<string[]> {
+export async function filesChangedBy(workspace: string, before: Map<string, string>, written: Set<string>, inGit: boolean, planPath?: string): Promise<string[]> {
   const files = new Set([...written].map((real) => displayPath(workspace, real)))
   if (inGit) {
-    const own = await sidecarsOf(planPath)
+    const own = planPath ? await sidecarsOf(planPath) : new Set<string>()
     const after = await changedPaths(workspace)
     const top = (await repositoryState(workspace))?.root ?? workspace
     for (const [file, code] of after) {

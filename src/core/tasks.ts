@@ -93,11 +93,11 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     system: async () =>
       policy.mode === 'plan' && plan
         ? planModeSystemPrompt({planExists: await isRegularFile(plan.path), planFile: plan.path, workspace})
-        : taskSystemPrompt({allow: options.allow, mode: options.mode, workspace}),
+        : taskSystemPrompt({allow: tools.rules.allow.map((rule) => rule.source), mode: options.mode, workspace}),
   })
 
   if (!plan) {
-    const filesChanged = await filesChangedBy(workspace, before, result.changed, Boolean(repository), workspace)
+    const filesChanged = await filesChangedBy(workspace, before, result.changed, Boolean(repository))
     return {denials: result.denials, filesChanged, finalText: result.finalText, kind: 'completed', mode: options.mode, turns: result.turns, usage: result.usage}
   }
 
