@@ -1,5 +1,3 @@
-import {Listr, ListrLogger, ProcessOutput} from 'listr2'
-
 import type {AgentEvent, TokenUsage} from './agent.js'
 import {scrubSecrets} from './model.js'
 
@@ -58,42 +56,42 @@ export interface Reporter {
 /**
  * Progress on stderr with listr2: the live renderer at a terminal, a plain line per step when stderr
  * is not a TTY or CI is set, nothing with --quiet. stdout is never touched: it carries the result.
- * The task list starts with the session's first report, so a check that fails before any model
- * request (no key, no approval) prints its one error line and nothing else.
+ * listr2 loads and the task list starts once the first model response is in: a check that fails before
+ * (no key, no approval, the API unreachable) prints its one error line and nothing else, and loading
+ * the renderer costs nothing on the way to the first request, when the model is working anyway.
  */
 export async function withProgress<T>(title: string, options: ProgressOptions, work: (reporter: Reporter) => Promise<T>): Promise<T> {
   let base = title
   let task: {title: string; output: string} | undefined
-  let pendingOutput: string | undefined
+  const pending: string[] = []
   let finish: ((error?: unknown) => void) | undefined
   let rendering: Promise<void> | undefined
 
   const start = () => {
-    if (rendering) return
+    if (rendering || options.quiet) return
     const done = new Promise<void>((resolve, reject) => {
       finish = (error) => (error ? reject(error) : resolve())
     })
-    rendering = listFor(base, options, async (wrapper) => {
+    rendering = listFor(base, async (wrapper) => {
       task = wrapper
       task.title = base
-      if (pendingOutput) task.output = pendingOutput
+      for (const line of pending.splice(0)) task.output = line
       await done
     })
   }
 
   const reporter: Reporter = {
     event(event) {
-      start()
       if (event.type === 'request') base = `${base.split(' · ')[0]} · ${event.mode} mode · turn ${event.turn}`
+      else start()
       if (task) task.title = base
       const line = progressLine(event)
       if (!line) return
       if (task) task.output = scrubSecrets(line)
-      else pendingOutput = scrubSecrets(line)
+      else pending.push(scrubSecrets(line))
     },
     title(text) {
       base = text
-      start()
       if (task) task.title = text
     },
   }
@@ -112,7 +110,8 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
   return result
 }
 
-function listFor(title: string, options: ProgressOptions, task: (wrapper: {title: string; output: string}) => Promise<void>): Promise<void> {
+async function listFor(title: string, task: (wrapper: {title: string; output: string}) => Promise<void>): Promise<void> {
+  const {Listr, ListrLogger, ProcessOutput} = await import('listr2')
   const stderr = process.stderr
   const logger = new ListrLogger({processOutput: new ProcessOutput(stderr, stderr), useIcons: true})
   const list = new Listr([{rendererOptions: {outputBar: 5, persistentOutput: false}, task: (_ctx, wrapper) => task(wrapper), title}], {
@@ -121,11 +120,10 @@ function listFor(title: string, options: ProgressOptions, task: (wrapper: {title
     fallbackRendererCondition: !stderr.isTTY || Boolean(process.env.CI),
     fallbackRendererOptions: {logger},
     registerSignalListeners: false,
-    renderer: options.quiet ? 'silent' : 'default',
+    renderer: 'default',
     rendererOptions: {logger, showErrorMessage: false},
-    silentRendererCondition: options.quiet,
   })
-  return list.run().then(() => {})
+  await list.run()
 }
 
 /** A line on stderr outside any session (a warning, a final tally), unless quiet. */
