@@ -117,6 +117,10 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
     // Whatever the mode, file tools never leave the workspace (the plan file is the one exception).
     const outside = !isInside(ctx.workspaceRoot, target.real) && target.real !== ctx.planFile
     if (outside) return deny(outsideReason(ctx, target))
+    // Git's own files (hooks, config) run code later, outside any session: no write tool edits them.
+    if (tool.access === 'write' && inGitDir(ctx.workspaceRoot, target.real)) {
+      return deny(`${target.input} is inside a .git directory, which wave never writes; use git commands (Bash) for repository changes.`)
+    }
   }
 
   if (result.decision === 'ask' && ctx.headless) {
@@ -201,6 +205,10 @@ function planFileDecision(ctx: PolicyContext, tool: ToolIdentity, target?: Resol
   if (target.real !== ctx.planFile) return deny(`${target.input} is not the plan file. ${only}`)
   if (target.kind !== 'file' && target.kind !== 'missing') return deny(`The plan file must be a regular file. ${only}`)
   return allow('The plan file is writable in plan mode.')
+}
+
+function inGitDir(root: string, real: string): boolean {
+  return path.relative(root, real).split(path.sep).includes('.git')
 }
 
 function outsideReason(ctx: PolicyContext, target: ResolvedPath): string {

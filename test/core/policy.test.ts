@@ -90,6 +90,10 @@ const rows: Row[] = [
   ['bypass: Bash', ctx('bypassPermissions'), Bash, {command: 'rm -rf build'}, undefined, 'allow'],
   ['bypass: write inside', ctx('bypassPermissions'), Write, {}, target(`${ROOT}/a`), 'allow'],
   ['bypass: write outside', ctx('bypassPermissions'), Write, {}, target('/etc/hosts'), 'deny'],
+  ['bypass: write into .git', ctx('bypassPermissions'), Write, {}, target(`${ROOT}/.git/hooks/pre-commit`, 'missing'), 'deny'],
+  ['acceptEdits: edit a nested .git config', ctx('acceptEdits'), Edit, {}, target(`${ROOT}/vendor/lib/.git/config`), 'deny'],
+  ['acceptEdits: write .gitignore', ctx('acceptEdits'), Write, {}, target(`${ROOT}/.gitignore`), 'allow'],
+  ['acceptEdits: read inside .git', ctx('acceptEdits'), Read, {}, target(`${ROOT}/.git/HEAD`), 'allow'],
   ['bypass: sibling directory with a common prefix', ctx('bypassPermissions'), Write, {}, target('/work/repo-evil/a'), 'deny'],
   // the network is off in every mode unless a rule allows the domain
   ['bypass: WebFetch without a rule', ctx('bypassPermissions'), WebFetch, {url: 'https://example.com/'}, undefined, 'deny'],
