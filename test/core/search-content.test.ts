@@ -1,25 +1,16 @@
 import {mkdir, writeFile} from 'node:fs/promises'
 import path from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {listFiles} from '../../src/core/search.js'
 import {requiredLiterals} from '../../src/core/search-content.js'
 import glob from '../../src/plugins/glob.js'
 import grep from '../../src/plugins/grep.js'
-import {contextFor, makeWorkspace, removeWorkspace} from '../plugins/context.js'
+import {contextFor, useWorkspaces} from '../plugins/context.js'
 
 // The shortcuts the search takes for speed (bench/RESULTS.md) must give the answers the plain way gives.
 
-const roots: string[] = []
-async function workspace(files: Record<string, string | Buffer>): Promise<string> {
-  const root = await makeWorkspace(files)
-  roots.push(root)
-  return root
-}
-
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((root) => removeWorkspace(root)))
-})
+const workspace = useWorkspaces()
 
 type GrepInput = Parameters<typeof grep.run>[0]
 async function runGrep(root: string, input: GrepInput): Promise<string> {

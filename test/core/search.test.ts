@@ -1,20 +1,11 @@
 import {mkdir, symlink} from 'node:fs/promises'
 import path from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {listFiles} from '../../src/core/search.js'
-import {makeWorkspace, removeWorkspace} from '../plugins/context.js'
+import {useWorkspaces} from '../plugins/context.js'
 
-const roots: string[] = []
-async function workspace(files: Record<string, string>): Promise<string> {
-  const root = await makeWorkspace(files)
-  roots.push(root)
-  return root
-}
-
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((root) => removeWorkspace(root)))
-})
+const workspace = useWorkspaces()
 
 /** listFiles as sorted paths relative to `root`. */
 async function list(root: string, base = root, pattern?: string): Promise<string[]> {

@@ -2,6 +2,8 @@ import {mkdir, mkdtemp, realpath, rm, writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
+import {afterEach} from 'vitest'
+
 import type {ToolContext} from '../../src/plugins/tool.js'
 import {isInside, realPathOf, resolvePath} from '../../src/core/workspace.js'
 
@@ -37,5 +39,21 @@ export async function contextFor(
     session: {enterPlanMode: refuse, exitPlanMode: refuse},
     signal,
     target: await resolvePath(root, input.file_path ?? input.path ?? '.'),
+  }
+}
+
+/**
+ * Registers cleanup and returns a maker of temporary workspaces: each test's workspaces are removed
+ * after it, whatever it asserted.
+ */
+export function useWorkspaces(): (files?: Record<string, string | Buffer>) => Promise<string> {
+  const roots: string[] = []
+  afterEach(async () => {
+    await Promise.all(roots.splice(0).map((root) => removeWorkspace(root)))
+  })
+  return async (files = {}) => {
+    const root = await makeWorkspace(files)
+    roots.push(root)
+    return root
   }
 }

@@ -1,20 +1,11 @@
 import {chmod, readFile, stat, symlink} from 'node:fs/promises'
 import path from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import edit from '../../src/plugins/edit.js'
-import {contextFor, makeWorkspace, removeWorkspace} from './context.js'
+import {contextFor, useWorkspaces} from './context.js'
 
-const roots: string[] = []
-async function workspace(files: Record<string, string | Buffer>): Promise<string> {
-  const root = await makeWorkspace(files)
-  roots.push(root)
-  return root
-}
-
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((root) => removeWorkspace(root)))
-})
+const workspace = useWorkspaces()
 
 type EditInput = Parameters<typeof edit.run>[0]
 async function runEdit(root: string, input: EditInput): Promise<string> {

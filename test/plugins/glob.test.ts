@@ -1,20 +1,11 @@
 import {mkdir, symlink, utimes} from 'node:fs/promises'
 import path from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import glob from '../../src/plugins/glob.js'
-import {contextFor, makeWorkspace, removeWorkspace} from './context.js'
+import {contextFor, useWorkspaces} from './context.js'
 
-const roots: string[] = []
-async function workspace(files: Record<string, string>): Promise<string> {
-  const root = await makeWorkspace(files)
-  roots.push(root)
-  return root
-}
-
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((root) => removeWorkspace(root)))
-})
+const workspace = useWorkspaces()
 
 async function runGlob(root: string, input: {pattern: string; path?: string}): Promise<string> {
   return glob.run(input, await contextFor(root, input))

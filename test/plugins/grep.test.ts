@@ -1,21 +1,12 @@
 import {symlink, writeFile} from 'node:fs/promises'
 import path from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import grep from '../../src/plugins/grep.js'
 import {ToolError} from '../../src/plugins/tool.js'
-import {contextFor, makeWorkspace, removeWorkspace} from './context.js'
+import {contextFor, useWorkspaces} from './context.js'
 
-const roots: string[] = []
-async function workspace(files: Record<string, string | Buffer>): Promise<string> {
-  const root = await makeWorkspace(files)
-  roots.push(root)
-  return root
-}
-
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((root) => removeWorkspace(root)))
-})
+const workspace = useWorkspaces()
 
 type GrepInput = Parameters<typeof grep.run>[0]
 async function runGrep(root: string, input: GrepInput): Promise<string> {

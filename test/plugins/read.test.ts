@@ -1,21 +1,12 @@
 import {mkdir, symlink} from 'node:fs/promises'
 import path from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import read from '../../src/plugins/read.js'
 import {ToolError} from '../../src/plugins/tool.js'
-import {contextFor, makeWorkspace, removeWorkspace} from './context.js'
+import {contextFor, useWorkspaces} from './context.js'
 
-const roots: string[] = []
-async function workspace(files: Record<string, string | Buffer>): Promise<string> {
-  const root = await makeWorkspace(files)
-  roots.push(root)
-  return root
-}
-
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((root) => removeWorkspace(root)))
-})
+const workspace = useWorkspaces()
 
 async function runRead(root: string, input: {file_path: string; offset?: number; limit?: number}): Promise<string> {
   return read.run(input, await contextFor(root, input))

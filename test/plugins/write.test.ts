@@ -1,20 +1,11 @@
 import {chmod, lstat, mkdir, readFile, stat, symlink} from 'node:fs/promises'
 import path from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import write from '../../src/plugins/write.js'
-import {contextFor, makeWorkspace, removeWorkspace} from './context.js'
+import {contextFor, useWorkspaces} from './context.js'
 
-const roots: string[] = []
-async function workspace(files: Record<string, string>): Promise<string> {
-  const root = await makeWorkspace(files)
-  roots.push(root)
-  return root
-}
-
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((root) => removeWorkspace(root)))
-})
+const workspace = useWorkspaces()
 
 async function runWrite(root: string, input: {file_path: string; content: string}): Promise<string> {
   return write.run(input, await contextFor(root, input))
