@@ -51,7 +51,7 @@ export function assertCredentials(): void {
 
 /**
  * The SDK, loaded only when a command talks to the model. The build bundles it into one file
- * (dist/vendor/anthropic-sdk.js, see package.json): the same code, read in ~35 ms instead of the
+ * (dist/vendor/anthropic-sdk.js, scripts/bundle.js): the same code, read in ~35 ms instead of the
  * ~130 ms its 250 modules take through the ESM loader. The package itself is the fallback.
  */
 export const SDK_BUNDLE = new URL('../vendor/anthropic-sdk.js', import.meta.url)

@@ -518,7 +518,9 @@ class SearchPool {
 
   private constructor(size: number) {
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(new URL('search-content.js', import.meta.url), {workerData: {waveSearchWorker: true}})
+      // Spelled from the parent directory: this code also runs bundled into dist/commands/*.js, and both
+      // places find the worker's own module in dist/core.
+      const worker = new Worker(new URL('../core/search-content.js', import.meta.url), {workerData: {waveSearchWorker: true}})
       worker.unref()
       worker.on('message', (response: BatchResponse) => this.settle(response))
       worker.on('error', (error) => this.fail(error))
