@@ -411,6 +411,8 @@ async function search() {
       tool: 'Grep',
     },
     {git: ['grep', '--untracked', '-il', NEEDLE.toUpperCase()], input: {'-i': true, pattern: NEEDLE.toUpperCase()}, name: 'Grep -i literal, files_with_matches', rg: ['-il', NEEDLE.toUpperCase()], tool: 'Grep'},
+    // Letters only: no caseless run to rule files out by bytes, so every file is decoded (the hard case).
+    {git: ['grep', '--untracked', '-il', 'BENCH'], input: {'-i': true, pattern: 'BENCH'}, name: 'Grep -i letters-only literal, files_with_matches', rg: ['-il', 'BENCH'], tool: 'Grep'},
   ]
   let peakRss = 0
   try {

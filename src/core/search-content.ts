@@ -52,7 +52,7 @@ export function keepFirstLines(matches: ContentMatch[], keep: number): number {
 interface CompiledQuery {
   key: string
   regex: RegExp
-  /** Case-sensitive: the UTF-8 bytes each matching file contains. */
+  /** Bytes each matching file contains: the required literals, or with -i their caseless runs. */
   literals: Buffer[]
   /**
    * Case-insensitive: ASCII strings each matching file contains in some case, as regexes to run on the
@@ -66,6 +66,23 @@ interface CompiledQuery {
   dollar: boolean
   /** Whether the pattern may use `^` or `$`. */
   anchored: boolean
+}
+
+/**
+ * For a case-insensitive search: the longest run of ASCII characters without case (digits, `_`,
+ * punctuation, two at least) in each required literal. Case folding never maps any other character
+ * onto them, so a matching file holds those exact bytes: a plain byte search rules most files out
+ * before any decoding (`user_id` → `_`, `v2_api` → `2_`).
+ */
+function caselessRuns(literals: string[]): Buffer[] {
+  const runs: Buffer[] = []
+  for (const literal of literals) {
+    if (!/^[\u0020-\u007E]+$/.test(literal)) continue
+    const longest = literal.split(/[A-Za-z]+/).reduce((best, run) => (run.length > best.length ? run : best), '')
+    if (longest.length >= 2) runs.push(Buffer.from(longest, 'latin1'))
+  }
+
+  return runs
 }
 
 /** Reads and matches files synchronously, reusing one buffer. */
@@ -101,7 +118,7 @@ export class Searcher {
         dollar: source.includes('$'),
         key,
         folded: flags.includes('i') ? literals.filter((literal) => /^[\u0020-\u007E]+$/.test(literal)).map((literal) => new RegExp(escapeRegex(literal), 'i')) : [],
-        literals: flags.includes('i') ? [] : literals.map((literal) => Buffer.from(literal, 'utf8')),
+        literals: flags.includes('i') ? caselessRuns(literals) : literals.map((literal) => Buffer.from(literal, 'utf8')),
         regex: new RegExp(source, flags),
         scanner: lookaround ? undefined : new RegExp(source, `${flags}gm`),
       }

@@ -82,6 +82,17 @@ describe('Grep shortcuts', () => {
     expect(await runGrep(root, {'-i': true, pattern: 'école'})).toBe('c.txt')
   })
 
+  it('rules files out by the caseless part of a case-insensitive literal, and finds the rest in any case', async () => {
+    const root = await workspace({
+      'a.txt': 'const USER_ID_42 = 1\n',
+      'b.txt': 'const user_id_42 = 2\n',
+      'c.txt': 'const user-id-42 = 3\n',
+      'd.txt': 'const user_id_43 = 4\n',
+    })
+    expect(await runGrep(root, {'-i': true, pattern: 'User_Id_42'})).toBe('a.txt\nb.txt')
+    expect(await runGrep(root, {'-i': true, output_mode: 'count', pattern: 'id_4'})).toBe('a.txt:1\nb.txt:1\nd.txt:1')
+  })
+
   it('decodes as before: no byte order mark, invalid bytes replaced, binary skipped', async () => {
     const root = await workspace({
       'bom.txt': '\uFEFFhello\n',
