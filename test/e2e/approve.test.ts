@@ -4,7 +4,7 @@ import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {gitHead, type Sandbox} from '../support/cli.js'
+import {gitHead, type Sandbox, writePlanFile} from '../support/cli.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 import {type MessagesServer, reply, systemText, toolUse} from '../support/messages-server.js'
 
@@ -18,13 +18,7 @@ const wave = waveIn(() => ({sandbox, server}))
 const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
 
-/** A plan written straight into the plans directory (no state sidecar), as a cheap stand-in for `wave plan`. */
-function writePlan(content: string | Uint8Array = PLAN, name = 'brave-otter'): string {
-  mkdirSync(sandbox.plansDir, {recursive: true})
-  const file = path.join(sandbox.plansDir, `${name}.md`)
-  writeFileSync(file, content)
-  return file
-}
+const writePlan = (content: string | Uint8Array = PLAN, name?: string) => writePlanFile(sandbox, content, name)
 
 const recordPathOf = (planPath: string) => planPath.replace(/\.md$/, '.approval.json')
 const statePathOf = (planPath: string) => planPath.replace(/\.md$/, '.state.json')

@@ -5,12 +5,12 @@
  * node-pty cannot load; with neither, the terminal tests are skipped with a message saying so.
  */
 import {execFileSync, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {BIN_RUN, makeSandbox, runWave, type Sandbox, waveEnv} from '../support/cli.js'
+import {BIN_RUN, makeSandbox, runWave, type Sandbox, waveEnv, writePlanFile} from '../support/cli.js'
 import {cycleMode, interactiveProblem, renderMarkdown} from '../../src/core/review.js'
 
 const PLAN = `# Plan: add an extra module
@@ -169,12 +169,7 @@ afterEach(() => {
   sandbox.cleanup()
 })
 
-function writePlan(content = PLAN, name = 'brave-otter'): string {
-  mkdirSync(sandbox.plansDir, {recursive: true})
-  const file = path.join(sandbox.plansDir, `${name}.md`)
-  writeFileSync(file, content)
-  return file
-}
+const writePlan = (content: string | Uint8Array = PLAN, name?: string) => writePlanFile(sandbox, content, name)
 
 const recordPathOf = (planPath: string) => planPath.replace(/\.md$/, '.approval.json')
 const readRecord = (planPath: string) => JSON.parse(readFileSync(recordPathOf(planPath), 'utf8'))

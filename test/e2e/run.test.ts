@@ -4,7 +4,7 @@ import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {gitCommitAll, gitHead, type Sandbox, SANDBOX_FILES, snapshotTree, TEST_API_KEY} from '../support/cli.js'
+import {gitCommitAll, gitHead, type Sandbox, SANDBOX_FILES, snapshotTree, TEST_API_KEY, writePlanFile} from '../support/cli.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 import {type MessagesServer, type RecordedRequest, reply, systemText, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
@@ -21,13 +21,7 @@ const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
 const sidecar = (planPath: string, suffix: string) => planPath.replace(/\.md$/, suffix)
 
-/** A plan written straight into the plans directory (no state sidecar): a cheap stand-in for `wave plan`. */
-function writePlan(content: string | Uint8Array = PLAN, name = 'brave-otter'): string {
-  mkdirSync(sandbox.plansDir, {recursive: true})
-  const file = path.join(sandbox.plansDir, `${name}.md`)
-  writeFileSync(file, content)
-  return file
-}
+const writePlan = (content: string | Uint8Array = PLAN, name?: string) => writePlanFile(sandbox, content, name)
 
 /** A record written by hand, as another tool following the README's schema would. */
 function writeRecord(planPath: string, record: Record<string, unknown>, file = sidecar(planPath, '.approval.json')): string {

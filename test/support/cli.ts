@@ -228,3 +228,11 @@ export function runNode(script: string, args: string[], opts: RunWaveOptions): P
     })
   })
 }
+
+/** A plan written straight into the sandbox's plans directory (no state sidecar): a cheap stand-in for `wave plan`. */
+export function writePlanFile(sandbox: Sandbox, content: string | Uint8Array, name = 'brave-otter'): string {
+  mkdirSync(sandbox.plansDir, {recursive: true})
+  const file = join(sandbox.plansDir, `${name}.md`)
+  writeFileSync(file, content)
+  return file
+}
