@@ -1,12 +1,12 @@
 import {Args, Flags} from '@oclif/core'
 
-import {defaultApprover, type DecisionKind, writeDecision} from '../core/approval.js'
+import {defaultApprover, type DecisionKind, writeDecision} from '../core/plans/approval.js'
 import {checkedRules, OUTPUT_VERSION, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
-import {readPlanFile, readPlanState} from '../core/plans.js'
-import {EXECUTION_MODES} from '../core/policy.js'
-import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/review.js'
-import {recordDecisionInState} from '../core/runner.js'
+import {readPlanFile, readPlanState} from '../core/plans/plans.js'
+import {EXECUTION_MODES} from '../core/policy/policy.js'
+import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/output/review.js'
+import {recordDecisionInState} from '../core/session/run.js'
 
 export default class Approve extends WaveCommand {
   static args = {

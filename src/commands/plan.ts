@@ -4,12 +4,12 @@ import {Flags} from '@oclif/core'
 
 import {checkedRules, OUTPUT_VERSION, sessionFlags, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
-import {modelFrom} from '../core/model.js'
-import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output.js'
-import {makePlan, type PlanOutcome, revisePlan} from '../core/planner.js'
+import {modelFrom} from '../core/session/model.js'
+import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output/sink.js'
+import {makePlan, type PlanOutcome, revisePlan} from '../core/session/plan.js'
 import {loadSettings} from '../core/settings.js'
-import type {AgentEvent} from '../core/agent.js'
-import {formatUsage, withProgress} from '../core/progress.js'
+import type {AgentEvent} from '../core/session/loop.js'
+import {formatUsage, withProgress} from '../core/output/progress.js'
 
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.

@@ -1,16 +1,16 @@
 import {Args, Flags} from '@oclif/core'
 
-import type {AgentEvent} from '../core/agent.js'
-import {defaultApprover} from '../core/approval.js'
+import type {AgentEvent} from '../core/session/loop.js'
+import {defaultApprover} from '../core/plans/approval.js'
 import {checkedRules, OUTPUT_VERSION, sessionFlags, WaveCommand} from '../core/command.js'
 import {ExitCode, usageError} from '../core/errors.js'
-import {modelFrom} from '../core/model.js'
-import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output.js'
-import {EXECUTION_MODES} from '../core/policy.js'
+import {modelFrom} from '../core/session/model.js'
+import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output/sink.js'
+import {EXECUTION_MODES} from '../core/policy/policy.js'
 import {loadSettings} from '../core/settings.js'
-import {formatUsage, type Reporter, withProgress} from '../core/progress.js'
-import {executePlan, type RunOutcome} from '../core/runner.js'
-import {runTask, type TaskOutcome} from '../core/tasks.js'
+import {formatUsage, type Reporter, withProgress} from '../core/output/progress.js'
+import {executePlan, type RunOutcome} from '../core/session/run.js'
+import {runTask, type TaskOutcome} from '../core/session/task.js'
 
 export default class Run extends WaveCommand {
   static args = {

@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
 
 import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
-import {offers, PERMISSION_MODES, type PermissionMode} from '../core/policy.js'
-import {openSessionTools} from '../core/session-tools.js'
-import {workspaceRoot} from '../core/workspace.js'
+import {offers, PERMISSION_MODES, type PermissionMode} from '../core/policy/policy.js'
+import {openSessionTools} from '../plugins/toolset.js'
+import {workspaceRoot} from '../core/workspace/paths.js'
 
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.

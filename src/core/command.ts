@@ -1,9 +1,9 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
 
 import {ExitCode, usageError, WaveError} from './errors.js'
-import {scrubSecrets} from './model.js'
-import {parseRule} from './policy.js'
-import {closeToolSources, setHostConfig} from './plugin-tools.js'
+import {scrubSecrets} from './session/model.js'
+import {parseRule} from './policy/policy.js'
+import {closeToolSources, setHostConfig} from '../plugins/sources/hook.js'
 
 /** Version of every JSON object wave prints; bumped only on a breaking change. */
 export const OUTPUT_VERSION = 1

@@ -9,9 +9,9 @@ import path from 'node:path'
 import {z} from 'zod'
 
 import {ExitCode, WaveError} from './errors.js'
-import {waveHome} from './plans.js'
-import {parseRule} from './policy.js'
-import {expandHome} from './workspace.js'
+import {waveHome} from './plans/plans.js'
+import {parseRule} from './policy/policy.js'
+import {expandHome} from './workspace/paths.js'
 
 export const SETTINGS_FILE = 'settings.json'
 

@@ -1,8 +1,8 @@
 import {readFile} from 'node:fs/promises'
 import {z} from 'zod'
 
-import {decodeForEditing, detectLineEnding, looksBinary, withLineEnding, writeTextFileAtomic} from '../core/files.js'
-import {displayPath} from '../core/workspace.js'
+import {decodeForEditing, detectLineEnding, looksBinary, withLineEnding, writeTextFileAtomic} from '../core/workspace/files.js'
+import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, ToolError} from './tool.js'
 
 export default defineTool({

@@ -1,8 +1,8 @@
 import {statSync} from 'node:fs'
 import {z} from 'zod'
 
-import {listFiles} from '../core/search.js'
-import {displayPath} from '../core/workspace.js'
+import {listFiles} from './search/engine.js'
+import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, type ToolContext, ToolError} from './tool.js'
 
 const MAX_RESULTS = 500

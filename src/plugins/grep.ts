@@ -2,8 +2,8 @@ import path from 'node:path'
 import picomatch from 'picomatch'
 import {z} from 'zod'
 
-import {type ContentMatch, type ContentQuery, FileQueue, listFiles, searchFiles, type SearchResult} from '../core/search.js'
-import {displayPath} from '../core/workspace.js'
+import {type ContentMatch, type ContentQuery, FileQueue, listFiles, searchFiles, type SearchResult} from './search/engine.js'
+import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, type ToolContext, ToolError} from './tool.js'
 
 const MAX_FILES = 250

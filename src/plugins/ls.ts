@@ -2,7 +2,7 @@ import {readdir, readlink} from 'node:fs/promises'
 import path from 'node:path'
 import {z} from 'zod'
 
-import {displayPath} from '../core/workspace.js'
+import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, ToolError} from './tool.js'
 
 const MAX_ENTRIES = 1000

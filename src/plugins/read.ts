@@ -2,8 +2,8 @@ import {createReadStream} from 'node:fs'
 import {stat} from 'node:fs/promises'
 import {z} from 'zod'
 
-import {decodeForDisplay, looksBinary, readFileHead} from '../core/files.js'
-import {displayPath} from '../core/workspace.js'
+import {decodeForDisplay, looksBinary, readFileHead} from '../core/workspace/files.js'
+import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, ToolError} from './tool.js'
 
 const DEFAULT_LIMIT = 2000

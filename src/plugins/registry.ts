@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {offers, type PolicyContext} from '../core/policy.js'
+import {offers, type PolicyContext} from '../core/policy/policy.js'
 import {BUILTIN_TOOLS} from './builtin.js'
 import enterPlanMode from './enter-plan-mode.js'
 import exitPlanMode from './exit-plan-mode.js'

@@ -1,7 +1,7 @@
 import type {z} from 'zod'
 
-import type {AccessClass, PolicyContext, ToolOrigin} from '../core/policy.js'
-import type {ResolvedPath} from '../core/workspace.js'
+import type {AccessClass, PolicyContext, ToolOrigin} from '../core/policy/policy.js'
+import type {ResolvedPath} from '../core/workspace/paths.js'
 
 /** What a session lets control tools do (EnterPlanMode, ExitPlanMode). */
 export interface SessionControl {

@@ -6,7 +6,7 @@ import {BlockList, isIP} from 'node:net'
 import type TurndownService from 'turndown'
 import {z} from 'zod'
 
-import {decide, hostOf, type PolicyContext, ruleNamesHost} from '../core/policy.js'
+import {decide, hostOf, type PolicyContext, ruleNamesHost} from '../core/policy/policy.js'
 import {defineTool, ToolError} from './tool.js'
 
 /** How long one fetch may take, redirects included. */

@@ -2,8 +2,8 @@ import {mkdir} from 'node:fs/promises'
 import path from 'node:path'
 import {z} from 'zod'
 
-import {writeTextFileAtomic} from '../core/files.js'
-import {displayPath} from '../core/workspace.js'
+import {writeTextFileAtomic} from '../core/workspace/files.js'
+import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, ToolError} from './tool.js'
 
 export default defineTool({

@@ -5,9 +5,9 @@ import path from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {WaveError} from '../../src/core/errors.js'
-import {modelFrom} from '../../src/core/model.js'
-import {plansDir} from '../../src/core/plans.js'
-import {decide, parseRules} from '../../src/core/policy.js'
+import {modelFrom} from '../../src/core/session/model.js'
+import {plansDir} from '../../src/core/plans/plans.js'
+import {decide, parseRules} from '../../src/core/policy/policy.js'
 import {
   loadSettings,
   mergeSettings,

@@ -11,7 +11,7 @@ import path from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {BIN_RUN, makeSandbox, runWave, type Sandbox, waveEnv, writePlanFile} from '../support/cli.js'
-import {cycleMode, interactiveProblem, renderMarkdown} from '../../src/core/review.js'
+import {cycleMode, interactiveProblem, renderMarkdown} from '../../src/core/output/review.js'
 
 const PLAN = `# Plan: add an extra module
 

@@ -427,7 +427,7 @@ describe.concurrent('concurrency', () => {
   })
 
   it('creates a plan\'s files exclusively and whole: of racing writers exactly one wins, and no reader sees half a file', async ({t: {sandbox}}) => {
-    const {createExclusive} = await import('../../src/core/plans.js')
+    const {createExclusive} = await import('../../src/core/plans/plans.js')
     const file = path.join(sandbox.root, 'contested.state.json')
     const content = (i: number) => JSON.stringify({writer: i, padding: 'x'.repeat(100_000)})
     const wins = await Promise.all(Array.from({length: 20}, (_, i) => createExclusive(file, content(i))))

@@ -5,7 +5,7 @@ import path from 'node:path'
 import {afterEach} from 'vitest'
 
 import type {ToolContext} from '../../src/plugins/tool.js'
-import {isInside, realPathOf, resolvePath} from '../../src/core/workspace.js'
+import {isInside, realPathOf, resolvePath} from '../../src/core/workspace/paths.js'
 
 /** A fresh temporary workspace holding `files` (path → content); returns its real path. */
 export async function makeWorkspace(files: Record<string, string | Buffer> = {}): Promise<string> {

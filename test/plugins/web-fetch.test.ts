@@ -4,7 +4,7 @@ import type {AddressInfo} from 'node:net'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {parseRules, type PolicyContext} from '../../src/core/policy.js'
+import {parseRules, type PolicyContext} from '../../src/core/policy/policy.js'
 import {fetchPage, formatPage, htmlToMarkdown, isPrivateAddress, type Lookup, MAX_MARKDOWN_CHARS} from '../../src/plugins/web-fetch.js'
 
 describe('isPrivateAddress', () => {

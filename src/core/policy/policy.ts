@@ -2,7 +2,7 @@ import {isIP} from 'node:net'
 import path from 'node:path'
 import picomatch from 'picomatch'
 
-import {isInside, type ResolvedPath} from './workspace.js'
+import {isInside, type ResolvedPath} from '../workspace/paths.js'
 
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const
 export type PermissionMode = (typeof PERMISSION_MODES)[number]

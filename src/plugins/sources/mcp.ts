@@ -13,8 +13,8 @@ import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import {z} from 'zod'
 
-import {ToolError, type ToolPlugin} from '../plugins/tool.js'
-import type {McpServerConfig} from './settings.js'
+import {ToolError, type ToolPlugin} from '../tool.js'
+import type {McpServerConfig} from '../../core/settings.js'
 
 /** How long a server may take to start and list its tools (ms); `MCP_TIMEOUT` overrides it. */
 export const MCP_STARTUP_TIMEOUT_MS = 30_000

@@ -7,9 +7,9 @@ import {promisify} from 'node:util'
 import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
-import {ExitCode, WaveError} from './errors.js'
+import {ExitCode, WaveError} from '../errors.js'
 import {planNameOf, planSidecars} from './plans.js'
-import {EXECUTION_MODES, parseRule} from './policy.js'
+import {EXECUTION_MODES, parseRule} from '../policy/policy.js'
 
 export const APPROVAL_VERSION = 1
 export const DECISIONS = ['approved', 'rejected', 'changes_requested'] as const

@@ -12,8 +12,8 @@ import {
   type PolicyContext,
   ruleNamesHost,
   type ToolIdentity,
-} from '../../src/core/policy.js'
-import type {PathKind, ResolvedPath} from '../../src/core/workspace.js'
+} from '../../../src/core/policy/policy.js'
+import type {PathKind, ResolvedPath} from '../../../src/core/workspace/paths.js'
 
 const ROOT = '/work/repo'
 const PLAN = '/home/u/.wave/plans/gentle-breeze.md'

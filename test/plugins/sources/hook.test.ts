@@ -1,8 +1,8 @@
 import {describe, expect, it} from 'vitest'
 import {z} from 'zod'
 
-import {expandVars, mcpToolName, resultText} from '../../src/core/mcp.js'
-import {checkPluginTool} from '../../src/core/plugin-tools.js'
+import {expandVars, mcpToolName, resultText} from '../../../src/plugins/sources/mcp.js'
+import {checkPluginTool} from '../../../src/plugins/sources/hook.js'
 
 const input = z.object({file_path: z.string(), pattern: z.string().optional()})
 const run = async () => 'ok'

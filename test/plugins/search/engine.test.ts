@@ -2,8 +2,8 @@ import {mkdir, symlink} from 'node:fs/promises'
 import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {listFiles} from '../../src/core/search.js'
-import {useWorkspaces} from '../plugins/context.js'
+import {listFiles} from '../../../src/plugins/search/engine.js'
+import {useWorkspaces} from '../context.js'
 
 const workspace = useWorkspaces()
 

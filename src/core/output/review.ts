@@ -11,9 +11,9 @@ import type {ReadStream, WriteStream} from 'node:tty'
 
 import {type Token, type Tokens, Lexer} from 'marked'
 
-import type {DecisionKind} from './approval.js'
-import {ExitCode, WaveError} from './errors.js'
-import {type ExecutionMode, nextMode} from './policy.js'
+import type {DecisionKind} from '../plans/approval.js'
+import {ExitCode, WaveError} from '../errors.js'
+import {type ExecutionMode, nextMode} from '../policy/policy.js'
 
 /** Ctrl+C (or Ctrl+D) during a review: nothing is recorded, and the command exits 130. */
 export class ReviewAborted extends WaveError {

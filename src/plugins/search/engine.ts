@@ -5,10 +5,10 @@ import {Worker} from 'node:worker_threads'
 import ignore, {type Ignore} from 'ignore'
 import picomatch from 'picomatch'
 
-import {type BatchRequest, type BatchResponse, type ContentMatch, type ContentQuery, keepFirstLines, Searcher} from './search-content.js'
-import {isInside} from './workspace.js'
+import {type BatchRequest, type BatchResponse, type ContentMatch, type ContentQuery, keepFirstLines, Searcher} from './content.js'
+import {isInside} from '../../core/workspace/paths.js'
 
-export type {ContentMatch, ContentMode, ContentQuery} from './search-content.js'
+export type {ContentMatch, ContentMode, ContentQuery} from './content.js'
 
 // Glob and Grep over large trees. Everything per file is synchronous on purpose: a promise-based
 // readdir, stat or readFile costs a trip through libuv's thread pool, which over 50,000 files was four
@@ -494,6 +494,12 @@ class KeptMatches {
  * ones; unref'd when idle, so they never keep the process alive. Only from the compiled module: under a
  * TypeScript loader (the tests) searches run on the main thread alone.
  */
+/**
+ * The worker's own module, dist/plugins/search/content.js. This code also runs bundled into
+ * dist/commands/*.js, from where the same file is spelled through the parent directory.
+ */
+const WORKER_MODULE = new URL(import.meta.url.includes('/commands/') ? '../plugins/search/content.js' : './content.js', import.meta.url)
+
 class SearchPool {
   private static instance?: SearchPool
   private readonly workers: Worker[] = []
@@ -518,9 +524,7 @@ class SearchPool {
 
   private constructor(size: number) {
     for (let i = 0; i < size; i++) {
-      // Spelled from the parent directory: this code also runs bundled into dist/commands/*.js, and both
-      // places find the worker's own module in dist/core.
-      const worker = new Worker(new URL('../core/search-content.js', import.meta.url), {workerData: {waveSearchWorker: true}})
+      const worker = new Worker(WORKER_MODULE, {workerData: {waveSearchWorker: true}})
       worker.unref()
       worker.on('message', (response: BatchResponse) => this.settle(response))
       worker.on('error', (error) => this.fail(error))

@@ -2,11 +2,11 @@ import {mkdir, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {listFiles} from '../../src/core/search.js'
-import {requiredLiterals} from '../../src/core/search-content.js'
-import glob from '../../src/plugins/glob.js'
-import grep from '../../src/plugins/grep.js'
-import {contextFor, useWorkspaces} from '../plugins/context.js'
+import {listFiles} from '../../../src/plugins/search/engine.js'
+import {requiredLiterals} from '../../../src/plugins/search/content.js'
+import glob from '../../../src/plugins/glob.js'
+import grep from '../../../src/plugins/grep.js'
+import {contextFor, useWorkspaces} from '../context.js'
 
 // The shortcuts the search takes for speed (bench/RESULTS.md) must give the answers the plain way gives.
 

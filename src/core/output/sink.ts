@@ -1,8 +1,8 @@
 import {appendFile} from 'node:fs/promises'
 
-import type {AgentEvent} from './agent.js'
-import {OUTPUT_VERSION} from './command.js'
-import {scrubSecrets} from './model.js'
+import type {AgentEvent} from '../session/loop.js'
+import {OUTPUT_VERSION} from '../command.js'
+import {scrubSecrets} from '../session/model.js'
 
 export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]

@@ -8,7 +8,7 @@
 import type {Config, Hook, Interfaces} from '@oclif/core'
 import {z} from 'zod'
 
-import {defineTool, type ToolContext, ToolError, type ToolPlugin} from '../plugins/tool.js'
+import {defineTool, type ToolContext, ToolError, type ToolPlugin} from '../tool.js'
 
 export const TOOLS_HOOK = 'wave:tools'
 /** Bumped if the hook's options or the tool shape change incompatibly. */

@@ -1,16 +1,16 @@
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
-import {type SessionControl, ToolError} from '../plugins/tool.js'
-import {type AgentEvent, runAgent, type TokenUsage} from './agent.js'
-import {ExitCode, WaveError} from './errors.js'
+import {type SessionControl, ToolError} from '../../plugins/tool.js'
+import {type AgentEvent, runAgent, type TokenUsage} from './loop.js'
+import {ExitCode, WaveError} from '../errors.js'
 import {assertCredentials, createClient} from './model.js'
-import {appendTranscript, createPlan, isRegularFile, type NewPlan, planFileProblem, setPlanStatus} from './plans.js'
-import type {ExecutionMode, PolicyContext} from './policy.js'
+import {appendTranscript, createPlan, isRegularFile, type NewPlan, planFileProblem, setPlanStatus} from '../plans/plans.js'
+import type {ExecutionMode, PolicyContext} from '../policy/policy.js'
 import {planModeSystemPrompt, taskSystemPrompt} from './prompts.js'
-import {changedPaths, repositoryState} from './repository.js'
-import {openSessionTools} from './session-tools.js'
-import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './runner.js'
-import {resolvePath, workspaceRoot} from './workspace.js'
+import {changedPaths, repositoryState} from '../workspace/git.js'
+import {openSessionTools} from '../../plugins/toolset.js'
+import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
+import {resolvePath, workspaceRoot} from '../workspace/paths.js'
 
 export interface TaskOptions {
   task: string

@@ -7,10 +7,10 @@ import {adjectives, animals, uniqueNamesGenerator} from 'unique-names-generator'
 import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
-import {usageError} from './errors.js'
-import {scrubSecrets} from './model.js'
-import type {RepositoryState} from './repository.js'
-import {settingsPlansDirectory} from './settings.js'
+import {usageError} from '../errors.js'
+import {scrubSecrets} from '../session/model.js'
+import type {RepositoryState} from '../workspace/git.js'
+import {settingsPlansDirectory} from '../settings.js'
 
 export const PLAN_EXTENSION = '.md'
 

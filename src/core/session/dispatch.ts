@@ -1,10 +1,10 @@
 import {realpathSync} from 'node:fs'
 import {z} from 'zod'
 
-import type {ToolRegistry} from '../plugins/registry.js'
-import {type SessionControl, type ToolContext, ToolError, type ToolPlugin} from '../plugins/tool.js'
-import {decide, offers, type PolicyContext, type PolicyDecision} from './policy.js'
-import {isInside, realPathOf, resolvePath, type ResolvedPath} from './workspace.js'
+import type {ToolRegistry} from '../../plugins/registry.js'
+import {type SessionControl, type ToolContext, ToolError, type ToolPlugin} from '../../plugins/tool.js'
+import {decide, offers, type PolicyContext, type PolicyDecision} from '../policy/policy.js'
+import {isInside, realPathOf, resolvePath, type ResolvedPath} from '../workspace/paths.js'
 
 /** Cap on what one tool result may send back to the model; tools cap their own results below this. */
 export const RESULT_CAP = 40_000

@@ -3,17 +3,17 @@ import path from 'node:path'
 
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
-import {type SessionControl, ToolError} from '../plugins/tool.js'
-import {type AgentEvent, runAgent, type StopReason, type TokenUsage} from './agent.js'
-import {approvalPathFor, readApproval} from './approval.js'
-import {ExitCode, usageError, WaveError} from './errors.js'
+import {type SessionControl, ToolError} from '../../plugins/tool.js'
+import {type AgentEvent, runAgent, type StopReason, type TokenUsage} from './loop.js'
+import {approvalPathFor, readApproval} from '../plans/approval.js'
+import {ExitCode, usageError, WaveError} from '../errors.js'
 import {assertCredentials, createClient} from './model.js'
-import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planFileProblem, planNameOf, planSidecars, readPlanStateChecked, setPlanStatus} from './plans.js'
-import type {PolicyContext} from './policy.js'
+import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planFileProblem, planNameOf, planSidecars, readPlanStateChecked, setPlanStatus} from '../plans/plans.js'
+import type {PolicyContext} from '../policy/policy.js'
 import {planModeSystemPrompt} from './prompts.js'
-import {repositoryState} from './repository.js'
-import {openSessionTools} from './session-tools.js'
-import {resolvePath, workspaceRoot} from './workspace.js'
+import {repositoryState} from '../workspace/git.js'
+import {openSessionTools} from '../../plugins/toolset.js'
+import {resolvePath, workspaceRoot} from '../workspace/paths.js'
 
 export interface SessionCallbacks {
   signal: AbortSignal

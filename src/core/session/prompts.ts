@@ -1,4 +1,4 @@
-import type {ExecutionMode} from './policy.js'
+import type {ExecutionMode} from '../policy/policy.js'
 
 /** The plan-mode reminder, word for word as the design requires; recomputed every turn. */
 export function planFileInfo(planFilePath: string, exists: boolean): string {

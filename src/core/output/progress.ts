@@ -1,5 +1,5 @@
-import type {AgentEvent, TokenUsage} from './agent.js'
-import {scrubSecrets} from './model.js'
+import type {AgentEvent, TokenUsage} from '../session/loop.js'
+import {scrubSecrets} from '../session/model.js'
 
 /** A short, one-line view of a tool call's input for the progress log. */
 export function describeCall(name: string, input: unknown): string {

@@ -3,17 +3,17 @@ import path from 'node:path'
 
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
-import {type SessionControl, ToolError} from '../plugins/tool.js'
-import {type AgentEvent, runAgent, type TokenUsage} from './agent.js'
-import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, readApproval, writeDecision} from './approval.js'
-import {ExitCode, WaveError} from './errors.js'
+import {type SessionControl, ToolError} from '../../plugins/tool.js'
+import {type AgentEvent, runAgent, type TokenUsage} from './loop.js'
+import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, readApproval, writeDecision} from '../plans/approval.js'
+import {ExitCode, WaveError} from '../errors.js'
 import {assertCredentials, createClient} from './model.js'
-import {appendTranscript, createExclusive, type PlanRun, type PlanState, planNameOf, planSidecars, readPlanFile, readPlanState, readPlanStateChecked, writePlanState} from './plans.js'
-import type {ExecutionMode, PolicyContext} from './policy.js'
+import {appendTranscript, createExclusive, type PlanRun, type PlanState, planNameOf, planSidecars, readPlanFile, readPlanState, readPlanStateChecked, writePlanState} from '../plans/plans.js'
+import type {ExecutionMode, PolicyContext} from '../policy/policy.js'
 import {executionSystemPrompt} from './prompts.js'
-import {changedPaths, repositoryState} from './repository.js'
-import {openSessionTools} from './session-tools.js'
-import {displayPath, workspaceRoot} from './workspace.js'
+import {changedPaths, repositoryState} from '../workspace/git.js'
+import {openSessionTools} from '../../plugins/toolset.js'
+import {displayPath, workspaceRoot} from '../workspace/paths.js'
 
 export interface InlineApproval {
   mode: ExecutionMode

@@ -4,7 +4,7 @@ import path from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {displayPath, isInside, resolvePath, workspaceRoot} from '../../src/core/workspace.js'
+import {displayPath, isInside, resolvePath, workspaceRoot} from '../../../src/core/workspace/paths.js'
 
 let base: string
 let root: string

@@ -1,12 +1,12 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import type {ContentBlockParam, Message, MessageParam, TextBlockParam, ToolResultBlockParam} from '@anthropic-ai/sdk/resources/messages'
 
-import type {ToolRegistry} from '../plugins/registry.js'
-import type {SessionControl} from '../plugins/tool.js'
+import type {ToolRegistry} from '../../plugins/registry.js'
+import type {SessionControl} from '../../plugins/tool.js'
 import {dispatch, type ToolCallOutcome} from './dispatch.js'
-import {ExitCode, WaveError} from './errors.js'
+import {ExitCode, WaveError} from '../errors.js'
 import {apiSettings, describeApiError, integerFromEnv, scrubSecrets} from './model.js'
-import type {PolicyContext} from './policy.js'
+import type {PolicyContext} from '../policy/policy.js'
 
 export interface TokenUsage {
   input_tokens: number

@@ -2,7 +2,7 @@ import {lstat, readlink, realpath, stat} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import path from 'node:path'
 
-import {usageError} from './errors.js'
+import {usageError} from '../errors.js'
 
 export type PathKind = 'file' | 'directory' | 'other' | 'missing'
 

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk'
 
-import {ExitCode, WaveError} from './errors.js'
+import {ExitCode, WaveError} from '../errors.js'
 
 export const DEFAULT_MODEL = 'claude-sonnet-5-5'
 

@@ -3,12 +3,12 @@
  * configured MCP servers, and the permission rules of the settings files plus the command's own.
  * Plugins and the MCP SDK load only here, so commands that start no session stay fast.
  */
-import {BUILTIN_TOOLS} from '../plugins/builtin.js'
-import {CONTROL_TOOLS, ToolRegistry} from '../plugins/registry.js'
-import type {ToolPlugin} from '../plugins/tool.js'
-import {parseRules, type Rules} from './policy.js'
-import {getHostConfig, loadPluginTools, trackToolSource} from './plugin-tools.js'
-import {type EffectiveSettings, loadSettings} from './settings.js'
+import {BUILTIN_TOOLS} from './builtin.js'
+import {CONTROL_TOOLS, ToolRegistry} from './registry.js'
+import type {ToolPlugin} from './tool.js'
+import {parseRules, type Rules} from '../core/policy/policy.js'
+import {getHostConfig, loadPluginTools, trackToolSource} from './sources/hook.js'
+import {type EffectiveSettings, loadSettings} from '../core/settings.js'
 
 export interface SessionTools {
   registry: ToolRegistry
@@ -51,7 +51,7 @@ export async function openSessionTools(options: SessionToolsOptions): Promise<Se
   }
 
   if (Object.keys(settings.mcpServers).length > 0 && !options.builtinOnly) {
-    const {connectMcpServers} = await import('./mcp.js')
+    const {connectMcpServers} = await import('./sources/mcp.js')
     const mcp = await connectMcpServers(settings.mcpServers, {clientVersion: config?.version, taken, warn, workspace: options.workspace})
     tools.push(...mcp.tools)
     closeMcp = mcp.close

@@ -7,7 +7,7 @@ import {isUtf8} from 'node:buffer'
 import {closeSync, constants, openSync, readSync} from 'node:fs'
 import {isMainThread, parentPort, workerData} from 'node:worker_threads'
 
-import {BINARY_SNIFF_BYTES, decodeForDisplay, looksBinary} from './files.js'
+import {BINARY_SNIFF_BYTES, decodeForDisplay, looksBinary} from '../../core/workspace/files.js'
 
 export type ContentMode = 'content' | 'files_with_matches' | 'count'
 
