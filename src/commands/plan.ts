@@ -2,15 +2,11 @@ import {readFile} from 'node:fs/promises'
 
 import {Flags} from '@oclif/core'
 
-import {checkedRules, OUTPUT_VERSION, sessionFlags, WaveCommand} from '../core/command.js'
+import {checkedRules, sessionFlags, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
-import {modelFrom} from '../core/session/model.js'
-import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output/sink.js'
+import {formatUsage} from '../core/output/progress.js'
+import {type CommandResult, markdownTable} from '../core/output/sink.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../core/session/plan.js'
-import {loadSettings} from '../core/settings.js'
-import type {AgentEvent} from '../core/session/loop.js'
-import {formatUsage, withProgress} from '../core/output/progress.js'
-
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
 
@@ -33,67 +29,36 @@ The agent runs in plan mode: it may read the workspace and write one file, a new
     task: Flags.string({char: 't', description: 'What to plan'}),
   }
 
-  async run(): Promise<unknown> {
+  async run(): Promise<void> {
     const {flags} = await this.parse(Plan)
     if (!flags.revise && !flags.task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
-    const stream = flags['output-format'] === 'stream-json'
     const allow = checkedRules(flags.allow)
-
-    // Settings are validated before anything starts (a bad file: exit 2); the session reads them again.
-    const model = modelFrom(flags.model, loadSettings(flags.cwd ?? process.cwd()).model)
-    const outcome = await withProgress('wave plan', {quiet: flags.quiet}, (reporter) => {
+    const outcome = await this.output.session('wave plan', (reporter) => {
       const common = {
         allow,
+        host: this.sessionHost((event) => reporter.event(event)),
         maxTurns: flags['max-turns'],
-        model,
-        onEvent(event: AgentEvent) {
-          reporter.event(event)
-          if (stream) emitAgentEvent(event)
-        },
-        onStart({name, planPath, workspace}: {name: string; planPath: string; workspace: string}) {
-          reporter.title(`wave plan ${name}`)
-          if (stream) emitStreamEvent('session_start', {command: 'plan', mode: 'plan', model, name, planPath, workspace})
-        },
-        signal: this.interruption.signal,
+        model: flags.model,
+        onStart: (info: {mode: string; model: string; name?: string; planPath?: string; workspace: string}) => reporter.start({command: 'plan', ...info}),
       }
       return flags.revise
-        ? revisePlan({...common, cwd: flags.cwd, feedback: flags.feedback, planPath: flags.revise})
+        ? revisePlan({...common, cwd: flags.cwd ?? process.cwd(), feedback: flags.feedback, planPath: flags.revise})
         : makePlan({...common, cwd: flags.cwd ?? process.cwd(), task: flags.task!})
     })
-    const result = planResult(outcome)
-    await appendStepSummary(await planSummary(outcome, flags.task ?? `revision of ${outcome.name}`))
-    if (stream) emitStreamEvent('result', result)
-    else if (!this.jsonEnabled()) {
-      if (!flags.quiet) process.stderr.write(`plan written in ${outcome.turns} turns; ${formatUsage(outcome.usage)}\n`)
-      this.log(outcome.planPath)
-    }
-
-    return result
+    await this.output.result(await planResult(outcome, flags.task ?? `revision of ${outcome.name}`))
   }
 }
 
-function planResult(outcome: PlanOutcome) {
-  return {
-    name: outcome.name,
-    ok: true,
-    planPath: outcome.planPath,
-    stopReason: outcome.stopReason,
-    summary: outcome.summary,
-    turns: outcome.turns,
-    usage: outcome.usage,
-    version: OUTPUT_VERSION,
-  }
-}
-
-async function planSummary(outcome: PlanOutcome, task: string): Promise<string> {
+async function planResult(outcome: PlanOutcome, task: string): Promise<CommandResult> {
   const plan = await readFile(outcome.planPath, 'utf8').catch(() => '')
   const usage = outcome.usage
-  return `## wave plan: ${outcome.name}
+  const summary = `## wave plan: ${outcome.name}
 
 ${markdownTable([
   ['Task', task],
   ['Plan', `\`${outcome.planPath}\``],
   ['Turns', String(outcome.turns)],
+  ['Stop reason', outcome.stopReason],
   ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
 ])}
 
@@ -102,4 +67,17 @@ ${markdownTable([
 ${plan.replaceAll('</details>', '&lt;/details&gt;')}
 
 </details>`
+  return {
+    data: {
+      name: outcome.name,
+      planPath: outcome.planPath,
+      stopReason: outcome.stopReason,
+      summary: outcome.summary,
+      turns: outcome.turns,
+      usage: outcome.usage,
+    },
+    summary,
+    tally: `plan written in ${outcome.turns} turns; ${formatUsage(outcome.usage)}`,
+    text: outcome.planPath,
+  }
 }

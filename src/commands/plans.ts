@@ -1,4 +1,4 @@
-import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
+import {WaveCommand} from '../core/command.js'
 import {listPlans} from '../core/plans/plans.js'
 
 export default class Plans extends WaveCommand {
@@ -9,17 +9,14 @@ changes_requested, running, ran or failed.`
 
   static examples = ['<%= config.bin %> plans', '<%= config.bin %> plans --json']
 
-  async run(): Promise<unknown> {
+  async run(): Promise<void> {
     await this.parse(Plans)
     const plans = await listPlans()
-    if (!this.jsonEnabled()) {
-      if (plans.length === 0) process.stderr.write('No plans yet: make one with wave plan --task "..."\n')
-      for (const plan of plans) {
-        const task = plan.task.replaceAll(/\s+/g, ' ')
-        this.log([plan.name.padEnd(28), plan.status.padEnd(17), plan.updatedAt.slice(0, 16).replace('T', ' '), task.length > 60 ? task.slice(0, 57) + '...' : task].join('  '))
-      }
-    }
-
-    return {plans, version: OUTPUT_VERSION}
+    if (plans.length === 0) this.output.note('No plans yet: make one with wave plan --task "..."')
+    const lines = plans.map((plan) => {
+      const task = plan.task.replaceAll(/\s+/g, ' ')
+      return [plan.name.padEnd(28), plan.status.padEnd(17), plan.updatedAt.slice(0, 16).replace('T', ' '), task.length > 60 ? task.slice(0, 57) + '...' : task].join('  ')
+    })
+    await this.output.result({data: {plans}, text: lines.length > 0 ? lines.join('\n') : undefined})
   }
 }

@@ -1,14 +1,12 @@
 import {Args, Flags} from '@oclif/core'
 
-import type {AgentEvent} from '../core/session/loop.js'
-import {defaultApprover} from '../core/plans/approval.js'
-import {checkedRules, OUTPUT_VERSION, sessionFlags, WaveCommand} from '../core/command.js'
+import {checkedRules, sessionFlags, WaveCommand} from '../core/command.js'
 import {ExitCode, usageError} from '../core/errors.js'
-import {modelFrom} from '../core/session/model.js'
-import {appendStepSummary, emitAgentEvent, emitStreamEvent, markdownTable} from '../core/output/sink.js'
+import {defaultApprover} from '../core/plans/approval.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
-import {loadSettings} from '../core/settings.js'
-import {formatUsage, type Reporter, withProgress} from '../core/output/progress.js'
+import {formatUsage} from '../core/output/progress.js'
+import {type CommandResult, markdownTable, type SessionReporter} from '../core/output/sink.js'
+import type {SessionStart} from '../core/session/plan.js'
 import {executePlan, type RunOutcome} from '../core/session/run.js'
 import {runTask, type TaskOutcome} from '../core/session/task.js'
 
@@ -44,7 +42,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     task: Flags.string({char: 't', description: 'Run this task directly; the model may enter plan mode itself'}),
   }
 
-  async run(): Promise<unknown> {
+  async run(): Promise<void> {
     const {args, flags} = await this.parse(Run)
     if (args.plan && flags.task !== undefined) throw usageError('Give either a plan to run or --task, not both.')
     if (!args.plan && !flags.task?.trim()) throw usageError('Missing the plan to run (or --task).', 'wave run <plan.md>')
@@ -53,131 +51,118 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     }
 
     const allow = checkedRules(flags.allow)
-
-    const stream = flags['output-format'] === 'stream-json'
-    // Settings are validated before anything starts (a bad file: exit 2); the session reads them again.
-    const model = modelFrom(flags.model, loadSettings(flags.cwd ?? process.cwd()).model)
     const mode = flags.mode ?? 'acceptEdits'
     const approve = flags.approve ? {allow, approver: await defaultApprover(), mode} : undefined
-    const events = (reporter: Reporter) => (event: AgentEvent) => {
-      reporter.event(event)
-      if (stream) emitAgentEvent(event)
-    }
+    const common = (reporter: SessionReporter) => ({
+      cwd: flags.cwd ?? process.cwd(),
+      host: this.sessionHost((event) => reporter.event(event)),
+      maxTurns: flags['max-turns'],
+      model: flags.model,
+    })
 
     if (flags.task) {
       const task = flags.task
-      const outcome = await withProgress('wave run --task', {quiet: flags.quiet}, (reporter) =>
+      const outcome = await this.output.session('wave run --task', (reporter) =>
         runTask({
+          ...common(reporter),
           allow,
           approve,
-          cwd: flags.cwd ?? process.cwd(),
-          maxTurns: flags['max-turns'],
           mode,
-          model,
-          onEvent: events(reporter),
-          onPlanMode({name, planPath}) {
-            reporter.title(`wave run --task · planning ${name}`)
-            if (stream) emitStreamEvent('plan_mode', {name, planPath})
-          },
-          onStart({workspace}) {
-            if (stream) emitStreamEvent('session_start', {command: 'run', mode, model, task, workspace})
-          },
-          signal: this.interruption.signal,
+          onPlanMode: (info) => reporter.planMode(info),
+          onStart: (info: SessionStart) => reporter.start({command: 'run', ...info, task}),
           task,
         }),
       )
-      return this.finishTask(outcome, stream, flags.quiet)
+      if (outcome.kind === 'awaiting_approval') process.exitCode = ExitCode.awaitsApproval
+      await this.output.result(taskResult(outcome, task))
+      return
     }
 
-    const outcome = await withProgress('wave run', {quiet: flags.quiet}, (reporter) =>
+    const outcome = await this.output.session('wave run', (reporter) =>
       executePlan({
+        ...common(reporter),
         allowStale: flags['allow-stale'],
         approvalPath: flags.approval,
         approve,
-        cwd: flags.cwd ?? process.cwd(),
-        maxTurns: flags['max-turns'],
-        model,
-        onEvent: events(reporter),
-        onStart({mode, name, workspace}) {
-          reporter.title(`wave run ${name}`)
-          if (stream) emitStreamEvent('session_start', {command: 'run', mode, model, name, planPath: args.plan, workspace})
-        },
+        onStart: (info) => reporter.start({command: 'run', ...info}),
         planPath: args.plan!,
-        signal: this.interruption.signal,
       }),
     )
-    return this.finishRun(outcome, stream, flags.quiet)
+    await this.output.result(runResult(outcome))
   }
+}
 
-  private async finishRun(outcome: RunOutcome, stream: boolean, quiet: boolean) {
-    const result = runResult(outcome)
-    await appendStepSummary(runSummary(outcome))
-    if (stream) emitStreamEvent('result', result)
-    else if (!this.jsonEnabled()) {
-      if (!quiet) process.stderr.write(`done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}\n`)
-      this.log(outcome.finalText)
-    }
-
-    return result
-  }
-
-  private async finishTask(outcome: TaskOutcome, stream: boolean, quiet: boolean) {
-    if (outcome.kind === 'executed') return this.finishRun(outcome.run, stream, quiet)
-    if (outcome.kind === 'awaiting_approval') {
-      const result = {name: outcome.name, ok: true, outcome: 'awaiting_approval', planPath: outcome.planPath, turns: outcome.turns, usage: outcome.usage, version: OUTPUT_VERSION}
-      await appendStepSummary(`## wave run --task: plan ${outcome.name} awaits approval\n\n\`${outcome.planPath}\``)
-      if (stream) emitStreamEvent('result', result)
-      else if (!this.jsonEnabled()) {
-        if (!quiet) process.stderr.write(`The plan awaits approval: wave approve ${outcome.planPath} && wave run ${outcome.planPath}\n`)
-        this.log(outcome.planPath)
-      }
-
-      process.exitCode = ExitCode.awaitsApproval
-      return result
-    }
-
-    const result = {
+function runResult(outcome: RunOutcome): CommandResult {
+  return {
+    data: {
       denials: outcome.denials,
       filesChanged: outcome.filesChanged,
       mode: outcome.mode,
-      ok: true,
+      name: outcome.name,
       outcome: 'completed',
+      planPath: outcome.planPath,
       result: outcome.finalText,
+      stopReason: outcome.stopReason,
       turns: outcome.turns,
       usage: outcome.usage,
-      version: OUTPUT_VERSION,
+    },
+    summary: runSummary(`## wave run: ${outcome.name}`, outcome, [['Plan', `\`${outcome.planPath}\``]]),
+    tally: `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}`,
+    text: outcome.finalText,
+  }
+}
+
+function taskResult(outcome: TaskOutcome, task: string): CommandResult {
+  switch (outcome.kind) {
+    case 'executed': {
+      return runResult(outcome.run)
     }
-    if (stream) emitStreamEvent('result', result)
-    else if (!this.jsonEnabled()) this.log(outcome.finalText)
-    return result
+
+    case 'awaiting_approval': {
+      return {
+        data: {name: outcome.name, outcome: 'awaiting_approval', planPath: outcome.planPath, stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage},
+        summary: `## wave run --task: plan ${outcome.name} awaits approval\n\n${markdownTable([
+          ['Task', task],
+          ['Plan', `\`${outcome.planPath}\``],
+          ['Approve and run', `\`wave approve ${outcome.planPath} && wave run ${outcome.planPath}\``],
+        ])}`,
+        tally: `The plan awaits approval: wave approve ${outcome.planPath} && wave run ${outcome.planPath}`,
+        text: outcome.planPath,
+      }
+    }
+
+    case 'completed': {
+      return {
+        data: {
+          denials: outcome.denials,
+          filesChanged: outcome.filesChanged,
+          mode: outcome.mode,
+          outcome: 'completed',
+          result: outcome.finalText,
+          stopReason: outcome.stopReason,
+          turns: outcome.turns,
+          usage: outcome.usage,
+        },
+        summary: runSummary('## wave run --task', outcome, [['Task', task]]),
+        tally: `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}`,
+        text: outcome.finalText,
+      }
+    }
   }
 }
 
-function runResult(outcome: RunOutcome) {
-  return {
-    denials: outcome.denials,
-    filesChanged: outcome.filesChanged,
-    mode: outcome.mode,
-    name: outcome.name,
-    ok: true,
-    outcome: 'completed',
-    planPath: outcome.planPath,
-    result: outcome.finalText,
-    turns: outcome.turns,
-    usage: outcome.usage,
-    version: OUTPUT_VERSION,
-  }
-}
+type Ran = Pick<RunOutcome, 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'stopReason' | 'turns' | 'usage'>
 
-function runSummary(outcome: RunOutcome): string {
+function runSummary(heading: string, outcome: Ran, first: Array<[string, string]>): string {
   const usage = outcome.usage
   const files = outcome.filesChanged.length > 0 ? outcome.filesChanged.map((file) => `- \`${file}\``).join('\n') : '_none_'
-  return `## wave run: ${outcome.name}
+  return `${heading}
 
 ${markdownTable([
-  ['Plan', `\`${outcome.planPath}\``],
+  ...first,
   ['Mode', outcome.mode],
   ['Turns', String(outcome.turns)],
+  ['Stop reason', outcome.stopReason],
   ['Denied calls', String(outcome.denials)],
   ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
 ])}

@@ -1,7 +1,8 @@
 import {Flags} from '@oclif/core'
 
-import {OUTPUT_VERSION, WaveCommand} from '../core/command.js'
-import {offers, PERMISSION_MODES, type PermissionMode} from '../core/policy/policy.js'
+import {WaveCommand} from '../core/command.js'
+import {offered, parseRules, PERMISSION_MODES, type PermissionMode} from '../core/policy/policy.js'
+import {loadSettings} from '../core/settings.js'
 import {openSessionTools} from '../plugins/toolset.js'
 import {workspaceRoot} from '../core/workspace/paths.js'
 
@@ -18,10 +19,14 @@ and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm t
     mode: Flags.option({description: 'Show only this mode', options: PERMISSION_MODES})(),
   }
 
-  async run(): Promise<unknown> {
+  async run(): Promise<void> {
     const {flags} = await this.parse(Tools)
     const modes: readonly PermissionMode[] = flags.mode ? [flags.mode] : PERMISSION_MODES
-    const {registry, rules} = await openSessionTools({workspace: await workspaceRoot(process.cwd())})
+    const workspace = await workspaceRoot(process.cwd())
+    const settings = loadSettings(workspace)
+    const rules = parseRules(settings.allow, settings.deny)
+    const {close, registry} = await openSessionTools({config: this.config, settings, warn: (message) => this.output.warn(message), workspace})
+    await close()
     const tools = registry.tools.map((tool) => ({
       access: tool.access,
       origin: tool.origin ?? 'builtin',
@@ -30,7 +35,7 @@ and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm t
       offered: Object.fromEntries(
         modes.map((mode) => [
           mode,
-          offers(
+          offered(
             // A placeholder plan file: in plan mode, Write and Edit are offered for the session's plan.
             {canEnterPlanMode: false, headless: true, mode, planFile: mode === 'plan' ? '/plan.md' : undefined, rules, workspaceRoot: '/'},
             tool,
@@ -38,13 +43,10 @@ and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm t
         ]),
       ),
     }))
-    if (!this.jsonEnabled()) {
-      const header = ['TOOL', 'ACCESS', ...modes.map((m) => m.toUpperCase())]
-      const rows = tools.map((t) => [t.name, t.access, ...modes.map((m) => (t.offered[m] ? 'yes' : '-'))])
-      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
-      for (const row of [header, ...rows]) this.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd())
-    }
-
-    return {modes, tools, version: OUTPUT_VERSION}
+    const header = ['TOOL', 'ACCESS', ...modes.map((m) => m.toUpperCase())]
+    const rows = tools.map((t) => [t.name, t.access, ...modes.map((m) => (t.offered[m] ? 'yes' : '-'))])
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
+    const table = [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd())
+    await this.output.result({data: {modes, tools}, text: table.join('\n')})
   }
 }

@@ -1,12 +1,10 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
 
 import {ExitCode, usageError, WaveError} from './errors.js'
+import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink} from './output/sink.js'
+import {ruleSchema} from './policy/policy.js'
+import type {SessionHost} from './session/session.js'
 import {scrubSecrets} from './session/model.js'
-import {parseRule} from './policy/policy.js'
-import {closeToolSources, setHostConfig} from '../plugins/sources/hook.js'
-
-/** Version of every JSON object wave prints; bumped only on a breaking change. */
-export const OUTPUT_VERSION = 1
 
 export const outputFormatFlag = Flags.option({
   description: 'Result format on stdout: text, one json object, or stream-json events (one per line)',
@@ -27,37 +25,28 @@ export function sessionFlags(maxTurns: number) {
 /** `--allow` rules as given, each checked: a malformed rule is a usage error (exit 2), before anything runs. */
 export function checkedRules(rules: string[] = []): string[] {
   for (const rule of rules) {
-    try {
-      parseRule(rule)
-    } catch (error) {
-      throw usageError((error as Error).message)
-    }
+    const checked = ruleSchema.safeParse(rule)
+    if (!checked.success) throw usageError(checked.error.issues[0].message)
   }
 
   return rules
 }
 
 /**
- * The base of every wave command: `--json`, and errors as one clear line with the design's exit code,
- * in text and JSON mode alike (oclif would exit 1 for a --json error otherwise).
+ * The base of every wave command: `--json`, one output sink chosen once from the parsed flags, errors
+ * as one clear line with the design's exit code in every format, and SIGINT/SIGTERM turned into an abort
+ * of the running session. A command parses, makes one call into core, and hands the result to the sink.
  */
 export abstract class WaveCommand extends Command {
   static enableJsonFlag = true
 
-  /** MCP servers a session started stop with the command, whatever its outcome. */
-  protected async finally(error: Error | undefined): Promise<unknown> {
-    await closeToolSources()
-    return super.finally(error)
-  }
-
   /** Aborted on SIGINT or SIGTERM: the model call stops and a running command's process group is killed. */
   protected readonly interruption = new AbortController()
   private signalled?: NodeJS.Signals
+  private sink?: OutputSink
 
   public async init(): Promise<void> {
     await super.init()
-    // Plugins' tools are asked of this command's oclif config (see src/core/plugin-tools.ts).
-    setHostConfig(this.config)
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.on(signal, () => {
         // A second signal means "now": the first one is still unwinding the session.
@@ -69,39 +58,58 @@ export abstract class WaveCommand extends Command {
     }
   }
 
-  /** `--output-format json` is `--json`. */
-  public jsonEnabled(): boolean {
-    if (super.jsonEnabled()) return true
-    const argv = this.argv
-    const at = argv.indexOf('--output-format')
-    return argv.includes('--output-format=json') || (at !== -1 && argv[at + 1] === 'json')
+  /** Parses, then chooses the output sink once, from `--output-format` / `--json` and `--quiet`. */
+  protected async parse<F extends FlagOutput, B extends FlagOutput, A extends ArgOutput>(
+    options?: Interfaces.Input<F, B, A>,
+    argv?: string[],
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const parsed = await super.parse(options, argv)
+    const flags = parsed.flags as {json?: boolean; 'output-format'?: OutputFormat; quiet?: boolean}
+    const format = flags.json ? 'json' : (flags['output-format'] ?? 'text')
+    this.sink = createSink({command: this.id ?? 'wave', format, quiet: flags.quiet})
+    return parsed
   }
 
-  /** `--output-format stream-json`: events on stdout as they happen, ending with a result event. */
-  protected streaming(): boolean {
+  /** The output sink (one guessed from the arguments if the command failed before parsing). */
+  protected get output(): OutputSink {
+    this.sink ??= createSink({command: this.id ?? 'wave', format: this.formatFromArgv()})
+    return this.sink
+  }
+
+  /** What a command gives every session it starts. */
+  protected sessionHost(onEvent?: SessionHost['onEvent']): SessionHost {
+    return {config: this.config, onEvent, signal: this.interruption.signal, warn: (message) => this.output.warn(message)}
+  }
+
+  /** `--output-format json` is `--json`. */
+  public jsonEnabled(): boolean {
+    return this.formatFromArgv() === 'json'
+  }
+
+  private formatFromArgv(): OutputFormat {
+    if (super.jsonEnabled()) return 'json'
     const argv = this.argv
     const at = argv.indexOf('--output-format')
-    return argv.includes('--output-format=stream-json') || (at !== -1 && argv[at + 1] === 'stream-json')
+    const given = argv.find((arg) => arg.startsWith('--output-format='))?.slice('--output-format='.length) ?? (at === -1 ? undefined : argv[at + 1])
+    return (OUTPUT_FORMATS as readonly string[]).includes(given ?? '') ? (given as OutputFormat) : 'text'
   }
 
   protected async catch(error: Interfaces.CommandError): Promise<void> {
     const exitCode = this.signalled ? signalExit(this.signalled) : exitCodeOf(error)
     const message = scrubSecrets(firstLine(error.message))
     const hint = error instanceof WaveError && error.hint ? scrubSecrets(error.hint) : undefined
-    process.stderr.write(`Error: ${message}\n${hint ? `Hint: ${hint}\n` : ''}`)
+    const details = error instanceof WaveError ? (error as WaveError & {details?: Record<string, unknown>}).details : undefined
+    await this.output.failure({details, exitCode, hint, message})
     if (process.env.DEBUG && error.stack) process.stderr.write(scrubSecrets(error.stack) + '\n')
-    const failure = {error: {exitCode, hint, message}, ok: false, version: OUTPUT_VERSION}
-    if (this.jsonEnabled()) this.logJson(failure)
-    else if (this.streaming()) this.logJson({type: 'result', ...failure})
-
     process.exitCode = exitCode
   }
-
-  /** One compact line, so `--json` output can be piped to jq or read line by line. */
-  public logJson(json: unknown): void {
-    process.stdout.write(JSON.stringify(json) + '\n')
-  }
 }
+
+// oclif's own bounds for parse()'s type parameters (not exported by name).
+// biome-ignore lint/suspicious/noExplicitAny: as oclif declares them
+type FlagOutput = {[name: string]: any}
+// biome-ignore lint/suspicious/noExplicitAny: as oclif declares them
+type ArgOutput = {[name: string]: any}
 
 const signalExit = (signal: NodeJS.Signals) => (signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated)
 

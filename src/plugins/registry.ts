@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {offers, type PolicyContext} from '../core/policy/policy.js'
+import {offered, type PolicyContext} from '../core/policy/policy.js'
 import {BUILTIN_TOOLS} from './builtin.js'
 import enterPlanMode from './enter-plan-mode.js'
 import exitPlanMode from './exit-plan-mode.js'
@@ -30,7 +30,7 @@ export class ToolRegistry {
   }
 
   offered(ctx: PolicyContext): ToolPlugin[] {
-    return this.tools.filter((tool) => offers(ctx, tool))
+    return this.tools.filter((tool) => offered(ctx, tool))
   }
 
   /** The offered tools as API definitions; schemas are computed once per tool, so requests stay byte-identical for caching. */

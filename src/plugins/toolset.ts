@@ -1,65 +1,58 @@
 /**
- * The tools and rules of one session: built-ins, tools from installed oclif plugins, tools from the
- * configured MCP servers, and the permission rules of the settings files plus the command's own.
- * Plugins and the MCP SDK load only here, so commands that start no session stay fast.
+ * The tools of one session: built-ins (with the plan-mode control tools), tools from installed oclif
+ * plugins, and tools from the configured MCP servers. Plugins and the MCP SDK load only here, so
+ * commands that start no session stay fast. Whoever opens a tool set closes it (MCP servers stop).
  */
+import type {Config} from '@oclif/core'
+
+import type {EffectiveSettings} from '../core/settings.js'
 import {BUILTIN_TOOLS} from './builtin.js'
 import {CONTROL_TOOLS, ToolRegistry} from './registry.js'
+import {loadPluginTools} from './sources/hook.js'
 import type {ToolPlugin} from './tool.js'
-import {parseRules, type Rules} from '../core/policy/policy.js'
-import {getHostConfig, loadPluginTools, trackToolSource} from './sources/hook.js'
-import {type EffectiveSettings, loadSettings} from '../core/settings.js'
 
 export interface SessionTools {
   registry: ToolRegistry
-  /** Settings rules plus the command's: allow and deny lists add up, and deny wins in the policy. */
-  rules: Rules
-  settings: EffectiveSettings
-  /** Stops the MCP servers this session started. Safe to call twice. */
+  /** Stops the MCP servers this tool set started. Safe to call twice. */
   close(): Promise<void>
 }
 
 export interface SessionToolsOptions {
-  /** The workspace root (a real path): where `.wave/settings.json` is looked for. */
+  /** The workspace root (a real path). */
   workspace: string
-  /** Rules beyond the settings files': `--allow` flags, or an approval record's `allow`. */
-  allow?: string[]
-  deny?: string[]
-  /** Already loaded settings (else they are read now). */
-  settings?: EffectiveSettings
-  /** Where problems with plugins and servers go (default: a `Warning:` line on stderr). */
-  warn?(message: string): void
-  /** Only the built-ins: no plugin hook is run and no server started. */
-  builtinOnly?: boolean
+  /** The settings in force, read once when the command started. */
+  settings: EffectiveSettings
+  /** The running CLI's oclif config, whose installed plugins are asked for tools; none without it. */
+  config?: Config
+  /** Where problems with plugins and servers go. */
+  warn(message: string): void
 }
 
 export async function openSessionTools(options: SessionToolsOptions): Promise<SessionTools> {
-  const settings = options.settings ?? loadSettings(options.workspace)
-  const rules = parseRules([...settings.allow, ...(options.allow ?? [])], [...settings.deny, ...(options.deny ?? [])])
-  const warn = options.warn ?? ((message: string) => process.stderr.write(`Warning: ${message}\n`))
+  const {settings, warn} = options
   for (const message of settings.ignored) warn(message)
   const builtins = [...BUILTIN_TOOLS, ...CONTROL_TOOLS]
   const taken = new Set(builtins.map((tool) => tool.name))
   const tools: ToolPlugin[] = [...builtins]
   let closeMcp = async () => {}
 
-  const config = getHostConfig()
-  if (config && !options.builtinOnly) {
-    const fromPlugins = await loadPluginTools({config, enabled: settings.plugins, taken, warn, workspace: options.workspace})
+  if (options.config) {
+    const fromPlugins = await loadPluginTools({config: options.config, enabled: settings.plugins, taken, warn, workspace: options.workspace})
     for (const tool of fromPlugins) taken.add(tool.name)
     tools.push(...fromPlugins)
   }
 
-  if (Object.keys(settings.mcpServers).length > 0 && !options.builtinOnly) {
+  if (Object.keys(settings.mcpServers).length > 0) {
     const {connectMcpServers} = await import('./sources/mcp.js')
-    const mcp = await connectMcpServers(settings.mcpServers, {clientVersion: config?.version, taken, warn, workspace: options.workspace})
+    const mcp = await connectMcpServers(settings.mcpServers, {clientVersion: options.config?.version, taken, warn, workspace: options.workspace})
     tools.push(...mcp.tools)
     closeMcp = mcp.close
   }
 
-  const close = trackToolSource(closeMcp)
+  let closed: Promise<void> | undefined
+  const close = () => (closed ??= closeMcp().catch(() => {}))
   try {
-    return {close, registry: new ToolRegistry(tools), rules, settings}
+    return {close, registry: new ToolRegistry(tools)}
   } catch (error) {
     await close()
     throw error

@@ -1,42 +1,49 @@
+/**
+ * `wave plan --task` and `wave plan --revise`: a session in plan mode on one plan file, the only file it
+ * may write. What differs from other sessions is only the opening message and the plan's bookkeeping.
+ */
 import {lstat, realpath, stat} from 'node:fs/promises'
 import path from 'node:path'
 
-import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
-
-import {type SessionControl, ToolError} from '../../plugins/tool.js'
-import {type AgentEvent, runAgent, type StopReason, type TokenUsage} from './loop.js'
-import {approvalPathFor, readApproval} from '../plans/approval.js'
+import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
+import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, setPlanStatus} from '../plans/plans.js'
 import {ExitCode, usageError, WaveError} from '../errors.js'
-import {assertCredentials, createClient} from './model.js'
-import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planFileProblem, planNameOf, planSidecars, readPlanStateChecked, setPlanStatus} from '../plans/plans.js'
-import type {PolicyContext} from '../policy/policy.js'
-import {planModeSystemPrompt} from './prompts.js'
+import {loadSettings} from '../settings.js'
 import {repositoryState} from '../workspace/git.js'
-import {openSessionTools} from '../../plugins/toolset.js'
-import {resolvePath, workspaceRoot} from '../workspace/paths.js'
+import {workspaceRoot} from '../workspace/paths.js'
+import type {StopReason, TokenUsage} from './loop.js'
+import {assertCredentials, modelFrom} from './model.js'
+import {PlanMode} from './plan-mode.js'
+import {runSession, type SessionHost} from './session.js'
 
-export interface SessionCallbacks {
-  signal: AbortSignal
-  /** `--allow` rules, on top of the settings files' (e.g. WebFetch(domain:docs.example.com) for research). */
-  allow?: string[]
-  onEvent?: (event: AgentEvent) => void
-  onStart?: (info: {planPath: string; name: string; model: string; workspace: string}) => void
+export interface SessionStart {
+  model: string
+  workspace: string
+  mode: string
+  name?: string
+  planPath?: string
 }
 
-export interface PlanOptions extends SessionCallbacks {
+interface PlanSessionOptions {
+  host: SessionHost
+  /** `--model`; else WAVE_MODEL, the settings, the default. */
+  model?: string
+  maxTurns: number
+  /** `--allow` rules, on top of the settings files' (e.g. WebFetch(domain:docs.example.com) for research). */
+  allow: string[]
+  onStart?(info: SessionStart): void
+}
+
+export interface PlanOptions extends PlanSessionOptions {
   task: string
   cwd: string
-  model: string
-  maxTurns: number
 }
 
-export interface ReviseOptions extends SessionCallbacks {
+export interface ReviseOptions extends PlanSessionOptions {
   planPath: string
   feedback?: string
-  /** Default: the workspace the plan was made in. */
-  cwd?: string
-  model: string
-  maxTurns: number
+  /** The workspace: `--cwd`, else the current directory (never the plan's state file). */
+  cwd: string
 }
 
 export interface PlanOutcome {
@@ -50,12 +57,14 @@ export interface PlanOutcome {
 
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
 export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
-  assertCredentials()
   const workspace = await workspaceRoot(options.cwd)
+  const settings = loadSettings(workspace)
+  const model = modelFrom(options.model, settings.model)
+  assertCredentials()
   const repository = await repositoryState(workspace)
-  const plan = await createPlan({model: options.model, repository, task: options.task, workspace})
+  const plan = await createPlan({model, repository, task: options.task, workspace})
   const opening = `Task:\n${options.task}\n\nExplore the workspace and write an implementation plan for this task to ${plan.path}.`
-  return planSession({...options, opening, planPath: plan.path, transcriptLabel: 'plan', workspace})
+  return planSession({...options, model, opening, planPath: plan.path, settings, transcriptLabel: 'plan', workspace})
 }
 
 /**
@@ -66,23 +75,35 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
   const planPath = await planInPlansDir(options.planPath)
   const state = await readPlanStateChecked(planPath)
   const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
-  const task = state?.task || record?.task
-  if (!task) throw usageError(`Nothing is known of the task behind ${planPath}: its state file is missing.`)
+  // The record, when there is one, is the authority on the task; the state file is wave's bookkeeping.
+  const task = record?.task || state?.task
+  if (!task) throw usageError(`Nothing is known of the task behind ${planPath}: it has no approval record with a task, and its state file is missing.`)
+  if (record?.task && state?.task && record.task !== state.task) {
+    options.host.warn(`The state file of ${planNameOf(planPath)} names another task than its approval record; the record's is used.`)
+  }
+
   const feedback = options.feedback?.trim() || newestFeedback(record)
+  const workspace = await workspaceRoot(options.cwd)
+  const settings = loadSettings(workspace)
+  const model = modelFrom(options.model, settings.model)
   assertCredentials()
-  const workspace = await workspaceRoot(options.cwd ?? (await existingDir(state?.workspace)) ?? process.cwd())
+  const planned = record?.repository?.head ?? state?.repository?.head
+  const current = await repositoryState(workspace)
+  if (planned && current?.head && current.head !== planned) {
+    options.host.warn(`The plan was made against commit ${planned.slice(0, 12)}; ${workspace} is at ${current.head.slice(0, 12)}.`)
+  }
 
   const review = feedback ? `A reviewer asked for changes:\n${feedback}\n\n` : ''
   const opening = `Task:\n${task}\n\n${review}Revise the plan at ${planPath} for this task${feedback ? ', addressing the feedback' : ', completing it where it is unfinished'}. Read it first, then edit it.`
-  return planSession({...options, opening, planPath, transcriptLabel: 'revise', workspace})
+  return planSession({...options, model, opening, planPath, settings, transcriptLabel: 'revise', workspace})
 }
 
-interface SessionInput extends SessionCallbacks {
+interface SessionInput extends PlanSessionOptions {
+  model: string
   planPath: string
   workspace: string
+  settings: ReturnType<typeof loadSettings>
   opening: string
-  model: string
-  maxTurns: number
   transcriptLabel: string
 }
 
@@ -90,40 +111,20 @@ interface SessionInput extends SessionCallbacks {
 async function planSession(input: SessionInput): Promise<PlanOutcome> {
   const {planPath, workspace} = input
   const name = planNameOf(planPath)
-  input.onStart?.({model: input.model, name, planPath, workspace})
-
-  const tools = await openSessionTools({allow: input.allow, workspace})
-  const policy: PolicyContext = {headless: true, mode: 'plan', planFile: planPath, rules: tools.rules, workspaceRoot: workspace}
-  let exitRequested = false
-  const session: SessionControl = {
-    async enterPlanMode() {
-      throw new ToolError('Plan mode is already active.')
-    },
-    async exitPlanMode(given) {
-      const problem = await planFileProblem(planPath, given, async (p) => (await resolvePath(workspace, p)).real)
-      if (problem) throw new ToolError(problem)
-      exitRequested = true
-      return 'The plan is complete and recorded for approval. End your turn now.'
-    },
-  }
-
-  const transcript = (message: MessageParam) =>
-    appendTranscript(planPath, {message, session: input.transcriptLabel})
-  const messages: MessageParam[] = [{content: input.opening, role: 'user'}]
-  await transcript(messages[0])
-  const result = await runAgent({
-    client: await createClient(),
+  input.onStart?.({mode: 'plan', model: input.model, name, planPath, workspace})
+  const planMode = new PlanMode({plan: {name, path: planPath}, workspace})
+  const result = await runSession({
+    allow: input.allow,
+    host: input.host,
     maxTurns: input.maxTurns,
-    messages,
+    mode: 'plan',
     model: input.model,
-    onEvent: input.onEvent,
-    onMessage: transcript,
-    policy: () => policy,
-    registry: tools.registry,
-    session,
-    signal: input.signal,
-    stopRequested: () => exitRequested,
-    system: async () => planModeSystemPrompt({planExists: await isRegularFile(planPath), planFile: planPath, workspace}),
+    opening: input.opening,
+    planMode,
+    settings: input.settings,
+    system: () => '',
+    transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
+    workspace,
   }).catch(async (error: unknown) => {
     await setPlanStatus(planPath, 'failed')
     const partial = (await isRegularFile(planPath)) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
@@ -131,8 +132,7 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
     throw error
   })
 
-  const problem = await planFileProblem(planPath, undefined, async (p) => p)
-  if (problem) {
+  if (await planMode.problem()) {
     await setPlanStatus(planPath, 'failed')
     throw new WaveError(`The planning session ended without a plan: ${planPath} ${(await isRegularFile(planPath)) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
@@ -157,7 +157,7 @@ async function planInPlansDir(given: string): Promise<string> {
   return planPath
 }
 
-function newestFeedback(record: Awaited<ReturnType<typeof readApproval>> | undefined): string | undefined {
+function newestFeedback(record: ApprovalRecord | undefined): string | undefined {
   if (!record) return undefined
   const decisions = [...record.history].reverse()
   const wanted = decisions.find((entry) => entry.decision !== 'approved' && entry.feedback)

@@ -1,18 +1,19 @@
 import {readFile, realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
-import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
-
-import {type SessionControl, ToolError} from '../../plugins/tool.js'
-import {type AgentEvent, runAgent, type TokenUsage} from './loop.js'
+import type {SessionTools} from '../../plugins/toolset.js'
+import {type EffectiveSettings, loadSettings} from '../settings.js'
+import type {StopReason, TokenUsage} from './loop.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, readApproval, writeDecision} from '../plans/approval.js'
 import {ExitCode, WaveError} from '../errors.js'
-import {assertCredentials, createClient} from './model.js'
+import {assertCredentials, modelFrom} from './model.js'
 import {appendTranscript, createExclusive, type PlanRun, type PlanState, planNameOf, planSidecars, readPlanFile, readPlanState, readPlanStateChecked, writePlanState} from '../plans/plans.js'
-import type {ExecutionMode, PolicyContext} from '../policy/policy.js'
+import type {ExecutionMode} from '../policy/policy.js'
 import {executionSystemPrompt} from './prompts.js'
 import {changedPaths, repositoryState} from '../workspace/git.js'
-import {openSessionTools} from '../../plugins/toolset.js'
+import type {SessionStart} from './plan.js'
+import {PlanMode} from './plan-mode.js'
+import {runSession, type SessionHost} from './session.js'
 import {displayPath, workspaceRoot} from '../workspace/paths.js'
 
 export interface InlineApproval {
@@ -22,17 +23,22 @@ export interface InlineApproval {
 }
 
 export interface RunOptions {
+  host: SessionHost
   planPath: string
   approvalPath?: string
   /** `--approve`: write an approved record first, so there is always an audit trail. */
   approve?: InlineApproval
   cwd: string
   allowStale: boolean
-  model: string
+  /** `--model`; else WAVE_MODEL, the settings, the default. */
+  model?: string
   maxTurns: number
-  signal: AbortSignal
-  onEvent?: (event: AgentEvent) => void
-  onStart?: (info: {name: string; mode: ExecutionMode; workspace: string; model: string}) => void
+  onStart?(info: SessionStart): void
+  /**
+   * `run --task --approve`: the settings and tool set the task session started with. The execution uses
+   * them, so nothing the task wrote (a `.wave/settings.json`) can widen what the run may do.
+   */
+  inherited?: {settings: EffectiveSettings; tools: SessionTools}
 }
 
 export interface RunOutcome {
@@ -42,6 +48,7 @@ export interface RunOutcome {
   finalText: string
   turns: number
   usage: TokenUsage
+  stopReason: StopReason
   filesChanged: string[]
   denials: number
 }
@@ -55,6 +62,7 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
   const {bytes, text} = await readPlanFile(planPath)
   const state = await readPlanStateChecked(planPath)
   const workspace = await workspaceRoot(options.cwd)
+  const settings = options.inherited?.settings ?? loadSettings(workspace)
 
   let record: ApprovalRecord
   const recordPath = options.approvalPath ? path.resolve(options.approvalPath) : approvalPathFor(planPath)
@@ -91,13 +99,15 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
   assertCredentials()
   const release = await lockPlan(planPath)
   try {
-    return await execute({...options, planPath}, {current, record, state, text, workspace})
+    return await execute({...options, planPath}, {current, model: modelFrom(options.model, settings.model), record, settings, state, text, workspace})
   } finally {
     await release()
   }
 }
 
 interface Prepared {
+  model: string
+  settings: EffectiveSettings
   text: string
   record: ApprovalRecord
   state: PlanState | undefined
@@ -109,45 +119,30 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
   const {planPath} = options
   const {record, workspace} = prepared
   const name = planNameOf(planPath)
-  const task = record.task ?? prepared.state?.task
   const before = prepared.current ? await changedPaths(workspace) : new Map<string, string>()
   const run: PlanRun = {approvalSha256: record.plan.sha256, changedFiles: [], startedAt: new Date().toISOString()}
-  options.onStart?.({mode: record.mode, model: options.model, name, workspace})
-
-  // The record's rules plus the settings files' (deny rules from settings beat any allow).
-  const tools = await openSessionTools({allow: record.allow, workspace})
-  const policy: PolicyContext = {headless: true, mode: record.mode, rules: tools.rules, workspaceRoot: workspace}
+  options.onStart?.({mode: record.mode, model: prepared.model, name, planPath, workspace})
   // Recorded as running only once nothing but the session itself can fail: the finally below ends it.
   await saveRun(planPath, prepared, run, 'running')
-  const session: SessionControl = {
-    async enterPlanMode() {
-      throw new ToolError('This run executes an approved plan; it cannot enter plan mode.')
-    },
-    async exitPlanMode() {
-      throw new ToolError('Plan mode is not active.')
-    },
-  }
-  const messages: MessageParam[] = [{content: firstMessage(task, name, record.plan.sha256, prepared.text), role: 'user'}]
-  const transcript = (message: MessageParam) =>
-    appendTranscript(planPath, {message, session: 'run', startedAt: run.startedAt})
 
   let exitCode: number = ExitCode.runtime
   let changed = new Set<string>()
   try {
-    await transcript(messages[0])
-    const result = await runAgent({
-      client: await createClient(),
+    const result = await runSession({
+      // The record's rules; the settings files add theirs (and their deny rules beat any allow).
+      allow: record.allow,
+      host: options.host,
       maxTurns: options.maxTurns,
-      messages,
-      model: options.model,
-      onEvent: options.onEvent,
-      onMessage: transcript,
-      policy: () => policy,
-      registry: tools.registry,
-      session,
-      signal: options.signal,
-      // The rules in force: the record's, and those the settings files add.
-      system: () => executionSystemPrompt({allow: tools.rules.allow.map((rule) => rule.source), mode: record.mode, workspace}),
+      mode: record.mode,
+      model: prepared.model,
+      // The task comes from the record alone: the state file beside a plan is bookkeeping, not authority.
+      opening: firstMessage(record.task, name, record.plan.sha256, prepared.text),
+      planMode: new PlanMode({workspace}),
+      settings: prepared.settings,
+      system: (rules) => executionSystemPrompt({allow: rules.allow.map((rule) => rule.source), mode: record.mode, workspace}),
+      tools: options.inherited?.tools,
+      transcript: (message) => appendTranscript(planPath, {message, session: 'run', startedAt: run.startedAt}),
+      workspace,
     })
     changed = result.changed
     exitCode = ExitCode.ok
@@ -160,6 +155,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       mode: record.mode,
       name,
       planPath,
+      stopReason: result.stopReason,
       turns: result.turns,
       usage: result.usage,
     }

@@ -1,125 +1,127 @@
+/**
+ * `wave run --task`: the task in the chosen mode, with EnterPlanMode on offer. If the model plans,
+ * ExitPlanMode ends the session: with --approve the plan runs in a fresh context, else the command
+ * stops with the plan awaiting approval (exit 10).
+ */
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
-import {type SessionControl, ToolError} from '../../plugins/tool.js'
-import {type AgentEvent, runAgent, type TokenUsage} from './loop.js'
-import {ExitCode, WaveError} from '../errors.js'
-import {assertCredentials, createClient} from './model.js'
-import {appendTranscript, createPlan, isRegularFile, type NewPlan, planFileProblem, setPlanStatus} from '../plans/plans.js'
-import type {ExecutionMode, PolicyContext} from '../policy/policy.js'
-import {planModeSystemPrompt, taskSystemPrompt} from './prompts.js'
-import {changedPaths, repositoryState} from '../workspace/git.js'
 import {openSessionTools} from '../../plugins/toolset.js'
+import {ExitCode, WaveError} from '../errors.js'
+import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
+import type {ExecutionMode} from '../policy/policy.js'
+import {loadSettings} from '../settings.js'
+import {changedPaths, repositoryState} from '../workspace/git.js'
+import {workspaceRoot} from '../workspace/paths.js'
+import type {StopReason, TokenUsage} from './loop.js'
+import {assertCredentials, modelFrom} from './model.js'
+import type {SessionStart} from './plan.js'
+import {PlanMode} from './plan-mode.js'
+import {taskSystemPrompt} from './prompts.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
-import {resolvePath, workspaceRoot} from '../workspace/paths.js'
+import {runSession, type SessionHost} from './session.js'
 
 export interface TaskOptions {
+  host: SessionHost
   task: string
   cwd: string
   mode: ExecutionMode
   allow: string[]
   /** `--approve`: a plan the model makes is approved and executed at once, in a fresh context. */
   approve?: InlineApproval
-  model: string
+  model?: string
   maxTurns: number
-  signal: AbortSignal
-  onEvent?: (event: AgentEvent) => void
-  onStart?: (info: {mode: ExecutionMode; model: string; workspace: string}) => void
-  onPlanMode?: (info: {planPath: string; name: string}) => void
+  onStart?(info: SessionStart): void
+  onPlanMode?(info: {planPath: string; name: string}): void
+}
+
+interface Tally {
+  turns: number
+  usage: TokenUsage
+  stopReason: StopReason
 }
 
 export type TaskOutcome =
-  | {kind: 'completed'; finalText: string; turns: number; usage: TokenUsage; filesChanged: string[]; denials: number; mode: ExecutionMode}
-  | {kind: 'awaiting_approval'; planPath: string; name: string; turns: number; usage: TokenUsage}
-  | {kind: 'executed'; planPath: string; name: string; planning: {turns: number; usage: TokenUsage}; run: RunOutcome}
+  | ({kind: 'completed'; finalText: string; filesChanged: string[]; denials: number; mode: ExecutionMode} & Tally)
+  | ({kind: 'awaiting_approval'; planPath: string; name: string} & Tally)
+  | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
 
-/**
- * `wave run --task`: the task in the chosen mode, with EnterPlanMode on offer. If the model plans,
- * ExitPlanMode ends the session: with --approve the plan runs in a fresh context, else the command
- * stops with the plan awaiting approval (exit 10).
- */
 export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
-  assertCredentials()
   const workspace = await workspaceRoot(options.cwd)
+  const settings = loadSettings(workspace)
+  const model = modelFrom(options.model, settings.model)
+  assertCredentials()
   const repository = await repositoryState(workspace)
   const before = repository ? await changedPaths(workspace) : new Map<string, string>()
-  options.onStart?.({mode: options.mode, model: options.model, workspace})
-
-  const tools = await openSessionTools({allow: options.allow, workspace})
-  let policy: PolicyContext = {canEnterPlanMode: true, headless: true, mode: options.mode, rules: tools.rules, workspaceRoot: workspace}
-  let plan: NewPlan | undefined
-  let planFinished = false
-  const transcript: MessageParam[] = []
-  const session: SessionControl = {
-    async enterPlanMode(reason) {
-      if (plan) throw new ToolError('Plan mode was already used in this session.')
-      plan = await createPlan({model: options.model, repository, task: options.task, workspace})
-      policy = {...policy, canEnterPlanMode: false, mode: 'plan', planFile: plan.path}
-      options.onPlanMode?.({name: plan.name, planPath: plan.path})
-      for (const message of transcript) await appendTranscript(plan.path, {message, session: 'task'})
-      const why = reason ? ` (${reason})` : ''
-      return `Plan mode is active${why}. Explore read-only, write the plan to ${plan.path}, then call ExitPlanMode.`
-    },
-    async exitPlanMode(given) {
-      if (!plan || policy.mode !== 'plan') throw new ToolError('Plan mode is not active.')
-      const problem = await planFileProblem(plan.path, given, async (p) => (await resolvePath(workspace, p)).real)
-      if (problem) throw new ToolError(problem)
-      planFinished = true
-      return options.approve
-        ? 'The plan is approved and will be executed in a fresh session. End your turn now.'
-        : 'The plan is recorded and awaits approval. End your turn now.'
-    },
-  }
+  options.onStart?.({mode: options.mode, model, workspace})
 
   // Until the model enters plan mode there is no plan to keep a transcript beside: hold the messages.
-  const record = async (message: MessageParam) => {
-    transcript.push(message)
-    if (plan) await appendTranscript(plan.path, {message, session: 'task'})
-  }
-
-  const messages: MessageParam[] = [{content: `Task:\n${options.task}`, role: 'user'}]
-  await record(messages[0])
-  const result = await runAgent({
-    client: await createClient(),
-    maxTurns: options.maxTurns,
-    messages,
-    model: options.model,
-    onEvent: options.onEvent,
-    onMessage: record,
-    policy: () => policy,
-    registry: tools.registry,
-    session,
-    signal: options.signal,
-    stopRequested: () => planFinished,
-    system: async () =>
-      policy.mode === 'plan' && plan
-        ? planModeSystemPrompt({planExists: await isRegularFile(plan.path), planFile: plan.path, workspace})
-        : taskSystemPrompt({allow: tools.rules.allow.map((rule) => rule.source), mode: options.mode, workspace}),
+  const held: MessageParam[] = []
+  let planPath: string | undefined
+  const planMode = new PlanMode({
+    async enter() {
+      const plan = await createPlan({model, repository, task: options.task, workspace})
+      planPath = plan.path
+      options.onPlanMode?.({name: plan.name, planPath: plan.path})
+      for (const message of held) await appendTranscript(plan.path, {message, session: 'task'})
+      return plan
+    },
+    exitMessage: options.approve
+      ? 'The plan is approved and will be executed in a fresh session. End your turn now.'
+      : 'The plan is recorded and awaits approval. End your turn now.',
+    workspace,
   })
 
-  if (!plan) {
-    const filesChanged = await filesChangedBy(workspace, before, result.changed, Boolean(repository))
-    return {denials: result.denials, filesChanged, finalText: result.finalText, kind: 'completed', mode: options.mode, turns: result.turns, usage: result.usage}
+  // One tool set for the task and, with --approve, the execution of its plan: MCP servers start once.
+  const tools = await openSessionTools({config: options.host.config, settings, warn: options.host.warn, workspace})
+  try {
+    const result = await runSession({
+      allow: options.allow,
+      host: options.host,
+      maxTurns: options.maxTurns,
+      mode: options.mode,
+      model,
+      opening: `Task:\n${options.task}`,
+      planMode,
+      settings,
+      system: (rules) => taskSystemPrompt({allow: rules.allow.map((rule) => rule.source), mode: options.mode, workspace}),
+      tools,
+      async transcript(message) {
+        held.push(message)
+        if (planPath) await appendTranscript(planPath, {message, session: 'task'})
+      },
+      workspace,
+    })
+    const tally = {stopReason: result.stopReason, turns: result.turns, usage: result.usage}
+
+    const plan = planMode.planFile
+    if (!plan) {
+      const filesChanged = await filesChangedBy(workspace, before, result.changed, Boolean(repository))
+      return {...tally, denials: result.denials, filesChanged, finalText: result.finalText, kind: 'completed', mode: options.mode}
+    }
+
+    // A session that ended in plan mode without ExitPlanMode still leaves its plan for review, if it wrote one.
+    const problem = await planMode.problem()
+    if (problem) {
+      await setPlanStatus(plan.path, 'failed')
+      throw new WaveError(`The session entered plan mode but ended without a plan: ${problem}`, ExitCode.runtime)
+    }
+
+    await setPlanStatus(plan.path, 'draft')
+    if (!options.approve) return {...tally, kind: 'awaiting_approval', name: plan.name, planPath: plan.path}
+
+    const run = await executePlan({
+      allowStale: false,
+      approve: options.approve,
+      cwd: workspace,
+      host: options.host,
+      // The settings and tools taken before the task ran: whatever it wrote cannot widen the run.
+      inherited: {settings, tools},
+      maxTurns: options.maxTurns,
+      model,
+      planPath: plan.path,
+    })
+    return {kind: 'executed', name: plan.name, planPath: plan.path, planning: tally, run}
+  } finally {
+    await tools.close()
   }
-
-  // A session that ended in plan mode without ExitPlanMode still leaves its plan for review, if it wrote one.
-  const problem = await planFileProblem(plan.path, undefined, async (p) => p)
-  if (problem) {
-    await setPlanStatus(plan.path, 'failed')
-    throw new WaveError(`The session entered plan mode but ended without a plan: ${problem}`, ExitCode.runtime)
-  }
-
-  await setPlanStatus(plan.path, 'draft')
-  if (!options.approve) return {kind: 'awaiting_approval', name: plan.name, planPath: plan.path, turns: result.turns, usage: result.usage}
-
-  const run = await executePlan({
-    allowStale: false,
-    approve: options.approve,
-    cwd: workspace,
-    maxTurns: options.maxTurns,
-    model: options.model,
-    onEvent: options.onEvent,
-    planPath: plan.path,
-    signal: options.signal,
-  })
-  return {kind: 'executed', name: plan.name, planPath: plan.path, planning: {turns: result.turns, usage: result.usage}, run}
 }

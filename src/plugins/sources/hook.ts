@@ -40,39 +40,6 @@ export interface WaveHooks extends Interfaces.Hooks {
 /** The type of a plugin's hook function: `const hook: WaveToolsHook = async ({z}) => [...]`. */
 export type WaveToolsHook = Hook<'wave:tools', WaveHooks>
 
-let hostConfig: Config | undefined
-const openSources = new Set<() => Promise<void>>()
-
-/**
- * Registers what closes a session's tool sources (MCP servers) and returns it, made idempotent. Whatever
- * is still open when a wave command finishes is closed then (`closeToolSources`), errors included.
- */
-export function trackToolSource(closer: () => Promise<void>): () => Promise<void> {
-  let closed: Promise<void> | undefined
-  const close = () => {
-    closed ??= closer()
-      .catch(() => {})
-      .finally(() => openSources.delete(close))
-    return closed
-  }
-
-  openSources.add(close)
-  return close
-}
-
-export async function closeToolSources(): Promise<void> {
-  await Promise.all([...openSources].map((close) => close()))
-}
-
-/** The running CLI's oclif config (set by every wave command), whose plugins are asked for tools. */
-export function setHostConfig(config: Config): void {
-  hostConfig = config
-}
-
-export function getHostConfig(): Config | undefined {
-  return hostConfig
-}
-
 const TOOL_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 
 const pluginToolSchema = z.object({
