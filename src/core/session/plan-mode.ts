@@ -54,10 +54,10 @@ export class PlanMode implements SessionControl {
     return this.options.enter && !this.entered ? {canEnterPlanMode: true} : undefined
   }
 
-  /** The system prompt while plan mode is active: it ends with the Plan File Info block. */
-  async prompt(): Promise<string> {
+  /** The system prompt while plan mode is active, `context` before the Plan File Info block that ends it. */
+  async prompt(context = ''): Promise<string> {
     const plan = this.plan!
-    return planModeSystemPrompt({planExists: await isRegularFile(plan.path), planFile: plan.path, workspace: this.options.workspace})
+    return planModeSystemPrompt({context, planExists: await isRegularFile(plan.path), planFile: plan.path, workspace: this.options.workspace})
   }
 
   async enterPlanMode(reason?: string): Promise<string> {
@@ -117,13 +117,15 @@ export function planFileInfo(planFilePath: string, exists: boolean): string {
 }
 
 export interface PlanPromptInput {
+  /** Sections every session carries (environment, instructions), placed before the reminder. */
+  context?: string
   workspace: string
   planFile: string
   planExists: boolean
 }
 
 /** System prompt of a planning session: it must end with the Plan File Info block. */
-export function planModeSystemPrompt({planExists, planFile, workspace}: PlanPromptInput): string {
+export function planModeSystemPrompt({context, planExists, planFile, workspace}: PlanPromptInput): string {
   return `You are wave, a coding agent working headless, in plan mode. No one will answer questions during this session: decide sensibly and record open questions in the plan.
 
 Workspace: ${workspace}
@@ -134,5 +136,5 @@ Plan mode means:
 - Do not change anything else: no edits to source files, no commands. Such calls are refused.
 - When the plan is complete, stop (or call ExitPlanMode if it is offered) with a one-paragraph summary.
 
-${planFileInfo(planFile, planExists)}`
+${context ? `${context}\n\n` : ''}${planFileInfo(planFile, planExists)}`
 }

@@ -59,6 +59,8 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
   const base: PolicyContext = {headless: true, mode: spec.mode, rules, workspaceRoot: workspace}
   const tools = spec.tools ?? (await openSessionTools({config: host.config, settings, warn: host.warn, workspace}))
   try {
+    // Built once: the system prompt must not change between turns, or the prompt cache is lost.
+    const context = await sessionContext(spec)
     const messages: MessageParam[] = [{content: spec.opening, role: 'user'}]
     await spec.transcript(messages[0])
     return await runAgent({
@@ -73,9 +75,18 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
       session: planMode,
       signal: host.signal,
       stopRequested: () => planMode.finished,
-      system: () => (planMode.active ? planMode.prompt() : spec.system(rules)),
+      system: () => (planMode.active ? planMode.prompt(context) : [spec.system(rules), context].filter(Boolean).join('\n\n')),
     })
   } finally {
     if (!spec.tools) await tools.close()
   }
+}
+
+/**
+ * What every session's system prompt carries besides its mode's own text, in sections joined by blank
+ * lines. Plan mode puts it before its reminder, which must end the prompt.
+ */
+async function sessionContext(_spec: SessionSpec): Promise<string> {
+  const sections: string[] = []
+  return sections.filter(Boolean).join('\n\n')
 }
