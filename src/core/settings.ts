@@ -3,25 +3,18 @@
  * project's), validated with zod. Flags override the project file, which overrides the user file;
  * permission rules add up across all three, and a deny rule beats any allow (the policy sees to that).
  */
-import {readFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {z} from 'zod'
 
-import {ExitCode, WaveError} from './errors.js'
+import {ExitCode, usageError, WaveError} from './errors.js'
+import {type JsonFileOptions, parseJsonText, readJsonFile} from './json.js'
 import {waveHome} from './plans/plans.js'
-import {parseRule} from './policy/policy.js'
-import {expandHome} from './workspace/paths.js'
+import {type Provider, PROVIDERS} from './session/providers.js'
+import {ruleSchema} from './policy/policy.js'
+import {expandHome, isInside, PathResolutionError, realPathOf} from './workspace/paths.js'
 
 export const SETTINGS_FILE = 'settings.json'
-
-const ruleSchema = z.string().superRefine((source, ctx) => {
-  try {
-    parseRule(source)
-  } catch (error) {
-    ctx.addIssue({code: 'custom', message: (error as Error).message})
-  }
-})
 
 const envSchema = z.record(z.string(), z.string())
 
@@ -60,6 +53,11 @@ export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/
 
 export const settingsSchema = z.strictObject({
   $schema: z.string().optional(),
+  /**
+   * Text added to every session's system prompt, after the repository's AGENTS.md / CLAUDE.md: the
+   * user file's first, then the project file's. Only words for the model: it grants nothing.
+   */
+  instructions: z.string().optional(),
   mcpServers: z
     .record(z.string().regex(MCP_SERVER_NAME, 'server names are letters, digits and "-" (at most 32), so tools can be named mcp__<server>__<tool>'), mcpServerSchema)
     .optional(),
@@ -74,6 +72,21 @@ export const settingsSchema = z.strictObject({
   plansDirectory: z.string().trim().min(1, 'must not be empty').optional(),
   /** Installed oclif plugins whose tools to use (true) or ignore (false); plugins not named are used. */
   plugins: z.record(z.string(), z.boolean()).optional(),
+  /**
+   * User settings only (WAVE_PROVIDER overrides): whose client reaches the model. A repository does
+   * not choose which of the user's cloud credentials wave spends.
+   */
+  provider: z.enum(PROVIDERS).optional(),
+  /**
+   * The OS sandbox Bash runs in: `env` names further environment variables commands may see (`NAME`,
+   * or `PREFIX_*`); a credential-like name passes only when named exactly. From a project file only
+   * when trusted, like allow rules: a listed name is a secret handed to the model's commands.
+   */
+  sandbox: z
+    .strictObject({
+      env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'an environment variable name, or a prefix ending in *')).optional(),
+    })
+    .optional(),
   /**
    * User settings only: let a repository's own .wave/settings.json grant capabilities (allow rules,
    * MCP servers). Off by default: in CI the repository is often a pull request's, and its files must
@@ -98,6 +111,10 @@ export interface EffectiveSettings {
   allow: string[]
   deny: string[]
   plugins: Record<string, boolean>
+  /** The settings files' `instructions`, user file first. */
+  instructions: string[]
+  /** The user file's `provider` (WAVE_PROVIDER, read by the client, comes first). */
+  provider?: Provider
   mcpServers: Record<string, McpServerConfig & {scope: SettingsScope}>
   /** Absolute; from the user file only. */
   plansDirectory?: string
@@ -105,6 +122,8 @@ export interface EffectiveSettings {
   files: string[]
   /** What an untrusted project file asked for and did not get, to be reported. */
   ignored: string[]
+  /** Further environment variables sandboxed commands may see (`sandbox.env` of the files). */
+  sandboxEnv: string[]
 }
 
 export interface SettingsFlags {
@@ -120,79 +139,68 @@ export const projectSettingsPath = (workspace: string) => path.join(workspace, '
 
 /** Reads and validates one settings file; undefined when it does not exist. A bad file is a usage error (exit 2). */
 export function readSettingsFile(file: string, scope: SettingsScope): SettingsLayer | undefined {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-    throw invalid(file, code === 'EISDIR' ? 'it is a directory, not a file' : `cannot be read (${(error as Error).message})`)
-  }
-
-  return {file, scope, settings: parseSettings(text, file, scope)}
+  const settings = readJsonFile(file, settingsSchema, settingsFileOptions(file))
+  return settings && {file, scope, settings: inScope(settings, file, scope)}
 }
 
 /** Validates settings text; errors name the file, the field and the problem. */
 export function parseSettings(text: string, file: string, scope: SettingsScope): Settings {
-  let json: unknown
-  try {
-    json = text.trim() === '' ? {} : JSON.parse(text)
-  } catch (error) {
-    throw invalid(file, `not valid JSON (${(error as Error).message})`)
-  }
+  return inScope(parseJsonText(text, settingsSchema, settingsFileOptions(file)), file, scope)
+}
 
-  const parsed = settingsSchema.safeParse(json)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    const field = fieldName(issue)
-    const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : ''
-    throw invalid(file, `${field ? `${field}: ` : ''}${issueMessage(issue)}${more}`)
-  }
+const SETTINGS_HINT = 'See docs/settings.md for the settings wave reads.'
+const invalidLine = (file: string, problem: string) => `Invalid settings file ${file}: ${problem}.`
 
+/** An empty settings file is `{}`; a bad one is a usage error naming the file and the setting. */
+const settingsFileOptions = (file: string): JsonFileOptions => ({
+  empty: {},
+  exitCode: ExitCode.usage,
+  hint: SETTINGS_HINT,
+  invalid: (problem) => invalidLine(file, problem),
+  keyNoun: 'setting',
+})
+
+/** The settings, unless a project's file sets what only the user's own may. */
+function inScope(settings: Settings, file: string, scope: SettingsScope): Settings {
   if (scope === 'project') {
-    for (const key of ['plansDirectory', 'trustProjectSettings'] as const) {
-      if (parsed.data[key] !== undefined) throw invalid(file, `${key}: can be set only in the user settings file ${userSettingsPath()}, not in a project's`)
+    for (const key of ['plansDirectory', 'provider', 'trustProjectSettings'] as const) {
+      if (settings[key] !== undefined) {
+        throw new WaveError(invalidLine(file, `${key}: can be set only in the user settings file ${userSettingsPath()}, not in a project's`), ExitCode.usage, SETTINGS_HINT)
+      }
     }
   }
 
-  return parsed.data
-}
-
-function fieldName(issue: z.core.$ZodIssue): string {
-  const keys = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path
-  return keys.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('')
-}
-
-function issueMessage(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') return `unknown setting${issue.keys.length > 1 ? ` (also ${issue.keys.slice(1).join(', ')})` : ''}`
-  if ((issue.code === 'invalid_key' || issue.code === 'invalid_element') && issue.issues[0]) return issue.issues[0].message
-  return issue.message
-}
-
-function invalid(file: string, problem: string): WaveError {
-  return new WaveError(`Invalid settings file ${file}: ${problem}.`, ExitCode.usage, 'See docs/settings.md for the settings wave reads.')
+  return settings
 }
 
 /** Merges settings layers (user first, then project) and flags: the pure part, table-tested. */
 export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}): EffectiveSettings {
   const ordered = [...layers].sort((a, b) => (a.scope === b.scope ? 0 : a.scope === 'user' ? -1 : 1))
-  const merged: EffectiveSettings = {allow: [], deny: [], files: [], ignored: [], mcpServers: {}, plugins: {}}
+  const merged: EffectiveSettings = {allow: [], deny: [], files: [], ignored: [], instructions: [], mcpServers: {}, plugins: {}, sandboxEnv: []}
   const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
   for (const {file, scope, settings} of ordered) {
     merged.files.push(file)
     if (settings.model) merged.model = settings.model
+    if (settings.instructions?.trim()) merged.instructions.push(settings.instructions)
+    if (scope === 'user' && settings.provider) merged.provider = settings.provider
     merged.deny.push(...(settings.permissions?.deny ?? []))
     Object.assign(merged.plugins, settings.plugins)
     const grants = scope === 'user' || trusted
     const allow = settings.permissions?.allow ?? []
     const servers = Object.entries(settings.mcpServers ?? {})
-    if (!grants && allow.length + servers.length > 0) {
-      const what = [allow.length > 0 ? `allow rules (${allow.join(', ')})` : '', servers.length > 0 ? `mcpServers (${servers.map(([name]) => name).join(', ')})` : '']
+    const sandboxEnv = settings.sandbox?.env ?? []
+    if (!grants && allow.length + servers.length + sandboxEnv.length > 0) {
+      const what = [
+        allow.length > 0 ? `allow rules (${allow.join(', ')})` : '',
+        servers.length > 0 ? `mcpServers (${servers.map(([name]) => name).join(', ')})` : '',
+        sandboxEnv.length > 0 ? `sandbox.env (${sandboxEnv.join(', ')})` : '',
+      ]
       merged.ignored.push(`${file}: ${what.filter(Boolean).join(' and ')} ignored, since project settings are not trusted (set "trustProjectSettings": true in ${userSettingsPath()} or WAVE_TRUST_PROJECT_SETTINGS=1)`)
       continue
     }
 
     merged.allow.push(...allow)
+    merged.sandboxEnv.push(...sandboxEnv.filter((name) => !merged.sandboxEnv.includes(name)))
     // A project's server replaces the user's server of the same name as a whole.
     for (const [name, server] of servers) merged.mcpServers[name] = {...server, scope}
     if (scope === 'user' && settings.plansDirectory) {
@@ -229,4 +237,31 @@ export function settingsPlansDirectory(home = waveHome()): string | undefined {
   const layer = readSettingsFile(userSettingsPath(home), 'user')
   if (!layer?.settings.plansDirectory) return undefined
   return path.resolve(home, expandHome(layer.settings.plansDirectory))
+}
+
+/**
+ * Refuses a WAVE_HOME inside the workspace, or a workspace inside WAVE_HOME (real paths, symlinks
+ * followed, a home that does not exist yet through its deepest existing ancestor): the user's settings
+ * file, which alone may grant trust, and the plans with their approval records must not be files that a
+ * repository ships or a session's file tools can write. A usage error (exit 2).
+ */
+export async function assertHomeOutsideWorkspace(workspace: string, home = waveHome()): Promise<void> {
+  const real = async (what: string, dir: string) => {
+    try {
+      return await realPathOf(path.resolve(dir))
+    } catch (error) {
+      if (error instanceof PathResolutionError) throw usageError(`Cannot use ${what}: ${error.message}`)
+      throw error
+    }
+  }
+
+  const [root, wave] = [await real('the workspace', workspace), await real('WAVE_HOME', home)]
+  const hint = 'Set WAVE_HOME to a directory outside the repository (the default is ~/.wave).'
+  if (isInside(root, wave)) {
+    throw usageError(`WAVE_HOME ${wave} lies inside the workspace ${root}: the repository could supply wave's own settings and approvals.`, hint)
+  }
+
+  if (isInside(wave, root)) {
+    throw usageError(`The workspace ${root} lies inside WAVE_HOME ${wave}: wave's own settings and approvals would be files the session can edit.`, hint)
+  }
 }

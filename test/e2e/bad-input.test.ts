@@ -172,7 +172,7 @@ const RUN_ROWS: Row[] = [
   {args: (f) => ['run', f.plan], code: 3, name: 'a record with a bad decision', says: /Malformed approval record .*: decision: /, setup: (f) => record(f, {decision: 'maybe'})},
   {args: (f) => ['run', f.plan], code: 3, name: 'a record with a bad sha256', says: /Malformed approval record .*: plan\.sha256: /, setup: (f) => record(f, {plan: {sha256: 'abc'}})},
   {args: (f) => ['run', f.plan], code: 3, name: 'a record with a bad mode', says: /Malformed approval record .*: mode: /, setup: (f) => record(f, {mode: 'plan'})},
-  {args: (f) => ['run', f.plan], code: 3, name: 'a record with a bad rule', says: /Malformed approval record .*: allow\.0: /, setup: (f) => record(f, {allow: ['Bash(']})},
+  {args: (f) => ['run', f.plan], code: 3, name: 'a record with a bad rule', says: /Malformed approval record .*: allow\[0\]: Invalid permission rule/, setup: (f) => record(f, {allow: ['Bash(']})},
   {args: (f) => ['run', f.plan], code: 3, name: 'a record of another version', says: /Malformed approval record .*: version: /, setup: (f) => record(f, {version: 2})},
   {args: (f) => ['run', f.plan], code: 3, name: 'a record that is a directory', says: /Cannot read the approval record/, setup: (f) => mkdirSync(f.record)},
   {args: (f) => ['run', f.plan], code: 3, name: 'a rejected plan', says: /was rejected/, setup: (f) => record(f, {decision: 'rejected'})},

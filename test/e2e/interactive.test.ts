@@ -7,18 +7,20 @@
 import {execFileSync, spawnSync} from 'node:child_process'
 import {existsSync, readFileSync} from 'node:fs'
 import path from 'node:path'
+import {fileURLToPath} from 'node:url'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {BIN_RUN, makeSandbox, runWave, type Sandbox, waveEnv, writePlanFile} from '../support/cli.js'
-import {cycleMode, interactiveProblem, renderMarkdown} from '../../src/core/output/review.js'
+import {renderMarkdown, visibleLength} from '../../src/core/output/markdown.js'
+import {cycleMode, interactiveProblem} from '../../src/core/output/review.js'
 
 const PLAN = `# Plan: add an extra module
 
 Add a **small** module. See \`src/app.ts\`.
 
 1. Add src/extra.ts.
-2. Run the tests.
+2. Run the **tests**.
 `
 
 const KEY = {
@@ -171,6 +173,14 @@ afterEach(() => {
 
 const writePlan = (content: string | Uint8Array = PLAN, name?: string) => writePlanFile(sandbox, content, name)
 
+/**
+ * Env that makes wave list every module the ESM loader resolves in `file` (the benchmark's tracer), to
+ * check that the Markdown renderer loads only for a review.
+ */
+const TRACE_LOADS = fileURLToPath(new URL('../../bench/lib/trace-loads.js', import.meta.url))
+const tracingLoads = (file: string) => ({NODE_OPTIONS: `--import ${TRACE_LOADS}`, WAVE_BENCH_LOADS_FILE: file})
+const loadedPackages = (file: string) => new Set([...readFileSync(file, 'utf8').matchAll(/\/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((m) => m[1]))
+
 const recordPathOf = (planPath: string) => planPath.replace(/\.md$/, '.approval.json')
 const readRecord = (planPath: string) => JSON.parse(readFileSync(recordPathOf(planPath), 'utf8'))
 
@@ -223,14 +233,17 @@ const MENU_READY = 'shift+tab to cycle'
 describe.skipIf(!backend)(`wave approve --interactive at a terminal (${backend?.name ?? 'no terminal'})`, () => {
   it('shows the rendered plan and the mode, and Shift+Tab moves to the next mode before approving', async () => {
     const planPath = writePlan()
-    const terminal = waveAtTerminal(['approve', planPath, '--interactive', '--approver', 'reviewer'])
+    const loads = path.join(sandbox.root, 'loads.txt')
+    const terminal = waveAtTerminal(['approve', planPath, '--interactive', '--approver', 'reviewer'], tracingLoads(loads))
     await waitFor(terminal, MENU_READY)
 
     const screen = terminal.screen()
     expect(screen).toContain('Plan: add an extra module')
     expect(screen).not.toContain('# Plan: add an extra module') // rendered, not raw Markdown
-    expect(screen).not.toContain('**small**')
+    expect(screen).not.toContain('**')
     expect(screen).toMatch(/1\. Add src\/extra\.ts\./)
+    expect(screen).toMatch(/2\. Run the tests\./) // inline Markdown in a list item is rendered too
+    expect(loadedPackages(loads)).toContain('marked-terminal')
     expect(screen).toMatch(/❯ Approve/)
     expect(screen).toContain('mode: ‹acceptEdits›  (shift+tab to cycle)')
 
@@ -361,6 +374,17 @@ describe.skipIf(!backend)(`wave approve --interactive at a terminal (${backend?.
 })
 
 describe('wave approve --interactive without a terminal', () => {
+  it('loads no Markdown renderer for a decision without a review', async () => {
+    const planPath = writePlan()
+    const loads = path.join(sandbox.root, 'loads.txt')
+    const result = await runWave(['approve', planPath], {cwd: sandbox.repo, env: tracingLoads(loads), home: sandbox.home})
+    expect(result.code).toBe(0)
+    const packages = loadedPackages(loads)
+    expect(packages).toContain('@oclif/core') // the tracer saw the command load
+    expect(packages).not.toContain('marked-terminal')
+    expect(packages).not.toContain('marked')
+  })
+
   it('is a usage error (exit 2) when stdin is not a TTY, and writes nothing', async () => {
     const planPath = writePlan()
     const result = await runWave(['approve', planPath, '-i'], {cwd: sandbox.repo, env: {CI: undefined}, home: sandbox.home})
@@ -406,11 +430,32 @@ describe('review helpers', () => {
     expect(interactiveProblem({isTTY: true}, {}, {})).toBe('stderr is not a terminal')
   })
 
-  it('renders Markdown as terminal text, and drops control characters a plan could use on the terminal', () => {
-    const text = renderMarkdown('# Title\n\nSome **bold** `code` and [a link](https://example.com).\n\n- one\n- [x] two\n\n\u001B[2Jcleared? \u0007\n', {color: false, width: 80})
+  it('renders Markdown as terminal text, and drops control characters a plan could use on the terminal', async () => {
+    const text = await renderMarkdown('# Title\n\nSome **bold** `code` and [a link](https://example.com).\n\n- one\n- [x] two\n\n\u001B[2Jcleared? \u0007\n', {color: false, width: 80})
     expect(text).toBe('Title\n=====\n\nSome bold `code` and a link (https://example.com).\n\n• one\n• [x] two\n\n[2Jcleared?\n')
-    const coloured = renderMarkdown('## Steps\n', {color: true, width: 80})
-    expect(coloured).toContain('\u001B[1m')
+    const coloured = await renderMarkdown('## Steps\n\nA **bold** word.\n', {color: true, width: 80})
+    expect(coloured).toContain('\u001B[1mbold\u001B[22m')
     expect(coloured).toContain('Steps')
+  })
+
+  it('renders lists with their inline Markdown, task boxes once, and nested lists under their item', async () => {
+    const text = await renderMarkdown('1. Edit **src/a.ts** and `b.ts`\n2. Then:\n   - [x] done &amp; dusted\n   - [ ] *not yet*\n', {color: false, width: 80})
+    expect(text).toBe('1. Edit src/a.ts and `b.ts`\n2. Then:\n   • [x] done & dusted\n   • [ ] not yet\n')
+  })
+
+  it('keeps paragraphs, list items and quotes within the width, and shows code, tables and links', async () => {
+    const long = 'The renderer wraps this sentence, which is much longer than the width it is given, at word boundaries.'
+    const markdown = `# Heading\n\n${long}\n\n- ${long}\n  - ${long}\n\n> ${long}\n\n\`\`\`ts\nconst x = 1\n\`\`\`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nSee [the docs](https://example.com/docs).\n`
+    for (const color of [false, true]) {
+      const text = await renderMarkdown(markdown, {color, width: 40})
+      const lines = text.split('\n')
+      expect(Math.max(...lines.map((line) => visibleLength(line)))).toBeLessThanOrEqual(40)
+      const plainText = text.replaceAll(/\u001B\[[0-?]*[ -/]*[@-~]/g, '')
+      expect(plainText.replaceAll(/\s+/g, ' ')).toContain('The renderer wraps this sentence, which is much longer than the width it is given, at word boundaries.')
+      expect(plainText).toMatch(/^ {4}const x = 1$/m)
+      expect(plainText).toMatch(/│ a │ b │/)
+      expect(plainText).toContain('the docs (https://example.com/docs)')
+      expect(plainText).not.toMatch(/[#*`>]/)
+    }
   })
 })

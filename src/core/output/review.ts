@@ -1,7 +1,8 @@
 /**
- * `wave approve --interactive`: review a plan at a terminal. The plan is shown as rendered Markdown on
- * stderr, then a menu asks for a decision (Approve, Request changes, Reject) with the execution mode
- * beside it; Shift+Tab cycles the mode. stdout is left alone: the command still prints only the record.
+ * `wave approve --interactive`: review a plan at a terminal. The plan is shown as rendered Markdown
+ * (markdown.ts) on stderr, then a menu asks for a decision (Approve, Request changes, Reject) with the
+ * execution mode beside it; Shift+Tab cycles the mode. stdout is left alone: the command still prints
+ * only the record.
  *
  * The caller decides whether a review may happen at all (`interactiveProblem`): no command ever waits
  * for keyboard input when stdin is not a TTY or CI is set.
@@ -9,11 +10,11 @@
 import {emitKeypressEvents, createInterface, clearScreenDown, moveCursor} from 'node:readline'
 import type {ReadStream, WriteStream} from 'node:tty'
 
-import {type Token, type Tokens, Lexer} from 'marked'
-
 import type {DecisionKind} from '../plans/approval.js'
 import {ExitCode, WaveError} from '../errors.js'
+import {MODE_DESCRIPTIONS} from '../policy/modes.js'
 import {type ExecutionMode, nextMode} from '../policy/policy.js'
+import {renderMarkdown, visibleLength, withoutControls} from './markdown.js'
 
 /** Ctrl+C (or Ctrl+D) during a review: nothing is recorded, and the command exits 130. */
 export class ReviewAborted extends WaveError {
@@ -45,13 +46,6 @@ export function cycleMode(mode: ExecutionMode, initial: ExecutionMode): Executio
   if (mode === 'acceptEdits' && initial === 'bypassPermissions') return 'bypassPermissions'
   if (mode === 'bypassPermissions') return 'default'
   return nextMode(mode, ['plan']) as ExecutionMode
-}
-
-/** What each execution mode lets the run do (the policy's table, in one line). */
-export const MODE_SUMMARIES: Record<ExecutionMode, string> = {
-  acceptEdits: 'edits allowed; Bash only where an --allow rule matches',
-  bypassPermissions: 'every tool allowed inside the workspace',
-  default: 'read-only; edits and commands only where an --allow rule matches',
 }
 
 export interface ReviewOutcome {
@@ -93,8 +87,9 @@ export async function reviewPlan(options: ReviewOptions): Promise<ReviewOutcome>
   const width = Math.max(20, Math.min(output.columns || 80, 100))
 
   const rule = style.dim('─'.repeat(width))
-  const task = options.task ? `${style.dim('Task:')} ${sanitize(options.task).replaceAll('\n', ' ')}\n` : ''
-  output.write(`${rule}\n${style.dim(`Plan ${options.planLabel}`)}\n${task}\n${renderMarkdown(options.planText, {color: style.enabled, width})}\n${rule}\n`)
+  const task = options.task ? `${style.dim('Task:')} ${withoutControls(options.task).replaceAll('\n', ' ')}\n` : ''
+  const plan = await renderMarkdown(options.planText, {color: style.enabled, width})
+  output.write(`${rule}\n${style.dim(`Plan ${options.planLabel}`)}\n${task}\n${plan}\n${rule}\n`)
   if (options.allow?.length) output.write(`${style.dim('allow:')} ${options.allow.join(', ')}\n`)
 
   const io: Io = {input, output, signal: options.signal}
@@ -151,7 +146,7 @@ function pickChoice({input, output, signal}: Io, style: Styles, start: MenuState
       }
 
       const columns = output.columns || 80
-      const lines = menuLines(choice, mode, style).map((line) => fit(line, columns - 1))
+      const lines = menuLines(choice, mode, style).map((line) => clip(line, columns - 1))
       output.write(lines.join('\n') + '\n')
       drawn = lines.length
     }
@@ -218,7 +213,7 @@ function menuLines(choice: number, mode: ExecutionMode, style: Styles): string[]
   lines.push(
     '',
     `mode: ${style.mode(mode, `‹${mode}›`)}  ${style.dim('(shift+tab to cycle)')}`,
-    `      ${style.dim(MODE_SUMMARIES[mode])}`,
+    `      ${style.dim(MODE_DESCRIPTIONS[mode].summary)}`,
     style.dim('↑/↓ or a/r/x to choose · enter to confirm · ctrl+c to abort'),
   )
   return lines
@@ -283,12 +278,8 @@ const ANSI = {
   bold: sgr(1, 22),
   cyan: sgr(36, 39),
   dim: sgr(2, 22),
-  green: sgr(32, 39),
-  italic: sgr(3, 23),
   magenta: sgr(35, 39),
   red: sgr(31, 39),
-  strike: sgr(9, 29),
-  underline: sgr(4, 24),
   yellow: sgr(33, 39),
 }
 
@@ -303,21 +294,8 @@ function styles(enabled: boolean): Styles {
   return {accent: ANSI.cyan, bold: ANSI.bold, dim: ANSI.dim, enabled, mode: (mode, text) => ANSI.bold(modeColour[mode](text))}
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Markdown → terminal text
-
-const ANSI_SEQUENCE = /\u001B\[[0-?]*[ -/]*[@-~]/g
-// Control characters a plan must not smuggle to the terminal (escape sequences, bells, C1 codes).
-const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g
-
-/** Text without the control characters that could drive the terminal. */
-const sanitize = (text: string) => text.replaceAll(CONTROL, '')
-
-/** Visible width of a line: ANSI sequences take no room. */
-export const visibleLength = (text: string) => [...text.replaceAll(ANSI_SEQUENCE, '')].length
-
 /** Cuts a line to `columns` visible characters (keeping its ANSI sequences balanced by a reset). */
-function fit(line: string, columns: number): string {
+function clip(line: string, columns: number): string {
   if (visibleLength(line) <= columns) return line
   let out = ''
   let seen = 0
@@ -336,248 +314,4 @@ function fit(line: string, columns: number): string {
   }
 
   return out + '…\u001B[0m'
-}
-
-const ENTITIES: Record<string, string> = {amp: '&', apos: "'", gt: '>', lt: '<', nbsp: ' ', quot: '"'}
-const decodeEntities = (text: string) =>
-  text.replaceAll(/&(#x[\da-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-    if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10)
-      return code > 31 && code < 0x11_0000 && !(code >= 0x7f && code <= 0x9f) ? String.fromCodePoint(code) : whole
-    }
-
-    return ENTITIES[name.toLowerCase()] ?? whole
-  })
-
-/** Word-wraps text holding ANSI sequences to `width`, prefixing the first line and indenting the rest. */
-function wrap(text: string, width: number, first = '', rest = first): string[] {
-  const out: string[] = []
-  const prefix = () => (out.length === 0 ? first : rest)
-  for (const paragraph of text.split('\n')) {
-    let words: string[] = []
-    let length = 0
-    for (const word of paragraph.split(/ +/)) {
-      if (!word) continue
-      const wordLength = visibleLength(word)
-      const room = Math.max(10, width - visibleLength(prefix()))
-      if (words.length > 0 && length + 1 + wordLength > room) {
-        out.push(prefix() + words.join(' '))
-        words = [word]
-        length = wordLength
-      } else {
-        length += (words.length > 0 ? 1 : 0) + wordLength
-        words.push(word)
-      }
-    }
-
-    out.push(prefix() + words.join(' '))
-  }
-
-  return out
-}
-
-export interface MarkdownRenderOptions {
-  color: boolean
-  /** Wrap width in columns. */
-  width: number
-}
-
-/**
- * Renders Markdown (CommonMark + GFM, parsed by marked) as terminal text: headings emphasised (underlined
- * with = or - without colour), wrapped paragraphs, bullets and numbers, task boxes, indented code,
- * quotes, rules and aligned tables. Control characters in the source are dropped, so a plan cannot
- * drive the terminal.
- */
-export function renderMarkdown(markdown: string, options: MarkdownRenderOptions): string {
-  const tokens = new Lexer({gfm: true}).lex(sanitize(markdown.replaceAll('\r\n', '\n')))
-  return renderBlocks(tokens, options).join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n'
-}
-
-function renderBlocks(tokens: Token[], options: MarkdownRenderOptions): string[] {
-  const blocks: string[] = []
-  for (const token of tokens) {
-    const block = renderBlock(token, options)
-    if (block !== undefined) blocks.push(block)
-  }
-
-  return blocks
-}
-
-function renderBlock(token: Token, options: MarkdownRenderOptions): string | undefined {
-  const {color, width} = options
-  const style = (fn: (text: string) => string, text: string) => (color ? fn(text) : text)
-  switch (token.type) {
-    case 'space':
-    case 'def': {
-      return undefined
-    }
-
-    case 'heading': {
-      const {depth, tokens} = token as Tokens.Heading
-      const text = renderInline(tokens, color)
-      if (color) return (depth === 1 ? ANSI.bold(ANSI.underline(text)) : depth === 2 ? ANSI.bold(ANSI.cyan(text)) : ANSI.bold(text)) + '\n'
-      const underline = depth === 1 ? '=' : depth === 2 ? '-' : ''
-      return underline ? `${text}\n${underline.repeat(Math.min(visibleLength(text), width))}\n` : `${text}\n`
-    }
-
-    case 'paragraph': {
-      return wrap(renderInline((token as Tokens.Paragraph).tokens, color), width).join('\n') + '\n'
-    }
-
-    case 'text': {
-      const text = token as Tokens.Text
-      return wrap(text.tokens ? renderInline(text.tokens, color) : decodeEntities(text.text), width).join('\n') + '\n'
-    }
-
-    case 'code': {
-      const {lang, text} = token as Tokens.Code
-      const label = lang ? style(ANSI.dim, `    ${lang}`) + '\n' : ''
-      return label + text.split('\n').map((line) => style(ANSI.green, `    ${line}`)).join('\n') + '\n'
-    }
-
-    case 'blockquote': {
-      const inner = renderBlocks((token as Tokens.Blockquote).tokens, {color, width: width - 2}).join('\n').trimEnd()
-      const bar = style(ANSI.dim, '│ ')
-      return inner.split('\n').map((line) => bar + (color ? ANSI.italic(line) : line)).join('\n') + '\n'
-    }
-
-    case 'list': {
-      return renderList(token as Tokens.List, options) + '\n'
-    }
-
-    case 'hr': {
-      return style(ANSI.dim, '─'.repeat(Math.min(width, 40))) + '\n'
-    }
-
-    case 'table': {
-      return renderTable(token as Tokens.Table, options) + '\n'
-    }
-
-    case 'html': {
-      return decodeEntities((token as Tokens.HTML).text).trimEnd() + '\n'
-    }
-
-    default: {
-      const generic = token as Tokens.Generic
-      if (generic.tokens) return renderBlocks(generic.tokens, options).join('\n')
-      return typeof generic.raw === 'string' ? generic.raw : undefined
-    }
-  }
-}
-
-function renderList(list: Tokens.List, options: MarkdownRenderOptions): string {
-  const start = typeof list.start === 'number' ? list.start : 1
-  const markerWidth = list.ordered ? `${start + list.items.length - 1}.`.length : 1
-  const lines: string[] = []
-  for (const [i, item] of list.items.entries()) {
-    let marker = (list.ordered ? `${start + i}.` : '•').padEnd(markerWidth) + ' '
-    if (item.task) marker += item.checked ? '[x] ' : '[ ] '
-    const indent = ' '.repeat(marker.length)
-    const blocks = renderBlocks(
-      item.tokens.filter((t) => t.type !== 'checkbox'),
-      {...options, width: options.width - indent.length},
-    )
-    const body = blocks.map((b) => b.trimEnd()).join(item.loose ? '\n\n' : '\n')
-    const bodyLines = body.split('\n')
-    lines.push((options.color ? ANSI.bold(marker) : marker) + bodyLines[0], ...bodyLines.slice(1).map((line) => (line ? indent + line : line)))
-    if (item.loose && i < list.items.length - 1) lines.push('')
-  }
-
-  return lines.join('\n')
-}
-
-function renderTable(table: Tokens.Table, options: MarkdownRenderOptions): string {
-  const header = table.header.map((cell) => renderInline(cell.tokens, options.color))
-  const rows = table.rows.map((row) => row.map((cell) => renderInline(cell.tokens, options.color)))
-  const widths = header.map((h, i) => Math.max(visibleLength(h), ...rows.map((row) => visibleLength(row[i] ?? ''))))
-  const pad = (text: string, i: number) => {
-    const room = widths[i] - visibleLength(text)
-    if (table.align[i] === 'right') return ' '.repeat(room) + text
-    if (table.align[i] === 'center') return ' '.repeat(Math.floor(room / 2)) + text + ' '.repeat(Math.ceil(room / 2))
-    return text + ' '.repeat(room)
-  }
-
-  const line = (cells: string[]) => cells.map((cell, i) => pad(cell, i)).join(' │ ').trimEnd()
-  const head = line(header)
-  const separator = widths.map((w) => '─'.repeat(w)).join('─┼─')
-  return [options.color ? ANSI.bold(head) : head, separator, ...rows.map((row) => line(row))].join('\n')
-}
-
-function renderInline(tokens: Token[] | undefined, color: boolean): string {
-  if (!tokens) return ''
-  let out = ''
-  for (const token of tokens) {
-    switch (token.type) {
-      case 'text': {
-        const text = token as Tokens.Text
-        out += text.tokens ? renderInline(text.tokens, color) : decodeEntities(text.text)
-        break
-      }
-
-      case 'escape': {
-        out += (token as Tokens.Escape).text
-        break
-      }
-
-      case 'strong': {
-        const inner = renderInline((token as Tokens.Strong).tokens, color)
-        out += color ? ANSI.bold(inner) : inner
-        break
-      }
-
-      case 'em': {
-        const inner = renderInline((token as Tokens.Em).tokens, color)
-        out += color ? ANSI.italic(inner) : inner
-        break
-      }
-
-      case 'del': {
-        const inner = renderInline((token as Tokens.Del).tokens, color)
-        out += color ? ANSI.strike(inner) : `~${inner}~`
-        break
-      }
-
-      case 'codespan': {
-        const {text} = token as Tokens.Codespan
-        out += color ? ANSI.cyan(text) : `\`${text}\``
-        break
-      }
-
-      case 'link': {
-        const link = token as Tokens.Link
-        const inner = renderInline(link.tokens, color)
-        const plainInner = inner.replaceAll(ANSI_SEQUENCE, '')
-        const href = link.href.replace(/^mailto:/, '')
-        out += color ? ANSI.underline(inner) : inner
-        if (href && href !== plainInner) out += color ? ANSI.dim(` (${href})`) : ` (${href})`
-        break
-      }
-
-      case 'image': {
-        const image = token as Tokens.Image
-        out += `[image: ${image.text || image.href}]`
-        break
-      }
-
-      case 'br': {
-        out += '\n'
-        break
-      }
-
-      case 'html': {
-        // Inline tags (<b>, <br>) are markup, not text: drop them, keep what they wrap.
-        const {text} = token as Tokens.Tag
-        if (/^<br\s*\/?>$/i.test(text)) out += '\n'
-        else if (!/^<\/?[a-z][^>]*>$/i.test(text)) out += decodeEntities(text)
-        break
-      }
-
-      default: {
-        const generic = token as Tokens.Generic
-        out += generic.tokens ? renderInline(generic.tokens, color) : typeof generic.text === 'string' ? generic.text : (generic.raw ?? '')
-      }
-    }
-  }
-
-  return out
 }

@@ -1,6 +1,6 @@
 import {createHash} from 'node:crypto'
+import {readFileSync} from 'node:fs'
 import {execFile} from 'node:child_process'
-import {readFile} from 'node:fs/promises'
 import {userInfo} from 'node:os'
 import {promisify} from 'node:util'
 
@@ -8,21 +8,13 @@ import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
 import {ExitCode, WaveError} from '../errors.js'
+import {type JsonFileOptions, readJsonFile} from '../json.js'
 import {planNameOf, planSidecars} from './plans.js'
-import {EXECUTION_MODES, parseRule} from '../policy/policy.js'
+import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
 
 export const APPROVAL_VERSION = 1
 export const DECISIONS = ['approved', 'rejected', 'changes_requested'] as const
 export type DecisionKind = (typeof DECISIONS)[number]
-
-const ruleString = z.string().refine((rule) => {
-  try {
-    parseRule(rule)
-    return true
-  } catch {
-    return false
-  }
-}, 'not a permission rule such as Bash(npm test:*)')
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/i, 'a sha256 is 64 hex digits')
 
@@ -41,11 +33,21 @@ const historyEntrySchema = z.object({
 })
 
 /**
+ * The OS sandbox the run's commands get (src/core/policy/sandbox.ts). A record without it means on, with
+ * no network: running unsandboxed is only ever asked for, and then recorded.
+ */
+const sandboxSchema = z.object({
+  enabled: z.boolean().default(true),
+  /** All or nothing: there is no per-domain filter. Applies only when `enabled`. */
+  network: z.boolean().default(false),
+})
+
+/**
  * The approval record: written by `wave approve`, or by any tool that follows this schema (the README
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
  */
 export const approvalRecordSchema = z.object({
-  allow: z.array(ruleString).default([]),
+  allow: z.array(ruleSchema).default([]),
   approver: z.string().optional(),
   decidedAt: z.string().optional(),
   decision: z.enum(DECISIONS),
@@ -54,6 +56,13 @@ export const approvalRecordSchema = z.object({
   mode: z.enum(EXECUTION_MODES).default('acceptEdits'),
   plan: z.object({name: z.string().optional(), sha256}),
   repository: repositorySchema.nullable().optional(),
+  sandbox: sandboxSchema.default({enabled: true, network: false}),
+  /**
+   * When a run of this approval succeeded: the approval is spent, and the plan runs again only after a
+   * new decision (which writes a record without it). Kept in the record, not only in the state beside
+   * the plan, so that a plan copied elsewhere with its record after it ran does not run twice.
+   */
+  spentAt: z.string().optional(),
   task: z.string().optional(),
   version: z.literal(APPROVAL_VERSION),
 })
@@ -84,40 +93,23 @@ export async function defaultApprover(): Promise<string> {
  * each with its own line.
  */
 export async function readApproval(file: string, planPath: string): Promise<ApprovalRecord> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
-    throw new WaveError(
-      missing ? `No approval record for ${planPath} (looked for ${file}).` : `Cannot read the approval record ${file}: ${(error as Error).message}`,
-      ExitCode.notApproved,
-      `Approve it first: wave approve ${planPath}`,
-    )
-  }
-
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    throw new WaveError(`Malformed approval record ${file}: not valid JSON.`, ExitCode.notApproved)
-  }
-
-  const parsed = approvalRecordSchema.safeParse(json)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    const field = issue.path.join('.') || '(record)'
-    throw new WaveError(`Malformed approval record ${file}: ${field}: ${issue.message}.`, ExitCode.notApproved)
-  }
-
-  return parsed.data
+  const hint = `Approve it first: wave approve ${planPath}`
+  return readJsonFile(file, approvalRecordSchema, {
+    ...recordFileOptions(file),
+    hint,
+    missing: () => new WaveError(`No approval record for ${planPath} (looked for ${file}).`, ExitCode.notApproved, hint),
+  })
 }
 
+const recordFileOptions = (file: string): JsonFileOptions => ({
+  exitCode: ExitCode.notApproved,
+  invalid: (problem, fault) => (fault === 'unreadable' ? `Cannot read the approval record ${file}: ${problem}.` : `Malformed approval record ${file}: ${problem}.`),
+})
+
 /** Loads the previous record at `file`, if a valid one is there, to carry its history forward. */
-async function previousRecord(file: string): Promise<ApprovalRecord | undefined> {
+function previousRecord(file: string): ApprovalRecord | undefined {
   try {
-    const parsed = approvalRecordSchema.safeParse(JSON.parse(await readFile(file, 'utf8')))
-    return parsed.success ? parsed.data : undefined
+    return readJsonFile(file, approvalRecordSchema, recordFileOptions(file))
   } catch {
     return undefined
   }
@@ -133,6 +125,8 @@ export interface DecisionInput {
   feedback?: string
   task?: string
   repository?: {head: string | null; branch?: string | null; dirty?: boolean} | null
+  /** Default: enabled, no network. */
+  sandbox?: {enabled: boolean; network: boolean}
   out?: string
 }
 
@@ -141,7 +135,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
   const file = input.out ?? approvalPathFor(input.planPath)
   const planSha = sha256Of(input.planBytes)
   const decidedAt = new Date().toISOString()
-  const previous = await previousRecord(file)
+  const previous = previousRecord(file)
   const entry = {approver: input.approver, decidedAt, decision: input.decision, feedback: input.feedback ?? null, planSha256: planSha}
   const record: ApprovalRecord = {
     allow: input.allow,
@@ -153,6 +147,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     mode: input.mode,
     plan: {name: planNameOf(input.planPath), sha256: planSha},
     repository: input.repository ?? null,
+    sandbox: input.sandbox ?? {enabled: true, network: false},
     task: input.task,
     version: APPROVAL_VERSION,
   }
@@ -165,6 +160,18 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
   }
 
   return {path: file, record}
+}
+
+/**
+ * Marks the approval in `file` spent by a successful run, if the file still holds the approval the run
+ * used (a decision recorded meanwhile is left as it is). Throws when the file cannot be written.
+ */
+export async function markSpent(file: string, used: ApprovalRecord, at: string): Promise<void> {
+  const current = previousRecord(file)
+  if (!current || current.decision !== 'approved' || current.decidedAt !== used.decidedAt || current.plan.sha256 !== used.plan.sha256) return
+  // The file as it was, with one field added: fields this schema does not know are kept.
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
+  await writeFileAtomic(file, JSON.stringify({...raw, spentAt: at}, null, 2) + '\n')
 }
 
 /** The checks `run` makes before any model request: approved (exit 3), and for these bytes (exit 4). */

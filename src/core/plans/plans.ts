@@ -1,5 +1,5 @@
 import {randomBytes} from 'node:crypto'
-import {appendFile, link, mkdir, readdir, readFile, realpath, rm, stat, writeFile} from 'node:fs/promises'
+import {appendFile, link, lstat, mkdir, readdir, readFile, realpath, rm, stat, writeFile} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import path from 'node:path'
 
@@ -7,7 +7,8 @@ import {adjectives, animals, uniqueNamesGenerator} from 'unique-names-generator'
 import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
-import {usageError} from '../errors.js'
+import {ExitCode, usageError, WaveError} from '../errors.js'
+import {readJsonFile} from '../json.js'
 import {scrubSecrets} from '../session/model.js'
 import type {RepositoryState} from '../workspace/git.js'
 import {settingsPlansDirectory} from '../settings.js'
@@ -35,6 +36,38 @@ export function planSidecars(planPath: string) {
 }
 
 export const planNameOf = (planPath: string) => path.basename(planPath, PLAN_EXTENSION)
+
+/** A name `wave plans` could list: no directory part, nothing a path could climb with. */
+const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+
+/**
+ * The plan a command names: a path that exists wins; else a plan's name as `wave plans` lists it (with
+ * or without `.md`) in the plans directory. Only Markdown plans are plans: any other file is a usage
+ * error (exit 2), as is a reference that is neither. `unwritten`: a plan whose file is not written yet
+ * but whose state exists (a planning session that failed early) counts, for `plan --revise`.
+ */
+export async function resolvePlanReference(reference: string, options: {unwritten?: boolean} = {}): Promise<string> {
+  const given = path.resolve(expandTilde(reference))
+  const existing = await lstat(given).catch(() => undefined)
+  let planPath: string | undefined = existing ? given : undefined
+  if (!planPath) {
+    const name = reference.endsWith(PLAN_EXTENSION) ? reference.slice(0, -PLAN_EXTENSION.length) : reference
+    const candidate = PLAN_NAME.test(name) ? path.join(plansDir(), name + PLAN_EXTENSION) : undefined
+    if (candidate && ((await exists(candidate)) || (options.unwritten && (await exists(planSidecars(candidate).state))))) planPath = candidate
+  }
+
+  if (!planPath) {
+    throw usageError(`Plan not found: ${reference} is neither a file nor the name of a plan in ${plansDir()}.`, 'wave plans lists the plans by name.')
+  }
+
+  if (path.extname(planPath) !== PLAN_EXTENSION) {
+    throw usageError(`Not a plan: ${reference} is not a Markdown file (.md); wave approves and runs only Markdown plans.`)
+  }
+
+  return planPath
+}
+
+const expandTilde = (input: string) => (input === '~' || input.startsWith('~/') ? path.join(homedir(), input.slice(1)) : input)
 
 const repositorySchema = z.object({
   branch: z.string().nullable(),
@@ -164,16 +197,9 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
+/** The plan's state, or undefined when there is none or it cannot be used (listing plans, updating a status). */
 export async function readPlanState(planPath: string): Promise<PlanState | undefined> {
-  let text: string
-  try {
-    text = await readFile(planSidecars(planPath).state, 'utf8')
-  } catch {
-    return undefined
-  }
-
-  const parsed = planStateSchema.safeParse(safeJson(text))
-  return parsed.success ? parsed.data : undefined
+  return readPlanStateChecked(planPath).catch(() => undefined)
 }
 
 /**
@@ -182,34 +208,17 @@ export async function readPlanState(planPath: string): Promise<PlanState | undef
  */
 export async function readPlanStateChecked(planPath: string): Promise<PlanState | undefined> {
   const file = planSidecars(planPath).state
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-    throw usageError(`Cannot read the plan's state file ${file}: ${code === 'EISDIR' ? 'it is a directory' : (error as Error).message}.`)
-  }
-
-  const parsed = planStateSchema.safeParse(safeJson(text))
-  if (!parsed.success) {
-    throw usageError(`The plan's state file ${file} is malformed; wave leaves it as it is.`, 'Fix it, or remove it (the plan and its approval record are enough to run it).')
-  }
-
-  return parsed.data
+  return readJsonFile(file, planStateSchema, {
+    exitCode: ExitCode.usage,
+    hint: 'Fix it, or remove it (the plan and its approval record are enough to run it).',
+    invalid: (problem, fault) =>
+      fault === 'unreadable' ? `Cannot read the plan's state file ${file}: ${problem}.` : `The plan's state file ${file} is malformed (${problem}); wave leaves it as it is.`,
+  })
 }
 
 export async function writePlanState(planPath: string, state: PlanState): Promise<void> {
   const next = {...state, updatedAt: new Date().toISOString()}
   await writeFileAtomic(planSidecars(planPath).state, JSON.stringify(next, null, 2) + '\n')
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
 }
 
 /**
@@ -246,29 +255,6 @@ export async function readPlanFile(planPath: string): Promise<{bytes: Buffer; te
 /** Appends one entry to the plan's transcript (JSON lines); secrets are scrubbed on the way to disk. */
 export async function appendTranscript(planPath: string, entry: unknown): Promise<void> {
   await appendFile(planSidecars(planPath).transcript, scrubSecrets(JSON.stringify(entry)) + '\n', {mode: 0o600})
-}
-
-/**
- * ExitPlanMode's checks, with Gemini CLI's care: a given path must resolve to the session's plan file,
- * which must exist and hold more than white space. Returns the problem, or undefined when it is ready.
- */
-export async function planFileProblem(planFile: string, given: string | undefined, resolveGiven: (p: string) => Promise<string>): Promise<string | undefined> {
-  if (given !== undefined) {
-    const real = await resolveGiven(given)
-    if (real !== planFile) return `plan_path ${given} is not this session's plan file. Write the plan to ${planFile}, then call ExitPlanMode again (plan_path may be omitted).`
-  }
-
-  let text: string
-  try {
-    const info = await stat(planFile)
-    if (!info.isFile()) return `The plan file ${planFile} is not a regular file.`
-    text = await readFile(planFile, 'utf8')
-  } catch {
-    return `No plan file exists yet. Write the plan to ${planFile} with the Write tool, then call ExitPlanMode.`
-  }
-
-  if (text.trim() === '') return `The plan file ${planFile} is empty. Write the plan into it, then call ExitPlanMode.`
-  return undefined
 }
 
 export interface PlanListing {
@@ -338,4 +324,73 @@ export async function isRegularFile(file: string): Promise<boolean> {
 export async function setPlanStatus(planPath: string, status: PlanState['status']): Promise<void> {
   const state = await readPlanState(planPath)
   if (state) await writePlanState(planPath, {...state, status})
+}
+
+/** The files wave may keep for a plan: the plan itself and its sidecars. */
+const planFiles = (planPath: string) => [planPath, ...Object.values(planSidecars(planPath))]
+
+/** The pid of a live process holding the plan's run lock, if one does. */
+export async function liveLockOwner(planPath: string): Promise<number | undefined> {
+  const owner = Number.parseInt(await readFile(planSidecars(planPath).lock, 'utf8').catch(() => ''), 10)
+  if (!owner) return undefined
+  try {
+    process.kill(owner, 0)
+    return owner
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM' ? owner : undefined
+  }
+}
+
+export interface RemovedPlan {
+  name: string
+  path: string
+  /** The files removed (the plan and what wave kept beside it). */
+  files: string[]
+}
+
+/**
+ * Removes a plan of the plans directory with everything wave keeps beside it: approval record, state,
+ * transcript, a lock left by a run that died. Only wave's own plans: a plan elsewhere is the user's file
+ * (exit 2). A plan being run is left alone (exit 1).
+ */
+export async function removePlan(planPath: string): Promise<RemovedPlan> {
+  const dir = await realpath(plansDir()).catch(() => plansDir())
+  const parent = await realpath(path.dirname(planPath)).catch(() => path.dirname(planPath))
+  if (parent !== dir) throw usageError(`${planPath} is not in the plans directory ${dir}: wave removes only its own plans.`)
+  const owned = path.join(dir, path.basename(planPath))
+  const owner = await liveLockOwner(owned)
+  if (owner) throw new WaveError(`The plan ${planNameOf(owned)} is running (pid ${owner}); it is left as it is.`, ExitCode.runtime)
+  const files: string[] = []
+  for (const file of planFiles(owned)) {
+    if (!(await lstat(file).catch(() => undefined))) continue
+    await rm(file, {force: true})
+    files.push(file)
+  }
+
+  return {files, name: planNameOf(owned), path: owned}
+}
+
+const SIDECAR = /^(.+?)(\.md|\.state\.json|\.approval\.json|\.transcript\.jsonl|\.lock)$/
+
+/**
+ * The plans of the plans directory (and the remains of planning sessions that never wrote one) whose
+ * newest file was last changed before `cutoff` (ms since the epoch), oldest first.
+ */
+export async function plansUntouchedSince(cutoff: number): Promise<Array<{path: string; changedAt: string}>> {
+  const dir = plansDir()
+  const names = new Set<string>()
+  for (const file of await readdir(dir).catch(() => [] as string[])) {
+    const match = SIDECAR.exec(file)
+    if (match) names.add(match[1])
+  }
+
+  const found: Array<{path: string; changedAt: number}> = []
+  for (const name of names) {
+    const planPath = path.join(dir, name + PLAN_EXTENSION)
+    const times = await Promise.all(planFiles(planPath).map((file) => lstat(file).then((info) => info.mtimeMs, () => 0)))
+    const changedAt = Math.max(...times)
+    if (changedAt > 0 && changedAt < cutoff) found.push({changedAt, path: planPath})
+  }
+
+  return found.sort((a, b) => a.changedAt - b.changedAt).map((plan) => ({changedAt: new Date(plan.changedAt).toISOString(), path: plan.path}))
 }

@@ -1,24 +1,14 @@
 import {isIP} from 'node:net'
 import path from 'node:path'
 import picomatch from 'picomatch'
+import {z} from 'zod'
 
 import {isInside, type ResolvedPath} from '../workspace/paths.js'
+import {allowMatches, denyMatches, type ShellAnalysis} from './shell.js'
 
-export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const
-export type PermissionMode = (typeof PERMISSION_MODES)[number]
+import type {PermissionMode} from './modes.js'
 
-/** The modes an approved plan may execute in: plan mode is for planning only. */
-export const EXECUTION_MODES = ['default', 'acceptEdits', 'bypassPermissions'] as const
-export type ExecutionMode = (typeof EXECUTION_MODES)[number]
-
-const CYCLE: PermissionMode[] = ['default', 'acceptEdits', 'plan']
-
-/** The next mode in the design's cycle default → acceptEdits → plan → default, optionally skipping some. */
-export function nextMode(mode: PermissionMode, skip: PermissionMode[] = []): PermissionMode {
-  const order = CYCLE.filter((m) => !skip.includes(m))
-  const at = order.indexOf(mode)
-  return order[(at + 1) % order.length] ?? order[0]
-}
+export {EXECUTION_MODES, type ExecutionMode, nextMode, PERMISSION_MODES, type PermissionMode} from './modes.js'
 
 export const ACCESS_CLASSES = ['read', 'write', 'execute', 'network', 'control'] as const
 export type AccessClass = (typeof ACCESS_CLASSES)[number]
@@ -70,10 +60,18 @@ export interface ToolIdentity {
 
 export interface ToolCall {
   tool: ToolIdentity
-  /** The validated input. */
-  input: Record<string, unknown>
+  /**
+   * The validated input. Absent, the call is a static query (what the model is offered): could some
+   * call of this tool be allowed? Rules with a specifier then count as "might match".
+   */
+  input?: Record<string, unknown>
   /** The resolved path the call touches, for tools that declare one. */
   target?: ResolvedPath
+  /**
+   * An execute-class call's `command` as the shell grammar reads it (dispatch computes it). Absent for
+   * such a call, no allow rule with a specifier matches and every deny rule does: the policy fails closed.
+   */
+  shell?: ShellAnalysis
 }
 
 /**
@@ -99,11 +97,15 @@ const PLAN_FILE_TOOLS = new Set(['Edit', 'Write'])
 const allow = (reason: string): PolicyDecision => ({decision: 'allow', reason})
 const deny = (reason: string): PolicyDecision => ({decision: 'deny', reason})
 
-/** The one decision function: (context, call) → ALLOW / ASK / DENY with a reason the model can act on. */
+/**
+ * The one decision function: (context, call) → ALLOW / ASK / DENY with a reason the model can act on.
+ * The tools offered to the model come from it too (`offered`): one evaluation, two queries.
+ */
 export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
   const {tool, target} = call
-  const denied = ctx.rules.deny.find((rule) => ruleMatches(rule, ctx, call))
-  if (denied) return deny(`${tool.name} is denied by the rule ${denied.source}.`)
+  // A static query knows no input: only a deny rule without a specifier certainly matches it.
+  const denied = ctx.rules.deny.find((rule) => (call.input === undefined ? ruleGoverns(rule, tool) && !rule.specifier : ruleMatches(rule, 'deny', ctx, call)))
+  if (denied) return deny(denialReason(denied, call))
 
   const foreign = foreignDecision(ctx, tool)
   if (foreign) return foreign
@@ -120,6 +122,14 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
     // Git's own files (hooks, config) run code later, outside any session: no write tool edits them.
     if (tool.access === 'write' && inGitDir(ctx.workspaceRoot, target.real)) {
       return deny(`${target.input} is inside a .git directory, which wave never writes; use git commands (Bash) for repository changes.`)
+    }
+
+    // The project's settings live in .wave/ and are read when a session starts: a write there could
+    // grant the next phase or session what this one was denied (the plan file, if kept there, excepted).
+    if (tool.access === 'write' && target.real !== ctx.planFile && inWaveDir(ctx.workspaceRoot, target.real)) {
+      return deny(
+        `${target.input} is inside the workspace's .wave directory, which file tools never write: the settings there are read when a session starts and could grant themselves permissions.`,
+      )
     }
   }
 
@@ -165,7 +175,8 @@ function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision
 function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): PolicyDecision {
   const {tool, target} = call
   const mode = ctx.mode
-  const matching = ctx.rules.allow.find((rule) => ruleMatches(rule, ctx, call))
+  // A static query: an allow rule naming the tool might match some call of it.
+  const matching = ctx.rules.allow.find((rule) => (call.input === undefined ? ruleGoverns(rule, tool) : ruleMatches(rule, 'allow', ctx, call)))
   switch (verdict) {
     case 'allow': {
       return allow(`${mode} mode allows ${tool.name}.`)
@@ -181,7 +192,7 @@ function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): Pol
 
     case 'ask': {
       if (matching) return allow(`Allowed by the rule ${matching.source}.`)
-      return {decision: 'ask', reason: `${tool.name} needs approval in ${mode} mode.`}
+      return {decision: 'ask', reason: `${tool.name} needs approval in ${mode} mode.${unmatchable(call)}`}
     }
 
     case 'rule': {
@@ -194,14 +205,16 @@ function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): Pol
     }
 
     case 'planFile': {
-      return planFileDecision(ctx, tool, target)
+      return planFileDecision(ctx, tool, target, call.input === undefined)
     }
   }
 }
 
-function planFileDecision(ctx: PolicyContext, tool: ToolIdentity, target?: ResolvedPath): PolicyDecision {
+function planFileDecision(ctx: PolicyContext, tool: ToolIdentity, target: ResolvedPath | undefined, query: boolean): PolicyDecision {
   const only = `In plan mode the only file you may write or edit is the plan file ${ctx.planFile ?? '(none assigned)'}; everything else is read-only.`
-  if (isForeign(tool) || !PLAN_FILE_TOOLS.has(tool.name) || !target || !ctx.planFile) return deny(`${tool.name} is not allowed in plan mode. ${only}`)
+  if (isForeign(tool) || !PLAN_FILE_TOOLS.has(tool.name) || !ctx.planFile) return deny(`${tool.name} is not allowed in plan mode. ${only}`)
+  if (query) return allow('The plan file is writable in plan mode.')
+  if (!target) return deny(`${tool.name} is not allowed in plan mode. ${only}`)
   if (target.real !== ctx.planFile) return deny(`${target.input} is not the plan file. ${only}`)
   if (target.kind !== 'file' && target.kind !== 'missing') return deny(`The plan file must be a regular file. ${only}`)
   return allow('The plan file is writable in plan mode.')
@@ -211,46 +224,29 @@ function inGitDir(root: string, real: string): boolean {
   return path.relative(root, real).split(path.sep).includes('.git')
 }
 
+// macOS and Windows file systems fold case: `.WAVE/settings.json` is `.wave/settings.json` there.
+const FOLDS_CASE = process.platform === 'darwin' || process.platform === 'win32'
+
+/** Whether `real` is the workspace's own `.wave` directory or lies below it (in any case where the file system folds case). */
+function inWaveDir(root: string, real: string): boolean {
+  if (!isInside(root, real)) return false
+  const first = path.relative(root, real).split(path.sep)[0]
+  return (FOLDS_CASE ? first.toLowerCase() : first) === '.wave'
+}
+
+
 function outsideReason(ctx: PolicyContext, target: ResolvedPath): string {
   const via = target.real === target.absolute ? '' : ` (it resolves to ${target.real})`
   const plan = ctx.mode === 'plan' && ctx.planFile ? ` and the plan file ${ctx.planFile}` : ''
   return `${target.input} is outside the workspace${via}. Only paths inside ${ctx.workspaceRoot}${plan} are allowed.`
 }
 
-/** Tools the model is offered: those for which some call could be allowed. Same table, same rules. */
-export function offers(ctx: PolicyContext, tool: ToolIdentity): boolean {
-  if (ctx.rules.deny.some((rule) => ruleNamesTool(rule, tool.name) && !rule.specifier)) return false
-  if (isForeign(tool)) {
-    if (tool.access === 'control') return false
-    if (ctx.mode === 'plan' && tool.access !== 'read') return false
-  } else {
-    if (tool.name === 'EnterPlanMode') return ctx.mode !== 'plan' && Boolean(ctx.canEnterPlanMode)
-    if (tool.name === 'ExitPlanMode') return ctx.mode === 'plan'
-  }
-
-  const named = ctx.rules.allow.some((rule) => ruleNamesTool(rule, tool.name))
-  switch (TABLE[ctx.mode][tool.access]) {
-    case 'allow':
-    case 'workspace': {
-      return true
-    }
-
-    case 'ask': {
-      return !ctx.headless || named
-    }
-
-    case 'deny': {
-      return false
-    }
-
-    case 'planFile': {
-      return !isForeign(tool) && PLAN_FILE_TOOLS.has(tool.name) && Boolean(ctx.planFile)
-    }
-
-    case 'rule': {
-      return named
-    }
-  }
+/**
+ * Whether the model is offered a tool: some call of it could be allowed. The same decision function as
+ * every call, asked without an input, so the offered list and the decisions cannot drift apart.
+ */
+export function offered(ctx: PolicyContext, tool: ToolIdentity): boolean {
+  return decide(ctx, {tool}).decision !== 'deny'
 }
 
 const RULE_PATTERN = /^([A-Za-z_][\w-]*)(?:\((.*)\))?$/s
@@ -263,16 +259,21 @@ export function parseRule(source: string): Rule {
   return {source: source.trim(), specifier: specifier || undefined, tool: match[1]}
 }
 
+/**
+ * A permission rule as written in settings files, approval records and --allow: a string parseRule
+ * accepts, kept as written; its issue is parseRule's message. The one check of a rule's syntax.
+ */
+export const ruleSchema = z.string().superRefine((source, ctx) => {
+  try {
+    parseRule(source)
+  } catch (error) {
+    ctx.addIssue({code: 'custom', message: (error as Error).message})
+  }
+})
+
 export function parseRules(allow: string[] = [], denyRules: string[] = []): Rules {
   return {allow: allow.map((r) => parseRule(r)), deny: denyRules.map((r) => parseRule(r))}
 }
-
-// Shell syntax that could smuggle a second command past a prefix rule.
-const SHELL_SUBSTITUTION = /`|\$\(|<\(|>\(/
-const SHELL_SEPARATORS = /\|\||&&|[;|&\n]/
-// Redirections that touch no file (`2>&1`, `>/dev/null`); any other reads or writes a file the rule never named.
-const HARMLESS_REDIRECTIONS = /(^|\s)\d?>&\d(?=\s|$)|(^|\s)[\d&]?>>?\s*\/dev\/null(?=\s|$)/g
-const REDIRECTION = /[<>]/
 
 /**
  * Whether a rule is about a tool: its name, or for MCP tools (`mcp__<server>__<tool>`) also the server
@@ -283,12 +284,29 @@ export function ruleNamesTool(rule: Rule, toolName: string): boolean {
   return rule.tool.startsWith('mcp__') && !rule.tool.slice('mcp__'.length).includes('__') && toolName.startsWith(rule.tool + '__')
 }
 
-export function ruleMatches(rule: Rule, ctx: PolicyContext, call: ToolCall): boolean {
-  if (!ruleNamesTool(rule, call.tool.name)) return false
+/**
+ * Whether a rule governs a tool: it names the tool (or its MCP server), or it names a tool family.
+ * `Read(...)` rules govern every tool that reads (Read, Grep, Glob, LS, plugin and MCP read tools) and
+ * `Edit(...)` rules every tool that writes (Edit, Write, plugin and MCP write tools).
+ */
+export function ruleGoverns(rule: Rule, tool: ToolIdentity): boolean {
+  if (ruleNamesTool(rule, tool.name)) return true
+  return (rule.tool === 'Read' && tool.access === 'read') || (rule.tool === 'Edit' && tool.access === 'write')
+}
+
+/**
+ * Whether a rule matches a call. Allow and deny rules read a command differently: an allow rule must
+ * match every simple command, each literal words; a deny rule matches when any one does, and a command
+ * that cannot be fully analysed matches every deny rule (see shell.ts).
+ */
+export function ruleMatches(rule: Rule, kind: 'allow' | 'deny', ctx: PolicyContext, call: ToolCall): boolean {
+  if (!ruleGoverns(rule, call.tool)) return false
   if (!rule.specifier) return true
-  const {input, target} = call
+  const {target} = call
+  const input = call.input ?? {}
   if (call.tool.access === 'execute' && typeof input.command === 'string') {
-    return commandMatches(rule.specifier, input.command)
+    if (!call.shell) return kind === 'deny'
+    return kind === 'allow' ? allowMatches(rule.specifier, call.shell) : denyMatches(rule.specifier, call.shell)
   }
 
   if (rule.specifier.startsWith('domain:') && typeof input.url === 'string') {
@@ -299,23 +317,34 @@ export function ruleMatches(rule: Rule, ctx: PolicyContext, call: ToolCall): boo
   return false
 }
 
+/** Why a deny rule matched, saying so when it matched only because the command could not be analysed. */
+function denialReason(rule: Rule, call: ToolCall): string {
+  const base = `${call.tool.name} is denied by the rule ${rule.source}`
+  const shell = call.shell
+  if (!rule.specifier || call.tool.access !== 'execute' || typeof call.input?.command !== 'string') return `${base}.`
+  if (!shell) return `${base}: the command could not be analysed.`
+  if (!shell.literal) return `${base}: a command wave cannot fully analyse (it has ${shell.problem}) counts as matching every deny rule.`
+  if (shell.opaque) return `${base}: a command wave cannot fully analyse (${shell.opaque}) counts as matching every deny rule.`
+  return `${base}.`
+}
+
+/** For a command no allow rule can match whatever it says, why: the model can rewrite it in plain words. */
+function unmatchable(call: ToolCall): string {
+  const shell = call.shell
+  if (call.tool.access !== 'execute' || !shell || shell.literal) return ''
+  return ` Allow rules match only plain commands (literal words, no expansion, substitution or file redirection); this one has ${shell.problem}.`
+}
+
 /**
- * `npm test:*` matches `npm test` and `npm test -- --watch`; `npm test` matches only itself. A compound
- * command matches only when every part does; command substitution and redirection to or from a file
- * never match (`2>&1` and `>/dev/null` are fine).
+ * The deny rules that keep a reading tool from a path, compiled once per call: Grep, Glob and LS skip
+ * what they find that one of them matches, as Read refuses it.
  */
-export function commandMatches(specifier: string, command: string): boolean {
-  if (SHELL_SUBSTITUTION.test(command)) return false
-  const plain = command.replaceAll(HARMLESS_REDIRECTIONS, ' ')
-  if (REDIRECTION.test(plain)) return false
-  const parts = plain.split(SHELL_SEPARATORS).map((part) => part.trim()).filter(Boolean)
-  if (parts.length === 0) return false
-  const prefix = specifier.endsWith(':*') ? specifier.slice(0, -2).trim() : undefined
-  return parts.every((part) => {
-    const normalised = part.replaceAll(/\s+/g, ' ')
-    if (prefix === undefined) return normalised === specifier.trim()
-    return normalised === prefix || normalised.startsWith(prefix + ' ')
-  })
+export function readDenials(ctx: PolicyContext, tool: ToolIdentity): (found: {absolute: string; real: string}) => boolean {
+  const matchers = ctx.rules.deny
+    .filter((rule) => rule.specifier && ruleGoverns(rule, tool))
+    .map((rule) => pathMatcher(rule.specifier!, ctx.workspaceRoot))
+  if (matchers.length === 0) return () => false
+  return ({absolute, real}) => matchers.some((matches) => matches(real) || matches(absolute))
 }
 
 /** The host of a URL as rules spell it: lower case, IPv6 without brackets, no trailing dot. */
@@ -351,15 +380,20 @@ export function ruleNamesHost(rules: Rules, toolName: string, host: string): boo
 
 /** Path rules are workspace-relative globs (`./.env`, `src/**`) or absolute paths. */
 function pathMatches(specifier: string, root: string, target: ResolvedPath): boolean {
-  const pattern = specifier.startsWith('/') ? specifier : path.join(root, specifier)
-  const matcher = picomatch(pattern, {dot: true})
+  const matcher = pathMatcher(specifier, root)
   return matcher(target.real) || matcher(target.absolute)
 }
 
+function pathMatcher(specifier: string, root: string): (file: string) => boolean {
+  return picomatch(specifier.startsWith('/') ? specifier : path.join(root, specifier), {dot: true})
+}
+
 function suggestRule(call: ToolCall): string {
-  const {input, tool} = call
+  const {tool} = call
+  const input = call.input ?? {}
   if (tool.access === 'execute' && typeof input.command === 'string') {
-    const first = input.command.trim().split(/\s+/).slice(0, 2).join(' ')
+    const words = call.shell?.literal && call.shell.commands.length > 0 ? call.shell.commands[0] : input.command.trim().split(/\s+/)
+    const first = words.slice(0, 2).join(' ')
     return `${tool.name}(${first}:*)`
   }
 

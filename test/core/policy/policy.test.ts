@@ -1,18 +1,19 @@
 import {describe, expect, it} from 'vitest'
 
 import {
-  commandMatches,
   decide,
   type Decision,
   nextMode,
-  offers,
+  offered,
   parseRule,
   parseRules,
   type PermissionMode,
   type PolicyContext,
   ruleNamesHost,
+  ruleSchema,
   type ToolIdentity,
 } from '../../../src/core/policy/policy.js'
+import {analyseShell} from '../../../src/core/policy/shell.js'
 import type {PathKind, ResolvedPath} from '../../../src/core/workspace/paths.js'
 
 const ROOT = '/work/repo'
@@ -22,6 +23,8 @@ const Read: ToolIdentity = {access: 'read', name: 'Read'}
 const Write: ToolIdentity = {access: 'write', name: 'Write'}
 const Edit: ToolIdentity = {access: 'write', name: 'Edit'}
 const Bash: ToolIdentity = {access: 'execute', name: 'Bash'}
+const Grep: ToolIdentity = {access: 'read', name: 'Grep'}
+const LS: ToolIdentity = {access: 'read', name: 'LS'}
 const WebFetch: ToolIdentity = {access: 'network', name: 'WebFetch'}
 const PluginWrite: ToolIdentity = {access: 'write', name: 'acme_patch'}
 const PluginRead: ToolIdentity = {access: 'read', name: 'WordCount', origin: 'plugin'}
@@ -94,6 +97,18 @@ const rows: Row[] = [
   ['acceptEdits: edit a nested .git config', ctx('acceptEdits'), Edit, {}, target(`${ROOT}/vendor/lib/.git/config`), 'deny'],
   ['acceptEdits: write .gitignore', ctx('acceptEdits'), Write, {}, target(`${ROOT}/.gitignore`), 'allow'],
   ['acceptEdits: read inside .git', ctx('acceptEdits'), Read, {}, target(`${ROOT}/.git/HEAD`), 'allow'],
+  // .wave/ at the workspace root holds the project settings: never written by a file tool, in any mode
+  ['bypass: write the project settings', ctx('bypassPermissions'), Write, {}, target(`${ROOT}/.wave/settings.json`, 'missing'), 'deny'],
+  ['acceptEdits: edit the project settings', ctx('acceptEdits'), Edit, {}, target(`${ROOT}/.wave/settings.json`), 'deny'],
+  ['acceptEdits: write deep below .wave', ctx('acceptEdits'), Write, {}, target(`${ROOT}/.wave/a/b/c.json`, 'missing'), 'deny'],
+  ['default: write into .wave even with a Write rule', ctx('default', ['Write']), Write, {}, target(`${ROOT}/.wave/settings.json`), 'deny'],
+  ['bypass: write .wave through a link spelled elsewhere', ctx('bypassPermissions'), Write, {}, target(`${ROOT}/.wave/settings.json`, 'file', 'cfg-link/settings.json'), 'deny'],
+  ['bypass: plugin write tool into .wave', ctx('bypassPermissions'), PluginNamedWrite, {}, target(`${ROOT}/.wave/settings.json`), 'deny'],
+  ['plan: write .wave/settings.json', ctx('plan'), Write, {}, target(`${ROOT}/.wave/settings.json`), 'deny'],
+  ['plan: the plan file kept in .wave is still writable', ctx('plan', [], [], {planFile: `${ROOT}/.wave/plans/p.md`}), Write, {}, target(`${ROOT}/.wave/plans/p.md`, 'missing'), 'allow'],
+  ['acceptEdits: read .wave/settings.json', ctx('acceptEdits'), Read, {}, target(`${ROOT}/.wave/settings.json`), 'allow'],
+  ['acceptEdits: a nested .wave is an ordinary directory', ctx('acceptEdits'), Write, {}, target(`${ROOT}/docs/.wave/notes.md`, 'missing'), 'allow'],
+  ['acceptEdits: .waverc beside it is an ordinary file', ctx('acceptEdits'), Write, {}, target(`${ROOT}/.waverc`, 'missing'), 'allow'],
   ['bypass: sibling directory with a common prefix', ctx('bypassPermissions'), Write, {}, target('/work/repo-evil/a'), 'deny'],
   // the network is off in every mode unless a rule allows the domain
   ['bypass: WebFetch without a rule', ctx('bypassPermissions'), WebFetch, {url: 'https://example.com/'}, undefined, 'deny'],
@@ -129,11 +144,33 @@ const rows: Row[] = [
   ['acceptEdits: MCP server denied beats a tool allow', ctx('acceptEdits', ['mcp__fixture__record'], ['mcp__fixture']), McpWrite, {line: 'x'}, undefined, 'deny'],
   ['default: MCP read-only tool', ctx('default'), McpRead, {key: 'a'}, undefined, 'allow'],
   ['bypass: MCP writing tool', ctx('bypassPermissions'), McpWrite, {line: 'x'}, undefined, 'allow'],
+  // Bash rules read the command as the shell grammar does: allow needs every command, deny any one
+  ['acceptEdits: a quoted operator is an argument', ctx('acceptEdits', ['Bash(npm test:*)']), Bash, {command: 'npm test -- -t "a|b"'}, undefined, 'allow'],
+  ['acceptEdits: an env prefix is not plain words', ctx('acceptEdits', ['Bash(npm test:*)']), Bash, {command: 'CI=1 npm test'}, undefined, 'deny'],
+  ['bypass: a deny rule on the second command', ctx('bypassPermissions', [], ['Bash(git push:*)']), Bash, {command: 'git status && git push origin main'}, undefined, 'deny'],
+  ['bypass: a deny rule behind true;', ctx('bypassPermissions', [], ['Bash(rm:*)']), Bash, {command: 'true; rm -rf build'}, undefined, 'deny'],
+  ['bypass: a deny rule with an input redirection', ctx('bypassPermissions', [], ['Bash(rm:*)']), Bash, {command: 'rm -rf build </dev/null'}, undefined, 'deny'],
+  ['bypass: a deny rule with a substitution', ctx('bypassPermissions', [], ['Bash(rm:*)']), Bash, {command: 'ls $(echo build)'}, undefined, 'deny'],
+  ['bypass: a deny rule that matches nothing', ctx('bypassPermissions', [], ['Bash(rm:*)']), Bash, {command: 'ls -la && git status'}, undefined, 'allow'],
+  // Read(...) and Edit(...) rules govern their tool families
+  ['bypass: a Read deny stops Grep on the file', ctx('bypassPermissions', [], ['Read(./.env)']), Grep, {}, target(`${ROOT}/.env`), 'deny'],
+  ['bypass: a Read deny stops LS on a denied directory', ctx('bypassPermissions', [], ['Read(./secrets/**)']), LS, {}, target(`${ROOT}/secrets`, 'directory'), 'deny'],
+  ['bypass: a Read deny stops a plugin read tool', ctx('bypassPermissions', [], ['Read(./.env)']), PluginRead, {}, target(`${ROOT}/.env`), 'deny'],
+  ['bypass: a Read deny leaves Grep on the root', ctx('bypassPermissions', [], ['Read(./.env)']), Grep, {}, target(ROOT, 'directory'), 'allow'],
+  ['bypass: a bare Read deny stops every reading tool', ctx('bypassPermissions', [], ['Read']), McpRead, {key: 'a'}, undefined, 'deny'],
+  ['bypass: an Edit deny stops Write', ctx('bypassPermissions', [], ['Edit(./src/**)']), Write, {}, target(`${ROOT}/src/a.ts`, 'missing'), 'deny'],
+  ['bypass: an Edit deny stops a plugin write tool', ctx('bypassPermissions', [], ['Edit(./src/**)']), PluginNamedWrite, {}, target(`${ROOT}/src/a.ts`), 'deny'],
+  ['bypass: an Edit deny does not stop Read', ctx('bypassPermissions', [], ['Edit(./src/**)']), Read, {}, target(`${ROOT}/src/a.ts`), 'allow'],
+  ['bypass: a Read deny does not stop Write', ctx('bypassPermissions', [], ['Read(./.env)']), Write, {}, target(`${ROOT}/.env`), 'allow'],
+  ['default: an Edit allow lets Write in', ctx('default', ['Edit(./src/**)']), Write, {}, target(`${ROOT}/src/a.ts`, 'missing'), 'allow'],
+  ['default: an Edit allow elsewhere does not', ctx('default', ['Edit(./src/**)']), Write, {}, target(`${ROOT}/docs/a.md`, 'missing'), 'deny'],
 ]
 
 describe('decide', () => {
-  it.each(rows)('%s', (_name, context, tool, input, path, expected) => {
-    const result = decide(context, {input, target: path, tool})
+  it.each(rows)('%s', async (_name, context, tool, input, path, expected) => {
+    // As dispatch does: a command is parsed before the policy is asked.
+    const shell = typeof input.command === 'string' ? await analyseShell(input.command) : undefined
+    const result = decide(context, {input, shell, target: path, tool})
     expect(result.decision).toBe(expected)
     expect(result.reason.length).toBeGreaterThan(10)
   })
@@ -143,15 +180,42 @@ describe('decide', () => {
     expect(result.reason).toContain(PLAN)
   })
 
-  it('suggests a rule when a headless ASK becomes a DENY', () => {
-    const result = decide(ctx('acceptEdits'), {input: {command: 'npm test'}, tool: Bash})
+  it('says why .wave is closed: settings read at session start could grant themselves', () => {
+    const result = decide(ctx('bypassPermissions'), {input: {}, target: target(`${ROOT}/.wave/settings.json`), tool: Write})
+    expect(result.reason).toMatch(/\.wave directory.*read when a session starts.*grant themselves/)
+  })
+
+  it('suggests a rule when a headless ASK becomes a DENY', async () => {
+    const result = decide(ctx('acceptEdits'), {input: {command: 'npm test'}, shell: await analyseShell('npm test'), tool: Bash})
     expect(result.reason).toContain('Bash(npm test:*)')
+  })
+
+  it('says why no rule can allow a command that is not plain words', async () => {
+    const command = 'npm test ${x:=1}'
+    const result = decide(ctx('acceptEdits', ['Bash(npm test:*)']), {input: {command}, shell: await analyseShell(command), tool: Bash})
+    expect(result.decision).toBe('deny')
+    expect(result.reason).toContain('Allow rules match only plain commands')
+    expect(result.reason).toContain('a parameter expansion')
+  })
+
+  it('says a deny rule matched because the command could not be analysed', async () => {
+    const command = 'ls $(pwd)'
+    const result = decide(ctx('bypassPermissions', [], ['Bash(rm:*)']), {input: {command}, shell: await analyseShell(command), tool: Bash})
+    expect(result.decision).toBe('deny')
+    expect(result.reason).toMatch(/denied by the rule Bash\(rm:\*\): a command wave cannot fully analyse .*command substitution.* counts as matching every deny rule/)
+  })
+
+  it('fails closed for a Bash call that reaches the policy without an analysis', () => {
+    const call = {input: {command: 'npm test'}, tool: Bash}
+    expect(decide(ctx('acceptEdits', ['Bash(npm test:*)']), call).decision).toBe('deny')
+    expect(decide(ctx('bypassPermissions', [], ['Bash(rm:*)']), call).decision).toBe('deny')
+    expect(decide(ctx('bypassPermissions'), call).decision).toBe('allow')
   })
 })
 
-describe('offers', () => {
+describe('offered', () => {
   const all = [Read, Write, Edit, Bash, WebFetch, PluginWrite, Enter, Exit]
-  const offered = (context: PolicyContext) => all.filter((tool) => offers(context, tool)).map((tool) => tool.name)
+  const offeredNames = (context: PolicyContext) => all.filter((tool) => offered(context, tool)).map((tool) => tool.name)
   it.each<[string, PolicyContext, string[]]>([
     ['plan', ctx('plan'), ['Read', 'Write', 'Edit', 'ExitPlanMode']],
     ['plan with a WebFetch rule', ctx('plan', ['WebFetch(domain:a.com)']), ['Read', 'Write', 'Edit', 'WebFetch', 'ExitPlanMode']],
@@ -163,13 +227,13 @@ describe('offers', () => {
     ['run --task', ctx('acceptEdits', [], [], {canEnterPlanMode: true}), ['Read', 'Write', 'Edit', 'acme_patch', 'EnterPlanMode']],
     ['a blanket deny rule hides a tool', ctx('bypassPermissions', [], ['Bash']), ['Read', 'Write', 'Edit', 'acme_patch']],
   ])('%s', (_name, context, expected) => {
-    expect(offered(context)).toEqual(expected)
+    expect(offeredNames(context)).toEqual(expected)
   })
 })
 
-describe('offers plugin and MCP tools', () => {
+describe('offered plugin and MCP tools', () => {
   const all = [PluginRead, PluginNamedWrite, PluginNet, PluginControl, McpRead, McpWrite]
-  const offered = (context: PolicyContext) => all.filter((tool) => offers(context, tool)).map((tool) => tool.name)
+  const offeredNames = (context: PolicyContext) => all.filter((tool) => offered(context, tool)).map((tool) => tool.name)
   it.each<[string, PolicyContext, string[]]>([
     ['plan: read-only ones only', ctx('plan'), ['WordCount', 'mcp__fixture__lookup']],
     ['plan: rules do not widen it', ctx('plan', ['acme_fetch', 'mcp__fixture', 'AppendNote']), ['WordCount', 'mcp__fixture__lookup']],
@@ -180,7 +244,7 @@ describe('offers plugin and MCP tools', () => {
     ['bypassPermissions', ctx('bypassPermissions'), ['WordCount', 'AppendNote', 'mcp__fixture__lookup', 'mcp__fixture__record']],
     ['a server deny rule hides all its tools', ctx('bypassPermissions', [], ['mcp__fixture']), ['WordCount', 'AppendNote']],
   ])('%s', (_name, context, expected) => {
-    expect(offered(context)).toEqual(expected)
+    expect(offeredNames(context)).toEqual(expected)
   })
 })
 
@@ -223,20 +287,11 @@ describe('rules', () => {
     expect(() => parseRule(source)).toThrow(/Invalid permission rule/)
   })
 
-  it.each<[string, string, boolean]>([
-    ['npm test:*', 'npm test', true],
-    ['npm test:*', 'npm   test  --watch', true],
-    ['npm test:*', 'npm testing', false],
-    ['npm test:*', 'npm test; curl evil', false],
-    ['npm test:*', 'npm test | tee out', false],
-    ['npm test:*', 'npm test `id`', false],
-    ['npm test:*', 'npm test > pwned', false],
-    ['npm test:*', 'npm test < /etc/passwd', false],
-    ['npm test:*', 'npm test 2>&1', true],
-    ['npm test:*', 'npm test >/dev/null', true],
-    ['npm test', 'npm test', true],
-    ['npm test', 'npm test -- -u', false],
-  ])('%s vs %j', (specifier, command, expected) => {
-    expect(commandMatches(specifier, command)).toBe(expected)
+  it('checks rules in schemas with parseRule, keeping each rule as written and its message', () => {
+    expect(ruleSchema.parse(' Bash(npm test:*)')).toBe(' Bash(npm test:*)')
+    const rejected = ruleSchema.safeParse('Bash()')
+    expect(rejected.success).toBe(false)
+    expect(rejected.error?.issues[0].message).toBe('Invalid permission rule "Bash()": the specifier in () is empty.')
+    expect(ruleSchema.safeParse(7).success).toBe(false)
   })
 })
