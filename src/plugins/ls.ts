@@ -22,7 +22,11 @@ export default defineTool({
     if (target.kind === 'missing') throw new ToolError(`Directory does not exist: ${target.input}`)
     if (target.kind !== 'directory') throw new ToolError(`${target.input} is not a directory: use Read for files.`)
 
-    const entries = (await readdir(target.real, {withFileTypes: true})).filter((entry) => entry.name !== '.git')
+    const listed = (await readdir(target.real, {withFileTypes: true})).filter((entry) => entry.name !== '.git')
+    // As Glob and Grep do: an entry the call may not read (denied by a Read rule, or a symlink that leads
+    // out of the workspace) is left out, not even named.
+    const readable = await Promise.all(listed.map((entry) => ctx.readable(path.join(target.real, entry.name))))
+    const entries = listed.filter((_, index) => readable[index])
     if (entries.length === 0) return `(${displayPath(ctx.root, target.real)} is empty)`
 
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))

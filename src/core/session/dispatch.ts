@@ -3,8 +3,11 @@ import {z} from 'zod'
 
 import type {ToolRegistry} from '../../plugins/registry.js'
 import {type SessionControl, type ToolContext, ToolError, type ToolPlugin} from '../../plugins/tool.js'
-import {decide, offers, type PolicyContext, type PolicyDecision} from '../policy/policy.js'
-import {isInside, realPathOf, resolvePath, type ResolvedPath} from '../workspace/paths.js'
+import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, type ToolIdentity} from '../policy/policy.js'
+import type {SandboxSettings} from '../policy/sandbox.js'
+import {analyseShell, type ShellAnalysis} from '../policy/shell.js'
+import {isInside, PathResolutionError, realPathOf, resolvePath, type ResolvedPath} from '../workspace/paths.js'
+import {scrubSecrets} from './model.js'
 
 /** Cap on what one tool result may send back to the model; tools cap their own results below this. */
 export const RESULT_CAP = 40_000
@@ -29,6 +32,8 @@ export interface DispatchEnv {
   policy: PolicyContext
   signal: AbortSignal
   session: SessionControl
+  /** From the approval record (or `--sandbox`); absent means enabled with no network. */
+  sandbox?: SandboxSettings
 }
 
 /**
@@ -39,10 +44,16 @@ export interface DispatchEnv {
 export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise<ToolCallOutcome> {
   const {policy, registry} = env
   const tool = registry.get(call.name)
-  if (!tool || !offers(policy, tool)) {
+  if (!tool || !offered(policy, tool)) {
     const available = registry.offered(policy).map((t) => t.name).join(', ')
     const why = tool ? `${call.name} is not available in ${policy.mode} mode.` : `Unknown tool ${call.name}.`
     return refusal(`${why} Available tools: ${available}.`)
+  }
+
+  // The key never leaves: not written to a file (Write, Edit, plugin and MCP write tools), not run
+  // (Bash), not sent (WebFetch, MCP). Checked on the raw input, which MCP tools receive as it is.
+  if (holdsSecret(call.input)) {
+    return refusal(`the input of ${tool.name} holds wave's API key (the value of ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN), which no tool call may carry.`)
   }
 
   const parsed = tool.input.safeParse(call.input ?? {})
@@ -59,24 +70,35 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     const spelled = input[tool.pathField]
     if (spelled !== undefined && typeof spelled !== 'string') return failure(`${tool.pathField} must be a string.`)
     if (spelled === '') return failure(`${tool.pathField} must not be empty.`)
-    target = await resolvePath(policy.workspaceRoot, spelled ?? '.')
+    try {
+      target = await resolvePath(policy.workspaceRoot, spelled ?? '.')
+    } catch (error) {
+      // A loop or an unreadable directory: what the path leads to is unknown, so nothing is allowed on it.
+      if (error instanceof PathResolutionError) return refusal(error.message)
+      throw error
+    }
   }
 
-  const decision = decide(policy, {input, target, tool})
+  // Rules match a command as the shell grammar reads it: parsed here, before any rule is asked.
+  let shell: ShellAnalysis | undefined
+  if (tool.access === 'execute' && typeof input.command === 'string') shell = await analyseShell(input.command)
+
+  const decision = decide(policy, {input, shell, target, tool})
   if (decision.decision !== 'allow') return {content: `Permission denied: ${decision.reason}`, decision, isError: true}
 
   try {
     // Re-check at the real path just before acting: a symlink swapped in since the decision is refused.
     if (target) {
-      const now = await realPathOf(target.absolute)
-      if (now !== target.real) return refusal(`${target.input} changed while the call was checked; it now resolves to ${now}.`, decision)
+      const changed = await changedSince(target)
+      if (changed) return refusal(changed, decision)
     }
 
     const ctx: ToolContext = {
       policy,
-      readable: (absolute) => readable(policy, absolute),
+      readable: readableFor(policy, tool),
       root: policy.workspaceRoot,
       session: env.session,
+      sandbox: env.sandbox,
       signal: env.signal,
       target,
     }
@@ -90,6 +112,13 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
   } catch (error) {
     return {content: describeFailure(tool, error), decision, isError: true}
   }
+}
+
+/** Whether any string in a tool's input, however deep, contains a secret scrubSecrets() knows. */
+function holdsSecret(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return scrubSecrets(value) !== value
+  if (depth > 32 || value === null || typeof value !== 'object') return false
+  return Object.entries(value).some(([key, item]) => holdsSecret(key, depth + 1) || holdsSecret(item, depth + 1))
 }
 
 function refusal(message: string, decision?: PolicyDecision): ToolCallOutcome {
@@ -115,7 +144,30 @@ function checkGlobs(tool: ToolPlugin, input: Record<string, unknown>): string | 
   return undefined
 }
 
-async function readable(policy: PolicyContext, absolute: string): Promise<boolean> {
+/** Why `target` no longer leads where the policy saw it lead, or undefined when it still does. */
+async function changedSince(target: ResolvedPath): Promise<string | undefined> {
+  let now: string
+  try {
+    now = await realPathOf(target.absolute)
+  } catch (error) {
+    if (error instanceof PathResolutionError) return `${target.input} changed while the call was checked: ${error.message}`
+    throw error
+  }
+
+  return now === target.real ? undefined : `${target.input} changed while the call was checked; it now resolves to ${now}.`
+}
+
+/** What a reading tool may return of what it finds: inside the workspace, and not denied by a `Read(...)` rule. */
+function readableFor(policy: PolicyContext, tool: ToolIdentity): (absolute: string) => Promise<boolean> {
+  const denied = readDenials(policy, tool)
+  return async (absolute) => {
+    const real = await readablePath(policy, absolute)
+    return real !== undefined && !denied({absolute, real})
+  }
+}
+
+/** The real path of `absolute` when it lies inside the workspace (or is the plan file), else undefined. */
+async function readablePath(policy: PolicyContext, absolute: string): Promise<string | undefined> {
   // Glob asks this of every file it lists: realpath(3) run synchronously takes microseconds, the
   // promise-based call a trip through libuv's thread pool, 7× more over 15,000 files (bench/RESULTS.md).
   // A path that does not resolve (gone, a dangling link) takes the careful way.
@@ -123,10 +175,14 @@ async function readable(policy: PolicyContext, absolute: string): Promise<boolea
   try {
     real = realpathSync.native(absolute)
   } catch {
-    real = await realPathOf(absolute)
+    try {
+      real = await realPathOf(absolute)
+    } catch {
+      return undefined // A loop or an unreadable directory: not known to be inside.
+    }
   }
 
-  return isInside(policy.workspaceRoot, real) || real === policy.planFile
+  return isInside(policy.workspaceRoot, real) || real === policy.planFile ? real : undefined
 }
 
 /** Keep the head and the tail: the end of a long output (an error, a summary) is often what matters. */
