@@ -1,0 +1,100 @@
+import path from 'node:path'
+
+import {Flags} from '@oclif/core'
+
+import {outputFormatFlag, WaveCommand} from '../core/command.js'
+import {type DemoOutcome, type DemoToolCall, runDemo} from '../core/demo/demo.js'
+import type {CommandResult} from '../core/output/sink.js'
+
+export default class Demo extends WaveCommand {
+  static description = `See plan → approve → run on a tiny project, with no key and no network.
+
+A scripted model served on 127.0.0.1 stands in for the API; everything else is wave as it runs with a real key. wave plan writes a plan, wave approve records the approval with an allow rule for the project's test command, and wave run makes the change and runs the tests (in the sandbox, where one can start).
+
+stdout shows what each step did and the diff. The repository and plans are removed afterwards, unless --keep names a directory for them.`
+
+  static examples = ['<%= config.bin %> demo', '<%= config.bin %> demo --keep ./wave-demo', '<%= config.bin %> demo --json']
+
+  static flags = {
+    keep: Flags.string({description: 'Keep the demo repository and its plans in this directory (new or empty)'}),
+    'output-format': outputFormatFlag({default: 'text'}),
+    quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+  }
+
+  async run(): Promise<void> {
+    const {flags} = await this.parse(Demo)
+    const outcome = await runDemo({
+      cli: path.join(this.config.root, 'bin', 'run.js'),
+      keep: flags.keep,
+      progress: (line) => this.output.note(line),
+      signal: this.interruption.signal,
+    })
+    await this.output.result(demoResult(outcome))
+  }
+}
+
+function demoResult(outcome: DemoOutcome): CommandResult {
+  const [plan, approve, run] = outcome.steps
+  const where = outcome.kept ? `kept in ${outcome.kept.directory}` : 'removed with the demo; --keep DIR keeps them'
+  const sandbox = outcome.sandbox.available ? '' : `\nThe sandbox cannot start here, so the test command was refused, as it would be in a real run:\n${outcome.sandbox.problem}\n`
+  const text = `${section(`1. ${plan.command}`)}
+The model explored read-only, then wrote the plan:
+${callsText(plan.toolCalls)}
+
+The plan, ${outcome.plan.path} (stdout of wave plan is its path):
+
+${outcome.plan.text.trimEnd()}
+
+${section(`2. ${approve.command}`)}
+The approval record, ${outcome.approval.path}:
+
+${JSON.stringify(outcome.approval.record, null, 2)}
+
+${section(`3. ${run.command}`)}
+A fresh session holding the task and the approved plan; its tool calls:
+${callsText(run.toolCalls)}
+
+Files changed: ${outcome.run.filesChanged.join(', ') || 'none'}
+The agent's final message (stdout of wave run):
+
+${outcome.run.result}
+${sandbox}
+${section('The change (git diff)')}
+${outcome.diff.trimEnd() || '(no change)'}
+
+${section('With a real key')}
+${outcome.withRealKey.join('\n')}
+
+Plans and the repository: ${where}.`
+  return {
+    data: {
+      approval: outcome.approval,
+      diff: outcome.diff,
+      durationMs: outcome.durationMs,
+      kept: outcome.kept,
+      plan: outcome.plan,
+      run: outcome.run,
+      sandbox: outcome.sandbox,
+      steps: outcome.steps,
+      task: outcome.task,
+      withRealKey: outcome.withRealKey,
+    },
+    tally: `demo done in ${(outcome.durationMs / 1000).toFixed(1)} s: plan, approve and run, each the real CLI against a scripted model`,
+    text,
+  }
+}
+
+/** One line a call, what went wrong under a refused one, and the tail of a command's output. */
+function callsText(calls: DemoToolCall[]): string {
+  return calls
+    .map((call) => {
+      const input = (call.input ?? {}) as Record<string, unknown>
+      const line = `  ${call.name} ${String(input.file_path ?? input.pattern ?? input.command ?? '')}`.trimEnd()
+      if (call.isError) return `${line}\n    ${call.denied ? 'denied' : 'failed'}: ${call.content.split('\n')[0]}`
+      if (call.name !== 'Bash') return line
+      return [line, ...call.content.trimEnd().split('\n').slice(-8).map((output) => `    | ${output}`)].join('\n')
+    })
+    .join('\n')
+}
+
+const section = (title: string) => `== ${title} ==`
