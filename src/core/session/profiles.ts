@@ -1,0 +1,27 @@
+/**
+ * What each kind of session is: its permission mode, plan mode's state and its system prompt. The
+ * drivers (plan.ts, run.ts, task.ts) and `wave prompt` (preview.ts) build sessions from here, so the
+ * prompt a user reviews is the one a session sends.
+ */
+import type {ExecutionMode} from '../policy/modes.js'
+import {type PlanFile, PlanMode, type PlanModeOptions} from './plan-mode.js'
+import {runPrompt} from './prompts/run.js'
+import {taskPrompt} from './prompts/task.js'
+import type {SessionSpec} from './session.js'
+
+export type SessionProfile = Pick<SessionSpec, 'mode' | 'planMode' | 'system'>
+
+/** `wave plan` and `--revise`: plan mode on one plan file from the start; its prompt is plan mode's own. */
+export function planningProfile(plan: PlanFile, workspace: string): SessionProfile {
+  return {mode: 'plan', planMode: new PlanMode({plan, workspace}), system: () => ''}
+}
+
+/** `wave run plan.md`: the approval's mode; plan mode can never be entered. */
+export function runProfile(mode: ExecutionMode, workspace: string): SessionProfile {
+  return {mode, planMode: new PlanMode({workspace}), system: (rules) => runPrompt({allow: rules.allow.map((rule) => rule.source), mode})}
+}
+
+/** `wave run --task`: the chosen mode, with plan mode one EnterPlanMode call away (`planMode.enter`). */
+export function taskProfile(mode: ExecutionMode, planMode: PlanModeOptions): SessionProfile {
+  return {mode, planMode: new PlanMode(planMode), system: (rules) => taskPrompt({allow: rules.allow.map((rule) => rule.source), mode})}
+}
