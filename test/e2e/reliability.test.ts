@@ -471,7 +471,8 @@ describe.concurrent('secrets', () => {
     const text = await wave(['plan', '--task', 'Leak?'])
     const json = await wave(['plan', '--task', 'Leak?', '--json'])
     for (const result of [text, json]) {
-      expect(result.code).toBe(1)
+      // A refused key is the user's to fix: exit 2, the variable named.
+      expect(result.code).toBe(2)
       expect(result.stdout + result.stderr).not.toContain(TEST_API_KEY)
     }
 

@@ -1,34 +1,49 @@
 import type Anthropic from '@anthropic-ai/sdk'
-import type {ContentBlockParam, Message, MessageParam, TextBlockParam, ToolResultBlockParam} from '@anthropic-ai/sdk/resources/messages'
+import type {ContentBlockParam, Message, MessageParam, TextBlockParam, ToolResultBlockParam, ToolUseBlock} from '@anthropic-ai/sdk/resources/messages'
 
 import type {ToolRegistry} from '../../plugins/registry.js'
 import type {SessionControl} from '../../plugins/tool.js'
-import {dispatch, type ToolCallOutcome} from './dispatch.js'
 import {ExitCode, WaveError} from '../errors.js'
-import {apiSettings, describeApiError, integerFromEnv, scrubSecrets} from './model.js'
 import type {PolicyContext} from '../policy/policy.js'
+import type {SandboxSettings} from '../policy/sandbox.js'
+import {clearOldToolResults, type Compacted, type SummaryRequest, summarizeOlderTurns} from './compaction.js'
+import {dispatch, type ToolCallOutcome} from './dispatch.js'
+import {apiFailure, apiSettings, FALLBACK_CONTEXT_WINDOW, integerFromEnv, modelLimits, promptTooLong, retryObserver, scrubSecrets} from './model.js'
+import {costOf, emptyUsage, type PriceTable, priceOf, roundUsd, type TokenUsage} from './pricing.js'
 
-export interface TokenUsage {
-  input_tokens: number
-  output_tokens: number
-  cache_creation_input_tokens: number
-  cache_read_input_tokens: number
-}
-
-export const emptyUsage = (): TokenUsage => ({
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0,
-  input_tokens: 0,
-  output_tokens: 0,
-})
+export {emptyUsage, type TokenUsage} from './pricing.js'
 
 export type AgentEvent =
   | {type: 'request'; turn: number; mode: string}
   | {type: 'text'; text: string}
   | {type: 'tool_call'; id: string; name: string; input: unknown}
   | {type: 'tool_result'; id: string; name: string; isError: boolean; denied: boolean; content: string}
-  | {type: 'usage'; turn: number; usage: TokenUsage}
+  /** After every response: the session's usage and cost so far (`costUsd` null for a model without a price). */
+  | {type: 'usage'; turn: number; usage: TokenUsage; costUsd: number | null}
   | {type: 'retry'; attempt: number; reason: string}
+  /** A response stopped at `max_tokens` (the limit it had), and what the loop does about it. */
+  | {type: 'output_limit'; turn: number; maxTokens: number; action: OutputLimitAction}
+  | CompactionEvent
+
+export type OutputLimitAction =
+  /** Tool calls were cut: the same request again with the model's whole output limit (nothing of the cut one ran). */
+  | 'raise'
+  /** Still cut at the limit: none of the turn's calls ran, each answered with an error asking for smaller pieces. */
+  | 'smaller_pieces'
+  /** A final answer was cut: the model is asked to continue it, once. */
+  | 'continue'
+
+/** The conversation was compacted to fit the model's window (see compaction.ts). Token counts are estimates. */
+export interface CompactionEvent {
+  type: 'compaction'
+  turn: number
+  /** The API refused the prompt as too long, or the conversation neared the window. */
+  trigger: 'prompt_too_long' | 'near_window'
+  clearedToolResults: number
+  summarizedMessages: number
+  tokensBefore: number
+  tokensAfter: number
+}
 
 export interface AgentOptions {
   client: Anthropic
@@ -40,27 +55,66 @@ export interface AgentOptions {
   policy: () => PolicyContext
   /** The system prompt, recomputed every turn (the plan-mode reminder depends on the plan file). */
   system: () => Promise<string> | string
-  /** The conversation so far; the loop appends to it. */
+  /** The conversation so far; the loop appends to it (and a compaction replaces it, in place). */
   messages: MessageParam[]
   session: SessionControl
   signal: AbortSignal
   onEvent?: (event: AgentEvent) => void
   /** Called with each message appended, for the transcript. */
   onMessage?: (message: MessageParam) => Promise<void> | void
+  /**
+   * Called with the whole conversation after a compaction replaced it (and the compaction's event): the
+   * transcript's new starting point, from which a resumed session would go on.
+   */
+  onCompacted?: (messages: MessageParam[], compaction: CompactionEvent) => Promise<void> | void
   /** Checked after each round of tool calls: a control tool may end the session (ExitPlanMode). */
   stopRequested?: () => boolean
+  /** The model's context window in tokens (settings); default: the known window of the model, else 200k. */
+  contextWindow?: number
+  /** Prices over the built-in table (pricing.ts), by model ID prefix (settings). */
+  prices?: PriceTable
+  /** Stop with exit 5 once the session has spent more than this many USD (--max-budget-usd). */
+  maxBudgetUsd?: number
+  /** The OS sandbox of the tools' commands (the approval record's, or --sandbox); absent: on, no network. */
+  sandbox?: SandboxSettings
 }
 
-export type StopReason = 'end_turn' | 'max_tokens' | 'max_turns' | 'refusal' | 'stop_requested' | 'stop_sequence' | 'pause_turn'
+/** How a session ended: the API's stop reasons, and wave's own. */
+export type StopReason =
+  | 'end_turn'
+  | 'stop_sequence'
+  | 'stop_requested'
+  | 'max_tokens'
+  | 'max_turns'
+  | 'budget'
+  | 'refusal'
+  | 'pause_turn'
+  | 'model_context_window_exceeded'
+  | 'api_error'
+  | 'interrupted'
 
 export interface AgentResult {
   stopReason: StopReason
   turns: number
   usage: TokenUsage
+  /** What the session cost, or null when the model has no known price. */
+  costUsd: number | null
+  /** How many times the conversation was compacted. */
+  compactions: number
   finalText: string
   /** Real paths written by write tools. */
   changed: Set<string>
   denials: number
+}
+
+/** What every WaveError from runAgent carries in `details`: what the session did before it stopped. */
+export type AgentFailureDetails = {
+  stopReason: StopReason
+  turns: number
+  usage: TokenUsage
+  costUsd: number | null
+  /** Real paths written by write tools. */
+  filesChanged: string[]
 }
 
 /** How often wave re-sends a request whose stream was cut after the response began (the SDK does not). */
@@ -68,88 +122,406 @@ const STREAM_RETRIES = 3
 /** The first backoff of those retries, doubled each time; `WAVE_RETRY_BASE_MS` sets it (tests use a few ms). */
 const STREAM_RETRY_BASE_MS = 500
 const DEFAULT_MAX_TOKENS = 16_000
+/** Compact before a request whose prompt would fill this much of the window (less the output it may take). */
+const COMPACT_AT = 0.9
+/** After clearing tool results, summarise as well unless the prompt is down to this much of the window. */
+const COMPACT_TO = 0.6
+/** How much the prompt must grow after a compaction before the window's nearness compacts again. */
+const REGROWTH = 0.05
+/** Compactions tried for one request the API refuses as too long, before giving up. */
+const COMPACTIONS_PER_REQUEST = 2
+const SUMMARY_MAX_TOKENS = 8000
+/** Tokens kept free of the window when raising max_tokens: the estimate of a prompt is not exact. */
+const WINDOW_MARGIN = 2000
+
+const CONTINUE_PROMPT = 'Your answer was cut off at the output limit. Continue it exactly where it stopped, without repeating anything.'
 
 /**
  * The agent loop: one streamed request per turn, every tool call through the shared wrapper, every
- * denial or failure returned as an error result. Ends on a turn with no tool calls, at the turn limit
- * (a WaveError with exit 5), or when a control tool asks it to stop.
+ * denial or failure returned as an error result. Ends on a turn with no tool calls, at the turn or
+ * budget limit (exit 5), on a refusal or an answer that stays cut (exit 6), or when a control tool asks
+ * it to stop. Every WaveError it throws carries `details` (AgentFailureDetails).
  */
 export async function runAgent(options: AgentOptions): Promise<AgentResult> {
   const {messages, registry} = options
-  const usage = emptyUsage()
+  const tally = new Tally(options.model, options.prices)
+  const limits = modelLimits(options.model)
+  const context = new ContextMeter(options.contextWindow ?? limits?.contextWindow ?? FALLBACK_CONTEXT_WINDOW)
+  const baseMaxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
   const changed = new Set<string>()
   let denials = 0
   let turns = 0
+  let compactions = 0
   let finalText = ''
+  /** The text the next turn goes on with (a paused turn, an answer being continued). */
+  let carried = ''
+  let continued = false
+  let nextMaxTokens: number | undefined
+  let compactFirst = false
+  /** The estimated prompt after the last compaction. */
+  let compactedTo = 0
+  let policy: PolicyContext
+
+  const details = (stopReason: StopReason): AgentFailureDetails => ({
+    costUsd: tally.reportedCost(),
+    filesChanged: [...changed],
+    stopReason,
+    turns,
+    usage: {...tally.usage},
+  })
+  const fail = (message: string, exitCode: WaveError['exitCode'], hint: string, stopReason: StopReason) =>
+    new WaveError(message, exitCode, hint, details(stopReason))
 
   const append = async (message: MessageParam) => {
     messages.push(message)
     await options.onMessage?.(message)
   }
 
-  while (true) {
-    if (options.signal.aborted) throw interrupted(options.signal)
-    if (turns >= options.maxTurns) {
-      throw new WaveError(`Stopped at the turn limit (${options.maxTurns} turns) before the agent finished.`, ExitCode.limit, 'Raise --max-turns to let it go on.')
-    }
-
-    turns++
-    const policy = options.policy()
-    options.onEvent?.({mode: policy.mode, turn: turns, type: 'request'})
-    const response = await requestTurn(options, {
-      max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
-      messages: withCacheBreakpoint(messages),
-      model: options.model,
-      system: [{cache_control: {type: 'ephemeral'}, text: await options.system(), type: 'text'}],
-      tools: cacheLastTool(registry.apiTools(policy)),
-    })
-    addUsage(usage, response.usage)
-    options.onEvent?.({turn: turns, type: 'usage', usage: {...usage}})
-
-    const content = response.content as ContentBlockParam[]
-    await append({content, role: 'assistant'})
-    const text = response.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n').trim()
-    if (text) {
-      finalText = text
-      options.onEvent?.({text, type: 'text'})
-    }
-
-    const calls = response.content.filter((block) => block.type === 'tool_use')
-    if (calls.length === 0) {
-      return {changed, denials, finalText, stopReason: (response.stop_reason ?? 'end_turn') as StopReason, turns, usage}
-    }
-
-    const results: ToolResultBlockParam[] = []
-    for (const call of calls) {
-      options.onEvent?.({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
-      // Calls run one after another: a later call may depend on an earlier write.
-      const outcome: ToolCallOutcome = options.signal.aborted
-        ? {content: 'The session was interrupted before this call ran.', isError: true}
-        : await dispatch({id: call.id, input: call.input, name: call.name}, {
-            policy: options.policy(),
-            registry,
-            session: options.session,
-            signal: options.signal,
-          })
-      const denied = outcome.decision?.decision === 'deny'
-      if (denied) denials++
-      if (outcome.changed) changed.add(outcome.changed)
-      const clean = scrubSecrets(outcome.content)
-      options.onEvent?.({content: clean, denied, id: call.id, isError: outcome.isError, name: call.name, type: 'tool_result'})
-      results.push({content: clean, is_error: outcome.isError || undefined, tool_use_id: call.id, type: 'tool_result'})
-    }
-
-    await append({content: results, role: 'user'})
-    if (options.stopRequested?.()) return {changed, denials, finalText, stopReason: 'stop_requested', turns, usage}
+  const checkBudget = () => {
+    const spent = tally.costUsd
+    if (options.maxBudgetUsd === undefined || spent === null || spent <= options.maxBudgetUsd) return
+    throw fail(
+      `Stopped at the budget: ${usd(spent)} spent, more than --max-budget-usd ${options.maxBudgetUsd}, before the agent finished.`,
+      ExitCode.limit,
+      `${usd(spent)} spent so far; raise --max-budget-usd to let it go on.`,
+      'budget',
+    )
   }
+
+  /** One request and its accounting: usage, cost, and the calibration of the next prompt's estimate. */
+  const send = async (params: StreamParams): Promise<Message> => {
+    const response = await requestTurn(options, params)
+    tally.add(response.usage)
+    context.calibrate(charsOf(params), response.usage)
+    options.onEvent?.({costUsd: tally.reportedCost(), turn: turns, type: 'usage', usage: {...tally.usage}})
+    return response
+  }
+
+  const turnParams = async (maxTokens: number): Promise<StreamParams> => ({
+    max_tokens: maxTokens,
+    messages: withCacheBreakpoint(messages),
+    model: options.model,
+    system: [{cache_control: {type: 'ephemeral'}, text: await options.system(), type: 'text'}],
+    tools: cacheLastTool(registry.apiTools(policy)),
+  })
+
+  const summarize = async (request: SummaryRequest): Promise<string> => {
+    const params = {max_tokens: Math.min(SUMMARY_MAX_TOKENS, limits?.maxOutput ?? SUMMARY_MAX_TOKENS), messages: [{content: request.prompt, role: 'user' as const}], model: options.model, system: request.system}
+    const response = await send(params).catch((error: unknown) => {
+      throw error instanceof PromptTooLong ? error.failure : error
+    })
+    return textOf(response).trim()
+  }
+
+  /** Compacts the conversation in place; false when nothing could be cleared or summarised. */
+  const compact = async (trigger: CompactionEvent['trigger'], params: StreamParams, counted: {tokens?: number; limit?: number} = {}, summaryOnly = false) => {
+    const overhead = charsOf({...params, messages: []})
+    const promptChars = () => overhead + JSON.stringify(messages).length
+    // The API's own count is the truth: it calibrates the estimates, and its limit is the window.
+    if (counted.tokens) context.calibrateTokens(promptChars(), counted.tokens)
+    if (counted.limit) context.window = Math.min(context.window, counted.limit)
+    const tokensBefore = counted.tokens ?? context.estimate(promptChars())
+    const replace = (step: Compacted) => messages.splice(0, messages.length, ...step.messages)
+
+    let cleared = 0
+    if (!summaryOnly) {
+      const step = clearOldToolResults(messages)
+      cleared = step.cleared
+      if (cleared > 0) replace(step)
+    }
+
+    let summarized = 0
+    if (cleared === 0 || context.estimate(promptChars()) > context.window * COMPACT_TO) {
+      const maxChars = Math.floor((context.window * 0.5) / context.tokensPerChar)
+      const step = await summarizeOlderTurns(messages, {changedFiles: [...changed], maxChars, summarize})
+      if (step) {
+        replace(step)
+        summarized = step.summarized
+      }
+    }
+
+    if (cleared === 0 && summarized === 0) return false
+    compactions++
+    const tokensAfter = context.estimate(promptChars())
+    compactedTo = tokensAfter
+    const event: CompactionEvent = {clearedToolResults: cleared, summarizedMessages: summarized, tokensAfter, tokensBefore, trigger, turn: turns, type: 'compaction'}
+    options.onEvent?.(event)
+    await options.onCompacted?.(messages, event)
+    checkBudget()
+    return true
+  }
+
+  /**
+   * The largest `max_tokens` worth asking for after `response`: the model's output limit, within what
+   * the window leaves (older models refuse a prompt and max_tokens that together exceed it); 0 when the
+   * model's limit is unknown.
+   */
+  const largestMaxTokens = (response: Message): number => {
+    if (!limits) return 0
+    const {cache_creation_input_tokens: written, cache_read_input_tokens: read, input_tokens: input, output_tokens: output} = response.usage
+    const used = (input ?? 0) + (read ?? 0) + (written ?? 0) + (output ?? 0)
+    return Math.min(limits.maxOutput, context.window - used - WINDOW_MARGIN)
+  }
+
+  /** The turn's request: compacted first when it nears the window, and again when the API finds it too long. */
+  const ask = async (maxTokens: number): Promise<Message> => {
+    let params = await turnParams(maxTokens)
+    // Near the window, and grown since the last compaction (else every turn would summarise again).
+    const estimate = context.estimate(charsOf(params))
+    if (compactFirst || (context.nearWindow(estimate, baseMaxTokens) && estimate > compactedTo + context.window * REGROWTH)) {
+      compactFirst = false
+      if (await compact('near_window', params)) params = await turnParams(maxTokens)
+    }
+
+    for (let compacted = 0; ; compacted++) {
+      try {
+        return await send(params)
+      } catch (error) {
+        if (!(error instanceof PromptTooLong)) throw error
+        // A second refusal after clearing means clearing was not enough: summarise.
+        if (compacted < COMPACTIONS_PER_REQUEST && (await compact('prompt_too_long', params, error.counted, compacted > 0))) {
+          params = await turnParams(maxTokens)
+          continue
+        }
+
+        const {failure} = error
+        throw new WaveError(failure.message, failure.exitCode, "The conversation does not fit the model's context window, even compacted: split the task into smaller ones.")
+      }
+    }
+  }
+
+  try {
+    if (options.maxBudgetUsd !== undefined && !priceOf(options.model, options.prices)) {
+      throw fail(
+        `--max-budget-usd needs the price of ${options.model}, and wave knows none.`,
+        ExitCode.usage,
+        'Add the model to the settings\' "prices" (USD per million tokens: input, output, cacheWrite, cacheRead).',
+        'budget',
+      )
+    }
+
+    while (true) {
+      if (options.signal.aborted) throw interrupted(options.signal)
+      if (turns >= options.maxTurns) {
+        throw fail(`Stopped at the turn limit (${options.maxTurns} turns) before the agent finished.`, ExitCode.limit, 'Raise --max-turns to let it go on.', 'max_turns')
+      }
+
+      turns++
+      policy = options.policy()
+      options.onEvent?.({mode: policy.mode, turn: turns, type: 'request'})
+      let maxTokens = nextMaxTokens ?? baseMaxTokens
+      nextMaxTokens = undefined
+      let response = await ask(maxTokens)
+
+      // The SDK parses a cut tool call's input leniently, so a Write cut at the limit would write half a
+      // file: a cut turn's calls never run. Asking the same again with the model's whole output limit
+      // usually lets the call complete (nothing of the cut response ran or was kept); at the limit
+      // already, the calls are answered with an error that asks for smaller pieces, below.
+      const raised = largestMaxTokens(response)
+      if (stoppedAt(response, 'max_tokens') && callsOf(response).length > 0 && raised > maxTokens) {
+        checkBudget()
+        options.onEvent?.({action: 'raise', maxTokens, turn: turns, type: 'output_limit'})
+        maxTokens = raised
+        response = await ask(maxTokens)
+      }
+
+      await append({content: response.content as ContentBlockParam[], role: 'assistant'})
+      checkBudget()
+      const text = textOf(response)
+      if (text.trim()) {
+        finalText = (carried + text).trim()
+        options.onEvent?.({text: text.trim(), type: 'text'})
+      }
+
+      if (response.stop_reason === 'refusal') {
+        const category = response.stop_details?.category
+        throw fail(
+          `The model refused to go on (stop_reason refusal${category ? `, category ${category}` : ''}).`,
+          ExitCode.refused,
+          'None of the refused turn\'s tool calls ran. Rephrase the task, or try another model (--model).',
+          'refusal',
+        )
+      }
+
+      const calls = callsOf(response)
+      const cut = stoppedAt(response, 'max_tokens') || stoppedAt(response, 'model_context_window_exceeded')
+      // A response cut because the window is full: the next request compacts first.
+      if (stoppedAt(response, 'model_context_window_exceeded')) compactFirst = true
+      if (cut && calls.length > 0) {
+        options.onEvent?.({action: 'smaller_pieces', maxTokens, turn: turns, type: 'output_limit'})
+        const results = calls.map((call, index) => cutCallResult(call, index === calls.length - 1, maxTokens))
+        for (const [index, call] of calls.entries()) {
+          options.onEvent?.({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
+          options.onEvent?.({content: results[index].content as string, denied: false, id: call.id, isError: true, name: call.name, type: 'tool_result'})
+        }
+
+        carried = ''
+        await append({content: results, role: 'user'})
+        continue
+      }
+
+      if (cut) {
+        // A final answer cut at the limit gets one continuation, with the model's whole output limit.
+        if (continued) {
+          throw fail(
+            `The model's answer stayed cut at the output limit (stop_reason ${response.stop_reason}, max_tokens ${maxTokens}) after a continuation.`,
+            ExitCode.refused,
+            'Ask for a shorter answer, or choose a model with a larger output limit (--model).',
+            'max_tokens',
+          )
+        }
+
+        continued = true
+        carried += text
+        nextMaxTokens = Math.max(maxTokens, largestMaxTokens(response))
+        options.onEvent?.({action: 'continue', maxTokens, turn: turns, type: 'output_limit'})
+        await append({content: CONTINUE_PROMPT, role: 'user'})
+        continue
+      }
+
+      continued = false
+      // A paused turn (a long server-side step) goes on when sent back as it is.
+      if (response.stop_reason === 'pause_turn' && calls.length === 0) {
+        carried += text
+        continue
+      }
+
+      carried = ''
+      if (calls.length === 0) {
+        const stopReason = response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'
+        return {changed, compactions, costUsd: tally.reportedCost(), denials, finalText, stopReason, turns, usage: {...tally.usage}}
+      }
+
+      const results: ToolResultBlockParam[] = []
+      for (const call of calls) {
+        options.onEvent?.({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
+        // Calls run one after another: a later call may depend on an earlier write.
+        const outcome: ToolCallOutcome = options.signal.aborted
+          ? {content: 'The session was interrupted before this call ran.', isError: true}
+          : await dispatch({id: call.id, input: call.input, name: call.name}, {
+              policy: options.policy(),
+              registry,
+              sandbox: options.sandbox,
+              session: options.session,
+              signal: options.signal,
+            })
+        const denied = outcome.decision?.decision === 'deny'
+        if (denied) denials++
+        if (outcome.changed) changed.add(outcome.changed)
+        const clean = scrubSecrets(outcome.content)
+        options.onEvent?.({content: clean, denied, id: call.id, isError: outcome.isError, name: call.name, type: 'tool_result'})
+        results.push({content: clean, is_error: outcome.isError || undefined, tool_use_id: call.id, type: 'tool_result'})
+      }
+
+      await append({content: results, role: 'user'})
+      if (options.stopRequested?.()) {
+        return {changed, compactions, costUsd: tally.reportedCost(), denials, finalText, stopReason: 'stop_requested', turns, usage: {...tally.usage}}
+      }
+    }
+  } catch (error) {
+    const failure = error instanceof PromptTooLong ? error.failure : error
+    if (!(failure instanceof WaveError) || failure.details?.stopReason !== undefined) throw failure
+    const stopped = failure.exitCode === ExitCode.interrupted || failure.exitCode === ExitCode.terminated
+    throw failure.withDetails(details(stopped ? 'interrupted' : 'api_error'))
+  }
+}
+
+/** What a cut turn's call gets instead of running: the cut one is told why and how to go on. */
+function cutCallResult(call: ToolUseBlock, isLast: boolean, maxTokens: number): ToolResultBlockParam {
+  const content = isLast
+    ? `This call was cut off at the output limit (max_tokens ${maxTokens}) before its input was complete, so it was not run. Write large content in smaller pieces: for a long file, Write a first part, then add the rest with Edit.`
+    : 'Not run: this turn was cut off at the output limit (max_tokens), so none of its calls ran. Make the call again if it is still needed.'
+  return {content, is_error: true, tool_use_id: call.id, type: 'tool_result'}
+}
+
+const callsOf = (response: Message): ToolUseBlock[] => response.content.filter((block) => block.type === 'tool_use')
+
+/** The response's text as written (a continued answer goes on mid-sentence, so nothing is trimmed). */
+const textOf = (response: Message): string =>
+  response.content
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n')
+
+const stoppedAt = (response: Message, reason: string): boolean => (response.stop_reason as string | null) === reason
+
+const usd = (amount: number): string => `$${amount >= 1 ? amount.toFixed(2) : amount.toFixed(4)}`
+
+/** The session's usage and cost, added up response by response (a price may depend on each prompt's size). */
+class Tally {
+  readonly usage = emptyUsage()
+  costUsd: number | null = 0
+
+  constructor(
+    private readonly model: string,
+    private readonly prices?: PriceTable,
+  ) {}
+
+  add(turn: Message['usage']): void {
+    const usage: TokenUsage = {
+      cache_creation_input_tokens: turn.cache_creation_input_tokens ?? 0,
+      cache_read_input_tokens: turn.cache_read_input_tokens ?? 0,
+      input_tokens: turn.input_tokens ?? 0,
+      output_tokens: turn.output_tokens ?? 0,
+    }
+    for (const key of Object.keys(usage) as Array<keyof TokenUsage>) this.usage[key] += usage[key]
+    const cost = costOf(this.model, usage, this.prices)
+    this.costUsd = cost === null || this.costUsd === null ? null : this.costUsd + cost
+  }
+
+  reportedCost(): number | null {
+    return this.costUsd === null ? null : roundUsd(this.costUsd)
+  }
+}
+
+/**
+ * How full the window is, estimated from the size of a request: the API's count of the last prompt
+ * (input, cache reads and writes) over that request's characters calibrates the next estimate.
+ */
+class ContextMeter {
+  tokensPerChar = 0.25
+
+  constructor(public window: number) {}
+
+  calibrate(chars: number, usage: Message['usage']): void {
+    this.calibrateTokens(chars, (usage.input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0))
+  }
+
+  calibrateTokens(chars: number, tokens: number): void {
+    if (chars > 0 && tokens > 0) this.tokensPerChar = tokens / chars
+  }
+
+  estimate(chars: number): number {
+    return Math.round(chars * this.tokensPerChar)
+  }
+
+  /** Whether a prompt leaves too little of the window for the answer (whose share is capped, for small windows). */
+  nearWindow(tokens: number, maxTokens: number): boolean {
+    return tokens > (this.window - Math.min(maxTokens, this.window / 4)) * COMPACT_AT
+  }
+}
+
+/** The characters of what a request sends as its prompt: system, tools and messages. */
+function charsOf(params: StreamParams): number {
+  return JSON.stringify(params.system ?? '').length + JSON.stringify(params.tools ?? []).length + JSON.stringify(params.messages).length
 }
 
 type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
 
+/** The API refused the prompt as too long: the loop compacts and asks again, else `failure` is the error. */
+class PromptTooLong extends Error {
+  constructor(
+    readonly counted: {tokens?: number; limit?: number},
+    readonly failure: WaveError,
+  ) {
+    super(failure.message)
+  }
+}
+
 async function requestTurn(options: AgentOptions, params: StreamParams): Promise<Message> {
-  const {maxRetries, timeoutMs} = apiSettings()
+  const {timeoutMs} = apiSettings()
   const retryBase = integerFromEnv('WAVE_RETRY_BASE_MS', STREAM_RETRY_BASE_MS, 0, 60_000)
-  const client = withRetryEvents(options, maxRetries)
+  const reportRetry = ({attempt, reason}: {attempt: number; reason: string}) => options.onEvent?.({attempt, reason, type: 'retry'})
   for (let attempt = 0; ; attempt++) {
     // Set once the response has begun (its headers arrived): from then on the SDK retries nothing.
     let began = false
@@ -170,7 +542,7 @@ async function requestTurn(options: AgentOptions, params: StreamParams): Promise
 
     try {
       if (options.signal.aborted) throw interrupted(options.signal)
-      const stream = client.messages.stream(params, {signal: attemptAbort.signal})
+      const stream = options.client.messages.stream(params, {middleware: [retryObserver(reportRetry)], signal: attemptAbort.signal})
       stream.on('connect', () => {
         began = true
         requestId = stream.request_id
@@ -185,12 +557,14 @@ async function requestTurn(options: AgentOptions, params: StreamParams): Promise
       // of the partial message was kept, so re-sending the same request is safe.
       const failure = stalled ? new Error(`the response stream stalled: no event for ${timeoutMs} ms`) : error
       if (began && attempt < STREAM_RETRIES && isTransientStreamFailure(failure)) {
-        options.onEvent?.({attempt: attempt + 1, reason: `stream cut: ${scrubSecrets(firstLine(failure))}`, type: 'retry'})
+        reportRetry({attempt: attempt + 1, reason: `stream cut: ${scrubSecrets(firstLine(failure))}`})
         await sleep(retryBase * 2 ** attempt, options.signal)
         continue
       }
 
-      throw new WaveError(describeApiError(failure, requestId), ExitCode.runtime)
+      const wave = apiFailure(failure, {baseURL: options.client.baseURL, model: options.model, requestId})
+      const tooLong = promptTooLong(failure)
+      throw tooLong ? new PromptTooLong(tooLong, wave) : wave
     } finally {
       clearTimeout(idle)
       options.signal.removeEventListener('abort', forward)
@@ -212,34 +586,6 @@ function firstLine(error: unknown): string {
   return String((error as Error)?.message ?? error).split('\n')[0]
 }
 
-/**
- * The client, reporting the SDK's own retries (a 429, a 529, a connection refused) as retry events, so
- * that a CI log shows why a turn takes long. Only the status and the attempt are reported, never the
- * URL (which may hold credentials).
- */
-function withRetryEvents(options: AgentOptions, maxRetries: number): Anthropic {
-  const onEvent = options.onEvent
-  if (!onEvent || typeof options.client.withOptions !== 'function') return options.client
-  const known = reportingClients.get(options)
-  if (known) return known
-  const info = (message: string) => {
-    const remaining = /(\d+) attempts? remaining/.exec(message)
-    if (!remaining) return
-    const status = /with status (\d+)/.exec(message)
-    const connection = /connection (timed out|failed)/.exec(message)
-    const reason = status ? `status ${status[1]} from the API` : connection ? `connection ${connection[1]}` : 'request failed'
-    onEvent({attempt: maxRetries - Number(remaining[1]) + 1, reason, type: 'retry'})
-  }
-
-  const ignore = () => {}
-  const client = options.client.withOptions({logger: {debug: ignore, error: ignore, info, warn: ignore}, logLevel: 'info'})
-  reportingClients.set(options, client)
-  return client
-}
-
-/** One reporting client per session (per runAgent call), made on its first turn. */
-const reportingClients = new WeakMap<AgentOptions, Anthropic>()
-
 /** The abort's reason when it is a WaveError (the command's signal handler sets one), else a plain line. */
 function interrupted(signal: AbortSignal): WaveError {
   return signal.reason instanceof WaveError ? signal.reason : new WaveError('The session was interrupted.', ExitCode.interrupted)
@@ -256,13 +602,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(wake, ms)
     signal.addEventListener('abort', wake, {once: true})
   })
-}
-
-function addUsage(total: TokenUsage, turn: Message['usage']): void {
-  total.input_tokens += turn.input_tokens ?? 0
-  total.output_tokens += turn.output_tokens ?? 0
-  total.cache_creation_input_tokens += turn.cache_creation_input_tokens ?? 0
-  total.cache_read_input_tokens += turn.cache_read_input_tokens ?? 0
 }
 
 /** Marks the newest turn as a cache breakpoint, on a copy: stored history stays unmarked. */

@@ -1,0 +1,96 @@
+/**
+ * What a session's tokens cost: a price table per model (USD per million tokens), matching the model's
+ * snapshots and provider spellings too (model.ts, lookupByModel), and overridable (settings' `prices`)
+ * for new models, negotiated rates or other endpoints. A model without a price costs `null`, never a
+ * guess from its family.
+ */
+import {z} from 'zod'
+
+import {lookupByModel} from './model.js'
+
+export interface TokenUsage {
+  input_tokens: number
+  output_tokens: number
+  cache_creation_input_tokens: number
+  cache_read_input_tokens: number
+}
+
+export const emptyUsage = (): TokenUsage => ({
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+})
+
+/** USD per million tokens. `cacheWrite` is the 5-minute write: the only cache wave asks for. */
+export const tokenPricesSchema = z.object({
+  cacheRead: z.number().nonnegative(),
+  cacheWrite: z.number().nonnegative(),
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+})
+
+export const modelPriceSchema = tokenPricesSchema.extend({
+  /** Rates for a request whose prompt (input, cache reads and writes) is over `above` tokens, on all its tokens. */
+  longPrompt: tokenPricesSchema.extend({above: z.number().int().positive()}).optional(),
+})
+
+/** Settings' `prices`: model ID → prices, e.g. `{"claude-sonnet-5-5": {"input": 2, ...}}`; its snapshots match too. */
+export const priceTableSchema = z.record(z.string().min(1), modelPriceSchema)
+
+export type TokenPrices = z.infer<typeof tokenPricesSchema>
+export type ModelPrice = z.infer<typeof modelPriceSchema>
+export type PriceTable = z.infer<typeof priceTableSchema>
+
+const rates = (input: number, cacheWrite: number, cacheRead: number, output: number): TokenPrices => ({cacheRead, cacheWrite, input, output})
+
+/** Anthropic's list prices (platform.claude.com/docs/en/about-claude/pricing), by model ID (snapshots included). */
+export const PRICES: PriceTable = {
+  'claude-3-5-haiku': rates(0.8, 1, 0.08, 4),
+  'claude-3-7-sonnet': rates(3, 3.75, 0.3, 15),
+  'claude-3-haiku': rates(0.25, 0.3, 0.03, 1.25),
+  'claude-fable-5': rates(10, 12.5, 1, 50),
+  'claude-fable-5-1': rates(10, 12.5, 0.25, 50),
+  'claude-haiku-4-5': rates(1, 1.25, 0.1, 5),
+  // Haiku 5.5 is priced by prompt length: past 100k tokens every token of the request costs 5x.
+  'claude-haiku-5-5': {...rates(0.1, 0.125, 0.01, 0.5), longPrompt: {above: 100_000, ...rates(0.5, 0.625, 0.05, 2.5)}},
+  'claude-mythos-5': rates(10, 12.5, 1, 50),
+  'claude-mythos-5-1': rates(10, 12.5, 0.25, 50),
+  'claude-opus-4': rates(15, 18.75, 1.5, 75),
+  'claude-opus-4-0': rates(15, 18.75, 1.5, 75),
+  'claude-opus-4-1': rates(15, 18.75, 1.5, 75),
+  'claude-opus-4-5': rates(5, 6.25, 0.5, 25),
+  'claude-opus-4-6': rates(5, 6.25, 0.5, 25),
+  'claude-opus-4-7': rates(5, 6.25, 0.5, 25),
+  'claude-opus-4-8': rates(5, 6.25, 0.5, 25),
+  'claude-opus-5': rates(5, 6.25, 0.5, 25),
+  'claude-opus-5-5': rates(4, 5, 0.2, 20),
+  'claude-sonnet-4': rates(3, 3.75, 0.3, 15),
+  'claude-sonnet-4-0': rates(3, 3.75, 0.3, 15),
+  'claude-sonnet-4-5': rates(3, 3.75, 0.3, 15),
+  'claude-sonnet-4-6': rates(3, 3.75, 0.3, 15),
+  'claude-sonnet-5': rates(2, 2.5, 0.2, 10),
+  'claude-sonnet-5-5': rates(2, 2.5, 0.1, 10),
+}
+
+/** The prices of a model: the overrides' match first, then the built-in table's. */
+export function priceOf(model: string, overrides: PriceTable = {}): ModelPrice | undefined {
+  return lookupByModel(overrides, model) ?? lookupByModel(PRICES, model)
+}
+
+/** What one response's usage cost in USD, or null when the model has no known price. */
+export function costOf(model: string, usage: TokenUsage, overrides?: PriceTable): number | null {
+  const price = priceOf(model, overrides)
+  if (!price) return null
+  const prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+  const applied = price.longPrompt && prompt > price.longPrompt.above ? price.longPrompt : price
+  const micro =
+    usage.input_tokens * applied.input +
+    usage.output_tokens * applied.output +
+    usage.cache_creation_input_tokens * applied.cacheWrite +
+    usage.cache_read_input_tokens * applied.cacheRead
+  return micro / 1_000_000
+}
+
+/** A cost for people and JSON: whole micro-dollars, so sums print as 0.0123 rather than 0.012300000000000002. */
+export const roundUsd = (usd: number): number => Math.round(usd * 1_000_000) / 1_000_000
