@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `wave --help`, `wave --version` and a bare `wave` answer without loading oclif, whose import alone
+// `wave --help` (-h), `wave --version` (-v) and a bare `wave` answer without loading oclif, whose import alone
 // costs more than starting node (bench/RESULTS.md): --version is one line, and the root help is the text
 // oclif printed at build time (scripts/cache-root-help.js). Anything that could change what oclif would
 // print (a terminal, colours, OCLIF_* settings, user-installed plugins, DEBUG) goes to oclif.
@@ -25,13 +25,15 @@ if (output === undefined) {
 
 function callsModel(args) {
   const key = process.env.ANTHROPIC_API_KEY?.trim() || process.env.ANTHROPIC_AUTH_TOKEN?.trim()
-  return (args[0] === 'plan' || args[0] === 'run') && !args.includes('--help') && Boolean(key)
+  return (args[0] === 'plan' || args[0] === 'run') && !args.includes('--help') && !args.includes('-h') && Boolean(key)
 }
 
 /** What oclif would print for these arguments, or undefined to let oclif run. */
 function fastOutput(args) {
   try {
-    if (args.length > 1 || (args.length === 1 && args[0] !== '--version' && args[0] !== '--help')) return undefined
+    // -h and -v are oclif's additionalHelpFlags and additionalVersionFlags (package.json): the same answers.
+    const flag = new Map([['--help', 'help'], ['--version', 'version'], ['-h', 'help'], ['-v', 'version']]).get(args[0] ?? '--help')
+    if (args.length > 1 || !flag) return undefined
     const env = process.env
     if (env.WAVE_NO_FAST_START || env.DEBUG || env.FORCE_COLOR || process.stdout.isTTY) return undefined
     if (Object.keys(env).some((key) => key.startsWith('OCLIF_'))) return undefined
@@ -44,7 +46,7 @@ function fastOutput(args) {
     }
 
     const userAgent = `${pjson.name}/${pjson.version} ${platform()}-${arch() === 'ia32' ? 'x86' : arch()} node-${process.version}`
-    if (args[0] === '--version') return `${userAgent}\n`
+    if (flag === 'version') return `${userAgent}\n`
     const cached = JSON.parse(readFileSync(join(root, 'dist', 'root-help.json'), 'utf8'))
     if (!cached.userAgent.startsWith(`${pjson.name}/${pjson.version} `)) return undefined // built from another version
     return cached.help.replace(cached.userAgent, userAgent)

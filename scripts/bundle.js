@@ -20,7 +20,9 @@ const commands = join(root, 'dist/commands')
 await build({
   ...common,
   allowOverwrite: true,
-  entryPoints: readdirSync(commands).filter((file) => file.endsWith('.js')).map((file) => join(commands, file)),
+  // Topics' commands too (commands/plans/rm.js is `wave plans rm`), each bundled where it was.
+  entryPoints: readdirSync(commands, {recursive: true}).filter((file) => file.endsWith('.js')).map((file) => join(commands, file)),
   external: [...external, ...external.map((name) => `${name}/*`)],
+  outbase: commands,
   outdir: commands,
 })

@@ -1,16 +1,16 @@
 import {Args, Flags} from '@oclif/core'
 
 import {defaultApprover, type DecisionKind, writeDecision} from '../core/plans/approval.js'
-import {checkedRules, OUTPUT_VERSION, WaveCommand} from '../core/command.js'
+import {checkedRules, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
-import {readPlanFile, readPlanState} from '../core/plans/plans.js'
+import {readPlanFile, readPlanState, resolvePlanReference} from '../core/plans/plans.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/output/review.js'
 import {recordDecisionInState} from '../core/session/run.js'
 
 export default class Approve extends WaveCommand {
   static args = {
-    plan: Args.file({description: 'The plan file (a path printed by wave plan)', required: true}),
+    plan: Args.string({description: 'The plan: its name (as wave plans lists it) or its path (as wave plan prints it)', required: true}),
   }
 
   static description = `Record a decision on a plan: approve it (the default), request changes, or reject it.
@@ -19,7 +19,7 @@ The record, <plan>.approval.json beside the plan (or --out), binds the plan's sh
 the plan if its content changes afterwards. stdout is the record's path.`
 
   static examples = [
-    '<%= config.bin %> approve ~/.wave/plans/gentle-breeze.md',
+    '<%= config.bin %> approve gentle-breeze',
     '<%= config.bin %> approve "$PLAN" --mode acceptEdits --allow "Bash(npm test:*)" --approver ci-bot',
     '<%= config.bin %> approve "$PLAN" --request-changes "Keep the public API unchanged"',
     '<%= config.bin %> approve "$PLAN" --reject --feedback "Out of scope"',
@@ -38,11 +38,22 @@ the plan if its content changes afterwards. stdout is the record's path.`
     out: Flags.file({description: 'Write the record here instead of beside the plan'}),
     reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes']}),
     'request-changes': Flags.string({description: 'Ask for changes, with this feedback', exclusive: ['reject']}),
+    sandbox: Flags.option({
+      default: 'on',
+      description: "Run the plan's commands in the OS sandbox; off runs them unsandboxed (recorded, and shown wherever the run is)",
+      options: ['on', 'off'] as const,
+    })(),
+    'sandbox-network': Flags.boolean({description: 'Let sandboxed commands use the network (all of it: there is no per-domain filter)'}),
   }
 
-  async run(): Promise<unknown> {
+  async run(): Promise<void> {
     const {args, flags} = await this.parse(Approve)
     const allow = checkedRules(flags.allow)
+    if (flags.sandbox === 'off' && flags['sandbox-network']) {
+      throw usageError('--sandbox-network applies only to sandboxed commands; with --sandbox off nothing restricts the network.')
+    }
+
+    const sandbox = {enabled: flags.sandbox === 'on', network: flags['sandbox-network'] === true}
 
     if (flags['request-changes'] !== undefined && !flags['request-changes'].trim()) {
       throw usageError('--request-changes needs feedback saying what to change.')
@@ -57,11 +68,12 @@ the plan if its content changes afterwards. stdout is the record's path.`
       }
     }
 
-    const {bytes, text} = await readPlanFile(args.plan)
-    const state = await readPlanState(args.plan)
+    const planPath = await resolvePlanReference(args.plan)
+    const {bytes, text} = await readPlanFile(planPath)
+    const state = await readPlanState(planPath)
     let review: ReviewOutcome | undefined
     if (flags.interactive) {
-      review = await reviewPlan({allow, mode: flags.mode, planLabel: args.plan, planText: text, signal: this.interruption.signal, task: state?.task})
+      review = await reviewPlan({allow, mode: flags.mode, planLabel: planPath, planText: text, signal: this.interruption.signal, task: state?.task})
     }
 
     const decision: DecisionKind =
@@ -74,13 +86,16 @@ the plan if its content changes afterwards. stdout is the record's path.`
       mode: review?.mode ?? flags.mode,
       out: flags.out,
       planBytes: bytes,
-      planPath: args.plan,
+      planPath,
       repository: state?.repository ?? null,
+      sandbox,
       task: state?.task,
     })
-    await recordDecisionInState(args.plan, decision)
-    process.stderr.write(`${decision.replace('_', ' ')}: ${args.plan} (mode ${record.mode})\n`)
-    if (!this.jsonEnabled()) this.log(path)
-    return {...record, recordPath: path, version: OUTPUT_VERSION}
+    await recordDecisionInState(planPath, decision)
+    await this.output.result({
+      data: {...record, recordPath: path},
+      tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}${record.sandbox.enabled ? (record.sandbox.network ? ', network on' : '') : ', sandbox off'})`,
+      text: path,
+    })
   }
 }

@@ -4,49 +4,81 @@ import {Flags} from '@oclif/core'
 
 import {checkedRules, sessionFlags, WaveCommand} from '../core/command.js'
 import {usageError} from '../core/errors.js'
-import {formatUsage} from '../core/output/progress.js'
+import {appendedPrompt, taskText} from '../core/input.js'
+import {parseRule} from '../core/policy/policy.js'
+import {formatCost, formatUsage} from '../core/output/progress.js'
 import {type CommandResult, markdownTable} from '../core/output/sink.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../core/session/plan.js'
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
 
 The agent runs in plan mode: it may read the workspace and write one file, a new plan under
-~/.wave/plans (or $WAVE_HOME/plans). stdout is the plan's path; progress goes to stderr.`
+~/.wave/plans (or $WAVE_HOME/plans). stdout is the plan's path; progress goes to stderr.
+
+The workspace is the top of the git repository holding the current directory (outside any
+repository, the current directory), or --cwd. The repository's AGENTS.md files (CLAUDE.md where a
+directory has none), from its root down to the current directory, go into the prompt.
+
+Plan mode allows reads and the plan file whatever the rules say, so --allow takes only WebFetch rules,
+for research on the web: WebFetch(domain:docs.example.com). Rules for the run are given when the plan
+is approved (wave approve --allow).`
 
   static examples = [
     'PLAN=$(<%= config.bin %> plan --task "Add a --verbose flag to the CLI")',
     '<%= config.bin %> plan --task "Fix the failing date test" --cwd ./service --json',
     '<%= config.bin %> plan --task "Explain the build" --output-format stream-json --quiet',
-    '<%= config.bin %> plan --revise "$PLAN" --feedback "Also update the docs"',
+    '<%= config.bin %> plan --revise gentle-breeze --feedback "Also update the docs"',
+    'gh issue view 42 --json body -q .body | <%= config.bin %> plan --task -',
+    '<%= config.bin %> plan --task "Upgrade the parser" --allow "WebFetch(domain:docs.example.com)"',
   ]
 
   static flags = {
-    allow: Flags.string({description: 'Permission rule for this session, e.g. WebFetch(domain:docs.example.com); repeatable', multiple: true}),
+    allow: Flags.string({description: 'A WebFetch rule for research, e.g. WebFetch(domain:docs.example.com); plan mode takes no other rules; repeatable', multiple: true}),
     ...sessionFlags(40),
-    cwd: Flags.directory({description: 'Workspace root (default: the current directory; with --revise, the plan\'s own)'}),
+    cwd: Flags.directory({description: 'Workspace root (default: the top of the git repository holding the current directory, else the current directory)'}),
     feedback: Flags.string({dependsOn: ['revise'], description: 'With --revise: what to change (default: the newest review feedback)'}),
-    revise: Flags.file({description: 'Continue this plan in plan mode: the same file, with review feedback', exclusive: ['task']}),
-    task: Flags.string({char: 't', description: 'What to plan'}),
+    revise: Flags.string({description: 'Continue this plan (its name or path) in plan mode: the same file, with review feedback', exclusive: ['task', 'task-file']}),
+    task: Flags.string({char: 't', description: 'What to plan; - reads it from stdin', exclusive: ['task-file']}),
+    'task-file': Flags.file({description: 'Read the task from this file'}),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Plan)
-    if (!flags.revise && !flags.task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
-    const allow = checkedRules(flags.allow)
+    const allow = researchRules(checkedRules(flags.allow))
+    const task = await taskText(flags)
+    if (!flags.revise && !task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
+    const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])
     const outcome = await this.output.session('wave plan', (reporter) => {
       const common = {
         allow,
+        appendSystemPrompt,
+        cwd: flags.cwd,
         host: this.sessionHost((event) => reporter.event(event)),
+        maxBudgetUsd: flags['max-budget-usd'],
         maxTurns: flags['max-turns'],
         model: flags.model,
         onStart: (info: {mode: string; model: string; name?: string; planPath?: string; workspace: string}) => reporter.start({command: 'plan', ...info}),
       }
-      return flags.revise
-        ? revisePlan({...common, cwd: flags.cwd ?? process.cwd(), feedback: flags.feedback, planPath: flags.revise})
-        : makePlan({...common, cwd: flags.cwd ?? process.cwd(), task: flags.task!})
+      return flags.revise ? revisePlan({...common, feedback: flags.feedback, planPath: flags.revise}) : makePlan({...common, task: task!})
     })
-    await this.output.result(await planResult(outcome, flags.task ?? `revision of ${outcome.name}`))
+    await this.output.result(await planResult(outcome, task ?? `revision of ${outcome.name}`))
   }
+}
+
+/**
+ * Plan mode allows reads in the workspace and the plan file whatever the rules say; the one thing a
+ * rule can add is WebFetch, for research. Any other rule would do nothing, silently: refused (exit 2).
+ */
+function researchRules(rules: string[]): string[] {
+  const other = rules.find((rule) => parseRule(rule).tool !== 'WebFetch')
+  if (other) {
+    throw usageError(
+      `--allow ${other}: plan mode takes no rules but WebFetch ones (it reads the workspace and writes only the plan, whatever the rules say).`,
+      'Give the run its rules when approving the plan: wave approve <plan> --allow "Bash(npm test:*)".',
+    )
+  }
+
+  return rules
 }
 
 async function planResult(outcome: PlanOutcome, task: string): Promise<CommandResult> {
@@ -59,6 +91,7 @@ ${markdownTable([
   ['Plan', `\`${outcome.planPath}\``],
   ['Turns', String(outcome.turns)],
   ['Stop reason', outcome.stopReason],
+  ['Cost', formatCost(outcome.costUsd)],
   ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
 ])}
 
@@ -69,6 +102,7 @@ ${plan.replaceAll('</details>', '&lt;/details&gt;')}
 </details>`
   return {
     data: {
+      costUsd: outcome.costUsd,
       name: outcome.name,
       planPath: outcome.planPath,
       stopReason: outcome.stopReason,
@@ -77,7 +111,7 @@ ${plan.replaceAll('</details>', '&lt;/details&gt;')}
       usage: outcome.usage,
     },
     summary,
-    tally: `plan written in ${outcome.turns} turns; ${formatUsage(outcome.usage)}`,
+    tally: `plan written in ${outcome.turns} turns; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
     text: outcome.planPath,
   }
 }

@@ -5,9 +5,10 @@ export default class Plans extends WaveCommand {
   static description = `List the plans, newest first, with their status.
 
 Plans live under ~/.wave/plans (or $WAVE_HOME/plans). A status is one of draft, approved, rejected,
-changes_requested, running, ran or failed.`
+changes_requested, running, ran or failed. The name works wherever a plan is named (approve, run,
+plan --revise). wave plans rm <name> and wave plans prune --older-than 7d remove plans.`
 
-  static examples = ['<%= config.bin %> plans', '<%= config.bin %> plans --json']
+  static examples = ['<%= config.bin %> plans', '<%= config.bin %> plans --json', '<%= config.bin %> plans rm gentle-breeze', '<%= config.bin %> plans prune --older-than 7d']
 
   async run(): Promise<void> {
     await this.parse(Plans)

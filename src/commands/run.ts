@@ -2,9 +2,10 @@ import {Args, Flags} from '@oclif/core'
 
 import {checkedRules, sessionFlags, WaveCommand} from '../core/command.js'
 import {ExitCode, usageError} from '../core/errors.js'
+import {appendedPrompt, taskText} from '../core/input.js'
 import {defaultApprover} from '../core/plans/approval.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
-import {formatUsage} from '../core/output/progress.js'
+import {formatCost, formatUsage} from '../core/output/progress.js'
 import {type CommandResult, markdownTable, type SessionReporter} from '../core/output/sink.js'
 import type {SessionStart} from '../core/session/plan.js'
 import {executePlan, type RunOutcome} from '../core/session/run.js'
@@ -12,20 +13,26 @@ import {runTask, type TaskOutcome} from '../core/session/task.js'
 
 export default class Run extends WaveCommand {
   static args = {
-    plan: Args.file({description: 'The approved plan file'}),
+    plan: Args.string({description: 'The approved plan: its name (as wave plans lists it) or its path'}),
   }
 
   static description = `Execute an approved plan in a fresh context with the full tool set, or run a task directly.
 
-wave run <plan.md> refuses, before any model request, a plan with no approval record or another
-decision (exit 3), a plan whose content changed since approval, or one made against another git HEAD
-(exit 4; --allow-stale overrides the latter). stdout is the agent's final message.
+wave run <plan> refuses, before any model request, a plan with no approval record or another
+decision, or one that already ran under its approval (exit 3: a plan runs once per approval), a plan
+whose content changed since approval, or one made against another git HEAD (exit 4; --allow-stale
+overrides the latter). stdout is the agent's final message.
+
+The workspace is the top of the git repository holding the current directory, from wherever in it
+the command starts, or --cwd; outside any repository, give --cwd. The repository's AGENTS.md files
+(CLAUDE.md where a directory has none) go into the prompt as they are at run time.
 
 wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the model plans first, the
 command stops with the plan's path on stdout and exit 10 (approve and run it later), or, with
 --approve, approves the plan and executes it in a fresh context.`
 
   static examples = [
+    '<%= config.bin %> run gentle-breeze',
     '<%= config.bin %> run ~/.wave/plans/gentle-breeze.md',
     '<%= config.bin %> run "$PLAN" --approve --mode acceptEdits --allow "Bash(npm test:*)" --json',
     '<%= config.bin %> run "$PLAN" --approval review/gentle-breeze.approval.json --cwd ./checkout',
@@ -36,32 +43,38 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     allow: Flags.string({description: 'With --approve or --task: a permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
     'allow-stale': Flags.boolean({description: 'Run even if the plan was made against another git HEAD'}),
     approval: Flags.file({description: 'The approval record (default: <plan>.approval.json beside the plan)', exclusive: ['approve']}),
-    approve: Flags.boolean({description: 'Approve inline (the record is written first), for trusted pipelines'}),
+    approve: Flags.boolean({description: 'Approve inline (the record is written first), for trusted pipelines; refused over a recorded rejection or request for changes'}),
+    force: Flags.boolean({dependsOn: ['approve'], description: 'With --approve: approve even over a newest decision of rejected or changes_requested (recorded)'}),
     ...sessionFlags(60),
     mode: Flags.option({description: 'With --approve or --task: the permission mode (default acceptEdits)', options: EXECUTION_MODES})(),
-    task: Flags.string({char: 't', description: 'Run this task directly; the model may enter plan mode itself'}),
+    task: Flags.string({char: 't', description: 'Run this task directly (- reads it from stdin); the model may enter plan mode itself', exclusive: ['task-file']}),
+    'task-file': Flags.file({description: 'Run the task in this file directly'}),
   }
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Run)
-    if (args.plan && flags.task !== undefined) throw usageError('Give either a plan to run or --task, not both.')
-    if (!args.plan && !flags.task?.trim()) throw usageError('Missing the plan to run (or --task).', 'wave run <plan.md>')
-    if (!flags.approve && !flags.task && (flags.mode || flags.allow)) {
+    const taskGiven = flags.task !== undefined || flags['task-file'] !== undefined
+    if (args.plan && taskGiven) throw usageError('Give either a plan to run or --task, not both.')
+    const task = await taskText(flags)
+    if (!args.plan && !task?.trim()) throw usageError('Missing the plan to run (or --task).', 'wave run <plan>')
+    if (!flags.approve && !taskGiven && (flags.mode || flags.allow)) {
       throw usageError('--mode and --allow choose how an inline approval runs: use them with --approve (or --task).', 'The approval record holds the mode and rules of an approved plan.')
     }
 
     const allow = checkedRules(flags.allow)
     const mode = flags.mode ?? 'acceptEdits'
     const approve = flags.approve ? {allow, approver: await defaultApprover(), mode} : undefined
+    const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])
     const common = (reporter: SessionReporter) => ({
-      cwd: flags.cwd ?? process.cwd(),
+      appendSystemPrompt,
+      cwd: flags.cwd,
       host: this.sessionHost((event) => reporter.event(event)),
+      maxBudgetUsd: flags['max-budget-usd'],
       maxTurns: flags['max-turns'],
       model: flags.model,
     })
 
-    if (flags.task) {
-      const task = flags.task
+    if (task) {
       const outcome = await this.output.session('wave run --task', (reporter) =>
         runTask({
           ...common(reporter),
@@ -84,6 +97,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
         allowStale: flags['allow-stale'],
         approvalPath: flags.approval,
         approve,
+        force: flags.force,
         onStart: (info) => reporter.start({command: 'run', ...info}),
         planPath: args.plan!,
       }),
@@ -95,6 +109,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
 function runResult(outcome: RunOutcome): CommandResult {
   return {
     data: {
+      costUsd: outcome.costUsd,
       denials: outcome.denials,
       filesChanged: outcome.filesChanged,
       mode: outcome.mode,
@@ -107,7 +122,7 @@ function runResult(outcome: RunOutcome): CommandResult {
       usage: outcome.usage,
     },
     summary: runSummary(`## wave run: ${outcome.name}`, outcome, [['Plan', `\`${outcome.planPath}\``]]),
-    tally: `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}`,
+    tally: `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
     text: outcome.finalText,
   }
 }
@@ -120,7 +135,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
 
     case 'awaiting_approval': {
       return {
-        data: {name: outcome.name, outcome: 'awaiting_approval', planPath: outcome.planPath, stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage},
+        data: {costUsd: outcome.costUsd, name: outcome.name, outcome: 'awaiting_approval', planPath: outcome.planPath, stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage},
         summary: `## wave run --task: plan ${outcome.name} awaits approval\n\n${markdownTable([
           ['Task', task],
           ['Plan', `\`${outcome.planPath}\``],
@@ -134,6 +149,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
     case 'completed': {
       return {
         data: {
+          costUsd: outcome.costUsd,
           denials: outcome.denials,
           filesChanged: outcome.filesChanged,
           mode: outcome.mode,
@@ -144,14 +160,14 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
           usage: outcome.usage,
         },
         summary: runSummary('## wave run --task', outcome, [['Task', task]]),
-        tally: `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}`,
+        tally: `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
         text: outcome.finalText,
       }
     }
   }
 }
 
-type Ran = Pick<RunOutcome, 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'stopReason' | 'turns' | 'usage'>
+type Ran = Pick<RunOutcome, 'costUsd' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'stopReason' | 'turns' | 'usage'>
 
 function runSummary(heading: string, outcome: Ran, first: Array<[string, string]>): string {
   const usage = outcome.usage
@@ -163,6 +179,7 @@ ${markdownTable([
   ['Mode', outcome.mode],
   ['Turns', String(outcome.turns)],
   ['Stop reason', outcome.stopReason],
+  ['Cost', formatCost(outcome.costUsd)],
   ['Denied calls', String(outcome.denials)],
   ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
 ])}

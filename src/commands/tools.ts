@@ -4,7 +4,7 @@ import {WaveCommand} from '../core/command.js'
 import {offered, parseRules, PERMISSION_MODES, type PermissionMode} from '../core/policy/policy.js'
 import {loadSettings} from '../core/settings.js'
 import {openSessionTools} from '../plugins/toolset.js'
-import {workspaceRoot} from '../core/workspace/paths.js'
+import {sessionWorkspace} from '../core/workspace/git.js'
 
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.
@@ -13,16 +13,18 @@ Lists the built-ins, the tools of installed plugins and those of the MCP servers
 (which it starts, then stops). Offers are those of a headless session under the settings files' rules
 and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm test:*) allows it.`
 
-  static examples = ['<%= config.bin %> tools', '<%= config.bin %> tools --mode plan', '<%= config.bin %> tools --json']
+  static examples = ['<%= config.bin %> tools', '<%= config.bin %> tools --mode plan', '<%= config.bin %> tools --verbose', '<%= config.bin %> tools --json']
 
   static flags = {
     mode: Flags.option({description: 'Show only this mode', options: PERMISSION_MODES})(),
+    verbose: Flags.boolean({description: 'Also print each tool\'s whole description and input schema, as the model is sent them'}),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Tools)
     const modes: readonly PermissionMode[] = flags.mode ? [flags.mode] : PERMISSION_MODES
-    const workspace = await workspaceRoot(process.cwd())
+    // The project settings a session started here would read: the repository's, from any subdirectory.
+    const {workspace} = await sessionWorkspace(process.cwd(), false)
     const settings = loadSettings(workspace)
     const rules = parseRules(settings.allow, settings.deny)
     const {close, registry} = await openSessionTools({config: this.config, settings, warn: (message) => this.output.warn(message), workspace})
@@ -30,7 +32,8 @@ and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm t
     const tools = registry.tools.map((tool) => ({
       access: tool.access,
       origin: tool.origin ?? 'builtin',
-      description: tool.description.split('\n')[0],
+      description: flags.verbose ? tool.description : tool.description.split('\n')[0],
+      ...(flags.verbose ? {input_schema: registry.apiTool(tool).input_schema} : {}),
       name: tool.name,
       offered: Object.fromEntries(
         modes.map((mode) => [
@@ -47,6 +50,7 @@ and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm t
     const rows = tools.map((t) => [t.name, t.access, ...modes.map((m) => (t.offered[m] ? 'yes' : '-'))])
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
     const table = [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd())
-    await this.output.result({data: {modes, tools}, text: table.join('\n')})
+    const details = flags.verbose ? tools.map((t) => `\n----- ${t.name} (${t.access}, ${t.origin}) -----\n${t.description}\n\ninput_schema: ${JSON.stringify(t.input_schema)}`) : []
+    await this.output.result({data: {modes, tools}, text: [...table, ...details].join('\n')})
   }
 }

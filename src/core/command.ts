@@ -14,7 +14,18 @@ export const outputFormatFlag = Flags.option({
 /** The flags of every command that starts a model session (plan, run). */
 export function sessionFlags(maxTurns: number) {
   return {
-    cwd: Flags.directory({description: 'Workspace root (default: the current directory)'}),
+    'append-system-prompt': Flags.string({
+      description: 'Text added at the end of the system prompt (after the repository\'s AGENTS.md / CLAUDE.md); @FILE reads it from a file',
+    }),
+    cwd: Flags.directory({description: 'Workspace root (default: the top of the git repository holding the current directory)'}),
+    'max-budget-usd': Flags.custom<number>({
+      description: 'Stop with exit 5 once the session has spent more than this many US dollars',
+      async parse(input) {
+        const value = Number(input)
+        if (!Number.isFinite(value) || value <= 0) throw new Error(`Expected a positive number of US dollars but received: ${input}`)
+        return value
+      },
+    })(),
     'max-turns': Flags.integer({default: maxTurns, description: 'Stop with exit 5 after this many model turns', min: 1}),
     model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, the settings files, else claude-sonnet-5-5)'}),
     'output-format': outputFormatFlag({default: 'text'}),

@@ -10,6 +10,7 @@ import {z} from 'zod'
 import {ExitCode, usageError, WaveError} from './errors.js'
 import {type JsonFileOptions, parseJsonText, readJsonFile} from './json.js'
 import {waveHome} from './plans/plans.js'
+import {type PriceTable, priceTableSchema} from './session/pricing.js'
 import {type Provider, PROVIDERS} from './session/providers.js'
 import {ruleSchema} from './policy/policy.js'
 import {expandHome, isInside, PathResolutionError, realPathOf} from './workspace/paths.js'
@@ -58,6 +59,10 @@ export const settingsSchema = z.strictObject({
    * user file's first, then the project file's. Only words for the model: it grants nothing.
    */
   instructions: z.string().optional(),
+  /** The model's context window in tokens, where wave's table does not know it (compaction starts near it). */
+  contextWindow: z.number().int().min(1000).optional(),
+  /** Prices per million tokens by model ID, over wave's table (costUsd, --max-budget-usd). */
+  prices: priceTableSchema.optional(),
   mcpServers: z
     .record(z.string().regex(MCP_SERVER_NAME, 'server names are letters, digits and "-" (at most 32), so tools can be named mcp__<server>__<tool>'), mcpServerSchema)
     .optional(),
@@ -113,6 +118,8 @@ export interface EffectiveSettings {
   plugins: Record<string, boolean>
   /** The settings files' `instructions`, user file first. */
   instructions: string[]
+  contextWindow?: number
+  prices?: PriceTable
   /** The user file's `provider` (WAVE_PROVIDER, read by the client, comes first). */
   provider?: Provider
   mcpServers: Record<string, McpServerConfig & {scope: SettingsScope}>
@@ -182,6 +189,8 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     merged.files.push(file)
     if (settings.model) merged.model = settings.model
     if (settings.instructions?.trim()) merged.instructions.push(settings.instructions)
+    if (settings.contextWindow) merged.contextWindow = settings.contextWindow
+    if (settings.prices) merged.prices = {...merged.prices, ...settings.prices}
     if (scope === 'user' && settings.provider) merged.provider = settings.provider
     merged.deny.push(...(settings.permissions?.deny ?? []))
     Object.assign(merged.plugins, settings.plugins)

@@ -155,6 +155,7 @@ describe('wave run', () => {
     expect(output.usage.input_tokens).toBeGreaterThan(0)
     expect(output.usage.output_tokens).toBeGreaterThan(0)
 
+    await approve(planPath) // a plan runs once per approval
     server.push(reply('Again.'))
     const format = await wave(['run', planPath, '--output-format', 'json'])
     expect(format.code, format.stderr).toBe(0)
@@ -412,11 +413,11 @@ describe('wave run --approve', () => {
     expect(readJson(sidecar(planPath, '.state.json')).status).toBe('ran')
   })
 
-  it('defaults to acceptEdits, and overrides an earlier rejection with the audit trail kept', async () => {
+  it('defaults to acceptEdits, and overrides an earlier rejection with --force, the audit trail kept', async () => {
     const planPath = writePlan()
     await approve(planPath, '--reject', '--feedback', 'not yet')
     server.push(reply('Done.'))
-    const result = await wave(['run', planPath, '--approve'])
+    const result = await wave(['run', planPath, '--approve', '--force'])
     expect(result.code, result.stderr).toBe(0)
     const record = readJson(sidecar(planPath, '.approval.json'))
     expect(record).toMatchObject({allow: [], decision: 'approved', mode: 'acceptEdits'})

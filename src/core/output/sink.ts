@@ -35,7 +35,7 @@ export type StreamEvent =
   | ({type: 'session_start'} & SessionStartInfo)
   | {type: 'plan_mode'; name: string; planPath: string}
   | {type: 'turn_start'; turn: number; mode: string}
-  | {type: 'usage'; turn: number; usage: TokenUsage}
+  | {type: 'usage'; turn: number; usage: TokenUsage; costUsd: number | null}
   | {type: 'assistant'; text: string}
   | {type: 'tool_call'; id: string; name: string; input: unknown}
   | {type: 'tool_result'; id: string; name: string; is_error: boolean; denied: boolean; content: string}
@@ -137,6 +137,7 @@ abstract class Sink implements OutputSink {
         },
         start: (info) => {
           if (info.name) progress.title(`${title} ${info.name}`)
+          progress.header({command: title, mode: info.mode, model: info.model, name: info.name})
           this.emit({type: 'session_start', ...info})
         },
       }),

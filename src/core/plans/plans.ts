@@ -41,26 +41,25 @@ export const planNameOf = (planPath: string) => path.basename(planPath, PLAN_EXT
 const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 
 /**
- * The plan a command names: a path that exists wins; else a plan's name as `wave plans` lists it (with
- * or without `.md`) in the plans directory. Only Markdown plans are plans: any other file is a usage
- * error (exit 2), as is a reference that is neither. `unwritten`: a plan whose file is not written yet
- * but whose state exists (a planning session that failed early) counts, for `plan --revise`.
+ * The plan a command names: a path as given, or a plan's name as `wave plans` lists it (with or
+ * without `.md`), looked up in the plans directory unless a file of that name is here (a path that
+ * exists wins). Only Markdown plans are plans: any other existing file is a usage error (exit 2), as is
+ * a name that names nothing. A missing path is left to the caller to report. `unwritten`: a plan whose
+ * file is not written yet but whose state exists (a planning session that failed early) counts.
  */
 export async function resolvePlanReference(reference: string, options: {unwritten?: boolean} = {}): Promise<string> {
-  const given = path.resolve(expandTilde(reference))
-  const existing = await lstat(given).catch(() => undefined)
-  let planPath: string | undefined = existing ? given : undefined
-  if (!planPath) {
-    const name = reference.endsWith(PLAN_EXTENSION) ? reference.slice(0, -PLAN_EXTENSION.length) : reference
-    const candidate = PLAN_NAME.test(name) ? path.join(plansDir(), name + PLAN_EXTENSION) : undefined
-    if (candidate && ((await exists(candidate)) || (options.unwritten && (await exists(planSidecars(candidate).state))))) planPath = candidate
+  let planPath = path.resolve(expandTilde(reference))
+  const name = reference.endsWith(PLAN_EXTENSION) ? reference.slice(0, -PLAN_EXTENSION.length) : reference
+  if (PLAN_NAME.test(name) && !(await lstat(planPath).catch(() => undefined))) {
+    const candidate = path.join(plansDir(), name + PLAN_EXTENSION)
+    if (!(await exists(candidate)) && !(options.unwritten && (await exists(planSidecars(candidate).state)))) {
+      throw usageError(`Plan not found: no file ${reference} here, and no plan named ${name} in ${plansDir()}.`, 'wave plans lists the plans by name.')
+    }
+
+    planPath = candidate
   }
 
-  if (!planPath) {
-    throw usageError(`Plan not found: ${reference} is neither a file nor the name of a plan in ${plansDir()}.`, 'wave plans lists the plans by name.')
-  }
-
-  if (path.extname(planPath) !== PLAN_EXTENSION) {
+  if (path.extname(planPath) !== PLAN_EXTENSION && (await lstat(planPath).catch(() => undefined))) {
     throw usageError(`Not a plan: ${reference} is not a Markdown file (.md); wave approves and runs only Markdown plans.`)
   }
 
@@ -82,6 +81,10 @@ const runSchema = z.object({
   endedAt: z.string().optional(),
   exitCode: z.number().optional(),
   startedAt: z.string(),
+  /** What the run spent so far (kept when it fails, so `--resume` keeps counting). */
+  turns: z.number().optional(),
+  costUsd: z.number().nullable().optional(),
+  usage: z.record(z.string(), z.number()).optional(),
 })
 
 export const PLAN_STATUSES = ['draft', 'approved', 'rejected', 'changes_requested', 'running', 'ran', 'failed'] as const
@@ -97,6 +100,8 @@ export const planStateSchema = z.object({
   updatedAt: z.string(),
   version: z.literal(1),
   workspace: z.string(),
+  /** What planning (plan and revise sessions) spent, in USD; null once a session's model had no price. */
+  costUsd: z.number().nullable().optional(),
 })
 
 export type PlanState = z.infer<typeof planStateSchema>
@@ -258,6 +263,8 @@ export async function appendTranscript(planPath: string, entry: unknown): Promis
 }
 
 export interface PlanListing {
+  /** USD spent on the plan's sessions (planning and runs); null when a model had no known price. */
+  costUsd: number | null
   name: string
   path: string
   status: PlanState['status']
@@ -288,6 +295,7 @@ export async function listPlans(): Promise<PlanListing[]> {
       // A decision recorded after the state was written (by another tool) is the newer status.
       const status = state && !(decision && decision.at > state.updatedAt) ? state.status : (decision?.decision ?? 'draft')
       return {
+        costUsd: state ? planCost(state) : 0,
         createdAt: state?.createdAt ?? info.birthtime.toISOString(),
         name: planNameOf(planPath),
         path: planPath,
@@ -321,9 +329,22 @@ export async function isRegularFile(file: string): Promise<boolean> {
 }
 
 /** Sets the plan's status where wave keeps a state for it. */
-export async function setPlanStatus(planPath: string, status: PlanState['status']): Promise<void> {
+export async function setPlanStatus(planPath: string, status: PlanState['status'], spentUsd?: number | null): Promise<void> {
   const state = await readPlanState(planPath)
-  if (state) await writePlanState(planPath, {...state, status})
+  if (!state) return
+  const costUsd = spentUsd === undefined ? state.costUsd : addCost(state.costUsd, spentUsd)
+  await writePlanState(planPath, {...state, costUsd, status})
+}
+
+/** Costs add up; an unknown one (null) makes the total unknown. */
+export function addCost(a: number | null | undefined, b: number | null | undefined): number | null {
+  if (a === null || b === null) return null
+  return (a ?? 0) + (b ?? 0)
+}
+
+/** What a plan has cost so far: its planning sessions and its runs. */
+export function planCost(state: PlanState): number | null {
+  return state.runs.reduce<number | null>((total, run) => addCost(total, run.costUsd), state.costUsd ?? 0)
 }
 
 /** The files wave may keep for a plan: the plan itself and its sidecars. */

@@ -14,6 +14,7 @@ import {type SessionControl, ToolError} from '../../plugins/tool.js'
 import {isRegularFile} from '../plans/plans.js'
 import type {PolicyContext} from '../policy/policy.js'
 import {resolvePath} from '../workspace/paths.js'
+import {planPrompt} from './prompts/plan.js'
 
 export interface PlanFile {
   path: string
@@ -57,7 +58,7 @@ export class PlanMode implements SessionControl {
   /** The system prompt while plan mode is active, `context` before the Plan File Info block that ends it. */
   async prompt(context = ''): Promise<string> {
     const plan = this.plan!
-    return planModeSystemPrompt({context, planExists: await isRegularFile(plan.path), planFile: plan.path, workspace: this.options.workspace})
+    return planModeSystemPrompt({context, planExists: await isRegularFile(plan.path), planFile: plan.path})
   }
 
   async enterPlanMode(reason?: string): Promise<string> {
@@ -119,22 +120,11 @@ export function planFileInfo(planFilePath: string, exists: boolean): string {
 export interface PlanPromptInput {
   /** Sections every session carries (environment, instructions), placed before the reminder. */
   context?: string
-  workspace: string
   planFile: string
   planExists: boolean
 }
 
-/** System prompt of a planning session: it must end with the Plan File Info block. */
-export function planModeSystemPrompt({context, planExists, planFile, workspace}: PlanPromptInput): string {
-  return `You are wave, a coding agent working headless, in plan mode. No one will answer questions during this session: decide sensibly and record open questions in the plan.
-
-Workspace: ${workspace}
-
-Plan mode means:
-- Explore the repository with the read-only tools (Read, Glob, Grep, LS) to understand what the task needs.
-- Write a concrete, reviewable implementation plan in Markdown: the goal, the files to change and how, new files, commands to run (tests, builds), risks and open questions. A reviewer will approve it, and it will be executed later in a fresh session that sees only the task and this plan, so make it self-contained.
-- Do not change anything else: no edits to source files, no commands. Such calls are refused.
-- When the plan is complete, stop (or call ExitPlanMode if it is offered) with a one-paragraph summary.
-
-${context ? `${context}\n\n` : ''}${planFileInfo(planFile, planExists)}`
+/** System prompt of a planning session: the instructions (prompts/plan.ts), the context, and the Plan File Info block that must end it. */
+export function planModeSystemPrompt({context, planExists, planFile}: PlanPromptInput): string {
+  return [planPrompt(), context, planFileInfo(planFile, planExists)].filter(Boolean).join('\n\n')
 }

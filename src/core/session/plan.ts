@@ -6,14 +6,14 @@ import {lstat, realpath, stat} from 'node:fs/promises'
 import path from 'node:path'
 
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
-import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, setPlanStatus} from '../plans/plans.js'
+import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import {loadSettings} from '../settings.js'
-import {repositoryState} from '../workspace/git.js'
-import {workspaceRoot} from '../workspace/paths.js'
+import {repositoryState, type SessionPlace, sessionWorkspace} from '../workspace/git.js'
 import type {StopReason, TokenUsage} from './loop.js'
 import {assertCredentials, modelFrom} from './model.js'
-import {PlanMode} from './plan-mode.js'
+import {planningProfile} from './profiles.js'
+import {planOpening, reviseOpening} from './prompts/plan.js'
 import {runSession, type SessionHost} from './session.js'
 
 export interface SessionStart {
@@ -29,21 +29,28 @@ interface PlanSessionOptions {
   /** `--model`; else WAVE_MODEL, the settings, the default. */
   model?: string
   maxTurns: number
+  /** `--max-budget-usd`. */
+  maxBudgetUsd?: number
   /** `--allow` rules, on top of the settings files' (e.g. WebFetch(domain:docs.example.com) for research). */
   allow: string[]
+  /**
+   * `--cwd`: the workspace. Without it, the top of the git repository holding the current directory;
+   * outside any repository, the current directory (plan mode writes nothing there).
+   */
+  cwd?: string
+  /** `--append-system-prompt`. */
+  appendSystemPrompt?: string
   onStart?(info: SessionStart): void
 }
 
 export interface PlanOptions extends PlanSessionOptions {
   task: string
-  cwd: string
 }
 
 export interface ReviseOptions extends PlanSessionOptions {
+  /** The plan's path, or its name as `wave plans` lists it. */
   planPath: string
   feedback?: string
-  /** The workspace: `--cwd`, else the current directory (never the plan's state file). */
-  cwd: string
 }
 
 export interface PlanOutcome {
@@ -52,19 +59,21 @@ export interface PlanOutcome {
   turns: number
   usage: TokenUsage
   stopReason: StopReason
+  costUsd: number | null
   summary: string
 }
 
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
 export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
-  const workspace = await workspaceRoot(options.cwd)
+  const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
+  const {workspace} = place
   const settings = loadSettings(workspace)
   const model = modelFrom(options.model, settings.model)
-  assertCredentials()
+  assertCredentials(settings.provider)
   const repository = await repositoryState(workspace)
   const plan = await createPlan({model, repository, task: options.task, workspace})
-  const opening = `Task:\n${options.task}\n\nExplore the workspace and write an implementation plan for this task to ${plan.path}.`
-  return planSession({...options, model, opening, planPath: plan.path, settings, transcriptLabel: 'plan', workspace})
+  const opening = planOpening(options.task, plan.path)
+  return planSession({...options, model, opening, place, planPath: plan.path, settings, transcriptLabel: 'plan'})
 }
 
 /**
@@ -72,7 +81,7 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
  * reviewer's feedback in the first message. Also picks up a session that failed or was interrupted.
  */
 export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
-  const planPath = await planInPlansDir(options.planPath)
+  const planPath = await planInPlansDir(await resolvePlanReference(options.planPath, {unwritten: true}))
   const state = await readPlanStateChecked(planPath)
   const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
   // The record, when there is one, is the authority on the task; the state file is wave's bookkeeping.
@@ -83,25 +92,25 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
   }
 
   const feedback = options.feedback?.trim() || newestFeedback(record)
-  const workspace = await workspaceRoot(options.cwd)
+  const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
+  const {workspace} = place
   const settings = loadSettings(workspace)
   const model = modelFrom(options.model, settings.model)
-  assertCredentials()
+  assertCredentials(settings.provider)
   const planned = record?.repository?.head ?? state?.repository?.head
   const current = await repositoryState(workspace)
   if (planned && current?.head && current.head !== planned) {
     options.host.warn(`The plan was made against commit ${planned.slice(0, 12)}; ${workspace} is at ${current.head.slice(0, 12)}.`)
   }
 
-  const review = feedback ? `A reviewer asked for changes:\n${feedback}\n\n` : ''
-  const opening = `Task:\n${task}\n\n${review}Revise the plan at ${planPath} for this task${feedback ? ', addressing the feedback' : ', completing it where it is unfinished'}. Read it first, then edit it.`
-  return planSession({...options, model, opening, planPath, settings, transcriptLabel: 'revise', workspace})
+  const opening = reviseOpening(task, planPath, feedback)
+  return planSession({...options, model, opening, place, planPath, settings, transcriptLabel: 'revise'})
 }
 
 interface SessionInput extends PlanSessionOptions {
   model: string
   planPath: string
-  workspace: string
+  place: SessionPlace
   settings: ReturnType<typeof loadSettings>
   opening: string
   transcriptLabel: string
@@ -109,26 +118,31 @@ interface SessionInput extends PlanSessionOptions {
 
 /** One planning session on one plan file: only that file is writable, the rest read-only. */
 async function planSession(input: SessionInput): Promise<PlanOutcome> {
-  const {planPath, workspace} = input
+  const {planPath} = input
+  const {workspace} = input.place
   const name = planNameOf(planPath)
   input.onStart?.({mode: 'plan', model: input.model, name, planPath, workspace})
-  const planMode = new PlanMode({plan: {name, path: planPath}, workspace})
+  const profile = planningProfile({name, path: planPath}, workspace)
+  const planMode = profile.planMode
   const result = await runSession({
     allow: input.allow,
+    appendSystemPrompt: input.appendSystemPrompt,
+    cwd: input.place.cwd,
     host: input.host,
+    maxBudgetUsd: input.maxBudgetUsd,
     maxTurns: input.maxTurns,
-    mode: 'plan',
     model: input.model,
     opening: input.opening,
-    planMode,
+    ...profile,
     settings: input.settings,
-    system: () => '',
+    repository: input.place.repository,
+    onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: input.transcriptLabel}),
     transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
     workspace,
   }).catch(async (error: unknown) => {
-    await setPlanStatus(planPath, 'failed')
+    await setPlanStatus(planPath, 'failed', error instanceof WaveError ? (error.details?.costUsd as number | null | undefined) : undefined)
     const partial = (await isRegularFile(planPath)) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
-    if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint)
+    if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint, {...error.details, planPath})
     throw error
   })
 
@@ -137,8 +151,8 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
     throw new WaveError(`The planning session ended without a plan: ${planPath} ${(await isRegularFile(planPath)) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
 
-  await setPlanStatus(planPath, 'draft')
-  return {name, planPath, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
+  await setPlanStatus(planPath, 'draft', result.costUsd)
+  return {costUsd: result.costUsd, name, planPath, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
 }
 
 /** A plan to revise must be one of wave's: a regular file (or a plan still to write) in the plans directory. */

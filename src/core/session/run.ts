@@ -1,20 +1,33 @@
-import {readFile, realpath, rm} from 'node:fs/promises'
+import {realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
 import type {SessionTools} from '../../plugins/toolset.js'
 import {type EffectiveSettings, loadSettings} from '../settings.js'
 import type {StopReason, TokenUsage} from './loop.js'
-import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, readApproval, writeDecision} from '../plans/approval.js'
+import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, markSpent, readApproval, writeDecision} from '../plans/approval.js'
 import {ExitCode, WaveError} from '../errors.js'
 import {assertCredentials, modelFrom} from './model.js'
-import {appendTranscript, createExclusive, type PlanRun, type PlanState, planNameOf, planSidecars, readPlanFile, readPlanState, readPlanStateChecked, writePlanState} from '../plans/plans.js'
+import {
+  appendTranscript,
+  createExclusive,
+  liveLockOwner,
+  type PlanRun,
+  type PlanState,
+  planNameOf,
+  planSidecars,
+  readPlanFile,
+  readPlanState,
+  readPlanStateChecked,
+  resolvePlanReference,
+  writePlanState,
+} from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {executionSystemPrompt} from './prompts.js'
-import {changedPaths, repositoryState} from '../workspace/git.js'
+import {runProfile} from './profiles.js'
+import {runOpening} from './prompts/run.js'
+import {changedPaths, repositoryState, type SessionPlace, sessionWorkspace} from '../workspace/git.js'
 import type {SessionStart} from './plan.js'
-import {PlanMode} from './plan-mode.js'
 import {runSession, type SessionHost} from './session.js'
-import {displayPath, workspaceRoot} from '../workspace/paths.js'
+import {displayPath} from '../workspace/paths.js'
 
 export interface InlineApproval {
   mode: ExecutionMode
@@ -24,15 +37,25 @@ export interface InlineApproval {
 
 export interface RunOptions {
   host: SessionHost
+  /** The plan's path, or its name as `wave plans` lists it. */
   planPath: string
   approvalPath?: string
   /** `--approve`: write an approved record first, so there is always an audit trail. */
   approve?: InlineApproval
-  cwd: string
+  /** `--force`: with `approve`, approve even over a newest decision of rejected or changes_requested. */
+  force?: boolean
+  /** `--cwd`: the workspace. Without it, the top of the git repository holding the current directory. */
+  cwd?: string
+  /** Where the session works, already chosen (`run --task --approve` runs its plan where the task ran). */
+  place?: SessionPlace
+  /** `--append-system-prompt`. */
+  appendSystemPrompt?: string
   allowStale: boolean
   /** `--model`; else WAVE_MODEL, the settings, the default. */
   model?: string
   maxTurns: number
+  /** `--max-budget-usd`. */
+  maxBudgetUsd?: number
   onStart?(info: SessionStart): void
   /**
    * `run --task --approve`: the settings and tool set the task session started with. The execution uses
@@ -49,6 +72,7 @@ export interface RunOutcome {
   turns: number
   usage: TokenUsage
   stopReason: StopReason
+  costUsd: number | null
   filesChanged: string[]
   denials: number
 }
@@ -58,17 +82,19 @@ export interface RunOutcome {
  * conversation whose only user message holds the task and the approved plan.
  */
 export async function executePlan(options: RunOptions): Promise<RunOutcome> {
-  const planPath = path.resolve(options.planPath)
+  const planPath = await resolvePlanReference(options.planPath)
   const {bytes, text} = await readPlanFile(planPath)
   const state = await readPlanStateChecked(planPath)
-  const workspace = await workspaceRoot(options.cwd)
+  const place = options.place ?? (await runPlace(options.cwd, state))
+  const {workspace} = place
   const settings = options.inherited?.settings ?? loadSettings(workspace)
 
   let record: ApprovalRecord
   const recordPath = options.approvalPath ? path.resolve(options.approvalPath) : approvalPathFor(planPath)
   if (options.approve) {
     // No record is written for a run that cannot start for want of a key.
-    assertCredentials()
+    assertCredentials(settings.provider)
+    if (!options.force) await assertNotOverriding(recordPath, planPath)
     record = (
       await writeDecision({
         ...options.approve,
@@ -86,27 +112,84 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
   }
 
   assertApproved(record, recordPath, options.planPath, bytes)
+  assertUnspent(record, recordPath, planPath, state)
   const current = await repositoryState(workspace)
   const plannedHead = record.repository?.head ?? state?.repository?.head ?? null
   if (plannedHead && current?.head !== plannedHead && !options.allowStale) {
+    const where = state?.workspace && state.workspace !== workspace ? ` (--cwd ${state.workspace})` : ''
     throw new WaveError(
-      `The plan is stale: it was made against commit ${plannedHead.slice(0, 12)}, and the workspace is at ${current?.head?.slice(0, 12) ?? 'no commit'}.`,
+      `The plan is stale: it was made against commit ${plannedHead.slice(0, 12)}, and the workspace ${workspace} is at ${current?.head?.slice(0, 12) ?? 'no commit'}.`,
       ExitCode.mismatch,
-      'Make a new plan, or pass --allow-stale to run it anyway.',
+      `Run it in a checkout at that commit with --cwd${where}, make a new plan, or pass --allow-stale to run it here anyway.`,
     )
   }
 
-  assertCredentials()
+  assertCredentials(settings.provider)
   const release = await lockPlan(planPath)
   try {
-    return await execute({...options, planPath}, {current, model: modelFrom(options.model, settings.model), record, settings, state, text, workspace})
+    return await execute({...options, planPath}, {current, model: modelFrom(options.model, settings.model), place, record, recordPath, settings, state, text, workspace})
   } finally {
     await release()
   }
 }
 
+/**
+ * Where `wave run <plan>` works: `--cwd`, else the top of the git repository holding the current
+ * directory. Outside any repository there is no such top, and a guess could run the plan in the wrong
+ * place: a usage error naming --cwd and, as a hint only, the workspace the plan was made in.
+ */
+async function runPlace(cwd: string | undefined, state: PlanState | undefined): Promise<SessionPlace> {
+  const place = await sessionWorkspace(cwd ?? process.cwd(), cwd !== undefined)
+  if (cwd !== undefined || place.repository) return place
+  const planned = state?.workspace ? ` (the plan was made in ${state.workspace})` : ''
+  throw new WaveError(
+    `${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`,
+    ExitCode.usage,
+    `Run it from the repository the plan is for, or name the workspace with --cwd${planned}.`,
+  )
+}
+
+/**
+ * `run --approve` approves inline, for trusted pipelines; it does not silently overturn a person's
+ * rejection or request for changes. `--force` does, and the record's history keeps both decisions.
+ */
+async function assertNotOverriding(recordPath: string, planPath: string): Promise<void> {
+  const previous = await readApproval(recordPath, planPath).catch(() => undefined)
+  if (!previous || previous.decision === 'approved') return
+  const by = previous.approver ? ` by ${previous.approver}` : ''
+  const what = previous.decision === 'rejected' ? 'was rejected' : 'has changes requested'
+  const feedback = previous.feedback ? `: ${previous.feedback.split('\n')[0]}` : ''
+  throw new WaveError(
+    `The plan ${planNameOf(planPath)} ${what}${by}${feedback}; --approve does not override that decision.`,
+    ExitCode.notApproved,
+    `Revise it (wave plan --revise ${planNameOf(planPath)}) and approve it again, or pass --force to approve it over the decision (recorded).`,
+  )
+}
+
+/**
+ * A plan that ran successfully is spent: it runs again only after a new approval. The record says so
+ * when the run could mark it (`spentAt`, which travels with the record); the state beside the plan
+ * says so too, for a record the run could not write: a successful run of these bytes that started
+ * after the record's decision.
+ */
+function assertUnspent(record: ApprovalRecord, recordPath: string, planPath: string, state: PlanState | undefined): void {
+  const decidedAt = Date.parse(record.decidedAt ?? '')
+  const ran =
+    record.spentAt ??
+    state?.runs.find((run) => run.exitCode === ExitCode.ok && run.approvalSha256 === record.plan.sha256 && Date.parse(run.startedAt) > decidedAt)?.endedAt
+  if (ran === undefined) return
+  const name = planNameOf(planPath)
+  throw new WaveError(
+    `The plan ${name} already ran under this approval${ran ? ` (finished ${ran})` : ''}: an approved plan runs once.`,
+    ExitCode.notApproved,
+    `Approve it again to run it again: wave approve ${name}${recordPath === approvalPathFor(planPath) ? '' : ` --out ${recordPath}`}`,
+  )
+}
+
 interface Prepared {
   model: string
+  place: SessionPlace
+  recordPath: string
   settings: EffectiveSettings
   text: string
   record: ApprovalRecord
@@ -131,24 +214,29 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     const result = await runSession({
       // The record's rules; the settings files add theirs (and their deny rules beat any allow).
       allow: record.allow,
+      appendSystemPrompt: options.appendSystemPrompt,
+      cwd: prepared.place.cwd,
       host: options.host,
       maxTurns: options.maxTurns,
-      mode: record.mode,
       model: prepared.model,
       // The task comes from the record alone: the state file beside a plan is bookkeeping, not authority.
-      opening: firstMessage(record.task, name, record.plan.sha256, prepared.text),
-      planMode: new PlanMode({workspace}),
+      opening: runOpening(record.task, name, record.plan.sha256, prepared.text),
+      repository: prepared.place.repository,
       settings: prepared.settings,
-      system: (rules) => executionSystemPrompt({allow: rules.allow.map((rule) => rule.source), mode: record.mode, workspace}),
+      ...runProfile(record.mode, workspace),
       tools: options.inherited?.tools,
+      maxBudgetUsd: options.maxBudgetUsd,
+      onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: 'run', startedAt: run.startedAt}),
       transcript: (message) => appendTranscript(planPath, {message, session: 'run', startedAt: run.startedAt}),
       workspace,
     })
     changed = result.changed
+    Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
     exitCode = ExitCode.ok
     const filesChanged = await filesChangedBy(workspace, before, changed, Boolean(prepared.current), planPath)
     run.changedFiles = filesChanged
     return {
+      costUsd: result.costUsd,
       denials: result.denials,
       filesChanged,
       finalText: result.finalText,
@@ -160,19 +248,26 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       usage: result.usage,
     }
   } catch (error) {
-    if (error instanceof WaveError) exitCode = error.exitCode
-    run.changedFiles = await filesChangedBy(workspace, before, changed, Boolean(prepared.current), planPath)
-    throw error
+    if (error instanceof WaveError) {
+      exitCode = error.exitCode
+      const {costUsd, turns, usage} = error.details ?? {}
+      Object.assign(run, {costUsd, turns, usage})
+    }
+
+    // What the run changed before it failed is the error's to report, in workspace terms.
+    const failed = error instanceof WaveError ? (error.details?.filesChanged as string[] | undefined) : undefined
+    run.changedFiles = await filesChangedBy(workspace, before, new Set([...changed, ...(failed ?? [])]), Boolean(prepared.current), planPath)
+    throw error instanceof WaveError ? error.withDetails({filesChanged: run.changedFiles, planPath}) : error
   } finally {
     run.endedAt = new Date().toISOString()
     run.exitCode = exitCode
     await saveRun(planPath, prepared, run, exitCode === ExitCode.ok ? 'ran' : 'failed')
+    if (exitCode === ExitCode.ok) {
+      await markSpent(prepared.recordPath, record, run.endedAt).catch((error: unknown) => {
+        options.host.warn(`Could not mark the approval ${prepared.recordPath} as spent (${(error as Error).message}); the plan's state records the run.`)
+      })
+    }
   }
-}
-
-function firstMessage(task: string | undefined, name: string, sha: string, plan: string): string {
-  const taskPart = task ? `Task:\n${task}\n\n` : ''
-  return `${taskPart}Approved plan "${name}" (sha256 ${sha}):\n\n${plan.trimEnd()}\n\nCarry out this plan now.`
 }
 
 /**
@@ -232,8 +327,8 @@ async function lockPlan(planPath: string): Promise<() => Promise<void>> {
   for (let attempt = 0; attempt < 2; attempt++) {
     // Created with its owner's pid in one step: a racing run never reads an empty lock as a dead one.
     if (await createExclusive(lock, String(process.pid))) return () => rm(lock, {force: true})
-    const owner = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10)
-    if (owner && isAlive(owner)) {
+    const owner = await liveLockOwner(planPath)
+    if (owner) {
       throw new WaveError(`The plan ${planNameOf(planPath)} is already running (pid ${owner}).`, ExitCode.runtime, `Wait for it to finish, or remove ${lock} if that process is gone.`)
     }
 
@@ -242,13 +337,3 @@ async function lockPlan(planPath: string): Promise<() => Promise<void>> {
 
   throw new WaveError(`Could not lock the plan ${planPath} for this run.`, ExitCode.runtime)
 }
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-

@@ -9,9 +9,11 @@ import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import type {Config} from '@oclif/core'
 
 import {openSessionTools, type SessionTools} from '../../plugins/toolset.js'
-import {parseRules, type PermissionMode, type PolicyContext, type Rules} from '../policy/policy.js'
+import {parseRules, type PermissionMode, type PolicyContext, readDenials, type Rules} from '../policy/policy.js'
 import type {EffectiveSettings} from '../settings.js'
-import {type AgentEvent, type AgentResult, runAgent} from './loop.js'
+import {environmentSection, readEnvironment} from './environment.js'
+import {type AgentEvent, type AgentResult, type CompactionEvent, runAgent} from './loop.js'
+import {instructionsSections, readInstructionFiles} from './instructions.js'
 import {createClient} from './model.js'
 import type {PlanMode} from './plan-mode.js'
 
@@ -31,6 +33,15 @@ export interface SessionSpec {
   host: SessionHost
   /** The workspace root, a real path. */
   workspace: string
+  /**
+   * Where the command was started (or `--cwd`), a real path, and the top of the git repository around
+   * the workspace: the repository's AGENTS.md / CLAUDE.md files are read from `repository` (else the
+   * workspace) down to `cwd` (else the workspace).
+   */
+  cwd?: string
+  repository?: string | null
+  /** `--append-system-prompt`: the last of the system prompt's own sections. */
+  appendSystemPrompt?: string
   /** The settings in force, read once when the driver started: a session never re-reads them. */
   settings: EffectiveSettings
   model: string
@@ -50,43 +61,90 @@ export interface SessionSpec {
   /** An open tool set to use, which the caller closes; else one is opened and closed here. */
   tools?: SessionTools
   client?: Anthropic
+  /** `--max-budget-usd`: the session stops (exit 5) once it has spent more. */
+  maxBudgetUsd?: number
+  /** After a compaction replaced the conversation: the transcript records the new starting point. */
+  onCompacted?(messages: MessageParam[], compaction: CompactionEvent): Promise<void>
 }
 
 export async function runSession(spec: SessionSpec): Promise<AgentResult> {
   const {host, planMode, settings, workspace} = spec
-  // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
-  const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
-  const base: PolicyContext = {headless: true, mode: spec.mode, rules, workspaceRoot: workspace}
+  // The prompt's context (git, the instruction files) is read while the tools load.
+  const prompt = sessionPrompt(spec)
+  prompt.catch(() => {}) // awaited below, unless opening the tools fails first
   const tools = spec.tools ?? (await openSessionTools({config: host.config, settings, warn: host.warn, workspace}))
   try {
-    // Built once: the system prompt must not change between turns, or the prompt cache is lost.
-    const context = await sessionContext(spec)
+    const {policy, system} = await prompt
     const messages: MessageParam[] = [{content: spec.opening, role: 'user'}]
     await spec.transcript(messages[0])
     return await runAgent({
-      client: spec.client ?? (await createClient()),
+      client: spec.client ?? (await createClient(settings.provider)),
+      contextWindow: settings.contextWindow,
+      maxBudgetUsd: spec.maxBudgetUsd,
       maxTurns: spec.maxTurns,
       messages,
       model: spec.model,
       onEvent: host.onEvent,
+      onCompacted: spec.onCompacted,
       onMessage: spec.transcript,
-      policy: () => ({...base, ...planMode.policy()}),
+      policy,
+      prices: settings.prices,
       registry: tools.registry,
       session: planMode,
       signal: host.signal,
       stopRequested: () => planMode.finished,
-      system: () => (planMode.active ? planMode.prompt(context) : [spec.system(rules), context].filter(Boolean).join('\n\n')),
+      system,
     })
   } finally {
     if (!spec.tools) await tools.close()
   }
 }
 
+/** What decides the system prompt and the tools a session offers: its spec less the conversation and the model. */
+export type PromptSpec = Omit<SessionSpec, 'client' | 'maxBudgetUsd' | 'maxTurns' | 'model' | 'onCompacted' | 'opening' | 'tools' | 'transcript'>
+
+/** What a session sends the model besides the conversation, turn by turn. */
+export interface SessionPrompt {
+  /** The policy in force this turn (EnterPlanMode changes it); the registry offers the tools it allows. */
+  policy(): PolicyContext
+  /** The system prompt this turn: the same text every turn, but for plan mode's reminder when the plan file appears. */
+  system(): Promise<string>
+}
+
+/**
+ * The one place a session's system prompt and policy are built: runSession sends what this gives, and
+ * `wave prompt` prints it (src/core/session/preview.ts), so what a user reviews is what the model gets.
+ */
+export async function sessionPrompt(spec: PromptSpec): Promise<SessionPrompt> {
+  const {planMode, settings} = spec
+  // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
+  const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
+  const base: PolicyContext = {headless: true, mode: spec.mode, rules, workspaceRoot: spec.workspace}
+  // Built once: the system prompt must not change between turns, or the prompt cache is lost.
+  const context = await sessionContext(spec, base)
+  const own = spec.system(rules)
+  return {
+    policy: () => ({...base, ...planMode.policy()}),
+    system: async () => (planMode.active ? planMode.prompt(context) : [own, context].filter(Boolean).join('\n\n')),
+  }
+}
+
 /**
  * What every session's system prompt carries besides its mode's own text, in sections joined by blank
- * lines. Plan mode puts it before its reminder, which must end the prompt.
+ * lines: the environment first. Plan mode puts it before its reminder, which must end the prompt.
  */
-async function sessionContext(_spec: SessionSpec): Promise<string> {
+async function sessionContext(spec: PromptSpec, policy: PolicyContext): Promise<string> {
+  // Names a Read(...) deny rule hides from the tools are not named in the environment block either.
+  const denied = readDenials(policy, {access: 'read', name: 'LS'})
+  const environment = readEnvironment({hidden: (absolute) => denied({absolute, real: absolute}), workspace: spec.workspace})
   const sections: string[] = []
-  return sections.filter(Boolean).join('\n\n')
+  const top = spec.repository ?? spec.workspace
+  const instructions = instructionsSections({
+    appended: spec.appendSystemPrompt,
+    repository: await readInstructionFiles(top, spec.cwd ?? spec.workspace),
+    settings: spec.settings.instructions,
+  })
+  if (instructions.cut) spec.host.warn(instructions.cut)
+  sections.push(instructions.text)
+  return [environmentSection(await environment), ...sections].filter(Boolean).join('\n\n')
 }

@@ -10,31 +10,36 @@ import {ExitCode, WaveError} from '../errors.js'
 import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {loadSettings} from '../settings.js'
-import {changedPaths, repositoryState} from '../workspace/git.js'
-import {workspaceRoot} from '../workspace/paths.js'
+import {changedPaths, repositoryState, sessionWorkspace} from '../workspace/git.js'
 import type {StopReason, TokenUsage} from './loop.js'
 import {assertCredentials, modelFrom} from './model.js'
 import type {SessionStart} from './plan.js'
-import {PlanMode} from './plan-mode.js'
-import {taskSystemPrompt} from './prompts.js'
+import {taskProfile} from './profiles.js'
+import {taskOpening} from './prompts/task.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
 import {runSession, type SessionHost} from './session.js'
 
 export interface TaskOptions {
   host: SessionHost
   task: string
-  cwd: string
+  /** `--cwd`: the workspace. Without it, the top of the git repository holding the current directory. */
+  cwd?: string
+  /** `--append-system-prompt`. */
+  appendSystemPrompt?: string
   mode: ExecutionMode
   allow: string[]
   /** `--approve`: a plan the model makes is approved and executed at once, in a fresh context. */
   approve?: InlineApproval
   model?: string
   maxTurns: number
+  /** `--max-budget-usd`. */
+  maxBudgetUsd?: number
   onStart?(info: SessionStart): void
   onPlanMode?(info: {planPath: string; name: string}): void
 }
 
 interface Tally {
+  costUsd: number | null
   turns: number
   usage: TokenUsage
   stopReason: StopReason
@@ -46,10 +51,16 @@ export type TaskOutcome =
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
 
 export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
-  const workspace = await workspaceRoot(options.cwd)
+  const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
+  if (options.cwd === undefined && !place.repository) {
+    // The task may write files: it works where the user says, never in a directory guessed for them.
+    throw new WaveError(`${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`, ExitCode.usage, 'Start it in a repository, or name the workspace with --cwd DIR.')
+  }
+
+  const {workspace} = place
   const settings = loadSettings(workspace)
   const model = modelFrom(options.model, settings.model)
-  assertCredentials()
+  assertCredentials(settings.provider)
   const repository = await repositoryState(workspace)
   const before = repository ? await changedPaths(workspace) : new Map<string, string>()
   options.onStart?.({mode: options.mode, model, workspace})
@@ -57,7 +68,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   // Until the model enters plan mode there is no plan to keep a transcript beside: hold the messages.
   const held: MessageParam[] = []
   let planPath: string | undefined
-  const planMode = new PlanMode({
+  const profile = taskProfile(options.mode, {
     async enter() {
       const plan = await createPlan({model, repository, task: options.task, workspace})
       planPath = plan.path
@@ -70,28 +81,34 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       : 'The plan is recorded and awaits approval. End your turn now.',
     workspace,
   })
+  const planMode = profile.planMode
 
   // One tool set for the task and, with --approve, the execution of its plan: MCP servers start once.
   const tools = await openSessionTools({config: options.host.config, settings, warn: options.host.warn, workspace})
   try {
     const result = await runSession({
       allow: options.allow,
+      appendSystemPrompt: options.appendSystemPrompt,
+      cwd: place.cwd,
       host: options.host,
       maxTurns: options.maxTurns,
-      mode: options.mode,
       model,
-      opening: `Task:\n${options.task}`,
-      planMode,
+      opening: taskOpening(options.task),
+      ...profile,
+      repository: place.repository,
       settings,
-      system: (rules) => taskSystemPrompt({allow: rules.allow.map((rule) => rule.source), mode: options.mode, workspace}),
       tools,
+      maxBudgetUsd: options.maxBudgetUsd,
+      async onCompacted(messages, compaction) {
+        if (planPath) await appendTranscript(planPath, {compacted: messages, compaction, session: 'task'})
+      },
       async transcript(message) {
         held.push(message)
         if (planPath) await appendTranscript(planPath, {message, session: 'task'})
       },
       workspace,
     })
-    const tally = {stopReason: result.stopReason, turns: result.turns, usage: result.usage}
+    const tally = {costUsd: result.costUsd, stopReason: result.stopReason, turns: result.turns, usage: result.usage}
 
     const plan = planMode.planFile
     if (!plan) {
@@ -106,21 +123,30 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       throw new WaveError(`The session entered plan mode but ended without a plan: ${problem}`, ExitCode.runtime)
     }
 
-    await setPlanStatus(plan.path, 'draft')
+    await setPlanStatus(plan.path, 'draft', result.costUsd)
     if (!options.approve) return {...tally, kind: 'awaiting_approval', name: plan.name, planPath: plan.path}
 
     const run = await executePlan({
       allowStale: false,
+      appendSystemPrompt: options.appendSystemPrompt,
       approve: options.approve,
-      cwd: workspace,
       host: options.host,
       // The settings and tools taken before the task ran: whatever it wrote cannot widen the run.
       inherited: {settings, tools},
+      // The budget covers both sessions: the run gets what planning left.
+      maxBudgetUsd: options.maxBudgetUsd === undefined ? undefined : Math.max(0, options.maxBudgetUsd - (result.costUsd ?? 0)),
       maxTurns: options.maxTurns,
       model,
+      place,
       planPath: plan.path,
     })
     return {kind: 'executed', name: plan.name, planPath: plan.path, planning: tally, run}
+  } catch (error) {
+    // A run of the plan reports its own details; the task's session reports its changes and plan here.
+    if (!(error instanceof WaveError) || error.details?.planPath) throw error
+    const written = new Set((error.details?.filesChanged as string[] | undefined) ?? [])
+    const filesChanged = await filesChangedBy(workspace, before, written, Boolean(repository))
+    throw error.withDetails({filesChanged, planPath: planMode.planFile?.path ?? null})
   } finally {
     await tools.close()
   }

@@ -1,5 +1,8 @@
 import {execFile} from 'node:child_process'
+import {realpath} from 'node:fs/promises'
 import {promisify} from 'node:util'
+
+import {workspaceRoot} from './paths.js'
 
 const run = promisify(execFile)
 
@@ -30,6 +33,48 @@ export async function repositoryState(cwd: string): Promise<RepositoryState | nu
     git(cwd, ['status', '--porcelain', '--untracked-files=normal']),
   ])
   return {branch: branch || null, dirty: Boolean(status), head: head || null, root}
+}
+
+/** Where a session works, and where it was started. */
+export interface SessionPlace {
+  /** The workspace root, a real path: `--cwd`, else the top of the git repository holding the directory. */
+  workspace: string
+  /** The directory the command was started in (or `--cwd`), a real path: repository instructions are read down to it. */
+  cwd: string
+  /** The top of the git repository holding the workspace (a real path), or null outside any. */
+  repository: string | null
+}
+
+/**
+ * The workspace of a session started in `dir`. Given explicitly (`--cwd`) it is that directory; else
+ * it is the top of the git repository holding `dir`, never a subdirectory of it, so a plan runs where
+ * it was made wherever in the repository the command starts. Outside any repository the workspace is
+ * `dir` itself with `repository` null: each driver decides whether that is enough.
+ */
+export async function sessionWorkspace(dir: string, explicit: boolean): Promise<SessionPlace> {
+  const cwd = await workspaceRoot(dir)
+  const top = await git(cwd, ['rev-parse', '--show-toplevel'])
+  const repository = top ? await realpath(top).catch(() => top) : null
+  return {cwd, repository, workspace: explicit || !repository ? cwd : repository}
+}
+
+/** What a session's environment block says of the repository: the short status with its branch line, and recent subjects. */
+export interface RepositorySummary {
+  /** `git status --short --branch`: `## branch...upstream [ahead n]`, then one `XY path` line per change. */
+  status: string[]
+  /** Subjects of the newest commits, newest first (none in a repository without commits). */
+  subjects: string[]
+}
+
+/** The repository around `cwd` as the model is told of it, or null outside a git work tree; two git processes, in parallel. */
+export async function repositorySummary(cwd: string, commits = 5): Promise<RepositorySummary | null> {
+  const [status, log] = await Promise.all([
+    // --no-optional-locks: a status that refreshes the index must not take its lock from a git command the user runs.
+    git(cwd, ['--no-optional-locks', '-c', 'color.status=false', '-c', 'core.quotepath=off', 'status', '--short', '--branch', '--untracked-files=normal'], true),
+    git(cwd, ['log', `-n${commits}`, '--format=%s']),
+  ])
+  if (status === undefined) return null
+  return {status: status.split('\n').filter(Boolean), subjects: log ? log.split('\n') : []}
 }
 
 /** Paths (relative to the repository root) that differ from HEAD or are untracked, for "files changed". */

@@ -1,0 +1,74 @@
+/**
+ * Whose client reaches the model: the Anthropic API (the default), Amazon Bedrock or Google Vertex AI,
+ * through the SDK family's own clients. `WAVE_PROVIDER=bedrock|vertex`, else the user settings'
+ * `provider`. Each cloud's client reads its own standard variables (AWS_REGION and the AWS credential
+ * chain; CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID and Google's Application Default Credentials),
+ * and is loaded only when chosen: the default provider's start pays nothing for them.
+ */
+import type Anthropic from '@anthropic-ai/sdk'
+
+import {ExitCode, WaveError} from '../errors.js'
+
+export const PROVIDERS = ['anthropic', 'bedrock', 'vertex'] as const
+export type Provider = (typeof PROVIDERS)[number]
+export type CloudProvider = Exclude<Provider, 'anthropic'>
+
+/** `WAVE_PROVIDER`, else the settings' `provider`, else the Anthropic API. An unknown name is a usage error. */
+export function providerFrom(fromSettings?: Provider): Provider {
+  const given = process.env.WAVE_PROVIDER?.trim().toLowerCase()
+  if (!given) return fromSettings ?? 'anthropic'
+  if (!(PROVIDERS as readonly string[]).includes(given)) {
+    throw new WaveError(`WAVE_PROVIDER must be one of ${PROVIDERS.join(', ')}, not "${process.env.WAVE_PROVIDER}".`, ExitCode.usage)
+  }
+
+  return given as Provider
+}
+
+/** The region a Bedrock client signs for: AWS_REGION, else AWS_DEFAULT_REGION (as the AWS CLI reads them). */
+const awsRegion = () => process.env.AWS_REGION?.trim() || process.env.AWS_DEFAULT_REGION?.trim() || undefined
+
+/**
+ * What a cloud provider needs before any request, named when missing (exit 2). Credentials themselves
+ * are the cloud's own chain (environment, profile, SSO, instance role; a credentials file or the
+ * metadata server), which only a request can try.
+ */
+export function assertCloudSettings(provider: CloudProvider): void {
+  const missing =
+    provider === 'bedrock'
+      ? awsRegion()
+        ? undefined
+        : {fix: 'Export AWS_REGION (e.g. us-east-1) and AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK).', what: 'AWS_REGION is not set'}
+      : !process.env.CLOUD_ML_REGION?.trim()
+        ? {fix: 'Export CLOUD_ML_REGION (e.g. us-east5 or global) and ANTHROPIC_VERTEX_PROJECT_ID; credentials come from GOOGLE_APPLICATION_CREDENTIALS or gcloud auth application-default login.', what: 'CLOUD_ML_REGION is not set'}
+        : process.env.ANTHROPIC_VERTEX_PROJECT_ID?.trim()
+          ? undefined
+          : {fix: 'Export ANTHROPIC_VERTEX_PROJECT_ID, the Google Cloud project whose Vertex AI serves Claude.', what: 'ANTHROPIC_VERTEX_PROJECT_ID is not set'}
+  if (missing) {
+    throw new WaveError(`${missing.what}: wave needs it to reach the model through ${provider === 'bedrock' ? 'Amazon Bedrock' : 'Vertex AI'} (WAVE_PROVIDER=${provider}).`, ExitCode.usage, missing.fix)
+  }
+}
+
+export interface ClientOptions {
+  maxRetries: number
+  timeout: number
+}
+
+/**
+ * The cloud's client, imported now and only now. Both speak the Messages API to wave (same `messages`
+ * resource, same stream events; Bedrock's binary event stream is turned back into SSE by its SDK), so
+ * the loop is unaware of the provider. Base URLs come from ANTHROPIC_BEDROCK_BASE_URL and
+ * ANTHROPIC_VERTEX_BASE_URL, as the SDKs read them (gateways, and the tests' local servers).
+ */
+export async function createCloudClient(provider: CloudProvider, options: ClientOptions): Promise<Anthropic> {
+  assertCloudSettings(provider)
+  if (provider === 'bedrock') {
+    const {AnthropicBedrock} = await import('@anthropic-ai/bedrock-sdk')
+    return new AnthropicBedrock({awsRegion: awsRegion(), logLevel: 'off', ...options}) as unknown as Anthropic
+  }
+
+  const {AnthropicVertex} = await import('@anthropic-ai/vertex-sdk')
+  return new AnthropicVertex({logLevel: 'off', projectId: process.env.ANTHROPIC_VERTEX_PROJECT_ID?.trim(), region: process.env.CLOUD_ML_REGION?.trim(), ...options}) as unknown as Anthropic
+}
+
+/** The cloud credentials a log line must never show, beside ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN. */
+export const CLOUD_SECRET_VARIABLES = ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_BEARER_TOKEN_BEDROCK'] as const
