@@ -1,14 +1,17 @@
 import {readFile} from 'node:fs/promises'
 import {z} from 'zod'
 
-import {decodeForEditing, detectLineEnding, looksBinary, withLineEnding, writeTextFileAtomic} from '../core/workspace/files.js'
+import {writableRoot, writeFileWithin} from '../core/workspace/confinement.js'
+import {decodeForEditing, detectLineEnding, looksBinary, withLineEnding} from '../core/workspace/files.js'
 import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, ToolError} from './tool.js'
 
 export default defineTool({
   access: 'write',
   description:
-    'Replace exact text in a file. old_string must match the file exactly (whitespace included) and occur once, unless replace_all is set. Read the file first. Line endings are kept.',
+    'Replace exact text in a file; line endings are kept. Read the file first, and copy old_string from it exactly, whitespace and indentation included, without the line-number prefix. ' +
+    'old_string must occur exactly once: else the call fails with the count, and you add surrounding lines to make it unique, or set replace_all to change every occurrence. ' +
+    'Prefer Edit to rewriting a file with Write. Fails on a missing file (create it with Write), a binary or non-UTF-8 file, or old_string equal to new_string; refused where Write is.',
   input: z.object({
     file_path: z.string().describe('File to edit, absolute or relative to the workspace root'),
     new_string: z.string().describe('Text to put in its place'),
@@ -37,7 +40,7 @@ export default defineTool({
         throw new ToolError(`old_string is empty but ${shown} is not: give the exact text to replace, or use Write to replace the whole file.`)
       }
 
-      await writeTextFileAtomic(target.real, input.new_string)
+      await writeFileWithin(writableRoot(ctx.root, target.real), target.real, input.new_string)
       return `Edited ${shown}: wrote the content of the empty file.`
     }
 
@@ -56,7 +59,7 @@ export default defineTool({
     const updated = input.replace_all
       ? text.split(oldString).join(newString)
       : text.slice(0, text.indexOf(oldString)) + newString + text.slice(text.indexOf(oldString) + oldString.length)
-    await writeTextFileAtomic(target.real, updated)
+    await writeFileWithin(writableRoot(ctx.root, target.real), target.real, updated)
     return `Edited ${shown}: replaced ${count} occurrence${count === 1 ? '' : 's'}.`
   },
 })

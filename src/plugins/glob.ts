@@ -12,7 +12,9 @@ const SLICE_MS = 10
 export default defineTool({
   access: 'read',
   description:
-    'Find files by glob pattern (e.g. "**/*.ts", "src/**/*.test.ts"), relative to path. Skips .gitignored files. Returns workspace-relative paths, most recently modified first.',
+    'Find files by glob pattern ("**/*.ts", "src/**/*.test.ts"), relative to path (default: the workspace root). Skips .gitignored files. ' +
+    `Returns workspace-relative paths, most recently modified first, at most ${MAX_RESULTS}, with a note when more matched: then narrow the pattern or path. ` +
+    'An absolute pattern or one with ".." is refused: set path instead. Fails when path is missing or not a directory. Use Glob, not find or ls in Bash.',
   globFields: ['pattern'],
   input: z.object({
     path: z.string().optional().describe('Directory to search in (default: workspace root)'),

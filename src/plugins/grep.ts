@@ -1,8 +1,9 @@
 import path from 'node:path'
-import picomatch from 'picomatch'
 import {z} from 'zod'
 
 import {type ContentMatch, type ContentQuery, FileQueue, listFiles, searchFiles, type SearchResult} from './search/engine.js'
+import {globMatcher} from './search/glob-matcher.js'
+import {compileLinear, plainLiteral} from './search/linear-regex.js'
 import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, type ToolContext, ToolError} from './tool.js'
 
@@ -13,13 +14,21 @@ const MAX_OUTPUT_CHARS = 30_000
 /** A matching line of a minified file can be huge; show its start. */
 const MAX_LINE_CHARS = 500
 const MAX_FILE_BYTES = 10 * 1024 * 1024
+/**
+ * A search that takes longer is stopped with an error result. RE2 is linear in the text, but a pattern
+ * with a huge program (`(?:a|b|...){1000}`, 130 µs a byte) over a large tree can still take hours.
+ */
+export const GREP_TIME_LIMIT_MS = 60_000
 
 const OUTPUT_MODES = ['content', 'files_with_matches', 'count'] as const
 
 export default defineTool({
   access: 'read',
   description:
-    'Search file contents with a JavaScript regular expression, line by line. Skips .gitignored and binary files. output_mode: files_with_matches (default, paths), content (path:line:text), count (path:N). Filter files with glob.',
+    `Search file contents with a regular expression (JavaScript or RE2/ripgrep syntax; no backreferences or lookaround), line by line. Skips .gitignored and binary files, and files over ${MAX_FILE_BYTES / 1024 / 1024} MB. ` +
+    `output_mode: files_with_matches (default; paths, at most ${MAX_FILES}), content (path:line:text, at most ${MAX_CONTENT_LINES} lines or ${MAX_OUTPUT_CHARS} characters, lines cut at ${MAX_LINE_CHARS}), count (path:N). ` +
+    'A truncated result says so: narrow the pattern, path or glob. An invalid pattern fails with the reason: escape literal ( ) [ ] { } . * + ? | with a backslash. ' +
+    'Use Grep, not grep or rg in Bash.',
   globFields: ['glob'],
   input: z.object({
     '-i': z.boolean().optional().describe('Case-insensitive search'),
@@ -31,16 +40,18 @@ export default defineTool({
   name: 'Grep',
   pathField: 'path',
   async run(input, ctx) {
-    const regex = compile(input.pattern, input['-i'] ?? false)
+    const ignoreCase = input['-i'] ?? false
+    // Compiled here to refuse a bad pattern with its reason before anything is searched.
+    if (ignoreCase || plainLiteral(input.pattern) === undefined) compileLinear(input.pattern, {ignoreCase})
     const query: ContentQuery = {
-      flags: regex.flags,
+      flags: ignoreCase ? 'i' : '',
       maxFileBytes: MAX_FILE_BYTES,
       maxLineChars: MAX_LINE_CHARS,
       maxLines: MAX_CONTENT_LINES,
       mode: input.output_mode ?? 'files_with_matches',
-      source: regex.source,
+      source: input.pattern,
     }
-    const result = await search(ctx, input.glob, query)
+    const result = await searchWithin(GREP_TIME_LIMIT_MS, ctx, input.glob, query)
 
     const shown = result.matches.map((found) => ({...found, shown: displayPath(ctx.root, found.file)}))
     shown.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0))
@@ -61,21 +72,17 @@ export default defineTool({
   },
 })
 
-/** JavaScript regex syntax, plus a leading `(?i)` as ripgrep users write it. */
-function compile(pattern: string, ignoreCase: boolean): RegExp {
-  let source = pattern
-  let flags = ignoreCase ? 'i' : ''
-  if (source.startsWith('(?i)')) {
-    source = source.slice(4)
-    flags = 'i'
-  }
-
+/** `search`, stopped with an error result when it takes longer than `limit` ms; an interruption stays an interruption. */
+export async function searchWithin(limit: number, ctx: ToolContext, glob: string | undefined, query: ContentQuery): Promise<SearchResult> {
+  const timeout = AbortSignal.timeout(limit)
   try {
-    return new RegExp(source, flags)
+    return await search({...ctx, signal: AbortSignal.any([ctx.signal, timeout])}, glob, query)
   } catch (error) {
-    throw new ToolError(
-      `Invalid regular expression: ${(error as Error).message}. The pattern is a JavaScript regex: escape literal ( ) [ ] { } . * + ? | with a backslash.`,
-    )
+    if (timeout.aborted && !ctx.signal.aborted) {
+      throw new ToolError(`Grep timed out after ${limit / 1000} s and was stopped. Narrow path or glob, or simplify the pattern (large repetitions such as {500} cost the most).`)
+    }
+
+    throw error
   }
 }
 
@@ -96,7 +103,7 @@ async function search(ctx: ToolContext, glob: string | undefined, query: Content
   if (glob !== undefined) {
     // As in ripgrep and .gitignore, a pattern without a slash (`*.ts`) matches the file name at any
     // depth. picomatch's own matchBase option would apply that to `src/*.ts` too, so it is done here.
-    const matches = picomatch(glob, {dot: true})
+    const matches = globMatcher(glob)
     const byName = !glob.includes('/')
     accept = (file) => matches(byName ? path.basename(file) : path.relative(base, file).split(path.sep).join('/'))
   }

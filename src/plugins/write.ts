@@ -1,15 +1,15 @@
-import {mkdir} from 'node:fs/promises'
-import path from 'node:path'
 import {z} from 'zod'
 
-import {writeTextFileAtomic} from '../core/workspace/files.js'
+import {writableRoot, writeFileWithin} from '../core/workspace/confinement.js'
 import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, ToolError} from './tool.js'
 
 export default defineTool({
   access: 'write',
   description:
-    'Create or overwrite a file with the given content (UTF-8), creating parent directories as needed. Prefer Edit for changing part of an existing file.',
+    'Create a file, or replace a whole file, with the given content (UTF-8), creating missing parent directories. ' +
+    'To change part of an existing file use Edit, which sends only the change; read a file before replacing it. ' +
+    'Fails on a directory or a non-regular file. Refused outside the workspace, in .git/ and .wave/, and in plan mode for every file but the plan.',
   input: z.object({
     content: z.string().describe('The complete new content of the file'),
     file_path: z.string().describe('File to write, absolute or relative to the workspace root'),
@@ -22,9 +22,9 @@ export default defineTool({
     if (target.kind === 'directory') throw new ToolError(`${target.input} is a directory; give the path of a file to write.`)
     if (target.kind === 'other') throw new ToolError(`${target.input} is not a regular file; Write writes regular files only.`)
 
-    // The real path already has every symlink resolved, so the directories are created where the file lands.
-    await mkdir(path.dirname(target.real), {recursive: true})
-    await writeTextFileAtomic(target.real, input.content)
+    // The real path has every symlink resolved: the missing directories are created on the way to it,
+    // one level at a time, without following a link that appeared since the path was checked.
+    await writeFileWithin(writableRoot(ctx.root, target.real), target.real, input.content, {createDirectories: true})
     return `Wrote ${Buffer.byteLength(input.content, 'utf8')} bytes to ${displayPath(ctx.root, target.real)}`
   },
 })

@@ -1,4 +1,4 @@
-import {mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
@@ -9,6 +9,7 @@ import {modelFrom} from '../../src/core/session/model.js'
 import {plansDir} from '../../src/core/plans/plans.js'
 import {decide, parseRules} from '../../src/core/policy/policy.js'
 import {
+  assertHomeOutsideWorkspace,
   loadSettings,
   mergeSettings,
   parseSettings,
@@ -208,5 +209,69 @@ describe('files', () => {
     expect(plansDir()).toBe(path.join(root, 'home', 'elsewhere'))
     writeFileSync(userSettingsPath(), JSON.stringify({plansDirectory: path.join(root, 'abs')}))
     expect(plansDir()).toBe(path.join(root, 'abs'))
+  })
+})
+
+describe('assertHomeOutsideWorkspace', () => {
+  let root: string
+  let repo: string
+
+  beforeEach(() => {
+    root = realpathSync(mkdtempSync(path.join(tmpdir(), 'wave-home-')))
+    repo = path.join(root, 'repo')
+    mkdirSync(path.join(repo, '.wave'), {recursive: true})
+    mkdirSync(path.join(root, 'home'))
+    // Links that make a home look elsewhere than it is.
+    symlinkSync(path.join(repo, '.wave'), path.join(root, 'home-link'))
+    symlinkSync(repo, path.join(root, 'repo-link'))
+  })
+
+  afterEach(() => {
+    rmSync(root, {force: true, recursive: true})
+  })
+
+  const inside = /^WAVE_HOME .* lies inside the workspace /
+  const contains = /^The workspace .* lies inside WAVE_HOME /
+  it.each<[string, (r: string) => string, (r: string) => string, RegExp | undefined]>([
+    ['a home beside the workspace', (r) => `${r}/repo`, (r) => `${r}/home`, undefined],
+    ['a home that does not exist yet, beside it', (r) => `${r}/repo`, (r) => `${r}/new/home`, undefined],
+    ['a home whose name shares a prefix', (r) => `${r}/repo`, (r) => `${r}/repo-home`, undefined],
+    ['the repository\'s own .wave', (r) => `${r}/repo`, (r) => `${r}/repo/.wave`, inside],
+    ['the workspace itself', (r) => `${r}/repo`, (r) => `${r}/repo`, inside],
+    ['a missing directory deep inside', (r) => `${r}/repo`, (r) => `${r}/repo/a/b/c`, inside],
+    ['a link outside that leads into .wave', (r) => `${r}/repo`, (r) => `${r}/home-link`, inside],
+    ['a missing home below such a link', (r) => `${r}/repo`, (r) => `${r}/home-link/x/y`, inside],
+    ['a relative spelling that climbs back in', (r) => `${r}/repo`, (r) => `${r}/home/../repo/.wave`, inside],
+    ['a workspace spelled through a link', (r) => `${r}/repo-link`, (r) => `${r}/repo/.wave`, inside],
+    ['a workspace inside the home', (r) => `${r}/repo`, (r) => r, contains],
+  ])('%s', async (_name, workspace, home, refused) => {
+    const check = assertHomeOutsideWorkspace(workspace(root), home(root))
+    if (!refused) {
+      await expect(check).resolves.toBeUndefined()
+      return
+    }
+
+    const error = await check.catch((error_: unknown) => error_)
+    expect(error).toBeInstanceOf(WaveError)
+    expect(error).toMatchObject({exitCode: 2})
+    expect((error as WaveError).message).toMatch(refused)
+    expect((error as WaveError).message).not.toContain('\n')
+  })
+
+  it('reads WAVE_HOME when no home is given', async () => {
+    const saved = process.env.WAVE_HOME
+    process.env.WAVE_HOME = path.join(repo, '.wave')
+    try {
+      await expect(assertHomeOutsideWorkspace(repo)).rejects.toMatchObject({exitCode: 2})
+    } finally {
+      if (saved === undefined) delete process.env.WAVE_HOME
+      else process.env.WAVE_HOME = saved
+    }
+  })
+
+  it('refuses a home it cannot resolve (a link loop)', async () => {
+    symlinkSync(path.join(root, 'loop-b'), path.join(root, 'loop-a'))
+    symlinkSync(path.join(root, 'loop-a'), path.join(root, 'loop-b'))
+    await expect(assertHomeOutsideWorkspace(repo, path.join(root, 'loop-a', 'home'))).rejects.toMatchObject({exitCode: 2, message: /^Cannot use WAVE_HOME: .*symbolic link/})
   })
 })

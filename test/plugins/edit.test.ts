@@ -1,4 +1,5 @@
-import {chmod, readFile, stat, symlink} from 'node:fs/promises'
+import {chmod, mkdtemp, readFile, rm, stat, symlink, writeFile} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
@@ -95,5 +96,21 @@ describe('Edit', () => {
     await symlink('real.txt', path.join(root, 'link.txt'))
     expect(await runEdit(root, {file_path: 'link.txt', new_string: 'new', old_string: 'old'})).toBe('Edited real.txt: replaced 1 occurrence.')
     expect(await contentOf(root, 'real.txt')).toBe('new\n')
+  })
+
+  it('refuses when the file\'s directory is swapped for a link after the call was checked', async () => {
+    const root = await workspace({'src/a.ts': 'const a = 1\n'})
+    const outside = await mkdtemp(path.join(tmpdir(), 'wave-outside-'))
+    try {
+      await writeFile(path.join(outside, 'a.ts'), 'const a = 1\n')
+      const input = {file_path: 'src/a.ts', new_string: 'const a = 2', old_string: 'const a = 1'}
+      const ctx = await contextFor(root, input)
+      await rm(path.join(root, 'src'), {recursive: true})
+      await symlink(outside, path.join(root, 'src'))
+      await expect(edit.run(input, ctx)).rejects.toThrow(/src became a symbolic link after it was checked/)
+      expect(await readFile(path.join(outside, 'a.ts'), 'utf8')).toBe('const a = 1\n')
+    } finally {
+      await rm(outside, {force: true, recursive: true})
+    }
   })
 })

@@ -3,6 +3,7 @@ import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import glob from '../../src/plugins/glob.js'
+import {ToolError} from '../../src/plugins/tool.js'
 import {contextFor, useWorkspaces} from './context.js'
 
 const workspace = useWorkspaces()
@@ -77,5 +78,21 @@ describe('Glob', () => {
     const root = await workspace({})
     await mkdir(path.join(root, 'empty'))
     expect(await runGlob(root, {path: 'empty', pattern: '**/*'})).toBe('No files found')
+  })
+
+  it('answers a catastrophic glob over long names at once', async () => {
+    // picomatch's regex for this pattern backtracks for hours on a long name of a's without a b.
+    const long = 'a'.repeat(200)
+    const root = await workspace({[long]: '', [`dir/${long}.txt`]: '', [`${long}b`]: ''})
+    const started = performance.now()
+    expect(await runGlob(root, {pattern: '*a*a*a*a*a*a*a*a*a*a*b'})).toBe(`${long}b`)
+    expect(await runGlob(root, {pattern: '**/*a*a*a*a*a*a*a*a*a*a*t'})).toBe(`dir/${long}.txt`)
+    expect(performance.now() - started).toBeLessThan(2000)
+  })
+
+  it('refuses a negated extglob with the reason', async () => {
+    const root = await workspace({'a.ts': '', 'b.ts': ''})
+    await expect(runGlob(root, {pattern: '!(a).ts'})).rejects.toThrow(ToolError)
+    await expect(runGlob(root, {pattern: '!(a).ts'})).rejects.toThrow(/negated extglob !\(\.\.\.\)/)
   })
 })

@@ -2,7 +2,7 @@ import {symlink, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import grep from '../../src/plugins/grep.js'
+import grep, {searchWithin} from '../../src/plugins/grep.js'
 import {ToolError} from '../../src/plugins/tool.js'
 import {contextFor, useWorkspaces} from './context.js'
 
@@ -96,7 +96,7 @@ describe('Grep', () => {
     const root = await workspace(files)
     const error = await runGrep(root, {pattern: 'foo('}).catch((error_: unknown) => error_)
     expect(error).toBeInstanceOf(ToolError)
-    expect((error as Error).message).toMatch(/^Invalid regular expression: .*foo\(.*Unterminated group/)
+    expect((error as Error).message).toBe('Invalid regular expression: missing closing ): `foo(`.')
   })
 
   it('caps files at 250 and content lines at 500, with visible notes', async () => {
@@ -131,5 +131,39 @@ describe('Grep', () => {
   it('rejects a missing path', async () => {
     const root = await workspace(files)
     await expect(runGrep(root, {path: 'nope', pattern: 'x'})).rejects.toThrow('Path does not exist: nope')
+  })
+
+  it('answers catastrophic patterns on long lines at once, in every mode', async () => {
+    // Each pattern takes V8's backtracking engine minutes or more on these lines.
+    const root = await workspace({
+      'evil.txt': `${'a'.repeat(50)}b\n${'a'.repeat(60)}\n`,
+      'long.txt': `${'a'.repeat(1_000_000)}\n`,
+      'words.txt': `${'word '.repeat(5000)}!\n`,
+    })
+    const started = performance.now()
+    expect(await runGrep(root, {output_mode: 'content', pattern: '^(a+)+$'})).toBe(`evil.txt:2:${'a'.repeat(60)}\nlong.txt:1:${'a'.repeat(500)}… [999500 more characters]`)
+    expect(await runGrep(root, {output_mode: 'count', pattern: '(a|aa)+b'})).toBe('evil.txt:1')
+    expect(await runGrep(root, {pattern: String.raw`(\w+\s?)+$`})).toBe('evil.txt\nlong.txt')
+    expect(await runGrep(root, {pattern: String.raw`\w+_\d+ =`})).toBe('No files found')
+    expect(await runGrep(root, {glob: '*a*a*a*a*a*a*a*a*a*a*b', pattern: 'a'})).toBe('No files found')
+    expect(performance.now() - started).toBeLessThan(5000)
+  })
+
+  it('refuses what a linear-time engine cannot do, naming it', async () => {
+    const root = await workspace(files)
+    await expect(runGrep(root, {pattern: String.raw`(TODO)\1`})).rejects.toThrow(/^Backreferences \(\\1\) are not supported/)
+    await expect(runGrep(root, {pattern: 'TODO(?= fix)'})).rejects.toThrow(/^Lookahead \(\?=\.\.\.\) is not supported/)
+    await expect(runGrep(root, {pattern: '(?<!a )TODO'})).rejects.toThrow(/^Lookbehind \(\?<!\.\.\.\) is not supported/)
+    await expect(runGrep(root, {glob: '!(a).ts', pattern: 'TODO'})).rejects.toThrow(ToolError)
+  })
+
+  it('stops a search that outlasts its time limit with an error result', async () => {
+    const many: Record<string, string> = {}
+    for (let i = 0; i < 3000; i++) many[`d${i % 30}/f${i}.txt`] = 'x\n'.repeat(50)
+    const root = await workspace(many)
+    const query = {flags: '', maxFileBytes: 1 << 20, maxLineChars: 500, maxLines: 500, mode: 'count' as const, source: 'x+'}
+    await expect(searchWithin(1, await contextFor(root, {}), undefined, query)).rejects.toThrow(
+      /^Grep timed out after 0\.001 s and was stopped\. Narrow path or glob, or simplify the pattern/,
+    )
   })
 })

@@ -1,4 +1,5 @@
-import {chmod, lstat, mkdir, readFile, stat, symlink} from 'node:fs/promises'
+import {chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
@@ -40,6 +41,23 @@ describe('Write', () => {
     expect(await runWrite(root, {content: 'new', file_path: 'link.txt'})).toBe('Wrote 3 bytes to real.txt')
     expect(await readFile(path.join(root, 'real.txt'), 'utf8')).toBe('new')
     expect((await lstat(path.join(root, 'link.txt'))).isSymbolicLink()).toBe(true)
+  })
+
+  it('refuses when a directory on the way is swapped for a link after the call was checked', async () => {
+    const root = await workspace({'work/keep.txt': 'k'})
+    const outside = await mkdtemp(path.join(tmpdir(), 'wave-outside-'))
+    try {
+      const deep = Array.from({length: 45}, (_, i) => `d${i}`).join('/')
+      const input = {content: 'pwned', file_path: `work/${deep}/f.txt`}
+      const ctx = await contextFor(root, input)
+      // Between the decision and the write: work/ becomes a link out of the workspace.
+      await rm(path.join(root, 'work'), {recursive: true})
+      await symlink(outside, path.join(root, 'work'))
+      await expect(write.run(input, ctx)).rejects.toThrow(/work became a symbolic link after it was checked; nothing was written/)
+      expect(await readdir(outside)).toEqual([])
+    } finally {
+      await rm(outside, {force: true, recursive: true})
+    }
   })
 
   it('refuses a directory', async () => {

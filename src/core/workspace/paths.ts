@@ -1,3 +1,4 @@
+import type {Stats} from 'node:fs'
 import {lstat, readlink, realpath, stat} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import path from 'node:path'
@@ -20,8 +21,6 @@ export interface ResolvedPath {
   symlink: boolean
 }
 
-const MAX_LINKS = 40
-
 export function expandHome(input: string): string {
   if (input === '~') return homedir()
   if (input.startsWith('~/')) return path.join(homedir(), input.slice(2))
@@ -35,7 +34,10 @@ export function isInside(parent: string, child: string): boolean {
   return child.startsWith(prefix)
 }
 
-/** Where the workspace-relative or absolute `input` leads. Never throws for missing paths. */
+/**
+ * Where the workspace-relative or absolute `input` leads. Missing paths resolve; a path that cannot be
+ * resolved (a loop, too many links, an unreadable directory) throws PathResolutionError.
+ */
 export async function resolvePath(root: string, input: string): Promise<ResolvedPath> {
   const absolute = path.resolve(root, expandHome(input))
   const real = await realPathOf(absolute)
@@ -59,28 +61,101 @@ async function kindOf(real: string): Promise<PathKind> {
 }
 
 /**
- * realpath(3) that also works for paths that do not exist yet: the existing prefix is resolved by the
- * OS, dangling symlinks are followed by hand, and the missing tail is appended. A new file's real
- * path is therefore where a write would land.
+ * A path wave will not follow: a symbolic link loop, more links than the OS itself would follow, or a
+ * component it cannot inspect. A path that cannot be resolved is never taken for what it spells: the
+ * call that named it is refused.
  */
-export async function realPathOf(absolute: string, depth = 0): Promise<string> {
+export class PathResolutionError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'PathResolutionError'
+  }
+}
+
+/**
+ * realpath(3) that also works for paths that do not exist yet: a missing path is resolved through its
+ * deepest existing ancestor, component by component (lstat, readlink), following dangling symlinks,
+ * with the missing tail appended. A new file's real path is therefore where a write would land.
+ * Throws PathResolutionError rather than return a path it could not resolve.
+ */
+export async function realPathOf(absolute: string): Promise<string> {
   try {
     return await realpath(absolute)
-  } catch {}
+  } catch (error) {
+    const code = errorCode(error)
+    if (code === 'ELOOP') throw new PathResolutionError(`${absolute} cannot be resolved: it runs into a symbolic link loop.`)
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw unresolvable(absolute, error)
+  }
 
-  if (depth > MAX_LINKS) return absolute
-  try {
-    const info = await lstat(absolute)
-    if (info.isSymbolicLink()) {
-      // A dangling link: where it points is where a write through it would go.
-      const target = await readlink(absolute)
-      return realPathOf(path.resolve(path.dirname(absolute), target), depth + 1)
+  return resolveComponents(absolute)
+}
+
+/** The OS's own limit on the links followed while resolving one path (Linux's MAXSYMLINKS). */
+const MAX_LINKS = 40
+
+async function resolveComponents(absolute: string): Promise<string> {
+  const {root} = path.parse(absolute)
+  // Components still to resolve, the next one last: a link's target is pushed in place of the link.
+  const pending = components(absolute)
+  let real = root
+  let links = 0
+  // Below a component that does not exist nothing can be a link: the rest is appended as spelled.
+  let missing = false
+  while (pending.length > 0) {
+    const part = pending.pop()!
+    if (part === '.') continue
+    if (part === '..') {
+      // `real` has no links in it, so its parent is the parent.
+      real = path.dirname(real)
+      continue
     }
-  } catch {}
 
-  const parent = path.dirname(absolute)
-  if (parent === absolute) return absolute
-  return path.join(await realPathOf(parent, depth + 1), path.basename(absolute))
+    const next = path.join(real, part)
+    if (!missing) {
+      let info: Stats | undefined
+      try {
+        info = await lstat(next)
+      } catch (error) {
+        const code = errorCode(error)
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw unresolvable(absolute, error)
+        missing = true
+      }
+
+      if (info?.isSymbolicLink()) {
+        if (++links > MAX_LINKS) {
+          throw new PathResolutionError(`${absolute} cannot be resolved: it goes through more than ${MAX_LINKS} symbolic links (a loop?).`)
+        }
+
+        const target = await readlink(next).catch((error: unknown) => {
+          throw unresolvable(absolute, error) // Replaced since the lstat: resolving again is the caller's call.
+        })
+        if (path.isAbsolute(target)) real = path.parse(target).root
+        pending.push(...components(target))
+        continue
+      }
+    }
+
+    real = next
+  }
+
+  return real
+}
+
+/** The components of a path, the first one last (a stack). */
+function components(spelled: string): string[] {
+  return spelled
+    .split(path.sep)
+    .filter((part) => part !== '')
+    .reverse()
+}
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code
+}
+
+function unresolvable(absolute: string, error: unknown): PathResolutionError {
+  const reason = errorCode(error) === 'EACCES' ? 'permission denied' : (error as Error).message
+  return new PathResolutionError(`${absolute} cannot be resolved: ${reason}.`)
 }
 
 /** Workspace-relative spelling for messages and rules; absolute when outside. */
@@ -91,7 +166,7 @@ export function displayPath(root: string, real: string): string {
 
 /** The workspace root as a real path; a missing directory or a file is a usage error. */
 export async function workspaceRoot(cwd: string): Promise<string> {
-  let info
+  let info: Stats
   try {
     info = await stat(cwd)
   } catch {

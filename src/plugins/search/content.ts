@@ -8,12 +8,13 @@ import {closeSync, constants, openSync, readSync} from 'node:fs'
 import {isMainThread, parentPort, workerData} from 'node:worker_threads'
 
 import {BINARY_SNIFF_BYTES, decodeForDisplay, looksBinary} from '../../core/workspace/files.js'
+import {compileLinear, plainLiteral} from './linear-regex.js'
 
 export type ContentMode = 'content' | 'files_with_matches' | 'count'
 
 /** What Grep looks for; plain data, so that it can be posted to a worker. */
 export interface ContentQuery {
-  /** A JavaScript regular expression, tested against each line (without its line break). */
+  /** A regular expression in JavaScript syntax, run by RE2 (linear-regex.ts) against each line (without its line break). */
   source: string
   flags: string
   mode: ContentMode
@@ -48,24 +49,25 @@ export function keepFirstLines(matches: ContentMatch[], keep: number): number {
   return kept
 }
 
-/** A query made ready to run: the regex, the literals a matching file must contain, the whole-text scanner. */
+/** A query made ready to run: the regex, the literals a matching file must contain, where to look for lines. */
 interface CompiledQuery {
   key: string
-  regex: RegExp
+  /** Whether a line (or a block of whole lines) holds a match: a plain string's search, or RE2 (linear-regex.ts). */
+  test: (text: string) => boolean
+  /** A match might span lines (see LinearRegex): a block's match must be confirmed line by line. */
+  crossesLines: boolean
+  /** Matching work per byte in the worst case: the RE2 program's size, 1 for a plain string. */
+  cost: number
   /** Bytes each matching file contains: the required literals, or with -i their caseless runs. */
   literals: Buffer[]
   /**
    * Case-insensitive: ASCII strings each matching file contains in some case, as regexes to run on the
    * bytes read as Latin-1 (a plain copy, unlike UTF-8 decoding). Exact: ASCII bytes read the same either
-   * way, and no other character matches an ASCII letter without the u flag.
+   * way, and only `ſ` (U+017F) and the Kelvin sign (U+212A) fold onto ASCII letters, spelled in.
    */
   folded: RegExp[]
-  /** The regex with the g and m flags, or undefined when a whole-text scan could miss a line's match. */
-  scanner?: RegExp
-  /** Whether the pattern may use `$`, which a CR before the line break would defeat in a whole-text scan. */
-  dollar: boolean
-  /** Whether the pattern may use `^` or `$`. */
-  anchored: boolean
+  /** A string every matching line contains (case-sensitive searches): only lines holding it are tested. */
+  anchor?: string
 }
 
 /**
@@ -85,12 +87,21 @@ function caselessRuns(literals: string[]): Buffer[] {
   return runs
 }
 
+/** What `search` answers for a file it leaves to a worker thread: matching it could take the main thread too long. */
+export const DEFERRED = 'deferred'
+
 /** Reads and matches files synchronously, reusing one buffer. */
 export class Searcher {
   private buffer = Buffer.allocUnsafe(256 * 1024)
   private compiled?: CompiledQuery
 
-  search(file: string, query: ContentQuery): ContentMatch | undefined {
+  /**
+   * The file's matches. With `maxCost`, a file whose worst-case matching work (its size times the
+   * regex program's, which bounds RE2's slowest path) exceeds it is not matched here: DEFERRED.
+   */
+  search(file: string, query: ContentQuery): ContentMatch | undefined
+  search(file: string, query: ContentQuery, maxCost: number): ContentMatch | typeof DEFERRED | undefined
+  search(file: string, query: ContentQuery, maxCost = Number.POSITIVE_INFINITY): ContentMatch | typeof DEFERRED | undefined {
     const compiled = this.compile(query)
     const bytes = this.read(file, query.maxFileBytes)
     if (!bytes) return undefined
@@ -100,6 +111,7 @@ export class Searcher {
       for (const literal of compiled.folded) if (!literal.test(latin1)) return undefined
     }
 
+    if (bytes.length * compiled.cost > maxCost) return DEFERRED
     const text = decodeText(bytes)
     if (text === undefined) return undefined
     return matchLines(file, text, compiled, query)
@@ -108,19 +120,19 @@ export class Searcher {
   private compile(query: ContentQuery): CompiledQuery {
     const key = `${query.flags}/${query.source}`
     if (this.compiled?.key !== key) {
-      const {flags, source} = query
-      // A line's match is a match of the whole text at the same place, unless a lookaround sees past
-      // the line's end (or a `$` meets the CR of a CRLF line break, checked per file).
-      const lookaround = /\(\?<?[=!]/.test(source)
-      const literals = requiredLiterals(source)
+      const literals = requiredLiterals(query.source)
+      const plain = query.flags.includes('i') ? undefined : plainLiteral(query.source)
+      const linear = plain === undefined ? compileLinear(query.source, {ignoreCase: query.flags.includes('i')}) : undefined
+      const ignoresCase = linear?.ignoresCase ?? false
       this.compiled = {
-        anchored: /[$^]/.test(source),
-        dollar: source.includes('$'),
+        // Lines found by a plain string's own search hold it: that search is their test.
+        anchor: plain ?? (ignoresCase ? undefined : literals[0]),
+        cost: linear?.instructions ?? 1,
+        crossesLines: linear?.crossesLines ?? false,
+        folded: ignoresCase ? literals.filter((literal) => /^[\u0020-\u007E]+$/.test(literal)).map((literal) => foldedLiteral(literal)) : [],
         key,
-        folded: flags.includes('i') ? literals.filter((literal) => /^[\u0020-\u007E]+$/.test(literal)).map((literal) => new RegExp(escapeRegex(literal), 'i')) : [],
-        literals: flags.includes('i') ? caselessRuns(literals) : literals.map((literal) => Buffer.from(literal, 'utf8')),
-        regex: new RegExp(source, flags),
-        scanner: lookaround ? undefined : new RegExp(source, `${flags}gm`),
+        literals: ignoresCase ? caselessRuns(literals) : literals.map((literal) => Buffer.from(literal, 'utf8')),
+        test: linear ? (text) => linear.regex.test(text) : (text) => text.includes(plain!),
       }
     }
 
@@ -181,50 +193,64 @@ function decodeText(bytes: Buffer): string | undefined {
   return looksBinary(bytes) ? undefined : decodeForDisplay(bytes)
 }
 
+/**
+ * The matching lines of a file. RE2 runs over whole blocks of lines at once (its DFA is fastest on long
+ * input), and nothing in a translated pattern matches a line break, so the text has a match exactly when
+ * one of its lines has: a whole-text test answers files_with_matches, and rules out most files otherwise.
+ * Then lines are tested one by one: those holding the anchor literal, or all of them.
+ */
 function matchLines(file: string, text: string, compiled: CompiledQuery, query: ContentQuery): ContentMatch | undefined {
-  const found: ContentMatch = {count: 0, file, lines: []}
-  const {regex, scanner} = compiled
-  // With a scanner, only the lines where the whole-text scan finds a match are tested one by one: a
-  // match in a line is a match of the whole text at the same place, so the lines before the scan's
-  // next match have none. And a scan match that lies within one line is a match of that line, unless
-  // the pattern has an anchor and the text a CR, U+2028 or U+2029 (line ends for the m flag only).
-  const scan = scanner && !(compiled.dollar && text.includes('\r')) ? scanner : undefined
-  const settles = scan !== undefined && !(compiled.anchored && /[\r\u2028\u2029]/.test(text))
-  let number = 0
-  for (let start = 0; start < text.length; ) {
-    let matchStart = -1
-    let matchEnd = -1
-    if (scan) {
-      scan.lastIndex = start
-      const next = scan.exec(text)
-      if (!next) break
-      for (let at = text.indexOf('\n', start); at !== -1 && at < next.index; at = text.indexOf('\n', start)) {
-        number++
-        start = at + 1
-      }
+  if (text.length === 0) return undefined // No line at all.
+  // A CR before a line break (or at the very end) belongs to the line break: lines are matched without it.
+  if (text.includes('\r')) text = text.replaceAll(/\r(?=\n|$)/g, '')
+  // A final line break ends the last line; it does not start another one.
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text
+  const {anchor, crossesLines, test} = compiled
+  if (query.mode === 'files_with_matches' && !crossesLines) return test(body) ? {count: 1, file, lines: []} : undefined
+  if (!anchor && !test(body)) return undefined
 
-      if (start >= text.length) break // An empty match after the final line break: no line there.
-      matchStart = next.index
-      matchEnd = next.index + next[0].length
+  const found: ContentMatch = {count: 0, file, lines: []}
+  // Line numbers are counted only as far as a tested line, and only where they are shown.
+  const numbered = query.mode === 'content'
+  let number = 0
+  let counted = 0
+  for (let start = 0; start <= body.length; ) {
+    if (anchor) {
+      const at = body.indexOf(anchor, start)
+      if (at === -1) break
+      start = body.lastIndexOf('\n', at) + 1
     }
 
-    let end = text.indexOf('\n', start)
-    if (end === -1) end = text.length
-    number++
-    // A final line break ends the last line; it does not start another one. A CR before it belongs to it.
-    const lineEnd = end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end
-    const line = text.slice(start, lineEnd)
-    const within = settles && matchStart >= start && matchEnd <= lineEnd
+    let end = body.indexOf('\n', start)
+    if (end === -1) end = body.length
+    const line = body.slice(start, end)
+    if (numbered) {
+      for (let at = body.indexOf('\n', counted); at !== -1 && at < start; at = body.indexOf('\n', at + 1)) number++
+      counted = start
+    }
+
     start = end + 1
-    if (!within && !regex.test(line)) continue
+    if (!test(line)) continue
     found.count++
     if (query.mode === 'files_with_matches') break
-    if (query.mode === 'content' && found.lines.length < query.maxLines) {
-      found.lines.push({length: line.length, number, text: line.length > query.maxLineChars ? line.slice(0, query.maxLineChars) : line})
+    if (numbered && found.lines.length < query.maxLines) {
+      found.lines.push({length: line.length, number: number + 1, text: line.length > query.maxLineChars ? line.slice(0, query.maxLineChars) : line})
     }
   }
 
   return found.count > 0 ? found : undefined
+}
+
+/**
+ * A case-insensitive regex for an ASCII literal, run on bytes read as Latin-1: RE2 also folds `ſ`
+ * (U+017F) onto s and the Kelvin sign (U+212A) onto k, whose UTF-8 bytes are spelled in. A plain
+ * literal, so V8's engine runs it in time linear in the text.
+ */
+function foldedLiteral(literal: string): RegExp {
+  const spelled = escapeRegex(literal)
+    .replaceAll(/s/gi, '(?:s|\u00C5\u00BF)')
+    .replaceAll(/k/gi, '(?:k|\u00E2\u0084\u00AA)')
+  return new RegExp(spelled, 'i')
 }
 
 /**
@@ -310,7 +336,7 @@ export function requiredLiterals(source: string): string[] {
   return runs.sort((a, b) => rarity(b) - rarity(a) || b.length - a.length).slice(0, 3)
 }
 
-/** The index of the last character of the escape whose letter or digit is at `at` (\u0041, \x41, \cJ, \12, \k<name>, \p{L}). */
+/** The index of the last character of the escape whose letter or digit is at `at` (\u0041, \x41, \cJ, \12, \k<name>, \p{L}, \pL). */
 function skipEscape(source: string, at: number): number {
   const letter = source[at]
   const span = (pattern: RegExp) => at + (pattern.exec(source.slice(at + 1))?.[0].length ?? 0)
@@ -318,7 +344,7 @@ function skipEscape(source: string, at: number): number {
   if (letter === 'x') return span(/^[\dA-Fa-f]{2}/)
   if (letter === 'c') return span(/^[A-Za-z]/)
   if (letter === 'k') return span(/^<[^>]*>/)
-  if (letter === 'p' || letter === 'P') return span(/^\{[^}]*\}/)
+  if (letter === 'p' || letter === 'P') return span(/^(?:\{[^}]*\}|[A-Za-z])/)
   if (/\d/.test(letter)) return span(/^\d*/)
   return at
 }

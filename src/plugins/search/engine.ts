@@ -3,10 +3,10 @@ import {availableParallelism} from 'node:os'
 import path from 'node:path'
 import {Worker} from 'node:worker_threads'
 import ignore, {type Ignore} from 'ignore'
-import picomatch from 'picomatch'
 
-import {type BatchRequest, type BatchResponse, type ContentMatch, type ContentQuery, keepFirstLines, Searcher} from './content.js'
+import {type BatchRequest, type BatchResponse, type ContentMatch, type ContentQuery, DEFERRED, keepFirstLines, Searcher} from './content.js'
 import {isInside} from '../../core/workspace/paths.js'
+import {globMatcher} from './glob-matcher.js'
 
 export type {ContentMatch, ContentMode, ContentQuery} from './content.js'
 
@@ -198,7 +198,7 @@ function compileGlob(pattern: string): CompiledGlob {
   let normalized = pattern.endsWith('/') ? pattern.slice(0, -1) : pattern
   if (!normalized.endsWith('*')) normalized += '/**'
   normalized = path.posix.normalize(normalized)
-  const match = picomatch(normalized, {dot: true, posix: true})
+  const match = globMatcher(normalized, {posix: true})
   const parts = normalized.split('/')
 
   // Only simple patterns are pruned directory by directory; braces, extglobs and escapes (which may
@@ -216,7 +216,7 @@ function compileGlob(pattern: string): CompiledGlob {
 
   const rest = parts.slice(prefix.length)
   const stop = rest.findIndex((part) => part.includes('**'))
-  const levels = simple ? rest.slice(0, stop === -1 ? rest.length - 1 : stop).map((part) => picomatch(part, {dot: true, posix: true})) : undefined
+  const levels = simple ? rest.slice(0, stop === -1 ? rest.length - 1 : stop).map((part) => globMatcher(part, {posix: true})) : undefined
   const mayHold = (relative: string, depth: number): boolean => {
     if (!levels) return true
     if (depth >= levels.length) return stop !== -1
@@ -341,6 +341,15 @@ const WARM_THRESHOLD = 2000
 const BATCH_FILES = 256
 /** At most this many worker threads (besides the main thread). */
 const MAX_WORKERS = 3
+/**
+ * The most matching work the main thread takes on for one file, in bytes times regex instructions. RE2 is
+ * linear in the text but not in the pattern: when a pattern's DFA grows too big it falls back to its NFA,
+ * measured at up to ~13 ns per byte and instruction (`(?:a|b|...|ab|bc|cd){1000}!`, 10,003 instructions:
+ * 130 µs a byte). At this budget that is ~0.2 s at worst, while a common pattern (20 to 50 instructions)
+ * still matches files up to several hundred KB here. A costlier file goes to a worker thread, which an
+ * interruption or a time limit can stop: the main thread stays free to answer a signal.
+ */
+const MAIN_THREAD_COST = 2 ** 24
 
 /** Files waiting to be searched: the crawl pushes them as it finds them, the searchers take them in batches. */
 export class FileQueue {
@@ -380,6 +389,13 @@ export class FileQueue {
     }
 
     return taken
+  }
+
+  /** Everything not taken yet, at once (a closed queue). */
+  drain(): string[] {
+    const rest = this.files.slice(this.head)
+    this.head = this.files.length
+    return rest
   }
 
   private wait(): Promise<void> {
@@ -423,14 +439,18 @@ export async function searchFiles(files: string[] | FileQueue, query: ContentQue
   await queue.reached(threshold)
   const pool = queue.total >= threshold ? SearchPool.shared() : undefined
   const searcher = new Searcher()
+  // Files too costly to match on the main thread (see MAIN_THREAD_COST), for a worker.
+  const deferred = new FileQueue()
   const onMainThread = async () => {
     for (let batch = await queue.take(BATCH_FILES); batch; batch = await queue.take(BATCH_FILES)) {
       for (let at = 0; at < batch.length; ) {
         const deadline = performance.now() + SLICE_MS
         const found: ContentMatch[] = []
         do {
-          const match = searcher.search(batch[at++], query)
-          if (match) found.push(match)
+          const file = batch[at++]
+          const match = searcher.search(file, query, MAIN_THREAD_COST)
+          if (match === DEFERRED) deferred.push([file])
+          else if (match) found.push(match)
         } while (at < batch.length && performance.now() < deadline)
         await accept(found)
         await yieldToEventLoop()
@@ -440,6 +460,14 @@ export async function searchFiles(files: string[] | FileQueue, query: ContentQue
   }
 
   await Promise.all([onMainThread(), pool?.run(queue, query, accept, options.keepLines, signal)])
+  deferred.close()
+  if (deferred.total > 0) {
+    // Under a TypeScript loader (the tests) there is no worker: the main thread matches them after all.
+    const helper = SearchPool.shared(1)
+    if (helper) await helper.run(deferred, query, accept, options.keepLines, signal)
+    else await accept(deferred.drain().map((file) => searcher.search(file, query)).filter((match) => match !== undefined))
+  }
+
   return kept.result()
 }
 
@@ -490,7 +518,8 @@ class KeptMatches {
 
 /**
  * Worker threads that search batches of files beside the main thread, one per further core (at most
- * three; WAVE_SEARCH_THREADS=n sets n, 0 for none), started on the first big search and kept for the next
+ * three; WAVE_SEARCH_THREADS=n sets n, 0 for none but the one that takes files too costly for the main
+ * thread, see MAIN_THREAD_COST), started on the first big search and kept for the next
  * ones; unref'd when idle, so they never keep the process alive. Only from the compiled module: under a
  * TypeScript loader (the tests) searches run on the main thread alone.
  */
@@ -512,11 +541,12 @@ class SearchPool {
     return SearchPool.instance !== undefined
   }
 
-  static shared(): SearchPool | undefined {
+  /** The pool, started if need be with at least `minimum` workers (files the main thread defers need one even when WAVE_SEARCH_THREADS=0). */
+  static shared(minimum = 0): SearchPool | undefined {
     if (!import.meta.url.endsWith('.js')) return undefined
     const setting = process.env.WAVE_SEARCH_THREADS
     // The main thread is one of the searchers: the pool adds one worker per further core.
-    const size = Math.min(MAX_WORKERS, setting && /^\d+$/.test(setting) ? Number(setting) : availableParallelism() - 1)
+    const size = Math.max(minimum, Math.min(MAX_WORKERS, setting && /^\d+$/.test(setting) ? Number(setting) : availableParallelism() - 1))
     if (size < 1) return undefined
     SearchPool.instance ??= new SearchPool(size)
     return SearchPool.instance
@@ -542,14 +572,20 @@ class SearchPool {
       }
     }
 
+    // An interruption or a time limit stops a batch in the middle: a worker busy matching is terminated
+    // (V8 stops even a regex mid-run), and the search fails with the signal's reason at once.
+    const onAbort = () => this.fail(signal?.reason instanceof Error ? signal.reason : new Error('The search was interrupted.'))
+    signal?.throwIfAborted()
+    signal?.addEventListener('abort', onAbort, {once: true})
     // Referenced while a search runs: an idle pool must not keep the process alive, a busy one must.
     if (this.active++ === 0) for (const worker of this.workers) worker.ref()
     try {
       await Promise.all(this.workers.flatMap((worker) => [perWorker(worker), perWorker(worker)]))
     } catch (error) {
       if (signal?.aborted) this.dispose()
-      throw error
+      throw signal?.aborted ? signal.reason : error
     } finally {
+      signal?.removeEventListener('abort', onAbort)
       if (--this.active === 0) for (const worker of this.workers) worker.unref()
     }
   }

@@ -2,8 +2,8 @@ import {mkdir, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {listFiles} from '../../../src/plugins/search/engine.js'
-import {requiredLiterals} from '../../../src/plugins/search/content.js'
+import {listFiles, searchFiles} from '../../../src/plugins/search/engine.js'
+import {type ContentQuery, DEFERRED, requiredLiterals, Searcher} from '../../../src/plugins/search/content.js'
 import glob from '../../../src/plugins/glob.js'
 import grep from '../../../src/plugins/grep.js'
 import {contextFor, useWorkspaces} from '../context.js'
@@ -51,8 +51,9 @@ describe('Grep shortcuts', () => {
       'end.txt': 'foo\nbar\n',
       'span.txt': 'a\nb\n',
     })
-    // At the end of a line the lookahead sees the end of the line, not the line break.
-    expect(await runGrep(root, {pattern: String.raw`foo(?![\s\S])`})).toBe('crlf.txt\nend.txt')
+    // At the end of a line, what may follow sees the end of the line, not the CR or the line break.
+    expect(await runGrep(root, {pattern: String.raw`foo\s*$`})).toBe('crlf.txt\nend.txt')
+    expect(await runGrep(root, {pattern: String.raw`foo[\s\S]`})).toBe('No files found')
     // `$` before the CR of a CRLF line break.
     expect(await runGrep(root, {output_mode: 'content', pattern: 'foo$'})).toBe('crlf.txt:1:one foo\nend.txt:1:foo')
     // A match may not span lines.
@@ -101,6 +102,27 @@ describe('Grep shortcuts', () => {
     })
     expect(await runGrep(root, {output_mode: 'content', pattern: '^hello'})).toBe('bom.txt:1:hello')
     expect(await runGrep(root, {output_mode: 'content', pattern: 'hit'})).toBe('latin1.txt:1:caf\uFFFD hit, and enough text to stay under a tenth')
+  })
+})
+
+describe('the main thread keeps to cheap files', () => {
+  const query = (source: string, mode: ContentQuery['mode'] = 'count'): ContentQuery => ({flags: '', maxFileBytes: 10 << 20, maxLineChars: 500, maxLines: 500, mode, source})
+
+  it('leaves a file whose worst-case matching work is over its budget to a worker', async () => {
+    const root = await workspace({'big.txt': `${'ab'.repeat(500_000)}\n`, 'small.txt': 'ab\n'})
+    const searcher = new Searcher()
+    // About 1 MB times the program of [ab]{500}c: far over a budget of a million.
+    expect(searcher.search(path.join(root, 'big.txt'), query('[ab]{500}c'), 1_000_000)).toBe(DEFERRED)
+    expect(searcher.search(path.join(root, 'small.txt'), query('[ab]{500}c'), 1_000_000)).toBeUndefined()
+    // A plain string costs one unit per byte; files without the literal are ruled out before any cost.
+    expect(searcher.search(path.join(root, 'big.txt'), query('ba'), 2_000_000)).toMatchObject({count: 1})
+    expect(searcher.search(path.join(root, 'big.txt'), query(String.raw`zz\d{500}`), 1)).toBeUndefined()
+  })
+
+  it('still answers for deferred files where no worker can be started (a TypeScript loader)', async () => {
+    const root = await workspace({'big.txt': `${'ab'.repeat(2_000_000)}c\n`, 'other.txt': 'abc\n'})
+    const result = await searchFiles([path.join(root, 'big.txt'), path.join(root, 'other.txt')], query('[ab]{200}c', 'files_with_matches'))
+    expect(result.matches.map((match) => path.basename(match.file))).toEqual(['big.txt'])
   })
 })
 
