@@ -5,7 +5,7 @@
  *
  *   npm run bench                  # full: a 50,000-file, 500 MB search tree; a few minutes on 2 cores
  *   npm run bench -- --quick       # a 5,000-file tree and fewer runs (or WAVE_BENCH_QUICK=1)
- *   npm run bench -- --only cold,first,turn,weight,search,memory
+ *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox
  *   npm run bench -- --no-write    # print only (a --quick run never writes unless --write)
  *   npm run bench -- --no-rg       # as if ripgrep were not installed (its comparison is skipped)
  *   npm run bench -- --keep-tree   # leave the generated search tree in the temporary directory
@@ -32,8 +32,8 @@ const flag = (name) => argv.includes(`--${name}`)
 const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1]
 const QUICK = flag('quick') || process.env.WAVE_BENCH_QUICK === '1'
 const WRITE = flag('write') || (!QUICK && !flag('no-write'))
-const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory').split(','))
-const RUNS = {cold: QUICK ? 8 : 20, first: QUICK ? 4 : 10, turn: QUICK ? 2 : 5, search: QUICK ? 3 : 5}
+const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox').split(','))
+const RUNS = {cold: QUICK ? 8 : 20, first: QUICK ? 4 : 10, sandbox: QUICK ? 30 : 100, turn: QUICK ? 2 : 5, search: QUICK ? 3 : 5}
 const LIB = path.join(PROJECT_ROOT, 'bench', 'lib')
 
 if (!existsSync(path.join(PROJECT_ROOT, 'dist', 'commands'))) {
@@ -297,16 +297,26 @@ async function requestWeight() {
       await server.close()
     }
 
+    // Claude Code's first request in the same sandbox, mode and task: the baseline of issue 18's ≤ 0.15×.
+    const claude = claudeCode()
+    const baselines = {}
+    for (const mode of Object.keys(weights)) if (claude) baselines[mode] = await claudeCodeWeight(claude, mode, mode === 'plan' ? 'Plan something' : 'Do something', sandbox)
+    if (!claude) notes.push(`Request weight: Claude Code not found (put claude on PATH or set WAVE_BENCH_CLAUDE), so no ratio; Claude Code 2.1.197 sent ${kb(CLAUDE_CODE_WEIGHT)} in every mode when last measured.`)
+
     for (const [mode, request] of Object.entries(weights)) {
       const system = bytes(request.body.system)
       const tools = bytes(request.body.tools)
       const names = (request.body.tools ?? []).map((tool) => tool.name).join(', ')
+      const baseline = baselines[mode]
+      const share = baseline ? (system + tools) / baseline.bytes : undefined
       record({
+        baseline: baseline ? `Claude Code ${baseline.version} ${kb(baseline.bytes)}` : undefined,
         figure: `${mode === 'plan' ? 'plan mode' : `run, ${mode}`}`,
-        note: `system ${kb(system)} + ${request.body.tools?.length ?? 0} tools ${kb(tools)} (${names})`,
-        ok: system + tools <= 12 * 1024,
+        note: `system ${kb(system)} + ${request.body.tools?.length ?? 0} tools ${kb(tools)} (${names}); ${system + tools} bytes`,
+        ok: system + tools <= 12 * 1024 && (share === undefined || share <= 0.15),
+        ratio: share === undefined ? undefined : `${share.toFixed(3)}×`,
         section: 'weight',
-        target: '≤ 12 KB',
+        target: '≤ 12 KB, ≤ 0.15× Claude Code',
         value: kb(system + tools),
       })
     }
@@ -346,6 +356,41 @@ async function requestWeight() {
 }
 
 // ---------------------------------------------------------------------------------------------- 5. search at scale
+
+/** Claude Code's system prompt and tools in its first request, as last measured (2.1.197, every mode). */
+const CLAUDE_CODE_WEIGHT = 69_580
+
+/** The Claude Code executable to measure against: WAVE_BENCH_CLAUDE, else `claude` on PATH, else none. */
+function claudeCode() {
+  if (process.env.WAVE_BENCH_CLAUDE) return process.env.WAVE_BENCH_CLAUDE
+  return which('claude') ? 'claude' : undefined
+}
+
+/** Bytes of `system` plus `tools` in Claude Code's first request with tools, for one task in one mode. */
+async function claudeCodeWeight(claude, mode, task, sandbox) {
+  const version = spawnSync(claude, ['--version'], {encoding: 'utf8'}).stdout?.split(' ')[0] ?? '?'
+  const server = await startMessagesServer(Array.from({length: 10}, () => reply('Nothing to do.')))
+  try {
+    const env = {
+      ...cleanEnv(sandbox.home, {ANTHROPIC_API_KEY: 'sk-bench-not-a-real-key', ANTHROPIC_BASE_URL: server.url}),
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      // Claude Code refuses bypassPermissions to root unless it is told it runs in a sandbox (CI containers).
+      IS_SANDBOX: '1',
+    }
+    // Asynchronously: the scripted server answering it runs in this process.
+    await new Promise((resolve) => {
+      const child = spawn(claude, ['-p', task, '--permission-mode', mode], {cwd: sandbox.repo, env, stdio: 'ignore'})
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+      child.on('error', resolve).on('exit', () => resolve(clearTimeout(timer)))
+    })
+    const request = server.messageRequests.find((r) => (r.body?.tools ?? []).length > 0)
+    if (!request) throw new Error(`Claude Code (${claude}) sent no request with tools in ${mode} mode`)
+    return {bytes: bytes(request.body.system) + bytes(request.body.tools), version}
+  } finally {
+    await server.close()
+  }
+}
 
 function which(command) {
   return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0
@@ -507,6 +552,82 @@ async function memory(context) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------- 7. sandbox
+
+/**
+ * What the sandbox adds to a Bash call: the compiled Bash tool running `true` sandboxed (bwrap, its
+ * namespaces and mounts) against the same tool with `--sandbox off`, interleaved, in a git workspace
+ * (so .git is re-bound read-only too). The bare spawns of the same two commands show bwrap's own share.
+ */
+async function sandboxCost() {
+  heading('7. Sandbox (cost per Bash call over an unsandboxed spawn of the same command)')
+  const {default: bash} = await import(path.join(PROJECT_ROOT, 'dist', 'plugins', 'bash.js'))
+  const {sandboxStatus, sandboxedCommand, unsandboxedCommand} = await import(path.join(PROJECT_ROOT, 'dist', 'core', 'policy', 'sandbox.js'))
+  const status = sandboxStatus()
+  if (!status.available) {
+    record({figure: 'sandbox per Bash call', note: status.problem, ok: false, section: 'sandbox', target: '≤ 10 ms', value: 'unavailable'})
+    return
+  }
+
+  const sandbox = makeSandbox({'README.md': '# bench\n'})
+  try {
+    const ctx = (enabled) => ({readable: async () => true, root: sandbox.repo, sandbox: {enabled, network: false}, session: {}, signal: new AbortController().signal})
+    // The CPU time of the command's processes (bwrap and bash, reaped by this process): what the sandbox
+    // costs the machine, apart from the waits that a loaded machine stretches.
+    const cpu = {off: 0, on: 0}
+    const callOnce = async (enabled) => {
+      const at = performance.now()
+      const cpuAt = childrenCpuMs()
+      await bash.run({command: 'true'}, ctx(enabled))
+      cpu[enabled ? 'on' : 'off'] += childrenCpuMs() - cpuAt
+      return performance.now() - at
+    }
+
+    const request = {command: 'true', cwd: sandbox.repo, network: false, root: sandbox.repo}
+    const spawnOnce = (plan) => {
+      const at = performance.now()
+      spawnSync(plan.file, plan.args, {cwd: sandbox.repo, env: plan.env, stdio: 'ignore'})
+      return performance.now() - at
+    }
+
+    const times = {bareOff: [], bareOn: [], off: [], on: []}
+    for (let run = 0; run < 5; run++) await Promise.all([callOnce(true), callOnce(false)]) // warm up
+    cpu.on = cpu.off = 0
+    for (let run = 0; run < RUNS.sandbox; run++) {
+      times.on.push(await callOnce(true))
+      times.off.push(await callOnce(false))
+      times.bareOn.push(spawnOnce(sandboxedCommand(request, status.bwrap)))
+      times.bareOff.push(spawnOnce(unsandboxedCommand(request)))
+    }
+
+    const cost = median(times.on) - median(times.off)
+    record({
+      baseline: `--sandbox off ${ms(median(times.off))}`,
+      figure: 'sandbox cost per Bash call (`true`)',
+      note: `the Bash tool: ${ms(median(times.on))} sandboxed, ${ms(median(times.off))} unsandboxed; medians of ${RUNS.sandbox}, interleaved. CPU time of the command's processes per call: ${ms(cpu.on / RUNS.sandbox)} sandboxed, ${ms(cpu.off / RUNS.sandbox)} unsandboxed`,
+      ok: cost <= 10,
+      section: 'sandbox',
+      target: '≤ 10 ms',
+      value: ms(cost),
+    })
+    record({
+      baseline: `bash -c true ${ms(median(times.bareOff))}`,
+      figure: 'bare bwrap, same namespaces and mounts',
+      ratio: ratio(median(times.bareOn), median(times.bareOff)),
+      section: 'sandbox',
+      value: ms(median(times.bareOn)),
+    })
+  } finally {
+    sandbox.cleanup()
+  }
+}
+
+/** User and system CPU time of this process's waited-for children so far (/proc/self/stat: cutime, cstime; 100 ticks a second). */
+function childrenCpuMs() {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[13]) + Number(fields[14])) * 10
+}
+
 // ---------------------------------------------------------------------------------------------- main
 
 function machine() {
@@ -534,6 +655,7 @@ if (ONLY.has('turn')) Object.assign(context, await perTurn())
 if (ONLY.has('weight')) await requestWeight()
 if (ONLY.has('search')) Object.assign(context, await search())
 if (ONLY.has('memory')) await memory(context)
+if (ONLY.has('sandbox')) await sandboxCost()
 
 const seconds = (performance.now() - started) / 1000
 const load = `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
@@ -546,7 +668,7 @@ if (WRITE) {
   const BEGIN = '<!-- bench:results:begin (written by `npm run bench`; edit outside these markers) -->'
   const END = '<!-- bench:results:end -->'
   const escape = (text) => String(text ?? '').replaceAll('|', '\\|')
-  const sections = {cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
+  const sections = {cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', sandbox: '7. Sandbox', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
   const table = [
     '| | figure | wave | baseline (same run) | ratio | target | |',
     '|---|---|---|---|---|---|---|',

@@ -1,6 +1,7 @@
 import {spawn} from 'node:child_process'
 import {z} from 'zod'
 
+import {DEFAULT_SANDBOX, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from '../core/policy/sandbox.js'
 import {defineTool, ToolError} from './tool.js'
 
 const DEFAULT_TIMEOUT_MS = 120_000
@@ -11,13 +12,14 @@ const KILL_GRACE_MS = 2000
 const DRAIN_GRACE_MS = 500
 const MAX_OUTPUT_CHARS = 30_000
 
-/** Secrets of wave itself, which no command needs and no transcript may show. */
-const HIDDEN_ENV = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']
-
 export default defineTool({
   access: 'execute',
   description:
-    'Run a bash command in the workspace root (non-interactive, no stdin) and return its combined stdout and stderr, plus the exit code when nonzero. Default timeout 120000 ms, max 600000. Long output keeps its head and tail.',
+    'Run a bash command in the workspace root; returns stdout and stderr combined, and the exit code when nonzero. No stdin; each call is a new shell (cd and variables do not persist). ' +
+    'Runs in a sandbox: the file system is read-only but for the workspace (its .git/ and .wave/ read-only), /tmp and $HOME are private, no network unless the approval allows it. ' +
+    `Timeout ${DEFAULT_TIMEOUT_MS} ms by default, at most ${MAX_TIMEOUT_MS}, then the command is killed. Output over ${MAX_OUTPUT_CHARS} characters keeps its head and tail. ` +
+    'Runs only where the permission mode or an allow rule such as Bash(npm test:*) allows the command; a refused one returns "Permission denied" and why: do not retry it unchanged. ' +
+    'Use Read, Glob, Grep, LS, Edit and Write, not cat, find, grep, sed or echo.',
   input: z.object({
     command: z.string().describe('The bash command to run'),
     timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional().describe('Timeout in milliseconds (default 120000, max 600000)'),
@@ -26,7 +28,19 @@ export default defineTool({
   async run(input, ctx) {
     if (ctx.signal.aborted) throw new ToolError('The command was not started: the session was interrupted.')
     const timeout = Math.min(input.timeout ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
-    const result = await runCommand(input.command, ctx.root, timeout, ctx.signal)
+    const sandbox = ctx.sandbox ?? DEFAULT_SANDBOX
+    const request = {command: input.command, cwd: ctx.root, env: sandbox.env, network: sandbox.network, root: ctx.root}
+    let plan: SpawnPlan
+    if (sandbox.enabled) {
+      // Fail closed: without a sandbox the command does not run, and the line says what fixes that.
+      const status = sandboxStatus()
+      if (!status.available) throw new ToolError(`Command not run: ${status.problem}`)
+      plan = sandboxedCommand(request, status.bwrap)
+    } else {
+      plan = unsandboxedCommand(request)
+    }
+
+    const result = await runCommand(plan, ctx.root, timeout, ctx.signal)
     return formatResult(result, timeout)
   },
 })
@@ -54,13 +68,11 @@ function killGroupsOnExit(): void {
   })
 }
 
-function runCommand(command: string, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
-  const env = {...process.env}
-  for (const name of HIDDEN_ENV) delete env[name]
-
+function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    // detached: the command leads its own process group, so a timeout kills its children too.
-    const child = spawn('/bin/bash', ['-c', command], {cwd, detached: true, env, stdio: ['ignore', 'pipe', 'pipe']})
+    // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
+    // timeout kills its children too.
+    const child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: ['ignore', 'pipe', 'pipe']})
     const pid = child.pid
     if (pid !== undefined) {
       groups.add(pid)

@@ -1,6 +1,7 @@
 import type {z} from 'zod'
 
 import type {AccessClass, PolicyContext, ToolOrigin} from '../core/policy/policy.js'
+import type {SandboxSettings} from '../core/policy/sandbox.js'
 import type {ResolvedPath} from '../core/workspace/paths.js'
 
 /** What a session lets control tools do (EnterPlanMode, ExitPlanMode). */
@@ -22,6 +23,11 @@ export interface ToolContext {
   session: SessionControl
   /** The policy in force, for tools that must check more than the first decision (WebFetch's redirects). */
   policy?: PolicyContext
+  /**
+   * The OS sandbox the tool's commands run in (src/core/policy/sandbox.ts). Absent means enabled with
+   * no network: a tool that starts a process for the model runs it sandboxed unless told otherwise.
+   */
+  sandbox?: SandboxSettings
 }
 
 /**

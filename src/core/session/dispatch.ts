@@ -53,7 +53,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
   // The key never leaves: not written to a file (Write, Edit, plugin and MCP write tools), not run
   // (Bash), not sent (WebFetch, MCP). Checked on the raw input, which MCP tools receive as it is.
   if (holdsSecret(call.input)) {
-    return refusal(`the input of ${tool.name} holds wave's API key (the value of ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN), which no tool call may carry.`)
+    return refusal(`the input of ${tool.name} holds wave's API key or another of its credentials, which no tool call may carry.`)
   }
 
   const parsed = tool.input.safeParse(call.input ?? {})

@@ -1,0 +1,272 @@
+/**
+ * The OS sandbox every Bash command runs in (bubblewrap on Linux): the filesystem read-only but the
+ * workspace (its `.git/` and `.wave/` read-only too), private empty `/tmp` and `$HOME`, no network
+ * unless the approval allows it, its own PID namespace, and an environment built from an allowlist.
+ * bwrap is called directly rather than through @anthropic-ai/sandbox-runtime: the README's "Sandbox"
+ * section says why.
+ */
+import {spawnSync} from 'node:child_process'
+import {accessSync, constants, lstatSync, readFileSync, realpathSync} from 'node:fs'
+import {homedir} from 'node:os'
+import path from 'node:path'
+
+import {isInside} from '../workspace/paths.js'
+
+/** What a session allows: absent means enabled with no network (fail closed). */
+export interface SandboxSettings {
+  enabled: boolean
+  network: boolean
+  /** Further environment variables commands may see (settings' `sandbox.env`). */
+  env?: string[]
+}
+
+export const DEFAULT_SANDBOX: SandboxSettings = {enabled: true, network: false}
+
+export type SandboxStatus = {available: true; bwrap: string} | {available: false; problem: string}
+
+/** A command as the spawn of it: program, arguments, and the complete environment. */
+export interface SpawnPlan {
+  file: string
+  args: string[]
+  env: Record<string, string>
+}
+
+export interface CommandRequest {
+  command: string
+  /** Where the command starts (inside the workspace). */
+  cwd: string
+  /** The workspace root, as a real path: the one writable tree. */
+  root: string
+  network: boolean
+  /** Names (or `PREFIX_*` patterns) from settings' `sandbox.env`. */
+  env?: string[]
+}
+
+const SHELL = '/bin/bash'
+const CANNOT_START = 'The sandbox cannot start'
+const OR_OFF = 'or run unsandboxed with --sandbox off'
+/** How long the preflight's trivial bwrap may take; it normally takes a few milliseconds. */
+const PROBE_TIMEOUT_MS = 10_000
+
+let cached: SandboxStatus | undefined
+
+/** Whether the sandbox can start here (checked once per process by starting a trivial one), and if not, why and what fixes it. */
+export function sandboxStatus(): SandboxStatus {
+  cached ??= probeSandbox()
+  return cached
+}
+
+/** The uncached check behind sandboxStatus(), for an environment given (tests pass a PATH without bwrap). */
+export function probeSandbox(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): SandboxStatus {
+  if (platform !== 'linux') {
+    return unavailable(`wave's sandbox is built on Linux's bubblewrap, and none exists for ${platform} yet. Fix: run wave on Linux, ${OR_OFF}.`)
+  }
+
+  const bwrap = findOnPath('bwrap', env.PATH)
+  if (!bwrap) {
+    return unavailable(
+      `bubblewrap (bwrap) is not installed or not on PATH. Fix: install it (sudo apt-get install bubblewrap; dnf, pacman and apk call it bubblewrap too), ${OR_OFF}.`,
+    )
+  }
+
+  // The namespaces and mounts every command gets, around a command that does nothing.
+  const probe = spawnSync(bwrap, [...isolationArgs(false), '--', SHELL, '-c', ':'], {
+    encoding: 'utf8',
+    env: {PATH: env.PATH ?? ''},
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: PROBE_TIMEOUT_MS,
+  })
+  if (probe.status === 0) return {available: true, bwrap}
+  const said = probe.error?.message ?? probe.stderr.trim().split('\n').at(-1) ?? `exit ${probe.status}`
+  return unavailable(explainFailure(said, readSysctl))
+}
+
+/** Forget the cached status (tests that change PATH). */
+export function resetSandboxStatus(): void {
+  cached = undefined
+}
+
+/**
+ * Why bwrap could not start, read from the kernel's switches (its own message names none of them), and
+ * the fix. `sysctl` reads a key below /proc/sys, such as `kernel/unprivileged_userns_clone`.
+ */
+export function explainFailure(bwrapSaid: string, sysctl: (key: string) => string | undefined): string {
+  if (sysctl('kernel/apparmor_restrict_unprivileged_userns') === '1') {
+    return (
+      `AppArmor blocks unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1, as on Ubuntu 24.04). ` +
+      `Fix: load an AppArmor profile for bwrap that allows them (the README's Sandbox section has it), or sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0.`
+    )
+  }
+
+  if (sysctl('kernel/unprivileged_userns_clone') === '0') {
+    return 'unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0). Fix: sudo sysctl -w kernel.unprivileged_userns_clone=1.'
+  }
+
+  if (sysctl('user/max_user_namespaces') === '0') {
+    return 'user namespaces are disabled (user.max_user_namespaces=0). Fix: sudo sysctl -w user.max_user_namespaces=15000.'
+  }
+
+  return (
+    `bwrap failed: ${bwrapSaid.replace(/^bwrap: /, '').replace(/\.$/, '')}. ` +
+    `Fix: allow user namespaces for this user (a container needs e.g. docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined), ${OR_OFF}.`
+  )
+}
+
+/** bwrap, the command and the environment that run `request.command` inside the sandbox. */
+export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnPlan {
+  const {root} = request
+  const home = privateHome(root)
+  const args = isolationArgs(request.network)
+  if (home !== '/tmp') args.push('--tmpfs', home)
+  args.push('--bind', root, root)
+  // git hooks and config, and wave's own settings, would run or grant something later, outside this command.
+  for (const name of ['.git', '.wave']) {
+    const inside = path.join(root, name)
+    const real = existing(inside)
+    if (real && isInside(root, real)) args.push('--ro-bind', real, real)
+  }
+
+  args.push('--chdir', request.cwd, '--', SHELL, '-c', request.command)
+  // The environment goes to bwrap as its own, not through --clearenv/--setenv: values on the command
+  // line would be readable by every process on the machine (ps). bwrap passes it on unchanged.
+  return {args, env: commandEnvironment(request.env, {HOME: home}), file: bwrap}
+}
+
+/** `--sandbox off`: the command as it is, but still with the allowlisted environment. */
+export function unsandboxedCommand(request: CommandRequest): SpawnPlan {
+  const extra: Record<string, string> = {HOME: process.env.HOME ?? homedir()}
+  // Outside the sandbox /tmp is shared, and a CI job may have pointed TMPDIR elsewhere for a reason.
+  if (process.env.TMPDIR) extra.TMPDIR = process.env.TMPDIR
+  return {args: ['-c', request.command], env: commandEnvironment(request.env, extra), file: SHELL}
+}
+
+/** Namespaces, capabilities, and the mounts every sandbox has, before the workspace is bound in. */
+function isolationArgs(network: boolean): string[] {
+  const args = [
+    '--unshare-all',
+    ...(network ? ['--share-net'] : []),
+    // Its own PID namespace (in --unshare-all): no process outside is visible, so no parent's
+    // /proc/<pid>/environ can be read; when the command exits, whatever it left behind dies with it.
+    '--die-with-parent',
+    // No controlling terminal to push keystrokes into (TIOCSTI). The process group wave kills is
+    // bwrap's; with it dies the namespace, and everything in it.
+    '--new-session',
+    // Run by root, the command would keep every capability inside its user namespace.
+    '--cap-drop',
+    'ALL',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    // bwrap leaves the new /proc/sys writable, and a root-owned command could set the host's sysctls through it.
+    '--ro-bind',
+    '/proc/sys',
+    '/proc/sys',
+    '--tmpfs',
+    '/tmp',
+  ]
+  // Sockets on a read-only mount still accept connections: /run holds docker's, D-Bus's, the user session's.
+  for (const dir of ['/run', '/var/run']) {
+    if (isPlainDirectory(dir)) args.push('--tmpfs', dir)
+  }
+
+  // With the network on, name resolution must still work where /etc/resolv.conf lives under /run (systemd-resolved).
+  if (network) {
+    const resolv = existing('/etc/resolv.conf')
+    if (resolv && (isInside('/run', resolv) || isInside('/var/run', resolv))) args.push('--ro-bind', resolv, resolv)
+  }
+
+  return args
+}
+
+/**
+ * Where the command's empty `$HOME` is: over the real one's path (tools that read the home directory
+ * from the password database land in it too), unless that would hide or be the workspace.
+ */
+function privateHome(root: string): string {
+  const home = existing(process.env.HOME || homedir())
+  if (!home || home === '/' || isInside(root, home) || isPseudoFilesystem(home)) return '/tmp'
+  return home
+}
+
+function isPseudoFilesystem(dir: string): boolean {
+  return ['/proc', '/dev', '/sys'].some((pseudo) => isInside(pseudo, dir))
+}
+
+const ALWAYS = new Set(['PATH', 'LANG', 'TERM', 'CI', 'TZ', 'USER', 'SHELL'])
+/** wave's own model credentials: no listing passes them on. */
+const NEVER = new Set(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'])
+/**
+ * Names that look like credentials: passed only when listed by their exact name, never by a pattern.
+ * Wider than `*_KEY`, `*_TOKEN`, `*_SECRET`: `npm_config__authToken` and `CLIENT_SECRET_ID` count too.
+ */
+const SECRET_LIKE = [/^ANTHROPIC_/i, /^AWS_/i, /^GOOGLE_/i, /^GITHUB_TOKEN$/i, /^GH_TOKEN$/i, /KEY$/i, /TOKEN$/i, /SECRET/i, /PASSWORD/i, /PASSWD/i, /CREDENTIAL/i]
+
+export function looksSecret(name: string): boolean {
+  return SECRET_LIKE.some((pattern) => pattern.test(name))
+}
+
+/**
+ * The environment a command gets: PATH, LANG, LC_*, TERM, CI, TZ, USER and SHELL, the names the
+ * settings list (`NAME`, or `PREFIX_*`), and `extra` (HOME). Never wave's credentials; a name that
+ * looks like a credential only when listed exactly.
+ */
+export function commandEnvironment(listed: readonly string[] = [], extra: Record<string, string> = {}, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const exact = new Set(listed.filter((entry) => !entry.endsWith('*')))
+  const prefixes = listed.filter((entry) => entry.endsWith('*')).map((entry) => entry.slice(0, -1))
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined || NEVER.has(name)) continue
+    const base = ALWAYS.has(name) || name.startsWith('LC_')
+    const byPattern = !looksSecret(name) && prefixes.some((prefix) => name.startsWith(prefix))
+    if (base || exact.has(name) || byPattern) env[name] = value
+  }
+
+  return {...env, ...extra}
+}
+
+function unavailable(why: string): SandboxStatus {
+  return {available: false, problem: `${CANNOT_START}: ${why}`}
+}
+
+function findOnPath(program: string, searchPath = ''): string | undefined {
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue
+    const candidate = path.join(dir, program)
+    try {
+      accessSync(candidate, constants.X_OK)
+      if (lstatSync(candidate).isDirectory()) continue
+      return candidate
+    } catch {}
+  }
+
+  return undefined
+}
+
+function readSysctl(key: string): string | undefined {
+  try {
+    return readFileSync(path.join('/proc/sys', key), 'utf8').trim()
+  } catch {
+    return undefined
+  }
+}
+
+/** The real path of what is at `file`, or undefined when nothing is. */
+function existing(file: string): string | undefined {
+  try {
+    return realpathSync(file)
+  } catch {
+    return undefined
+  }
+}
+
+function isPlainDirectory(dir: string): boolean {
+  try {
+    return lstatSync(dir).isDirectory()
+  } catch {
+    return false
+  }
+}

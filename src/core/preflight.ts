@@ -1,0 +1,121 @@
+/**
+ * `wave doctor`'s checks: can the sandbox start, are credentials present (never shown), does the model
+ * endpoint answer, are the settings files valid. Each says what it found and, when it fails, what fixes it.
+ */
+import {spawnSync} from 'node:child_process'
+import http from 'node:http'
+import https from 'node:https'
+import {performance} from 'node:perf_hooks'
+
+import {sandboxStatus} from './policy/sandbox.js'
+import {assertCloudSettings, type Provider, providerFrom} from './session/providers.js'
+import {loadSettings, projectSettingsPath, readSettingsFile, userSettingsPath} from './settings.js'
+
+export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
+
+export interface Check {
+  name: 'sandbox' | 'credentials' | 'endpoint' | 'settings'
+  status: CheckStatus
+  /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
+  required: boolean
+  /** What was found, and for a failure the fix. One line; never a secret. */
+  detail: string
+}
+
+export interface PreflightOptions {
+  /** The workspace whose `.wave/settings.json` is checked (none: only the user's file). */
+  workspace?: string
+  /** Skip the endpoint check (no network here, or a proxy the check would not go through). */
+  offline?: boolean
+  /** How long the endpoint may take to answer. */
+  timeoutMs?: number
+}
+
+const DEFAULT_BASE_URL = 'https://api.anthropic.com'
+const ENDPOINT_TIMEOUT_MS = 3000
+
+export async function runPreflight(options: PreflightOptions = {}): Promise<{ok: boolean; checks: Check[]}> {
+  const checks = [sandboxCheck(), credentialsCheck(), await endpointCheck(options), settingsCheck(options.workspace)]
+  return {checks, ok: !checks.some((check) => check.required && check.status === 'fail')}
+}
+
+function sandboxCheck(): Check {
+  const status = sandboxStatus()
+  if (!status.available) return {detail: status.problem, name: 'sandbox', required: true, status: 'fail'}
+  const version = spawnSync(status.bwrap, ['--version'], {encoding: 'utf8', timeout: 5000}).stdout?.trim()
+  return {detail: `${version || 'bubblewrap'} at ${status.bwrap} starts a sandbox here`, name: 'sandbox', required: true, status: 'pass'}
+}
+
+function credentialsCheck(): Check {
+  let provider: Provider
+  try {
+    provider = providerFrom()
+    if (provider !== 'anthropic') assertCloudSettings(provider)
+  } catch (error) {
+    const hint = (error as {hint?: string}).hint
+    return {detail: `${(error as Error).message}${hint ? ` Fix: ${hint}` : ''}`, name: 'credentials', required: true, status: 'fail'}
+  }
+
+  if (provider !== 'anthropic') {
+    return {detail: `WAVE_PROVIDER=${provider}: its settings are set; credentials come from the cloud's own chain (not checked here)`, name: 'credentials', required: true, status: 'pass'}
+  }
+
+  const set = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].filter((name) => process.env[name]?.trim())
+  if (set.length > 0) return {detail: `${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set (value not shown)`, name: 'credentials', required: true, status: 'pass'}
+  return {
+    detail: 'neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set. Fix: export ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint)',
+    name: 'credentials',
+    required: true,
+    status: 'fail',
+  }
+}
+
+/** Whether the endpoint answers at all: any HTTP response will do, and no credential is sent. */
+async function endpointCheck(options: PreflightOptions): Promise<Check> {
+  const check = (status: CheckStatus, detail: string): Check => ({detail, name: 'endpoint', required: false, status})
+  const provider = process.env.WAVE_PROVIDER?.trim().toLowerCase()
+  if (provider && provider !== 'anthropic') return check('skip', `WAVE_PROVIDER=${provider}: the endpoint is the cloud's`)
+  let url: URL
+  try {
+    url = new URL(process.env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_BASE_URL)
+  } catch {
+    // Not shown: a URL's user, password, path or query may hold a secret.
+    return check('fail', 'ANTHROPIC_BASE_URL is not a valid URL')
+  }
+
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return check('fail', `ANTHROPIC_BASE_URL must be http:// or https://, not ${url.protocol}`)
+  const shown = url.origin
+  if (options.offline) return check('skip', `${shown}: not checked (--offline)`)
+  const answer = await ask(url, options.timeoutMs ?? ENDPOINT_TIMEOUT_MS)
+  if (answer.status !== undefined) return check('pass', `${shown} answered (HTTP ${answer.status}) in ${answer.ms} ms`)
+  return check('warn', `${shown} did not answer: ${answer.error}. Check the network, a proxy, or ANTHROPIC_BASE_URL`)
+}
+
+function ask(url: URL, timeoutMs: number): Promise<{status?: number; error?: string; ms: number}> {
+  const started = performance.now()
+  const elapsed = () => Math.round(performance.now() - started)
+  return new Promise((resolve) => {
+    const request = (url.protocol === 'https:' ? https : http).request(url, {method: 'HEAD', timeout: timeoutMs}, (response) => {
+      response.resume()
+      resolve({ms: elapsed(), status: response.statusCode})
+      request.destroy()
+    })
+    request.on('timeout', () => request.destroy(new Error(`no answer in ${timeoutMs} ms`)))
+    request.on('error', (error: NodeJS.ErrnoException) => resolve({error: error.code ?? error.message, ms: elapsed()}))
+    request.end()
+  })
+}
+
+function settingsCheck(workspace: string | undefined): Check {
+  const files = [userSettingsPath(), ...(workspace ? [projectSettingsPath(workspace)] : [])]
+  try {
+    const read = files.filter((file, i) => readSettingsFile(file, i === 0 ? 'user' : 'project') !== undefined)
+    const {ignored} = loadSettings(workspace)
+    const found = read.length > 0 ? `valid: ${read.join(', ')}` : `none (looked for ${files.join(', ')})`
+    if (ignored.length > 0) return {detail: `${found}; ${ignored.join('; ')}`, name: 'settings', required: true, status: 'warn'}
+    return {detail: found, name: 'settings', required: true, status: 'pass'}
+  } catch (error) {
+    const hint = (error as {hint?: string}).hint
+    return {detail: `${(error as Error).message}${hint ? ` ${hint}` : ''}`, name: 'settings', required: true, status: 'fail'}
+  }
+}

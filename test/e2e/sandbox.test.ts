@@ -1,0 +1,151 @@
+/**
+ * Issue #11's sandbox as a user meets it: `wave doctor` with and without bubblewrap on PATH, a run whose
+ * Bash call is refused with the fix named when the sandbox cannot start, and `--sandbox` on approve.
+ */
+import {existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
+import {createServer, type Server} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import path from 'node:path'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {TEST_API_KEY, writePlanFile} from '../support/cli.js'
+import {reply, toolResults, toolUse} from '../support/messages-server.js'
+import {type ScriptedSession, useScriptedSession, waveIn} from '../support/session.js'
+
+let session: ScriptedSession
+useScriptedSession((ready) => (session = ready))
+const wave = waveIn(() => session)
+
+/**
+ * PATH as it is, but with every directory that holds bwrap replaced by a copy (of symlinks) without it:
+ * node, git and the rest stay where wave finds them.
+ */
+function pathWithoutBwrap(): string {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)
+  return dirs
+    .map((dir, i) => {
+      if (!existsSync(path.join(dir, 'bwrap'))) return dir
+      const shadow = path.join(session.sandbox.root, `path-${i}`)
+      mkdirSync(shadow)
+      for (const name of readdirSync(dir)) if (name !== 'bwrap') symlinkSync(path.join(dir, name), path.join(shadow, name))
+      return shadow
+    })
+    .join(path.delimiter)
+}
+
+const FIX = /bubblewrap \(bwrap\) is not installed or not on PATH\. Fix: install it \(sudo apt-get install bubblewrap/
+
+describe('wave doctor', () => {
+  let endpoint: Server
+  let endpointUrl: string
+  beforeEach(async () => {
+    // Any HTTP answer shows the endpoint is reachable: this one answers 404 to everything.
+    endpoint = createServer((_request, response) => {
+      response.statusCode = 404
+      response.end()
+    })
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve))
+    endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`
+  })
+  afterEach(() => new Promise<void>((resolve) => endpoint.close(() => resolve())))
+
+  const env = (extra: Record<string, string | undefined> = {}) => ({ANTHROPIC_API_KEY: TEST_API_KEY, ANTHROPIC_BASE_URL: endpointUrl, ...extra})
+
+  it('passes every check where the sandbox starts, and never shows the key', async () => {
+    const result = await wave(['doctor'], env())
+    expect(result.code, result.stderr).toBe(0)
+    const lines = result.stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^CHECK\s+RESULT\s+DETAIL$/)
+    expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual(['sandbox ok', 'credentials ok', 'endpoint ok', 'settings ok'])
+    expect(result.stdout).toMatch(/sandbox\s+ok\s+bubblewrap [\d.]+ at \S+\/bwrap starts a sandbox here/)
+    expect(result.stdout).toContain('ANTHROPIC_API_KEY is set (value not shown)')
+    expect(result.stdout).toContain(`${endpointUrl} answered (HTTP 404)`)
+    expect(result.stdout + result.stderr).not.toContain(TEST_API_KEY)
+  })
+
+  it('fails with exit 1 and names the fix when bwrap is not on PATH', async () => {
+    const result = await wave(['doctor'], env({PATH: pathWithoutBwrap()}))
+    expect(result.code, result.stderr).toBe(1)
+    const sandboxLine = result.stdout.split('\n').find((line) => line.startsWith('sandbox'))
+    expect(sandboxLine).toMatch(/^sandbox\s+FAIL\s+The sandbox cannot start: /)
+    expect(sandboxLine).toMatch(FIX)
+    expect(result.stdout).toMatch(/credentials\s+ok/)
+  })
+
+  it('--json: {version, ok, checks}; a missing key fails, an unreachable endpoint only warns', async () => {
+    const result = await wave(['doctor', '--json'], env({ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', PATH: pathWithoutBwrap()}))
+    expect(result.code, result.stderr).toBe(1)
+    const output = JSON.parse(result.stdout)
+    expect(output).toMatchObject({ok: false, version: 1})
+    const byName = Object.fromEntries(output.checks.map((check: {name: string}) => [check.name, check]))
+    expect(Object.keys(byName)).toEqual(['sandbox', 'credentials', 'endpoint', 'settings'])
+    expect(byName.sandbox).toMatchObject({required: true, status: 'fail'})
+    expect(byName.sandbox.detail).toMatch(FIX)
+    expect(byName.credentials).toMatchObject({required: true, status: 'fail'})
+    expect(byName.credentials.detail).toMatch(/ANTHROPIC_API_KEY/)
+    expect(byName.endpoint).toMatchObject({required: false, status: 'warn'})
+    expect(byName.endpoint.detail).toMatch(/ECONNREFUSED/)
+    expect(byName.settings).toMatchObject({required: true, status: 'pass'})
+  })
+
+  it('fails on an invalid settings file, naming it', async () => {
+    mkdirSync(path.join(session.sandbox.repo, '.wave'))
+    writeFileSync(path.join(session.sandbox.repo, '.wave', 'settings.json'), '{"sandbox": {"env": ["NOT A NAME"]}}')
+    const result = await wave(['doctor', '--offline'], env())
+    expect(result.code, result.stderr).toBe(1)
+    expect(result.stdout).toMatch(/settings\s+FAIL\s+Invalid settings file .*\.wave\/settings\.json: sandbox\.env/)
+    expect(result.stdout).toMatch(/endpoint\s+skipped/)
+  })
+})
+
+describe('Bash when the sandbox cannot start', () => {
+  it('is refused with the one line naming the fix; the command does not run and the session goes on', async () => {
+    const planPath = writePlanFile(session.sandbox, '# Plan\n\n1. Touch a file.\n')
+    session.server.push(reply(toolUse('Bash', {command: 'touch from-bash.txt'})), reply('Could not run it.'))
+    const result = await wave(['run', planPath, '--approve', '--allow', 'Bash(touch:*)'], {PATH: pathWithoutBwrap()})
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout.trim()).toBe('Could not run it.')
+    const [refused] = toolResults(session.server.messageRequests[1])
+    expect(refused.is_error).toBe(true)
+    expect(refused.text).toMatch(/^Command not run: The sandbox cannot start: /)
+    expect(refused.text).toMatch(FIX)
+    expect(refused.text).not.toContain('\n')
+    expect(existsSync(path.join(session.sandbox.repo, 'from-bash.txt'))).toBe(false)
+  })
+})
+
+describe('wave approve --sandbox', () => {
+  const recordOf = async (...flags: string[]) => {
+    const planPath = writePlanFile(session.sandbox, '# Plan\n\n1. Do it.\n')
+    const result = await wave(['approve', planPath, ...flags])
+    expect(result.code, result.stderr).toBe(0)
+    return {record: JSON.parse(readFileSync(result.stdout.trim(), 'utf8')), stderr: result.stderr}
+  }
+
+  it('records the sandbox on with no network by default', async () => {
+    const {record, stderr} = await recordOf()
+    expect(record.sandbox).toEqual({enabled: true, network: false})
+    expect(stderr).not.toContain('sandbox off')
+  })
+
+  it('records --sandbox off, and says so', async () => {
+    const {record, stderr} = await recordOf('--sandbox', 'off')
+    expect(record.sandbox).toEqual({enabled: false, network: false})
+    expect(stderr).toMatch(/^approved: .*\(mode acceptEdits, sandbox off\)$/m)
+  })
+
+  it('records --sandbox-network, and says so', async () => {
+    const {record, stderr} = await recordOf('--sandbox-network')
+    expect(record.sandbox).toEqual({enabled: true, network: true})
+    expect(stderr).toMatch(/\(mode acceptEdits, network on\)$/m)
+  })
+
+  it('refuses --sandbox-network with --sandbox off (exit 2), writing nothing', async () => {
+    const planPath = writePlanFile(session.sandbox, '# Plan\n')
+    const result = await wave(['approve', planPath, '--sandbox', 'off', '--sandbox-network'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/^Error: --sandbox-network applies only to sandboxed commands/)
+    expect(existsSync(planPath.replace(/\.md$/, '.approval.json'))).toBe(false)
+  })
+})
