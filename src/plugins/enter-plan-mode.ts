@@ -5,7 +5,8 @@ import {defineTool} from './tool.js'
 export default defineTool({
   access: 'control',
   description:
-    'Switch to plan mode before a complex or risky change: explore read-only and write a plan to the plan file you are given; then call ExitPlanMode for approval.',
+    'Switch to plan mode before a complex, risky or ambiguous change. From then on only read tools and the plan file are allowed: explore, write the plan to the plan file the result names, ' +
+    'then call ExitPlanMode so it is approved before anything changes. Once per session: fails when plan mode is active or cannot be entered.',
   input: z.object({
     reason: z.string().optional().describe('Why planning first helps here'),
   }),

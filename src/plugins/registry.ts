@@ -35,10 +35,11 @@ export class ToolRegistry {
 
   /** The offered tools as API definitions; schemas are computed once per tool, so requests stay byte-identical for caching. */
   apiTools(ctx: PolicyContext): ApiTool[] {
-    return this.offered(ctx).map((tool) => this.schemaOf(tool))
+    return this.offered(ctx).map((tool) => this.apiTool(tool))
   }
 
-  private schemaOf(tool: ToolPlugin): ApiTool {
+  /** One tool as the model is shown it (`wave tools --verbose` prints this). */
+  apiTool(tool: ToolPlugin): ApiTool {
     let api = this.schemas.get(tool.name)
     if (!api) {
       const {$schema: _ignored, ...schema} = tool.inputSchema ?? (z.toJSONSchema(tool.input, {io: 'input'}) as Record<string, unknown>)

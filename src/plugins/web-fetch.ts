@@ -27,8 +27,8 @@ const webFetch = defineTool({
   access: 'network',
   description: `Fetches a URL over HTTP(S) and returns its content as Markdown (HTML is converted; text, JSON and other text types are returned as they are).
 
-- The network is off unless a permission rule allows the domain, e.g. WebFetch(domain:docs.example.com). Redirects to a domain no rule allows are refused, and so are private and loopback addresses unless a rule names them.
-- Long pages are truncated, with a note saying so. Binary content is refused.
+- The network is off unless a permission rule allows the domain, e.g. WebFetch(domain:docs.example.com): other calls are refused. Redirects to a domain no rule allows are refused, and so are private and loopback addresses unless a rule names them.
+- At most ${MAX_REDIRECTS} redirects and ${FETCH_TIMEOUT_MS} ms. The body is read up to ${MAX_BODY_BYTES / 1024 / 1024} MB and the Markdown cut at ${MAX_MARKDOWN_CHARS} characters, with a note saying so. Binary content is refused.
 - prompt says what you are looking for; the page is returned for you to read, not summarised.`,
   input,
   name: 'WebFetch',

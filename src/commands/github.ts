@@ -1,0 +1,64 @@
+import {Flags} from '@oclif/core'
+
+import {WaveCommand} from '../core/command.js'
+import {type GitHubOutcome, handleGitHubEvent} from '../core/github/handler.js'
+import {PR_DELIVERIES} from '../core/github/delivery.js'
+import {ROLES} from '../core/github/permissions.js'
+import {markdownTable} from '../core/output/sink.js'
+import {EXECUTION_MODES} from '../core/policy/policy.js'
+
+export default class GitHub extends WaveCommand {
+  static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.
+
+Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN (or
+GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and
+delivers the changes), requests changes (then revises) or rejects; adding the label to a pull request,
+or a workflow_dispatch with a task input, plans. Each plan keeps one comment, updated in place. Only
+people with at least --min-permission on the repository may act. Any other event exits 0.
+Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
+
+  static examples = [
+    '<%= config.bin %> github',
+    '<%= config.bin %> github --min-permission maintain --allow "Bash(npm test:*)" --pr-delivery pull-request',
+  ]
+
+  static flags = {
+    allow: Flags.string({description: 'Proposed permission rule of every plan, e.g. Bash(npm test:*); repeatable ($WAVE_GITHUB_ALLOW, one a line)', multiple: true}),
+    'bot-login': Flags.string({description: "Login of wave's own comments when the token cannot tell ($WAVE_GITHUB_BOT_LOGIN; default github-actions[bot])"}),
+    cwd: Flags.directory({description: 'The checkout (default: the top of the git repository holding the current directory)'}),
+    label: Flags.string({description: 'Label that makes a plan when added to a pull request ($WAVE_GITHUB_LABEL; default wave)'}),
+    'max-turns': Flags.integer({description: 'Stop with exit 5 after this many model turns (default: 40 to plan, 60 to run)', min: 1}),
+    'min-permission': Flags.option({description: 'Least role that may act ($WAVE_GITHUB_MIN_PERMISSION; default write)', options: ROLES})(),
+    mode: Flags.option({description: 'Proposed permission mode of every plan ($WAVE_GITHUB_MODE; default acceptEdits)', options: EXECUTION_MODES})(),
+    model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, the settings files, else the default)'}),
+    'pr-delivery': Flags.option({description: 'A pull request from this repository gets a commit pushed to its branch, or a pull request against it ($WAVE_GITHUB_PR_DELIVERY; default push)', options: PR_DELIVERIES})(),
+    quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+    remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
+    sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
+  }
+
+  async run(): Promise<void> {
+    const {flags} = await this.parse(GitHub)
+    const outcome = await handleGitHubEvent({
+      cwd: flags.cwd,
+      flags,
+      maxTurns: flags['max-turns'],
+      model: flags.model,
+      session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
+      warn: (message) => this.output.warn(message),
+    })
+    await this.output.result(githubResult(outcome))
+  }
+}
+
+function githubResult(outcome: GitHubOutcome): {data: Record<string, unknown>; text: string; summary?: string} {
+  const rows: Array<[string, string]> = [['Event', outcome.event], ['Outcome', outcome.outcome]]
+  if (outcome.plan) rows.push(['Plan', outcome.plan.comment ? `[${outcome.plan.name}](${outcome.plan.comment})` : outcome.plan.name], ['Status', outcome.plan.status])
+  if (outcome.plan?.sha256) rows.push(['sha256', `\`${outcome.plan.sha256}\``])
+  if (outcome.delivery) rows.push(['Delivered', outcome.delivery.url])
+  return {
+    data: {...outcome},
+    summary: outcome.outcome === 'ignored' ? undefined : `## wave github\n\n${outcome.message}\n\n${markdownTable(rows)}`,
+    text: outcome.message,
+  }
+}

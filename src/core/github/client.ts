@@ -1,0 +1,166 @@
+/**
+ * The GitHub REST API as wave uses it, through Octokit: the few calls a `/wave` conversation needs, each
+ * answering plain objects, and every API failure turned into one line naming the call and GitHub's
+ * answer. The base URL is GITHUB_API_URL, so GitHub Enterprise Server and a test's stand-in work alike.
+ */
+import {Octokit} from '@octokit/rest'
+
+import {ExitCode, WaveError} from '../errors.js'
+import type {PermissionAnswer} from './permissions.js'
+
+export interface RepositoryName {
+  owner: string
+  repo: string
+}
+
+export interface IssueComment {
+  id: number
+  body: string
+  author: string
+  createdAt: string
+  updatedAt: string
+  url: string
+}
+
+export interface PullRequest {
+  number: number
+  url: string
+  title: string
+  body: string
+  head: {sha: string; ref: string; repository: string | null}
+  base: {ref: string}
+}
+
+export interface Thread {
+  number: number
+  /** A pull request (issues and pull requests share numbers and comments). */
+  pull: boolean
+}
+
+/** Comment bodies GitHub accepts, in characters. */
+export const MAX_COMMENT_LENGTH = 65_536
+
+export class GitHubClient {
+  private readonly octokit: Octokit
+
+  constructor(
+    readonly repository: RepositoryName,
+    options: {token: string; baseUrl: string; warn(message: string): void},
+  ) {
+    this.octokit = new Octokit({
+      auth: options.token,
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      // Failures reach the user as errors (or are expected: GET /user with a GITHUB_TOKEN); the request log would repeat them.
+      log: {debug() {}, error() {}, info() {}, warn: options.warn},
+      userAgent: 'wave-cli',
+    })
+  }
+
+  /** The login the token acts as, where GitHub says (a GITHUB_TOKEN may not ask: undefined). */
+  async viewerLogin(): Promise<string | undefined> {
+    try {
+      return (await this.octokit.rest.users.getAuthenticated()).data.login
+    } catch (error) {
+      if (statusOf(error) === 401) throw apiError('GET /user', error)
+      return undefined
+    }
+  }
+
+  /** The person's role; undefined when they are no collaborator (GitHub answers 404). */
+  async permission(username: string): Promise<PermissionAnswer | undefined> {
+    try {
+      const {data} = await this.octokit.rest.repos.getCollaboratorPermissionLevel({...this.repository, username})
+      return {permission: data.permission, role_name: data.role_name}
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined
+      throw apiError(`GET the permission of ${username}`, error)
+    }
+  }
+
+  async defaultBranch(): Promise<string> {
+    const {data} = await this.call('GET the repository', () => this.octokit.rest.repos.get({...this.repository}))
+    return data.default_branch
+  }
+
+  async thread(number: number): Promise<Thread & {title: string; url: string}> {
+    const {data} = await this.call(`GET issue #${number}`, () => this.octokit.rest.issues.get({...this.repository, issue_number: number}))
+    return {number, pull: Boolean(data.pull_request), title: data.title, url: data.html_url}
+  }
+
+  async pull(number: number): Promise<PullRequest> {
+    const {data} = await this.call(`GET pull request #${number}`, () => this.octokit.rest.pulls.get({...this.repository, pull_number: number}))
+    return {
+      base: {ref: data.base.ref},
+      body: data.body ?? '',
+      head: {ref: data.head.ref, repository: data.head.repo?.full_name ?? null, sha: data.head.sha},
+      number,
+      title: data.title,
+      url: data.html_url,
+    }
+  }
+
+  /** Every comment of an issue or pull request, oldest first (all pages). */
+  async comments(issue: number): Promise<IssueComment[]> {
+    const comments = await this.call(`GET the comments of #${issue}`, () =>
+      this.octokit.paginate(this.octokit.rest.issues.listComments, {...this.repository, issue_number: issue, per_page: 100}),
+    )
+    return comments.map(commentOf)
+  }
+
+  async comment(id: number): Promise<IssueComment> {
+    const {data} = await this.call(`GET comment ${id}`, () => this.octokit.rest.issues.getComment({...this.repository, comment_id: id}))
+    return commentOf(data)
+  }
+
+  async createComment(issue: number, body: string): Promise<IssueComment> {
+    const {data} = await this.call(`POST a comment on #${issue}`, () => this.octokit.rest.issues.createComment({...this.repository, body, issue_number: issue}))
+    return commentOf(data)
+  }
+
+  async updateComment(id: number, body: string): Promise<IssueComment> {
+    const {data} = await this.call(`PATCH comment ${id}`, () => this.octokit.rest.issues.updateComment({...this.repository, body, comment_id: id}))
+    return commentOf(data)
+  }
+
+  async createIssue(title: string, body: string): Promise<Thread & {url: string}> {
+    const {data} = await this.call('POST an issue', () => this.octokit.rest.issues.create({...this.repository, body, title}))
+    return {number: data.number, pull: false, url: data.html_url}
+  }
+
+  async createPull(pull: {title: string; body: string; head: string; base: string}): Promise<{number: number; url: string}> {
+    const {data} = await this.call(`POST a pull request from ${pull.head} into ${pull.base}`, () => this.octokit.rest.pulls.create({...this.repository, ...pull}))
+    return {number: data.number, url: data.html_url}
+  }
+
+  private async call<T>(what: string, request: () => Promise<T>): Promise<T> {
+    try {
+      return await request()
+    } catch (error) {
+      throw apiError(what, error)
+    }
+  }
+}
+
+type RawComment = {id: number; body?: string | null; user: {login: string} | null; created_at: string; updated_at: string; html_url: string}
+
+function commentOf(data: RawComment): IssueComment {
+  return {author: data.user?.login ?? '', body: data.body ?? '', createdAt: data.created_at, id: data.id, updatedAt: data.updated_at, url: data.html_url}
+}
+
+const statusOf = (error: unknown) => (error as {status?: unknown})?.status
+
+/**
+ * One line: the call, GitHub's status and message. 401 and 403 are setup problems (a token without the
+ * workflow's permissions): exit 2 with the permissions named; anything else is a runtime failure.
+ */
+function apiError(what: string, error: unknown): WaveError {
+  const status = statusOf(error)
+  const answer = (error as {response?: {data?: {message?: unknown}}})?.response?.data?.message
+  const message = typeof answer === 'string' ? answer : (error as Error)?.message ?? String(error)
+  const line = `GitHub API: ${what} failed${typeof status === 'number' ? ` (${status})` : ''}: ${message.split('\n')[0]}`
+  if (status === 401 || status === 403) {
+    return new WaveError(line, ExitCode.usage, 'Give the workflow a token with contents: write, issues: write and pull-requests: write (permissions: in the workflow).')
+  }
+
+  return new WaveError(line, ExitCode.runtime)
+}

@@ -1,0 +1,87 @@
+/**
+ * The sticky comment on GitHub: created once, then edited in place, and found again among wave's own
+ * comments of the thread by its marker. Only comments by wave's own login count: anyone can write a
+ * comment that looks like one, and a plan found in a stranger's comment would run the stranger's plan.
+ */
+import {ExitCode, WaveError} from '../errors.js'
+import {type GitHubClient, type IssueComment, MAX_COMMENT_LENGTH, type Thread} from './client.js'
+import {parseSticky, renderSticky, stickyBody, type StickyState} from './sticky.js'
+import {decodeData, encodeData, type PlanOnGitHub} from './transport.js'
+
+export class PlanComment {
+  private constructor(
+    private readonly client: GitHubClient,
+    private current: IssueComment | undefined,
+    public state: StickyState,
+    public plan: Buffer | undefined,
+    private readonly thread: Thread,
+  ) {}
+
+  /** A new plan's comment; nothing is posted until the first save. */
+  static start(client: GitHubClient, thread: Thread, state: StickyState): PlanComment {
+    return new PlanComment(client, undefined, state, undefined, thread)
+  }
+
+  static of(client: GitHubClient, found: PlanOnGitHub): PlanComment {
+    return new PlanComment(client, found.comment, structuredClone(found.state), found.plan, found.state.thread)
+  }
+
+  get url(): string | undefined {
+    return this.current?.url
+  }
+
+  get author(): string | undefined {
+    return this.current?.author
+  }
+
+  /** Posts the comment, or edits it in place. */
+  async save(): Promise<void> {
+    const body = this.render(this.plan)
+    this.current = this.current ? await this.client.updateComment(this.current.id, body) : await this.client.createComment(this.thread.number, body)
+  }
+
+  /**
+   * Records a failure in the comment (status failed, the exit code and what it means, the message). A
+   * plan too large for a comment is dropped from it rather than leaving the failure unsaid.
+   */
+  async fail(phase: 'plan' | 'run' | 'delivery', error: unknown): Promise<void> {
+    const exitCode = error instanceof WaveError ? error.exitCode : ExitCode.runtime
+    const message = String((error as Error)?.message ?? error).split('\n')[0]
+    this.state = {...this.state, failure: {exitCode, message, phase}, history: [...this.state.history, {at: now(), event: 'failed', text: message}], status: 'failed'}
+    if (this.plan && this.render(this.plan).length > MAX_COMMENT_LENGTH) this.plan = undefined
+    await this.save()
+  }
+
+  private render(plan: Buffer | undefined): string {
+    const shown = renderSticky(this.state, plan?.toString('utf8'))
+    const body = stickyBody(shown, encodeData(this.state, plan, shown))
+    if (body.length > MAX_COMMENT_LENGTH) {
+      throw new WaveError(
+        `The plan ${this.state.name} is too large for its comment: ${body.length} characters with the plan shown and carried, and GitHub takes ${MAX_COMMENT_LENGTH}.`,
+        ExitCode.runtime,
+        'Ask for a narrower task, or a shorter plan.',
+      )
+    }
+
+    return body
+  }
+}
+
+/** Every plan of the thread in a comment by `author` (wave's own login), oldest first; damaged ones as errors. */
+export async function plansOf(client: GitHubClient, thread: Thread, author: string): Promise<Array<PlanOnGitHub | {name: string; damaged: WaveError}>> {
+  const plans: Array<PlanOnGitHub | {name: string; damaged: WaveError}> = []
+  for (const comment of await client.comments(thread.number)) {
+    if (comment.author !== author) continue
+    const sticky = parseSticky(comment.body)
+    if (!sticky) continue
+    try {
+      plans.push(decodeData(sticky, comment))
+    } catch (error) {
+      plans.push({damaged: error as WaveError, name: sticky.name})
+    }
+  }
+
+  return plans
+}
+
+export const now = () => new Date().toISOString()

@@ -1,0 +1,434 @@
+/**
+ * `wave github` end to end: bin/run.js handles one event at a time, as one workflow run would, against a
+ * stand-in for the GitHub REST API (test/support/github-server.ts), a bare git repository as the remote,
+ * and the scripted Messages API. Every run gets a fresh clone and a fresh WAVE_HOME, as a fresh runner
+ * would: whatever a later run knows of a plan came through GitHub (its comment) and git.
+ */
+import {execFileSync} from 'node:child_process'
+import {createHash} from 'node:crypto'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {runWave, type RunWaveResult, type Sandbox} from '../support/cli.js'
+import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
+import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
+import {useScriptedSession} from '../support/session.js'
+
+const TOKEN = 'ghs_test-token-never-logged-0123456789'
+const FIXTURES = fileURLToPath(new URL('../fixtures/github/', import.meta.url))
+const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n'
+const REVISED = '# Plan: add a goodbye\n\n1. Create src/farewell.ts exporting goodbye(name).\n'
+const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
+
+let sandbox: Sandbox
+let server: MessagesServer
+let github: GitHubServer
+let remote: string
+let headSha: string
+let runs = 0
+useScriptedSession((session) => ({sandbox, server} = session))
+
+const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
+
+function git(cwd: string, args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', HOME: cwd, LC_ALL: 'C', PATH: process.env.PATH ?? '/usr/bin:/bin'},
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim()
+}
+
+beforeEach(async () => {
+  // The remote, holding main and a pull request's branch "feature" (one commit ahead).
+  remote = path.join(sandbox.root, 'remote.git')
+  git(sandbox.root, ['-c', 'init.defaultBranch=main', 'init', '-q', '--bare', remote])
+  git(sandbox.repo, ['remote', 'add', 'origin', remote])
+  git(sandbox.repo, ['push', '-q', 'origin', 'main'])
+  git(sandbox.repo, ['checkout', '-q', '-b', 'feature'])
+  writeFileSync(path.join(sandbox.repo, 'README.md'), '# demo\n\nNow with greetings.\n')
+  git(sandbox.repo, ['commit', '-q', '-am', 'Greet people'])
+  git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
+  git(sandbox.repo, ['checkout', '-q', 'main'])
+  headSha = git(remote, ['rev-parse', 'refs/heads/feature'])
+
+  github = await startGitHubServer({owner: 'octo', permissions: {alice: 'write', mona: 'maintain', paula: 'read', rita: 'read'}, remote, repo: 'demo', token: TOKEN})
+  github.addPull({base: {ref: 'main'}, body: 'Adds a greeting.', head: {ref: 'feature', sha: headSha}, number: 7, title: 'Greet people by name'})
+  github.addIssue({body: 'The app should also say goodbye.', number: 12, title: 'Say goodbye too'})
+})
+
+afterEach(async () => {
+  await github.close()
+})
+
+/** One workflow run: a fresh clone of the remote, a fresh WAVE_HOME, the event in a file. */
+async function onGitHub(eventName: string, payload: unknown, env: Record<string, string> = {}): Promise<RunWaveResult> {
+  const runner = path.join(sandbox.root, `runner-${++runs}`)
+  mkdirSync(runner)
+  const checkout = path.join(runner, 'checkout')
+  git(runner, ['clone', '-q', remote, checkout])
+  const eventPath = path.join(runner, 'event.json')
+  writeFileSync(eventPath, JSON.stringify(payload))
+  const result = await runWave(['github'], {
+    cwd: checkout,
+    env: {
+      GITHUB_API_URL: github.url,
+      GITHUB_EVENT_NAME: eventName,
+      GITHUB_EVENT_PATH: eventPath,
+      GITHUB_REPOSITORY: 'octo/demo',
+      GITHUB_RUN_ID: String(9000 + runs),
+      GITHUB_SERVER_URL: 'https://github.test',
+      GITHUB_TOKEN: TOKEN,
+      WAVE_HOME: path.join(runner, 'wave'),
+      ...env,
+    },
+    home: sandbox.home,
+    server,
+    timeoutMs: 60_000,
+  })
+  // The token never shows, wherever wave writes.
+  expect(result.stdout + result.stderr).not.toContain(TOKEN)
+  expect(readFileSync(path.join(checkout, '.git', 'config'), 'utf8')).not.toContain(TOKEN)
+  for (const comment of github.comments) expect(comment.body).not.toContain(TOKEN)
+  return result
+}
+
+const fixture = (name: string) => JSON.parse(readFileSync(path.join(FIXTURES, name), 'utf8'))
+
+/** A person's comment, written in the thread now (or at `at`), and the issue_comment event it makes. */
+function comment(issue: number, body: string, by = 'alice', at?: string): {event: unknown; stored: StoredComment} {
+  const stored = github.addComment(issue, body, {login: by})
+  if (at) stored.created_at = stored.updated_at = at
+  const event = fixture(issue === 7 ? 'issue_comment.pull_request.json' : 'issue_comment.issue.json')
+  event.comment = {...event.comment, body, created_at: stored.created_at, html_url: stored.html_url, id: stored.id, updated_at: stored.updated_at, user: {...event.comment.user, login: by}}
+  event.sender = {...event.sender, login: by}
+  return {event, stored}
+}
+
+const planTurns = (plan = PLAN) => [(request: RecordedRequest) => reply(toolUse('Write', {content: plan, file_path: planPathIn(request)})), reply('Planned.')]
+const runTurns = () => [reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Added src/farewell.ts.')]
+
+const stickies = (issue: number) => github.commentsOn(issue).filter((c) => c.body.startsWith('<!-- wave:plan:'))
+function stickyOn(issue: number): StoredComment {
+  const found = stickies(issue)
+  expect(found).toHaveLength(1)
+  return found[0]
+}
+
+const nameIn = (body: string) => /^<!-- wave:plan:(\S+) -->/.exec(body)![1]
+const statusOf = (body: string) => /^\| Status \| (.+) \|$/m.exec(body)?.[1]
+const firstUserText = (request: RecordedRequest): string => {
+  const content = request.body.messages[0].content
+  return typeof content === 'string' ? content : content.map((block: {text?: string}) => block.text ?? '').join('\n')
+}
+
+const repliesTo = (issue: number, login: string) => github.commentsOn(issue).filter((c) => c.user.type === 'Bot' && c.body.includes(`@${login} `) && !c.body.startsWith('<!--'))
+
+/** `/wave plan` on the pull request, checked to have worked; returns the plan's name and sha256. */
+async function planOnPull(task = 'Add a farewell function'): Promise<{name: string; sha: string; sticky: StoredComment}> {
+  server.push(...planTurns())
+  const result = await onGitHub('issue_comment', comment(7, `/wave plan ${task}`).event)
+  expect(result.code, result.stderr).toBe(0)
+  const sticky = stickyOn(7)
+  return {name: nameIn(sticky.body), sha: sha256(PLAN), sticky}
+}
+
+describe('wave github: /wave plan', () => {
+  it('posts one comment with the plan, its sha256, the commit and the exact answers, created then updated in place', async () => {
+    server.push(...planTurns())
+    const {event} = comment(7, '/wave plan Add a farewell function\r\n\r\nKeep it small.')
+    const result = await onGitHub('issue_comment', event)
+    expect(result.code, result.stderr).toBe(0)
+
+    const sticky = stickyOn(7)
+    const name = nameIn(sticky.body)
+    expect(name).toMatch(/^[a-z]+(-[a-z]+)+$/)
+    expect(statusOf(sticky.body)).toBe('⏳ awaiting approval')
+    expect(sticky.body).toContain('```markdown\n' + PLAN.trimEnd() + '\n```')
+    expect(sticky.body).toContain(`| sha256 | \`${sha256(PLAN)}\` |`)
+    // Made against the pull request's head commit, on its branch.
+    expect(sticky.body).toContain(`| Commit | \`${headSha}\` (feature) |`)
+    expect(sticky.body).toContain(`/wave approve ${name} --sha256 ${sha256(PLAN)}`)
+    expect(sticky.body).toContain(`/wave request-changes ${name} <what to change>`)
+    expect(sticky.body).toContain(`/wave reject ${name} <reason>`)
+    expect(sticky.body).toMatch(/\| Proposed mode \| `acceptEdits` \|/)
+    // What planning cost, from the session's own usage (or saying the model has no price).
+    expect(sticky.body).toMatch(/^\| Cost \| planning (\$\d+\.\d+|cost unknown \(no price for this model\)) \|$/m)
+
+    // Posted once while planning, then edited in place.
+    const writes = github.writes()
+    expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /repos/octo/demo/issues/7/comments', `PATCH /repos/octo/demo/issues/comments/${sticky.id}`])
+    expect(writes[0].body.body).toContain('🕐 planning')
+
+    // The model was given the task as written, lines and all.
+    expect(firstUserText(server.messageRequests[0])).toContain('Add a farewell function\n\nKeep it small.')
+    expect(result.stdout).toContain(`Planned ${name}`)
+  })
+
+  it('plans when the label is added to a pull request, with its title and body as the task', async () => {
+    server.push(...planTurns())
+    const result = await onGitHub('pull_request', fixture('pull_request.labeled.json'))
+    expect(result.code, result.stderr).toBe(0)
+    expect(firstUserText(server.messageRequests[0])).toContain('Greet people by name\n\nAdds a greeting.')
+    expect(statusOf(stickyOn(7).body)).toBe('⏳ awaiting approval')
+
+    const other = fixture('pull_request.labeled.json')
+    other.label.name = 'bug'
+    const ignored = await onGitHub('pull_request', other)
+    expect(ignored.code).toBe(0)
+    expect(ignored.stdout).toContain('Nothing applies')
+    expect(server.messageRequests).toHaveLength(2)
+  })
+})
+
+describe('wave github: /wave approve', () => {
+  it('by a writer: runs the plan from the comment and pushes a commit to the pull request branch', async () => {
+    const {name, sha, sticky} = await planOnPull()
+    const planning = server.messageRequests.length
+    server.push(...runTurns())
+    const approval = comment(7, `/wave approve ${name} --sha256 ${sha}\n\nLooks right.`, 'mona')
+    const result = await onGitHub('issue_comment', approval.event)
+    expect(result.code, result.stderr).toBe(0)
+
+    // The run's conversation starts from the approved plan's bytes, which came through the comment.
+    const run = server.messageRequests.slice(planning)
+    expect(run).toHaveLength(2)
+    expect(firstUserText(run[0])).toContain(PLAN.trimEnd())
+    expect(firstUserText(run[0])).toContain(sha)
+
+    // One commit on the pull request's branch, on top of the planned head.
+    const [commit, parent, subject] = git(remote, ['log', '-1', '--format=%H%n%P%n%s', 'refs/heads/feature']).split('\n')
+    expect(parent).toBe(headSha)
+    expect(subject).toBe('wave: Add a farewell function')
+    expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts']) + '\n').toBe(FAREWELL)
+    expect(git(remote, ['log', '-1', '--format=%B', 'refs/heads/feature'])).toContain(approval.stored.html_url)
+    expect(github.createdPulls).toEqual([])
+
+    // The approval record the run went by names the commenter, the proposed mode, and these bytes.
+    const record = JSON.parse(readFileSync(path.join(sandbox.root, `runner-${runs}`, 'wave', 'plans', `${name}.approval.json`), 'utf8'))
+    expect(record).toMatchObject({allow: [], approver: 'mona', decision: 'approved', mode: 'acceptEdits', plan: {name, sha256: sha}, repository: {head: headSha}})
+
+    // The same comment says so.
+    const after = stickyOn(7)
+    expect(after.id).toBe(sticky.id)
+    expect(statusOf(after.body)).toBe('✅ done')
+    expect(after.body).toContain('| Approved by | @mona |')
+    expect(after.body).toContain(`https://github.test/octo/demo/commit/${commit}`)
+    expect(result.stdout).toContain(`pushed ${commit.slice(0, 12)} to feature`)
+  })
+
+  it('on an issue: pushes wave/<plan> and opens a pull request against the default branch linking the plan and the approval', async () => {
+    server.push(...planTurns())
+    expect((await onGitHub('issue_comment', comment(12, '/wave plan Add a farewell function').event)).code).toBe(0)
+    const sticky = stickyOn(12)
+    const name = nameIn(sticky.body)
+    // An issue's plan is made against the tip of the default branch.
+    expect(sticky.body).toContain(`| Commit | \`${git(remote, ['rev-parse', 'refs/heads/main'])}\` (main) |`)
+
+    server.push(...runTurns())
+    const approval = comment(12, '/wave approve')
+    const result = await onGitHub('issue_comment', approval.event)
+    expect(result.code, result.stderr).toBe(0)
+
+    expect(git(remote, ['show', `refs/heads/wave/${name}:src/farewell.ts`]) + '\n').toBe(FAREWELL)
+    expect(git(remote, ['rev-parse', `refs/heads/wave/${name}^`])).toBe(git(remote, ['rev-parse', 'refs/heads/main']))
+    expect(github.createdPulls).toHaveLength(1)
+    const pull = github.createdPulls[0]
+    expect(pull).toMatchObject({base: 'main', head: `wave/${name}`, title: 'wave: Add a farewell function'})
+    expect(pull.body).toContain(sticky.html_url)
+    expect(pull.body).toContain(approval.stored.html_url)
+    expect(pull.body).toContain(sha256(PLAN))
+    expect(stickyOn(12).body).toContain(`| Delivered | [pull request](https://github.test/octo/demo/pull/${pull.number}) from \`wave/${name}\` |`)
+  })
+
+  it('by a reader: replies that they may not, and does nothing else', async () => {
+    const {name, sha, sticky} = await planOnPull()
+    const before = {body: sticky.body, updated: sticky.updated_at}
+    const planning = server.messageRequests.length
+    const result = await onGitHub('issue_comment', comment(7, `/wave approve ${name} --sha256 ${sha}`, 'rita').event)
+
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('@rita may not')
+    const [answer] = repliesTo(7, 'rita')
+    expect(answer.body).toContain('@rita you may not ask wave to act here: that takes write permission on the repository, and you have the role read.')
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(stickyOn(7)).toMatchObject({body: before.body, updated_at: before.updated})
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+  })
+
+  it('takes the minimum permission from the configuration (here maintain: a writer may not)', async () => {
+    const result = await onGitHub('issue_comment', comment(7, '/wave plan Add a farewell function').event, {WAVE_GITHUB_MIN_PERMISSION: 'maintain'})
+    expect(result.code).toBe(0)
+    expect(repliesTo(7, 'alice')[0].body).toContain('that takes maintain permission on the repository, and you have the role write')
+    expect(stickies(7)).toEqual([])
+    expect(server.requests).toEqual([])
+  })
+
+  it('refuses a plan changed after the approving comment was written, and an approval naming an older sha256', async () => {
+    const {name, sha} = await planOnPull()
+    // alice approves the plan she read...
+    const early = comment(7, `/wave approve ${name}`, 'alice')
+    // ...while mona's request for changes is handled first: the plan is revised.
+    server.push(...planTurns(REVISED))
+    expect((await onGitHub('issue_comment', comment(7, `/wave request-changes ${name} Call it goodbye`, 'mona').event)).code).toBe(0)
+    const revised = stickyOn(7)
+    expect(revised.body).toContain(`| sha256 | \`${sha256(REVISED)}\` |`)
+    const modelCalls = server.messageRequests.length
+
+    const refused = await onGitHub('issue_comment', early.event)
+    expect(refused.code).toBe(4)
+    expect(refused.stderr).toContain('changed after the approval was written')
+    expect(repliesTo(7, 'alice')[0].body).toContain('changed after the approval was written')
+
+    // A comment written now, but copied from the old version (its sha256), is refused too.
+    const stale = await onGitHub('issue_comment', comment(7, `/wave approve ${name} --sha256 ${sha}`, 'alice').event)
+    expect(stale.code).toBe(4)
+    expect(stale.stderr).toContain(`names sha256 ${sha.slice(0, 12)}`)
+
+    expect(server.messageRequests).toHaveLength(modelCalls)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+    expect(stickyOn(7)).toMatchObject({body: revised.body, updated_at: revised.updated_at})
+  })
+
+  it('finds plans only in its own comments: a look-alike comment by a person is no plan', async () => {
+    server.push(...planTurns())
+    expect((await onGitHub('issue_comment', comment(12, '/wave plan Add a farewell function').event)).code).toBe(0)
+    // paula copies wave's comment, plan block and all, onto the pull request.
+    github.addComment(7, stickyOn(12).body, {login: 'paula'})
+    const planning = server.messageRequests.length
+    const result = await onGitHub('issue_comment', comment(7, '/wave approve').event)
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('No plan in this thread to approve')
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+  })
+})
+
+describe('wave github: failures', () => {
+  it('reports a failed run in the comment with what its exit code means; a new approval runs it again', async () => {
+    const {name, sticky} = await planOnPull()
+    // No model turn scripted for the run: the API answers 500, not retried.
+    const failed = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`).event)
+    expect(failed.code).toBe(1)
+    const after = stickyOn(7)
+    expect(after.id).toBe(sticky.id)
+    expect(statusOf(after.body)).toBe('❌ failed')
+    expect(after.body).toContain('**The run failed** (exit 1: runtime failure')
+    expect(after.body).toContain(`/wave approve ${name} --sha256 ${sha256(PLAN)}`)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+
+    server.push(...runTurns())
+    const again = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`).event)
+    expect(again.code, again.stderr).toBe(0)
+    expect(statusOf(stickyOn(7).body)).toBe('✅ done')
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+  })
+
+  it('refuses a plan whose pull request branch moved since (exit 4), before any model request', async () => {
+    const {name} = await planOnPull()
+    git(sandbox.repo, ['checkout', '-q', 'feature'])
+    git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
+    git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
+    const moved = git(remote, ['rev-parse', 'refs/heads/feature'])
+    github.pulls.get(7)!.head.sha = moved
+    const planning = server.messageRequests.length
+
+    const result = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`).event)
+    expect(result.code).toBe(4)
+    expect(result.stderr).toContain(`Plan ${name} is stale: it was made against ${headSha.slice(0, 12)}, and feature is now at ${moved.slice(0, 12)}`)
+    expect(repliesTo(7, 'alice')[0].body).toContain('is stale')
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(moved)
+  })
+})
+
+describe('wave github: a manual run', () => {
+  it('opens an issue holding the task and plans there, against the commit the run was started on', async () => {
+    server.push(...planTurns())
+    const main = git(remote, ['rev-parse', 'refs/heads/main'])
+    const result = await onGitHub('workflow_dispatch', fixture('workflow_dispatch.json'), {GITHUB_REF_NAME: 'main', GITHUB_SHA: main})
+    expect(result.code, result.stderr).toBe(0)
+    const opened = [...github.issues.values()].filter((issue) => ![7, 12].includes(issue.number))
+    expect(opened).toHaveLength(1)
+    expect(opened[0]).toMatchObject({pull: false, title: 'wave: Add a farewell function'})
+    expect(opened[0].body).toContain('@alice asked wave to plan this on `main`')
+    const sticky = stickyOn(opened[0].number)
+    expect(sticky.body).toContain(`| Commit | \`${main}\` (main) |`)
+    expect(statusOf(sticky.body)).toBe('⏳ awaiting approval')
+  })
+})
+
+describe('wave github: /wave request-changes and /wave reject', () => {
+  it('revises with the feedback and updates the same comment; the revised plan is what then runs', async () => {
+    const {name, sticky} = await planOnPull()
+    const planning = server.messageRequests.length
+    const written = github.writes().length
+    server.push(...planTurns(REVISED))
+    const feedback = 'Name the function goodbye, not farewell.'
+    const result = await onGitHub('issue_comment', comment(7, `/wave request-changes ${name} ${feedback}`).event)
+    expect(result.code, result.stderr).toBe(0)
+
+    // The revision's conversation carries the feedback; only the plan's comment was written to, in place.
+    expect(firstUserText(server.messageRequests[planning])).toContain(feedback)
+    const writes = github.writes().slice(written)
+    expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual(Array(3).fill(`PATCH /repos/octo/demo/issues/comments/${sticky.id}`))
+    expect(writes.map((r) => statusOf(r.body.body))).toEqual(['✏️ changes requested', '🕐 revising', '⏳ awaiting approval'])
+    const revised = stickyOn(7)
+    expect(revised.id).toBe(sticky.id)
+    expect(statusOf(revised.body)).toBe('⏳ awaiting approval')
+    expect(revised.body).toContain('```markdown\n' + REVISED.trimEnd() + '\n```')
+    expect(revised.body).not.toContain(PLAN.trimEnd())
+    expect(revised.body).toContain(`/wave approve ${name} --sha256 ${sha256(REVISED)}`)
+    expect(revised.body).toMatch(/changes requested by @alice .*Name the function goodbye/)
+
+    server.push(...runTurns())
+    const approved = await onGitHub('issue_comment', comment(7, `/wave approve ${name} --sha256 ${sha256(REVISED)}`, 'mona').event)
+    expect(approved.code, approved.stderr).toBe(0)
+    expect(firstUserText(server.messageRequests.at(-2)!)).toContain(REVISED.trimEnd())
+  })
+
+  it('rejects with the reason; the plan can then no longer be approved', async () => {
+    const {name} = await planOnPull()
+    const result = await onGitHub('issue_comment', comment(7, `/wave reject ${name} Out of scope for this PR`).event)
+    expect(result.code, result.stderr).toBe(0)
+    const sticky = stickyOn(7)
+    expect(statusOf(sticky.body)).toBe('🚫 rejected')
+    expect(sticky.body).toContain('Out of scope for this PR')
+    expect(sticky.body).not.toContain('/wave approve')
+
+    const approve = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`).event)
+    expect(approve.code).toBe(3)
+    expect(approve.stderr).toContain(`Plan ${name} is rejected`)
+  })
+})
+
+describe('wave github: events that ask nothing', () => {
+  it('exits 0 without a request for a comment not starting with /wave, an edit, an app, and an unrelated event', async () => {
+    const plain = comment(7, 'Thanks! Could wave look at this? /wave plan later').event
+    const edited = {...(comment(7, '/wave plan Do it').event as object), action: 'edited'}
+    const byApp = comment(7, '/wave approve', 'dependabot[bot]').event as {comment: {user: {type: string}}}
+    byApp.comment.user.type = 'Bot'
+    for (const [name, payload] of [
+      ['issue_comment', plain],
+      ['issue_comment', edited],
+      ['issue_comment', byApp],
+      ['push', fixture('push.json')],
+    ] as const) {
+      const result = await onGitHub(name, payload)
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toMatch(/^Nothing applies: /)
+    }
+
+    expect(github.requests).toEqual([])
+    expect(server.requests).toEqual([])
+  })
+
+  it('answers /wave with a typo by listing the commands (exit 2)', async () => {
+    const result = await onGitHub('issue_comment', comment(7, '/wave aprove').event)
+    expect(result.code).toBe(2)
+    expect(repliesTo(7, 'alice')[0].body).toContain('/wave request-changes [<plan>] <what to change>')
+  })
+})

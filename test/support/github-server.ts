@@ -1,0 +1,384 @@
+/**
+ * A local stand-in for the GitHub REST API, enough of it for `wave github`: the authenticated user,
+ * collaborator permissions, issues, issue comments (list with pages, create, get, update), pull requests
+ * (get, create) and the repository. It records every request, answers as GitHub does (status codes,
+ * shapes, `updated_at` on edits, a 65,536-character body limit, `Link` pagination), and keeps its own
+ * clock, one second per change, so tests can say what was written before or after what.
+ *
+ *   const github = await startGitHubServer({owner: 'octo', repo: 'demo', token, permissions: {alice: 'write'}})
+ *   // GITHUB_API_URL=github.url ...
+ *   await github.close()
+ */
+import {execFileSync} from 'node:child_process'
+import {createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse} from 'node:http'
+import type {AddressInfo, Socket} from 'node:net'
+
+export type Role = 'read' | 'triage' | 'write' | 'maintain' | 'admin'
+
+export interface GitHubServerOptions {
+  owner: string
+  repo: string
+  /** The token every request must carry (`Authorization: token …` or `Bearer …`). */
+  token: string
+  defaultBranch?: string
+  /** Where html_url links point (default https://github.test). */
+  htmlBase?: string
+  /** Who comments made through the API are by (default github-actions[bot], as with a GITHUB_TOKEN). */
+  botLogin?: string
+  /** What GET /user answers: a login, or nothing (403, as for a GITHUB_TOKEN; the default). */
+  viewer?: string
+  /** Login → role; anyone else is no collaborator (404). */
+  permissions?: Record<string, Role>
+  /** A bare repository: POST /pulls checks that its head branch exists there, as GitHub does. */
+  remote?: string
+  /** Comments per page when the client does not ask (GitHub: 30). */
+  pageSize?: number
+}
+
+export interface RecordedGitHubRequest {
+  method: string
+  /** Without the query string. */
+  path: string
+  query: Record<string, string>
+  /** Parsed JSON (the raw text when it was not JSON); tests read into it freely. */
+  // biome-ignore lint/suspicious/noExplicitAny: a request body of any shape, as tests assert on it
+  body: any
+  headers: IncomingHttpHeaders
+  status?: number
+}
+
+export interface StoredComment {
+  id: number
+  issue: number
+  body: string
+  user: {login: string; type: 'User' | 'Bot'}
+  created_at: string
+  updated_at: string
+  html_url: string
+}
+
+export interface StoredIssue {
+  number: number
+  title: string
+  body: string
+  pull: boolean
+}
+
+export interface StoredPull {
+  number: number
+  title: string
+  body: string
+  head: {ref: string; sha: string; repo: string | null}
+  base: {ref: string}
+}
+
+export interface GitHubServer {
+  readonly url: string
+  readonly requests: RecordedGitHubRequest[]
+  readonly comments: StoredComment[]
+  readonly issues: Map<number, StoredIssue>
+  readonly pulls: Map<number, StoredPull>
+  /** Pull requests created through the API (POST /pulls bodies, with their number). */
+  readonly createdPulls: Array<{number: number; title: string; body: string; head: string; base: string}>
+  permissions: Record<string, Role>
+  addIssue(issue: Omit<StoredIssue, 'pull'>): StoredIssue
+  addPull(pull: {number: number; title: string; body?: string; head: {ref: string; sha: string; repo?: string | null}; base: {ref: string}}): StoredPull
+  /** A comment written by someone (not through the API under test), e.g. a person's or a forgery. */
+  addComment(issue: number, body: string, user: {login: string; type?: 'User' | 'Bot'}): StoredComment
+  /** An edit by someone else: the body replaced, `updated_at` moved on. */
+  editComment(id: number, body: string): StoredComment
+  commentsOn(issue: number): StoredComment[]
+  /** The clock's current time (ISO 8601, whole seconds). */
+  now(): string
+  /** Moves the clock one second on and returns the new time: a comment written "now", after everything so far. */
+  tick(): string
+  /** Requests other than reads. */
+  writes(): RecordedGitHubRequest[]
+  close(): Promise<void>
+}
+
+export async function startGitHubServer(options: GitHubServerOptions): Promise<GitHubServer> {
+  const htmlBase = options.htmlBase ?? 'https://github.test'
+  const botLogin = options.botLogin ?? 'github-actions[bot]'
+  const requests: RecordedGitHubRequest[] = []
+  const comments: StoredComment[] = []
+  const issues = new Map<number, StoredIssue>()
+  const pulls = new Map<number, StoredPull>()
+  const createdPulls: GitHubServer['createdPulls'] = []
+  let clock = Date.parse('2030-01-01T00:00:00Z')
+  let nextCommentId = 1001
+  let nextNumber = 100
+  const tick = () => {
+    clock += 1000
+    return new Date(clock).toISOString().replace('.000Z', 'Z')
+  }
+
+  const fullName = `${options.owner}/${options.repo}`
+  const issueUrl = (issue: number) => `${htmlBase}/${fullName}/${issues.get(issue)?.pull ? 'pull' : 'issues'}/${issue}`
+
+  const state = {
+    permissions: {...options.permissions},
+  }
+
+  function addComment(issue: number, body: string, user: {login: string; type?: 'User' | 'Bot'}): StoredComment {
+    const at = tick()
+    const id = nextCommentId++
+    const comment: StoredComment = {body, created_at: at, html_url: `${issueUrl(issue)}#issuecomment-${id}`, id, issue, updated_at: at, user: {login: user.login, type: user.type ?? 'User'}}
+    comments.push(comment)
+    return comment
+  }
+
+  function editComment(id: number, body: string): StoredComment {
+    const comment = comments.find((c) => c.id === id)
+    if (!comment) throw new Error(`no comment ${id}`)
+    comment.body = body
+    comment.updated_at = tick()
+    return comment
+  }
+
+  const commentJson = (c: StoredComment) => ({
+    author_association: c.user.type === 'Bot' ? 'NONE' : 'MEMBER',
+    body: c.body,
+    created_at: c.created_at,
+    html_url: c.html_url,
+    id: c.id,
+    issue_url: `${serverUrl()}/repos/${fullName}/issues/${c.issue}`,
+    node_id: `IC_${c.id}`,
+    updated_at: c.updated_at,
+    url: `${serverUrl()}/repos/${fullName}/issues/comments/${c.id}`,
+    user: {id: 1, login: c.user.login, type: c.user.type},
+  })
+
+  const pullJson = (p: StoredPull) => ({
+    base: {ref: p.base.ref, repo: {full_name: fullName}},
+    body: p.body,
+    head: {ref: p.head.ref, repo: p.head.repo === null ? null : {full_name: p.head.repo}, sha: p.head.sha},
+    html_url: `${htmlBase}/${fullName}/pull/${p.number}`,
+    number: p.number,
+    state: 'open',
+    title: p.title,
+  })
+
+  const issueJson = (i: StoredIssue) => ({
+    body: i.body,
+    html_url: issueUrl(i.number),
+    number: i.number,
+    state: 'open',
+    title: i.title,
+    ...(i.pull ? {pull_request: {html_url: `${htmlBase}/${fullName}/pull/${i.number}`, url: `${serverUrl()}/repos/${fullName}/pulls/${i.number}`}} : {}),
+  })
+
+  type Handler = (match: RegExpExecArray, req: RecordedGitHubRequest) => [number, unknown, Record<string, string>?]
+  const repoPath = `/repos/${options.owner}/${options.repo}`
+  const routes: Array<[string, RegExp, Handler]> = [
+    ['GET', /^\/user$/, () => (options.viewer ? [200, {login: options.viewer, type: 'User'}] : [403, {message: 'Resource not accessible by integration'}])],
+    ['GET', new RegExp(`^${repoPath}$`), () => [200, {default_branch: options.defaultBranch ?? 'main', full_name: fullName, name: options.repo, owner: {login: options.owner}}]],
+    [
+      'GET',
+      new RegExp(`^${repoPath}/collaborators/([^/]+)/permission$`),
+      (m) => {
+        const login = decodeURIComponent(m[1])
+        const role = state.permissions[login]
+        if (!role) return [404, {message: `${login} is not a user`}]
+        const permission = role === 'maintain' ? 'write' : role === 'triage' ? 'read' : role
+        return [200, {permission, role_name: role, user: {login}}]
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${repoPath}/issues/(\\d+)$`),
+      (m) => {
+        const issue = issues.get(Number(m[1]))
+        return issue ? [200, issueJson(issue)] : [404, {message: 'Not Found'}]
+      },
+    ],
+    [
+      'POST',
+      new RegExp(`^${repoPath}/issues$`),
+      (_m, req) => {
+        if (typeof req.body?.title !== 'string' || !req.body.title) return [422, {message: 'Validation Failed', errors: [{field: 'title', code: 'missing_field'}]}]
+        const issue: StoredIssue = {body: req.body.body ?? '', number: nextNumber++, pull: false, title: req.body.title}
+        issues.set(issue.number, issue)
+        tick()
+        return [201, issueJson(issue)]
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${repoPath}/issues/(\\d+)/comments$`),
+      (m, req) => {
+        const issue = Number(m[1])
+        if (!issues.has(issue)) return [404, {message: 'Not Found'}]
+        const all = comments.filter((c) => c.issue === issue)
+        const perPage = Math.min(Number(req.query.per_page ?? options.pageSize ?? 30), 100)
+        const page = Number(req.query.page ?? 1)
+        const slice = all.slice((page - 1) * perPage, page * perPage)
+        const headers: Record<string, string> = {}
+        if (page * perPage < all.length) headers.link = `<${serverUrl()}${req.path}?per_page=${perPage}&page=${page + 1}>; rel="next"`
+        return [200, slice.map(commentJson), headers]
+      },
+    ],
+    [
+      'POST',
+      new RegExp(`^${repoPath}/issues/(\\d+)/comments$`),
+      (m, req) => {
+        const issue = Number(m[1])
+        if (!issues.has(issue)) return [404, {message: 'Not Found'}]
+        const problem = bodyProblem(req.body?.body)
+        if (problem) return [422, {message: problem}]
+        return [201, commentJson(addComment(issue, req.body.body, {login: botLogin, type: 'Bot'}))]
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${repoPath}/issues/comments/(\\d+)$`),
+      (m) => {
+        const comment = comments.find((c) => c.id === Number(m[1]))
+        return comment ? [200, commentJson(comment)] : [404, {message: 'Not Found'}]
+      },
+    ],
+    [
+      'PATCH',
+      new RegExp(`^${repoPath}/issues/comments/(\\d+)$`),
+      (m, req) => {
+        const comment = comments.find((c) => c.id === Number(m[1]))
+        if (!comment) return [404, {message: 'Not Found'}]
+        // A GITHUB_TOKEN edits its own comments only (a person with write access could edit any).
+        if (comment.user.login !== botLogin) return [403, {message: 'Resource not accessible by integration'}]
+        const problem = bodyProblem(req.body?.body)
+        if (problem) return [422, {message: problem}]
+        return [200, commentJson(editComment(comment.id, req.body.body))]
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${repoPath}/pulls/(\\d+)$`),
+      (m) => {
+        const pull = pulls.get(Number(m[1]))
+        return pull ? [200, pullJson(pull)] : [404, {message: 'Not Found'}]
+      },
+    ],
+    [
+      'POST',
+      new RegExp(`^${repoPath}/pulls$`),
+      (_m, req) => {
+        const {base, body, head, title} = req.body ?? {}
+        if (typeof head !== 'string' || typeof base !== 'string' || typeof title !== 'string') return [422, {message: 'Validation Failed'}]
+        if (options.remote && !branchExists(options.remote, head)) return [422, {errors: [{code: 'invalid', field: 'head', resource: 'PullRequest'}], message: 'Validation Failed'}]
+        const number = nextNumber++
+        const sha = options.remote ? execFileSync('git', ['rev-parse', `refs/heads/${head}`], {cwd: options.remote, encoding: 'utf8'}).trim() : '0'.repeat(40)
+        const pull: StoredPull = {base: {ref: base}, body: body ?? '', head: {ref: head, repo: fullName, sha}, number, title}
+        pulls.set(number, pull)
+        issues.set(number, {body: pull.body, number, pull: true, title})
+        createdPulls.push({base, body: pull.body, head, number, title})
+        tick()
+        return [201, pullJson(pull)]
+      },
+    ],
+  ]
+
+  const sockets = new Set<Socket>()
+  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of request) chunks.push(chunk as Buffer)
+    const raw = Buffer.concat(chunks).toString('utf8')
+    const url = new URL(request.url ?? '/', 'http://localhost')
+    const recorded: RecordedGitHubRequest = {
+      body: raw ? safeJson(raw) : undefined,
+      headers: request.headers,
+      method: request.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+    }
+    requests.push(recorded)
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      recorded.status = status
+      response.writeHead(status, {'content-type': 'application/json; charset=utf-8', ...headers})
+      response.end(JSON.stringify(body))
+    }
+
+    const auth = request.headers.authorization ?? ''
+    if (!/^(token|bearer) /i.test(auth) || auth.replace(/^(token|bearer) /i, '') !== options.token) {
+      send(401, {message: 'Bad credentials'})
+      return
+    }
+
+    for (const [method, pattern, handler] of routes) {
+      const match = pattern.exec(url.pathname)
+      if (match && method === recorded.method) {
+        const [status, body, headers] = handler(match, recorded)
+        send(status, body, headers)
+        return
+      }
+    }
+
+    send(404, {documentation_url: 'https://docs.github.com/rest', message: 'Not Found'})
+  })
+  server.on('connection', (socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const {port} = server.address() as AddressInfo
+  const serverUrl = () => `http://127.0.0.1:${port}`
+
+  return {
+    addComment,
+    addIssue(issue) {
+      const stored = {...issue, pull: false}
+      issues.set(issue.number, stored)
+      return stored
+    },
+    addPull(pull) {
+      const stored: StoredPull = {base: pull.base, body: pull.body ?? '', head: {ref: pull.head.ref, repo: pull.head.repo === undefined ? fullName : pull.head.repo, sha: pull.head.sha}, number: pull.number, title: pull.title}
+      pulls.set(pull.number, stored)
+      issues.set(pull.number, {body: stored.body, number: pull.number, pull: true, title: pull.title})
+      return stored
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      }),
+    comments,
+    commentsOn: (issue) => comments.filter((c) => c.issue === issue),
+    createdPulls,
+    editComment,
+    issues,
+    now: () => new Date(clock).toISOString().replace('.000Z', 'Z'),
+    get permissions() {
+      return state.permissions
+    },
+    set permissions(value) {
+      state.permissions = value
+    },
+    pulls,
+    requests,
+    tick,
+    url: serverUrl(),
+    writes: () => requests.filter((r) => r.method !== 'GET'),
+  }
+}
+
+function bodyProblem(body: unknown): string | undefined {
+  if (typeof body !== 'string' || body === '') return 'Validation Failed: body is missing'
+  if (body.length > 65_536) return 'Validation Failed: body is too long (maximum is 65536 characters)'
+  return undefined
+}
+
+function branchExists(remote: string, branch: string): boolean {
+  try {
+    execFileSync('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {cwd: remote, stdio: 'ignore'})
+    return true
+  } catch {
+    return false
+  }
+}
+
+function safeJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw)
+  } catch {
+    return raw
+  }
+}
