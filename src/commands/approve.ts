@@ -1,7 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 
 import {defaultApprover, type DecisionKind, writeDecision} from '../core/plans/approval.js'
-import {checkedRules, WaveCommand} from '../core/command.js'
+import {checkedRules, sandboxFlags, sandboxFrom, WaveCommand} from '../core/command.js'
+import {describeSandbox} from '../core/policy/sandbox.js'
 import {usageError} from '../core/errors.js'
 import {readPlanFile, readPlanState, resolvePlanReference} from '../core/plans/plans.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
@@ -38,22 +39,13 @@ the plan if its content changes afterwards. stdout is the record's path.`
     out: Flags.file({description: 'Write the record here instead of beside the plan'}),
     reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes']}),
     'request-changes': Flags.string({description: 'Ask for changes, with this feedback', exclusive: ['reject']}),
-    sandbox: Flags.option({
-      default: 'on',
-      description: "Run the plan's commands in the OS sandbox; off runs them unsandboxed (recorded, and shown wherever the run is)",
-      options: ['on', 'off'] as const,
-    })(),
-    'sandbox-network': Flags.boolean({description: 'Let sandboxed commands use the network (all of it: there is no per-domain filter)'}),
+    ...sandboxFlags,
   }
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Approve)
     const allow = checkedRules(flags.allow)
-    if (flags.sandbox === 'off' && flags['sandbox-network']) {
-      throw usageError('--sandbox-network applies only to sandboxed commands; with --sandbox off nothing restricts the network.')
-    }
-
-    const sandbox = {enabled: flags.sandbox === 'on', network: flags['sandbox-network'] === true}
+    const sandbox = sandboxFrom(flags)
 
     if (flags['request-changes'] !== undefined && !flags['request-changes'].trim()) {
       throw usageError('--request-changes needs feedback saying what to change.')
@@ -73,7 +65,7 @@ the plan if its content changes afterwards. stdout is the record's path.`
     const state = await readPlanState(planPath)
     let review: ReviewOutcome | undefined
     if (flags.interactive) {
-      review = await reviewPlan({allow, mode: flags.mode, planLabel: planPath, planText: text, signal: this.interruption.signal, task: state?.task})
+      review = await reviewPlan({allow, sandbox: describeSandbox(sandbox), mode: flags.mode, planLabel: planPath, planText: text, signal: this.interruption.signal, task: state?.task})
     }
 
     const decision: DecisionKind =
@@ -94,7 +86,7 @@ the plan if its content changes afterwards. stdout is the record's path.`
     await recordDecisionInState(planPath, decision)
     await this.output.result({
       data: {...record, recordPath: path},
-      tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}${record.sandbox.enabled ? (record.sandbox.network ? ', network on' : '') : ', sandbox off'})`,
+      tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)})`,
       text: path,
     })
   }

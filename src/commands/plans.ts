@@ -16,7 +16,9 @@ plan --revise). wave plans rm <name> and wave plans prune --older-than 7d remove
     if (plans.length === 0) this.output.note('No plans yet: make one with wave plan --task "..."')
     const lines = plans.map((plan) => {
       const task = plan.task.replaceAll(/\s+/g, ' ')
-      return [plan.name.padEnd(28), plan.status.padEnd(17), plan.updatedAt.slice(0, 16).replace('T', ' '), task.length > 60 ? task.slice(0, 57) + '...' : task].join('  ')
+      // A plan approved to run unsandboxed says so wherever it is listed.
+      const status = plan.sandboxOff ? `${plan.status} (sandbox off)` : plan.status
+      return [plan.name.padEnd(28), status.padEnd(17), plan.updatedAt.slice(0, 16).replace('T', ' '), task.length > 60 ? task.slice(0, 57) + '...' : task].join('  ')
     })
     await this.output.result({data: {plans}, text: lines.length > 0 ? lines.join('\n') : undefined})
   }

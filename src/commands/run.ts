@@ -1,10 +1,11 @@
 import {Args, Flags} from '@oclif/core'
 
-import {checkedRules, sessionFlags, WaveCommand} from '../core/command.js'
+import {checkedRules, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../core/command.js'
 import {ExitCode, usageError} from '../core/errors.js'
 import {appendedPrompt, taskText} from '../core/input.js'
 import {defaultApprover} from '../core/plans/approval.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
+import {describeSandbox} from '../core/policy/sandbox.js'
 import {formatCost, formatUsage} from '../core/output/progress.js'
 import {type CommandResult, markdownTable, type SessionReporter} from '../core/output/sink.js'
 import type {SessionStart} from '../core/session/plan.js'
@@ -27,6 +28,11 @@ The workspace is the top of the git repository holding the current directory, fr
 the command starts, or --cwd; outside any repository, give --cwd. The repository's AGENTS.md files
 (CLAUDE.md where a directory has none) go into the prompt as they are at run time.
 
+wave run <plan> --resume continues the plan's newest run when it did not succeed (interrupted,
+stopped at a limit, failed), after the same approval checks, with its conversation as its transcript
+recorded it: no tool call whose result was recorded runs again, and --max-turns and --max-budget-usd
+count the whole run. Nothing to resume (no run, or the newest succeeded) is exit 2.
+
 wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the model plans first, the
 command stops with the plan's path on stdout and exit 10 (approve and run it later), or, with
 --approve, approves the plan and executes it in a fresh context.`
@@ -36,6 +42,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     '<%= config.bin %> run ~/.wave/plans/gentle-breeze.md',
     '<%= config.bin %> run "$PLAN" --approve --mode acceptEdits --allow "Bash(npm test:*)" --json',
     '<%= config.bin %> run "$PLAN" --approval review/gentle-breeze.approval.json --cwd ./checkout',
+    '<%= config.bin %> run gentle-breeze --resume',
     '<%= config.bin %> run --task "Rename the config loader" --mode acceptEdits',
   ]
 
@@ -47,8 +54,15 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     force: Flags.boolean({dependsOn: ['approve'], description: 'With --approve: approve even over a newest decision of rejected or changes_requested (recorded)'}),
     ...sessionFlags(60),
     mode: Flags.option({description: 'With --approve or --task: the permission mode (default acceptEdits)', options: EXECUTION_MODES})(),
+    resume: Flags.boolean({
+      description: 'Continue the plan\'s newest run, which did not succeed (interrupted, at a limit, failed), from its transcript: no recorded tool call runs again',
+      exclusive: ['approve', 'task', 'task-file'],
+    }),
     task: Flags.string({char: 't', description: 'Run this task directly (- reads it from stdin); the model may enter plan mode itself', exclusive: ['task-file']}),
     'task-file': Flags.file({description: 'Run the task in this file directly'}),
+    ...sandboxFlags,
+    // No default here: a plan's record decides, so the flag is only for --approve and --task.
+    sandbox: Flags.option({description: sandboxFlags.sandbox.description, options: ['on', 'off'] as const})(),
   }
 
   async run(): Promise<void> {
@@ -57,13 +71,15 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     if (args.plan && taskGiven) throw usageError('Give either a plan to run or --task, not both.')
     const task = await taskText(flags)
     if (!args.plan && !task?.trim()) throw usageError('Missing the plan to run (or --task).', 'wave run <plan>')
-    if (!flags.approve && !taskGiven && (flags.mode || flags.allow)) {
-      throw usageError('--mode and --allow choose how an inline approval runs: use them with --approve (or --task).', 'The approval record holds the mode and rules of an approved plan.')
+    if (!flags.approve && !taskGiven && (flags.mode || flags.allow || flags.sandbox || flags['sandbox-network'])) {
+      throw usageError('--mode, --allow and --sandbox choose how an inline approval runs: use them with --approve (or --task).', 'The approval record holds the mode, rules and sandbox of an approved plan.')
     }
+
+    const sandbox = sandboxFrom(flags)
 
     const allow = checkedRules(flags.allow)
     const mode = flags.mode ?? 'acceptEdits'
-    const approve = flags.approve ? {allow, approver: await defaultApprover(), mode} : undefined
+    const approve = flags.approve ? {allow, approver: await defaultApprover(), mode, sandbox} : undefined
     const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])
     const common = (reporter: SessionReporter) => ({
       appendSystemPrompt,
@@ -82,6 +98,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
           approve,
           mode,
           onPlanMode: (info) => reporter.planMode(info),
+          sandbox,
           onStart: (info: SessionStart) => reporter.start({command: 'run', ...info, task}),
           task,
         }),
@@ -100,6 +117,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
         force: flags.force,
         onStart: (info) => reporter.start({command: 'run', ...info}),
         planPath: args.plan!,
+        resume: flags.resume,
       }),
     )
     await this.output.result(runResult(outcome))
@@ -117,12 +135,14 @@ function runResult(outcome: RunOutcome): CommandResult {
       outcome: 'completed',
       planPath: outcome.planPath,
       result: outcome.finalText,
+      sandbox: outcome.sandbox,
+      resumed: outcome.resumed,
       stopReason: outcome.stopReason,
       turns: outcome.turns,
       usage: outcome.usage,
     },
     summary: runSummary(`## wave run: ${outcome.name}`, outcome, [['Plan', `\`${outcome.planPath}\``]]),
-    tally: `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
+    tally: `${outcome.resumed ? 'resumed and ' : ''}done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
     text: outcome.finalText,
   }
 }
@@ -155,6 +175,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
           mode: outcome.mode,
           outcome: 'completed',
           result: outcome.finalText,
+          sandbox: outcome.sandbox,
           stopReason: outcome.stopReason,
           turns: outcome.turns,
           usage: outcome.usage,
@@ -167,7 +188,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
   }
 }
 
-type Ran = Pick<RunOutcome, 'costUsd' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'stopReason' | 'turns' | 'usage'>
+type Ran = Pick<RunOutcome, 'costUsd' | 'sandbox' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'stopReason' | 'turns' | 'usage'>
 
 function runSummary(heading: string, outcome: Ran, first: Array<[string, string]>): string {
   const usage = outcome.usage
@@ -177,6 +198,7 @@ function runSummary(heading: string, outcome: Ran, first: Array<[string, string]
 ${markdownTable([
   ...first,
   ['Mode', outcome.mode],
+  ['Sandbox', describeSandbox(outcome.sandbox)],
   ['Turns', String(outcome.turns)],
   ['Stop reason', outcome.stopReason],
   ['Cost', formatCost(outcome.costUsd)],

@@ -33,6 +33,25 @@ export function sessionFlags(maxTurns: number) {
   }
 }
 
+/** `--sandbox on|off` and `--sandbox-network`: how an approved run's commands are contained (approve, run --approve, run --task). */
+export const sandboxFlags = {
+  sandbox: Flags.option({
+    default: 'on',
+    description: "Run the plan's commands in the OS sandbox; off runs them unsandboxed (recorded, and shown wherever the run is)",
+    options: ['on', 'off'] as const,
+  })(),
+  'sandbox-network': Flags.boolean({description: 'Let sandboxed commands use the network (all of it: there is no per-domain filter)'}),
+}
+
+/** The sandbox the flags ask for; `--sandbox-network` with `--sandbox off` is a usage error. */
+export function sandboxFrom(flags: {sandbox?: 'off' | 'on'; 'sandbox-network'?: boolean}): {enabled: boolean; network: boolean} {
+  if (flags.sandbox === 'off' && flags['sandbox-network']) {
+    throw usageError('--sandbox-network applies only to sandboxed commands; with --sandbox off nothing restricts the network.')
+  }
+
+  return {enabled: flags.sandbox !== 'off', network: flags['sandbox-network'] === true}
+}
+
 /** `--allow` rules as given, each checked: a malformed rule is a usage error (exit 2), before anything runs. */
 export function checkedRules(rules: string[] = []): string[] {
   for (const rule of rules) {

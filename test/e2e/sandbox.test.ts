@@ -126,19 +126,19 @@ describe('wave approve --sandbox', () => {
   it('records the sandbox on with no network by default', async () => {
     const {record, stderr} = await recordOf()
     expect(record.sandbox).toEqual({enabled: true, network: false})
-    expect(stderr).not.toContain('sandbox off')
+    expect(stderr).toMatch(/^approved: .*\(mode acceptEdits, sandbox on\)$/m)
   })
 
   it('records --sandbox off, and says so', async () => {
     const {record, stderr} = await recordOf('--sandbox', 'off')
     expect(record.sandbox).toEqual({enabled: false, network: false})
-    expect(stderr).toMatch(/^approved: .*\(mode acceptEdits, sandbox off\)$/m)
+    expect(stderr).toMatch(/^approved: .*\(mode acceptEdits, sandbox OFF \(commands run unsandboxed\)\)$/m)
   })
 
   it('records --sandbox-network, and says so', async () => {
     const {record, stderr} = await recordOf('--sandbox-network')
     expect(record.sandbox).toEqual({enabled: true, network: true})
-    expect(stderr).toMatch(/\(mode acceptEdits, network on\)$/m)
+    expect(stderr).toMatch(/\(mode acceptEdits, sandbox on, network on\)$/m)
   })
 
   it('refuses --sandbox-network with --sandbox off (exit 2), writing nothing', async () => {
@@ -147,5 +147,36 @@ describe('wave approve --sandbox', () => {
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(/^Error: --sandbox-network applies only to sandboxed commands/)
     expect(existsSync(planPath.replace(/\.md$/, '.approval.json'))).toBe(false)
+  })
+})
+
+describe('a run with the sandbox off', () => {
+  it('run --approve --sandbox off records it, runs Bash unsandboxed, and says so in progress, JSON, the job summary and wave plans', async () => {
+    const planPath = writePlanFile(session.sandbox, '# Plan\n\n1. Say where HOME is.\n')
+    writeFileSync(path.join(session.sandbox.home, 'marker.txt'), 'the real home\n')
+    session.server.push(reply(toolUse('Bash', {command: 'cat "$HOME/marker.txt"'})), reply('Done.'))
+    const summary = path.join(session.sandbox.root, 'summary.md')
+    const result = await wave(['run', planPath, '--approve', '--mode', 'bypassPermissions', '--sandbox', 'off', '--json'], {GITHUB_STEP_SUMMARY: summary})
+    expect(result.code, result.stderr).toBe(0)
+    // Unsandboxed, the command sees the real HOME; in the sandbox it would be a private, empty one.
+    const [ran] = toolResults(session.server.messageRequests[1])
+    expect(ran.is_error).toBeFalsy()
+    expect(ran.text).toContain('the real home')
+    const record = JSON.parse(readFileSync(planPath.replace(/\.md$/, '.approval.json'), 'utf8'))
+    expect(record.sandbox).toEqual({enabled: false, network: false})
+    expect(JSON.parse(result.stdout).sandbox).toEqual({enabled: false, network: false})
+    expect(result.stderr).toContain('sandbox OFF')
+    expect(readFileSync(summary, 'utf8')).toMatch(/\| Sandbox \| sandbox OFF/)
+    const plans = await wave(['plans'])
+    expect(plans.stdout).toMatch(/ran \(sandbox off\)/)
+  })
+
+  it('refuses --sandbox on a run of a recorded plan (the record decides), exit 2, no request', async () => {
+    const planPath = writePlanFile(session.sandbox, '# Plan\n')
+    await wave(['approve', planPath])
+    const result = await wave(['run', planPath, '--sandbox', 'off'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/^Error: --mode, --allow and --sandbox choose how an inline approval runs/)
+    expect(session.server.messageRequests).toHaveLength(0)
   })
 })

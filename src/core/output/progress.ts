@@ -74,6 +74,8 @@ export interface SessionHeader {
   name?: string
   mode: string
   model: string
+  /** How the session's commands are contained ("sandbox OFF ..."), where it runs commands. */
+  sandbox?: string
 }
 
 /** What a session reports to while it runs. */
@@ -175,7 +177,7 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
     header(info) {
       base = `${info.command}${info.name ? ` ${info.name}` : ''}`
       if (task) task.title = shownTitle = base
-      printHeader(`${base} · ${info.mode} mode · ${info.model}`)
+      printHeader(`${base} · ${info.mode} mode · ${info.model}${info.sandbox ? ` · ${info.sandbox}` : ''}`)
     },
     title(text) {
       base = text

@@ -64,6 +64,8 @@ export interface ReviewOptions {
   mode: ExecutionMode
   /** The run's permission rules, shown for context. */
   allow?: string[]
+  /** How the run's commands will be contained, shown beside the rules ("sandbox OFF ..." above all). */
+  sandbox?: string
   /** What the plan was made for (the plan's state), shown above it. */
   task?: string
   /** A signal (SIGINT, SIGTERM from outside) ends the review: it rejects with the signal's reason. */
@@ -91,6 +93,7 @@ export async function reviewPlan(options: ReviewOptions): Promise<ReviewOutcome>
   const plan = await renderMarkdown(options.planText, {color: style.enabled, width})
   output.write(`${rule}\n${style.dim(`Plan ${options.planLabel}`)}\n${task}\n${plan}\n${rule}\n`)
   if (options.allow?.length) output.write(`${style.dim('allow:')} ${options.allow.join(', ')}\n`)
+  if (options.sandbox) output.write(`${style.dim('sandbox:')} ${options.sandbox}\n`)
 
   const io: Io = {input, output, signal: options.signal}
   let state: MenuState = {choice: 0, initialMode: options.mode, mode: options.mode}

@@ -28,6 +28,8 @@ export interface SessionStartInfo {
   name?: string
   planPath?: string
   task?: string
+  /** How the session's commands are contained, for sessions that may run any ("sandbox on", "sandbox OFF ..."). */
+  sandbox?: string
 }
 
 /** The stream-json events (documented in docs/output.md), each written with `version`. */
@@ -137,7 +139,7 @@ abstract class Sink implements OutputSink {
         },
         start: (info) => {
           if (info.name) progress.title(`${title} ${info.name}`)
-          progress.header({command: title, mode: info.mode, model: info.model, name: info.name})
+          progress.header({command: title, mode: info.mode, model: info.model, name: info.name, sandbox: info.sandbox})
           this.emit({type: 'session_start', ...info})
         },
       }),

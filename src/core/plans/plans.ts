@@ -83,6 +83,8 @@ const runSchema = z.object({
   startedAt: z.string(),
   /** What the run spent so far (kept when it fails, so `--resume` keeps counting). */
   turns: z.number().optional(),
+  /** The git HEAD when the run stopped: a resumed run finds HEAD where the run itself may have moved it. */
+  head: z.string().nullable().optional(),
   costUsd: z.number().nullable().optional(),
   usage: z.record(z.string(), z.number()).optional(),
 })
@@ -263,6 +265,8 @@ export async function appendTranscript(planPath: string, entry: unknown): Promis
 }
 
 export interface PlanListing {
+  /** Approved to run with commands unsandboxed (`--sandbox off`): shown wherever the plan is listed. */
+  sandboxOff: boolean
   /** USD spent on the plan's sessions (planning and runs); null when a model had no known price. */
   costUsd: number | null
   name: string
@@ -296,6 +300,7 @@ export async function listPlans(): Promise<PlanListing[]> {
       const status = state && !(decision && decision.at > state.updatedAt) ? state.status : (decision?.decision ?? 'draft')
       return {
         costUsd: state ? planCost(state) : 0,
+        sandboxOff: decision?.sandboxOff ?? false,
         createdAt: state?.createdAt ?? info.birthtime.toISOString(),
         name: planNameOf(planPath),
         path: planPath,
@@ -309,11 +314,11 @@ export async function listPlans(): Promise<PlanListing[]> {
   return listings.filter((listing): listing is PlanListing => listing !== undefined).sort((a, b) => b.createdAt.localeCompare(a.createdAt))
 }
 
-async function approvalDecision(planPath: string): Promise<{decision: PlanState['status']; at: string} | undefined> {
+async function approvalDecision(planPath: string): Promise<{decision: PlanState['status']; at: string; sandboxOff: boolean} | undefined> {
   try {
     const record = JSON.parse(await readFile(planSidecars(planPath).approval, 'utf8'))
     if (typeof record?.decision === 'string' && (PLAN_STATUSES as readonly string[]).includes(record.decision)) {
-      return {at: String(record.decidedAt ?? ''), decision: record.decision}
+      return {at: String(record.decidedAt ?? ''), decision: record.decision, sandboxOff: record.decision === 'approved' && record.sandbox?.enabled === false}
     }
   } catch {}
 

@@ -270,3 +270,9 @@ function isPlainDirectory(dir: string): boolean {
     return false
   }
 }
+
+/** How a run's sandbox reads wherever it is shown: "sandbox on", "sandbox on, network on", "sandbox OFF". */
+export function describeSandbox(sandbox: {enabled: boolean; network: boolean}): string {
+  if (!sandbox.enabled) return 'sandbox OFF (commands run unsandboxed)'
+  return sandbox.network ? 'sandbox on, network on' : 'sandbox on'
+}

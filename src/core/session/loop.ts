@@ -77,6 +77,13 @@ export interface AgentOptions {
   maxBudgetUsd?: number
   /** The OS sandbox of the tools' commands (the approval record's, or --sandbox); absent: on, no network. */
   sandbox?: SandboxSettings
+  /**
+   * What the session's earlier part spent (a resumed run): turns, usage and cost go on from these, so
+   * `maxTurns` and `maxBudgetUsd` bound the whole session. `priorCostUsd` null: the earlier cost is unknown.
+   */
+  priorTurns?: number
+  priorUsage?: TokenUsage
+  priorCostUsd?: number | null
 }
 
 /** How a session ended: the API's stop reasons, and wave's own. */
@@ -144,13 +151,13 @@ const CONTINUE_PROMPT = 'Your answer was cut off at the output limit. Continue i
  */
 export async function runAgent(options: AgentOptions): Promise<AgentResult> {
   const {messages, registry} = options
-  const tally = new Tally(options.model, options.prices)
+  const tally = new Tally(options.model, options.prices, options.priorUsage, options.priorCostUsd)
   const limits = modelLimits(options.model)
   const context = new ContextMeter(options.contextWindow ?? limits?.contextWindow ?? FALLBACK_CONTEXT_WINDOW)
   const baseMaxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
   const changed = new Set<string>()
   let denials = 0
-  let turns = 0
+  let turns = options.priorTurns ?? 0
   let compactions = 0
   let finalText = ''
   /** The text the next turn goes on with (a paused turn, an answer being continued). */
@@ -300,6 +307,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
       )
     }
 
+    // A resumed session may have spent its budget before: no request then.
+    checkBudget()
     while (true) {
       if (options.signal.aborted) throw interrupted(options.signal)
       if (turns >= options.maxTurns) {
@@ -449,13 +458,18 @@ const usd = (amount: number): string => `$${amount >= 1 ? amount.toFixed(2) : am
 
 /** The session's usage and cost, added up response by response (a price may depend on each prompt's size). */
 class Tally {
-  readonly usage = emptyUsage()
-  costUsd: number | null = 0
+  readonly usage: TokenUsage
+  costUsd: number | null
 
   constructor(
     private readonly model: string,
     private readonly prices?: PriceTable,
-  ) {}
+    prior: TokenUsage = emptyUsage(),
+    priorCostUsd: number | null = 0,
+  ) {
+    this.usage = {...emptyUsage(), ...prior}
+    this.costUsd = priorCostUsd
+  }
 
   add(turn: Message['usage']): void {
     const usage: TokenUsage = {

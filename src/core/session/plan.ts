@@ -8,7 +8,7 @@ import path from 'node:path'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
 import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
 import {ExitCode, usageError, WaveError} from '../errors.js'
-import {loadSettings} from '../settings.js'
+import {assertHomeOutsideWorkspace, loadSettings} from '../settings.js'
 import {repositoryState, type SessionPlace, sessionWorkspace} from '../workspace/git.js'
 import type {StopReason, TokenUsage} from './loop.js'
 import {assertCredentials, modelFrom} from './model.js'
@@ -17,6 +17,8 @@ import {planOpening, reviseOpening} from './prompts/plan.js'
 import {runSession, type SessionHost} from './session.js'
 
 export interface SessionStart {
+  /** How the session's commands are contained (runs only: plan mode runs none). */
+  sandbox?: string
   model: string
   workspace: string
   mode: string
@@ -66,6 +68,8 @@ export interface PlanOutcome {
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
 export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
   const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
+  // Settings and plans inside the workspace could be written by the session itself.
+  await assertHomeOutsideWorkspace(place.workspace)
   const {workspace} = place
   const settings = loadSettings(workspace)
   const model = modelFrom(options.model, settings.model)
@@ -93,6 +97,8 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
 
   const feedback = options.feedback?.trim() || newestFeedback(record)
   const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
+  // Settings and plans inside the workspace could be written by the session itself.
+  await assertHomeOutsideWorkspace(place.workspace)
   const {workspace} = place
   const settings = loadSettings(workspace)
   const model = modelFrom(options.model, settings.model)

@@ -2,8 +2,8 @@ import {realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
 import type {SessionTools} from '../../plugins/toolset.js'
-import {type EffectiveSettings, loadSettings} from '../settings.js'
-import type {StopReason, TokenUsage} from './loop.js'
+import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings} from '../settings.js'
+import type {AgentEvent, StopReason, TokenUsage} from './loop.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, markSpent, readApproval, writeDecision} from '../plans/approval.js'
 import {ExitCode, WaveError} from '../errors.js'
 import {assertCredentials, modelFrom} from './model.js'
@@ -22,10 +22,12 @@ import {
   writePlanState,
 } from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
+import {describeSandbox} from '../policy/sandbox.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
 import {changedPaths, repositoryState, type SessionPlace, sessionWorkspace} from '../workspace/git.js'
 import type {SessionStart} from './plan.js'
+import {newestRun, resumableRun, resumePoint} from './resume.js'
 import {runSession, type SessionHost} from './session.js'
 import {displayPath} from '../workspace/paths.js'
 
@@ -33,6 +35,7 @@ export interface InlineApproval {
   mode: ExecutionMode
   allow: string[]
   approver: string
+  sandbox: {enabled: boolean; network: boolean}
 }
 
 export interface RunOptions {
@@ -44,6 +47,8 @@ export interface RunOptions {
   approve?: InlineApproval
   /** `--force`: with `approve`, approve even over a newest decision of rejected or changes_requested. */
   force?: boolean
+  /** `--resume`: continue the plan's newest run, which did not succeed, from its transcript. */
+  resume?: boolean
   /** `--cwd`: the workspace. Without it, the top of the git repository holding the current directory. */
   cwd?: string
   /** Where the session works, already chosen (`run --task --approve` runs its plan where the task ran). */
@@ -73,8 +78,11 @@ export interface RunOutcome {
   usage: TokenUsage
   stopReason: StopReason
   costUsd: number | null
+  sandbox: {enabled: boolean; network: boolean}
   filesChanged: string[]
   denials: number
+  /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
+  resumed: boolean
 }
 
 /**
@@ -112,10 +120,14 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
   }
 
   assertApproved(record, recordPath, options.planPath, bytes)
-  assertUnspent(record, recordPath, planPath, state)
+  // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
+  const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined
+  if (!resumed) assertUnspent(record, recordPath, planPath, state)
   const current = await repositoryState(workspace)
   const plannedHead = record.repository?.head ?? state?.repository?.head ?? null
-  if (plannedHead && current?.head !== plannedHead && !options.allowStale) {
+  // The run being resumed may have moved HEAD itself (a commit it made): that is not staleness.
+  const movedByRun = Boolean(resumed?.head) && current?.head === resumed?.head
+  if (plannedHead && current?.head !== plannedHead && !movedByRun && !options.allowStale) {
     const where = state?.workspace && state.workspace !== workspace ? ` (--cwd ${state.workspace})` : ''
     throw new WaveError(
       `The plan is stale: it was made against commit ${plannedHead.slice(0, 12)}, and the workspace ${workspace} is at ${current?.head?.slice(0, 12) ?? 'no commit'}.`,
@@ -127,7 +139,8 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
   assertCredentials(settings.provider)
   const release = await lockPlan(planPath)
   try {
-    return await execute({...options, planPath}, {current, model: modelFrom(options.model, settings.model), place, record, recordPath, settings, state, text, workspace})
+    if (resumed) await assertStillNewest(planPath, resumed)
+    return await execute({...options, planPath}, {current, model: modelFrom(options.model, settings.model), place, record, recordPath, resumed, settings, state, text, workspace})
   } finally {
     await release()
   }
@@ -140,6 +153,8 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
  */
 async function runPlace(cwd: string | undefined, state: PlanState | undefined): Promise<SessionPlace> {
   const place = await sessionWorkspace(cwd ?? process.cwd(), cwd !== undefined)
+  // Settings and plans inside the workspace could be written by the session itself.
+  await assertHomeOutsideWorkspace(place.workspace)
   if (cwd !== undefined || place.repository) return place
   const planned = state?.workspace ? ` (the plan was made in ${state.workspace})` : ''
   throw new WaveError(
@@ -186,8 +201,16 @@ function assertUnspent(record: ApprovalRecord, recordPath: string, planPath: str
   )
 }
 
+/** Between choosing the run to resume and locking the plan, another run may have started and ended. */
+async function assertStillNewest(planPath: string, resumed: PlanRun): Promise<void> {
+  if (newestRun(await readPlanState(planPath))?.startedAt === resumed.startedAt) return
+  throw new WaveError(`The plan ${planNameOf(planPath)} ran again while this resume was starting: the run it would resume is no longer the newest.`, ExitCode.runtime)
+}
+
 interface Prepared {
   model: string
+  /** The run `--resume` continues. */
+  resumed?: PlanRun
   place: SessionPlace
   recordPath: string
   settings: EffectiveSettings
@@ -200,40 +223,67 @@ interface Prepared {
 
 async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
   const {planPath} = options
-  const {record, workspace} = prepared
+  const {record, resumed, workspace} = prepared
   const name = planNameOf(planPath)
   const before = prepared.current ? await changedPaths(workspace) : new Map<string, string>()
-  const run: PlanRun = {approvalSha256: record.plan.sha256, changedFiles: [], startedAt: new Date().toISOString()}
-  options.onStart?.({mode: record.mode, model: prepared.model, name, planPath, workspace})
+  // A resumed run goes on in its own record: same start, its totals kept, its end to be written again.
+  const run: PlanRun = resumed
+    ? {...withoutEnd(resumed), changedFiles: [...resumed.changedFiles]}
+    : {approvalSha256: record.plan.sha256, changedFiles: [], startedAt: new Date().toISOString()}
+  const earlierFiles = [...run.changedFiles]
+  // The task comes from the record alone: the state file beside a plan is bookkeeping, not authority.
+  const opening = runOpening(record.task, name, record.plan.sha256, prepared.text)
+  const point = resumed ? await resumePoint(planPath, resumed, opening) : undefined
+  options.onStart?.({mode: record.mode, model: prepared.model, name, planPath, sandbox: describeSandbox(record.sandbox), workspace})
+  if (point && point.unanswered.length > 0) {
+    options.host.warn(`The run was killed during a turn: ${point.unanswered.join(', ')} ${point.unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`)
+  }
+
   // Recorded as running only once nothing but the session itself can fail: the finally below ends it.
   await saveRun(planPath, prepared, run, 'running')
+
+  /** What the run has spent so far, written with each transcript entry: a killed run's resume counts on from it. */
+  let progress = point?.prior
+  const host = {
+    ...options.host,
+    onEvent(event: AgentEvent) {
+      if (event.type === 'usage') progress = {costUsd: event.costUsd, turns: event.turn, usage: {...event.usage}}
+      options.host.onEvent?.(event)
+    },
+  }
+  const entry = (fields: Record<string, unknown>) => appendTranscript(planPath, {...fields, progress, session: 'run', startedAt: run.startedAt})
 
   let exitCode: number = ExitCode.runtime
   let changed = new Set<string>()
   try {
+    // The resumed conversation replaces the recorded one in the transcript: a second resume starts from it.
+    if (point?.history) await entry({conversation: point.history, resumed: {after: resumed?.exitCode ?? null, at: new Date().toISOString()}})
     const result = await runSession({
       // The record's rules; the settings files add theirs (and their deny rules beat any allow).
       allow: record.allow,
+      // The record decides whether commands are contained; the settings may only name more variables.
+      sandbox: {...record.sandbox, env: prepared.settings.sandboxEnv},
       appendSystemPrompt: options.appendSystemPrompt,
       cwd: prepared.place.cwd,
-      host: options.host,
+      history: point?.history,
+      host,
       maxTurns: options.maxTurns,
       model: prepared.model,
-      // The task comes from the record alone: the state file beside a plan is bookkeeping, not authority.
-      opening: runOpening(record.task, name, record.plan.sha256, prepared.text),
+      opening,
+      prior: point?.prior,
       repository: prepared.place.repository,
       settings: prepared.settings,
       ...runProfile(record.mode, workspace),
       tools: options.inherited?.tools,
       maxBudgetUsd: options.maxBudgetUsd,
-      onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: 'run', startedAt: run.startedAt}),
-      transcript: (message) => appendTranscript(planPath, {message, session: 'run', startedAt: run.startedAt}),
+      onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
+      transcript: (message) => entry({message}),
       workspace,
     })
     changed = result.changed
     Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
     exitCode = ExitCode.ok
-    const filesChanged = await filesChangedBy(workspace, before, changed, Boolean(prepared.current), planPath)
+    const filesChanged = union(earlierFiles, await filesChangedBy(workspace, before, changed, Boolean(prepared.current), planPath))
     run.changedFiles = filesChanged
     return {
       costUsd: result.costUsd,
@@ -243,6 +293,8 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       mode: record.mode,
       name,
       planPath,
+      resumed: Boolean(resumed),
+      sandbox: record.sandbox,
       stopReason: result.stopReason,
       turns: result.turns,
       usage: result.usage,
@@ -250,17 +302,24 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
   } catch (error) {
     if (error instanceof WaveError) {
       exitCode = error.exitCode
+      // An error from before the loop carries no totals: a resumed run keeps the ones it had.
       const {costUsd, turns, usage} = error.details ?? {}
-      Object.assign(run, {costUsd, turns, usage})
+      if (turns !== undefined) Object.assign(run, {costUsd, turns, usage})
     }
 
     // What the run changed before it failed is the error's to report, in workspace terms.
     const failed = error instanceof WaveError ? (error.details?.filesChanged as string[] | undefined) : undefined
-    run.changedFiles = await filesChangedBy(workspace, before, new Set([...changed, ...(failed ?? [])]), Boolean(prepared.current), planPath)
-    throw error instanceof WaveError ? error.withDetails({filesChanged: run.changedFiles, planPath}) : error
+    run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, before, new Set([...changed, ...(failed ?? [])]), Boolean(prepared.current), planPath))
+    if (!(error instanceof WaveError)) throw error
+    // Whatever stopped it, the run goes on from where it stopped: the hint says how.
+    const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
+    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {...error.details, filesChanged: run.changedFiles, planPath})
+    resumable.stack = error.stack
+    throw resumable
   } finally {
     run.endedAt = new Date().toISOString()
     run.exitCode = exitCode
+    if (prepared.current) run.head = (await repositoryState(workspace).catch(() => undefined))?.head ?? null
     await saveRun(planPath, prepared, run, exitCode === ExitCode.ok ? 'ran' : 'failed')
     if (exitCode === ExitCode.ok) {
       await markSpent(prepared.recordPath, record, run.endedAt).catch((error: unknown) => {
@@ -269,6 +328,13 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     }
   }
 }
+
+function withoutEnd(run: PlanRun): PlanRun {
+  const {endedAt: _ended, exitCode: _exit, ...going} = run
+  return going
+}
+
+const union = (a: string[], b: string[]): string[] => [...new Set([...a, ...b])].sort()
 
 /**
  * Files the run changed: what write tools touched plus what git sees newly changed (Bash included).

@@ -10,9 +10,10 @@ import type {Config} from '@oclif/core'
 
 import {openSessionTools, type SessionTools} from '../../plugins/toolset.js'
 import {parseRules, type PermissionMode, type PolicyContext, readDenials, type Rules} from '../policy/policy.js'
+import type {SandboxSettings} from '../policy/sandbox.js'
 import type {EffectiveSettings} from '../settings.js'
 import {environmentSection, readEnvironment} from './environment.js'
-import {type AgentEvent, type AgentResult, type CompactionEvent, runAgent} from './loop.js'
+import {type AgentEvent, type AgentResult, type CompactionEvent, runAgent, type TokenUsage} from './loop.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
 import {createClient} from './model.js'
 import type {PlanMode} from './plan-mode.js'
@@ -54,6 +55,13 @@ export interface SessionSpec {
   planMode: PlanMode
   /** The first user message. */
   opening: string
+  /**
+   * A resumed session: the conversation to go on with instead of the opening (ending with a user
+   * message), already in the transcript, so not written to it again.
+   */
+  history?: MessageParam[]
+  /** What the session's earlier part spent (a resumed run): turns, usage and cost go on counting from it. */
+  prior?: {turns: number; usage: TokenUsage; costUsd: number | null}
   /** The system prompt while plan mode is not active, given the rules in force. */
   system(rules: Rules): string
   /** Appends a message to the transcript (the opening included). */
@@ -61,6 +69,8 @@ export interface SessionSpec {
   /** An open tool set to use, which the caller closes; else one is opened and closed here. */
   tools?: SessionTools
   client?: Anthropic
+  /** The OS sandbox of the session's commands (the approval record's, or --sandbox); absent: on, no network. */
+  sandbox?: SandboxSettings
   /** `--max-budget-usd`: the session stops (exit 5) once it has spent more. */
   maxBudgetUsd?: number
   /** After a compaction replaced the conversation: the transcript records the new starting point. */
@@ -75,8 +85,8 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
   const tools = spec.tools ?? (await openSessionTools({config: host.config, settings, warn: host.warn, workspace}))
   try {
     const {policy, system} = await prompt
-    const messages: MessageParam[] = [{content: spec.opening, role: 'user'}]
-    await spec.transcript(messages[0])
+    const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
+    if (!spec.history) await spec.transcript(messages[0])
     return await runAgent({
       client: spec.client ?? (await createClient(settings.provider)),
       contextWindow: settings.contextWindow,
@@ -88,7 +98,11 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
       onCompacted: spec.onCompacted,
       onMessage: spec.transcript,
       policy,
+      priorCostUsd: spec.prior?.costUsd,
+      priorTurns: spec.prior?.turns,
+      priorUsage: spec.prior?.usage,
       prices: settings.prices,
+      sandbox: spec.sandbox,
       registry: tools.registry,
       session: planMode,
       signal: host.signal,
@@ -101,7 +115,7 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
 }
 
 /** What decides the system prompt and the tools a session offers: its spec less the conversation and the model. */
-export type PromptSpec = Omit<SessionSpec, 'client' | 'maxBudgetUsd' | 'maxTurns' | 'model' | 'onCompacted' | 'opening' | 'tools' | 'transcript'>
+export type PromptSpec = Omit<SessionSpec, 'client' | 'history' | 'maxBudgetUsd' | 'sandbox' | 'maxTurns' | 'model' | 'onCompacted' | 'opening' | 'prior' | 'tools' | 'transcript'>
 
 /** What a session sends the model besides the conversation, turn by turn. */
 export interface SessionPrompt {

@@ -9,7 +9,8 @@ import {openSessionTools} from '../../plugins/toolset.js'
 import {ExitCode, WaveError} from '../errors.js'
 import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {loadSettings} from '../settings.js'
+import {describeSandbox} from '../policy/sandbox.js'
+import {assertHomeOutsideWorkspace, loadSettings} from '../settings.js'
 import {changedPaths, repositoryState, sessionWorkspace} from '../workspace/git.js'
 import type {StopReason, TokenUsage} from './loop.js'
 import {assertCredentials, modelFrom} from './model.js'
@@ -28,6 +29,8 @@ export interface TaskOptions {
   appendSystemPrompt?: string
   mode: ExecutionMode
   allow: string[]
+  /** `--sandbox` / `--sandbox-network`: for this session's commands and, with --approve, in the record. */
+  sandbox: {enabled: boolean; network: boolean}
   /** `--approve`: a plan the model makes is approved and executed at once, in a fresh context. */
   approve?: InlineApproval
   model?: string
@@ -46,12 +49,14 @@ interface Tally {
 }
 
 export type TaskOutcome =
-  | ({kind: 'completed'; finalText: string; filesChanged: string[]; denials: number; mode: ExecutionMode} & Tally)
+  | ({kind: 'completed'; finalText: string; filesChanged: string[]; denials: number; mode: ExecutionMode; sandbox: {enabled: boolean; network: boolean}} & Tally)
   | ({kind: 'awaiting_approval'; planPath: string; name: string} & Tally)
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
 
 export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
+  // Settings and plans inside the workspace could be written by the session itself.
+  await assertHomeOutsideWorkspace(place.workspace)
   if (options.cwd === undefined && !place.repository) {
     // The task may write files: it works where the user says, never in a directory guessed for them.
     throw new WaveError(`${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`, ExitCode.usage, 'Start it in a repository, or name the workspace with --cwd DIR.')
@@ -63,7 +68,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   assertCredentials(settings.provider)
   const repository = await repositoryState(workspace)
   const before = repository ? await changedPaths(workspace) : new Map<string, string>()
-  options.onStart?.({mode: options.mode, model, workspace})
+  options.onStart?.({mode: options.mode, model, sandbox: describeSandbox(options.sandbox), workspace})
 
   // Until the model enters plan mode there is no plan to keep a transcript beside: hold the messages.
   const held: MessageParam[] = []
@@ -88,6 +93,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   try {
     const result = await runSession({
       allow: options.allow,
+      sandbox: {...options.sandbox, env: settings.sandboxEnv},
       appendSystemPrompt: options.appendSystemPrompt,
       cwd: place.cwd,
       host: options.host,
@@ -113,7 +119,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     const plan = planMode.planFile
     if (!plan) {
       const filesChanged = await filesChangedBy(workspace, before, result.changed, Boolean(repository))
-      return {...tally, denials: result.denials, filesChanged, finalText: result.finalText, kind: 'completed', mode: options.mode}
+      return {...tally, denials: result.denials, filesChanged, finalText: result.finalText, kind: 'completed', mode: options.mode, sandbox: options.sandbox}
     }
 
     // A session that ended in plan mode without ExitPlanMode still leaves its plan for review, if it wrote one.
