@@ -375,7 +375,9 @@ describe.concurrent('interruption', () => {
   ] as const)('%s stops a running wave run (exit %i) and kills the command\'s whole process group', async ([signal, exitCode], {t: {sandbox, server, planFile, startWave}}) => {
     const planPath = planFile()
     server.push(reply(toolUse('Bash', {command: 'echo $$ > group.pid; sleep 30 & echo $! > sleep.pid; wait'})), reply('never reached'))
-    const session = startWave(['run', planPath, '--approve', '--mode', 'bypassPermissions'])
+    // Unsandboxed, so the pids the command writes are the host's; in the sandbox they would be its own
+    // PID namespace's (the sandboxed kill is tested in test/plugins/bash.test.ts).
+    const session = startWave(['run', planPath, '--approve', '--mode', 'bypassPermissions', '--sandbox', 'off'])
     const sleepPidFile = path.join(sandbox.repo, 'sleep.pid')
     await waitFor(() => existsSync(sleepPidFile) && readFileSync(sleepPidFile, 'utf8').endsWith('\n'), 'the command to start')
     const group = Number(readFileSync(path.join(sandbox.repo, 'group.pid'), 'utf8'))
@@ -523,7 +525,9 @@ describe.concurrent('tools under stress, end to end (wave run in bypassPermissio
   async function runCalls({planFile, server, wave}: Kit, ...calls: ReturnType<typeof toolUse>[]) {
     const planPath = planFile()
     server.push(reply(...calls), reply('Done.'))
-    const result = await wave(['run', planPath, '--approve', '--mode', 'bypassPermissions'])
+    // Unsandboxed: these tests follow the commands' pids from the host (the sandboxed kill is tested in
+    // test/plugins/bash.test.ts).
+    const result = await wave(['run', planPath, '--approve', '--mode', 'bypassPermissions', '--sandbox', 'off'])
     expect(result.code, result.stderr).toBe(0)
     return toolResults(server.messageRequests[1])
   }
