@@ -74,8 +74,8 @@ export async function generateTree(size = 'full') {
   const random = rng(0x5eed)
   const text = corpus(random)
   const cut = (bytes) => {
-    let start = text.indexOf('\n', Math.floor(random() * (text.length - bytes - 200))) + 1
-    let end = text.indexOf('\n', start + bytes) + 1
+    const start = text.indexOf('\n', Math.floor(random() * (text.length - bytes - 200))) + 1
+    const end = text.indexOf('\n', start + bytes) + 1
     return text.slice(start, end)
   }
 

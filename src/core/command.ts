@@ -4,7 +4,7 @@ import {ExitCode, usageError, WaveError} from './errors.js'
 import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink} from './output/sink.js'
 import {ruleSchema} from './policy/policy.js'
 import type {SessionHost} from './session/session.js'
-import {scrubSecrets} from './session/model.js'
+import {scrubSecrets} from './secrets.js'
 
 export const outputFormatFlag = Flags.option({
   description: 'Result format on stdout: text, one json object, or stream-json events (one per line)',

@@ -122,7 +122,7 @@ function kit(sandbox: Sandbox, server: MessagesServer): Kit {
  * Tests run concurrently (most of their time is spent waiting on wave), each with its own kit.
  */
 const it = base.extend<{t: Kit}>({
-  // eslint-disable-next-line no-empty-pattern
+  // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from its destructuring
   async t({}, use) {
     const sandbox = makeSandbox()
     const server = await startMessagesServer()

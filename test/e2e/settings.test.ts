@@ -4,7 +4,7 @@ import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {type Sandbox} from '../support/cli.js'
+import type {Sandbox} from '../support/cli.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 import {type MessagesServer, planPathIn, reply, toolUse} from '../support/messages-server.js'
 

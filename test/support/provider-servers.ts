@@ -33,6 +33,7 @@ export interface CloudRequest {
   /** Whether the path asked for a stream. */
   stream: boolean
   headers: IncomingHttpHeaders
+  // biome-ignore lint/suspicious/noExplicitAny: a request body is whatever JSON the client sent; tests read it freely
   body: any
 }
 
@@ -180,6 +181,7 @@ async function startCloudServer(handler: Handler): Promise<CloudServer> {
 }
 
 /** The cloud's request as a Messages API request: the model back in the body, the version as a header. */
+// biome-ignore lint/suspicious/noExplicitAny: a request body is whatever JSON the client sent; tests read it freely
 async function forward(upstream: MessagesServer, model: string, body: any, stream: boolean): Promise<Response> {
   const {anthropic_version: version, ...rest} = body ?? {}
   return fetch(`${upstream.url}/v1/messages`, {

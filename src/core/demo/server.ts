@@ -103,6 +103,7 @@ export interface RecordedRequest {
   /** Request path without the query string, e.g. `/v1/messages`. */
   path: string
   /** Parsed JSON body (undefined when the body was not JSON). */
+  // biome-ignore lint/suspicious/noExplicitAny: a request body is whatever JSON the client sent; tests read it freely
   body: any
   /** The body exactly as received. */
   rawBody: string
@@ -221,6 +222,7 @@ function contentText(content: unknown): string {
     .join('\n')
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a request body is whatever JSON the client sent; tests read it freely
 function isObject(v: unknown): v is Record<string, any> {
   return typeof v === 'object' && v !== null
 }
@@ -302,6 +304,7 @@ export async function startMessagesServer(script: Turn[] = []): Promise<Messages
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     const rawBody = Buffer.concat(chunks).toString('utf8')
+    // biome-ignore lint/suspicious/noExplicitAny: a request body is whatever JSON the client sent; tests read it freely
     let body: any
     try {
       body = rawBody ? JSON.parse(rawBody) : undefined

@@ -1,5 +1,6 @@
 import type {AgentEvent, TokenUsage} from '../session/loop.js'
-import {integerFromEnv, scrubSecrets} from '../session/model.js'
+import {scrubSecrets} from '../secrets.js'
+import {integerFromEnv} from '../session/model.js'
 
 /** A short, one-line view of a tool call's input for the progress log. */
 export function describeCall(name: string, input: unknown): string {

@@ -8,7 +8,7 @@
 import {appendFile} from 'node:fs/promises'
 
 import type {AgentEvent, TokenUsage} from '../session/loop.js'
-import {scrubSecrets} from '../session/model.js'
+import {scrubSecrets} from '../secrets.js'
 import {type Reporter, withProgress} from './progress.js'
 
 export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const

@@ -168,7 +168,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
  */
 export async function markSpent(file: string, used: ApprovalRecord, at: string): Promise<void> {
   const current = previousRecord(file)
-  if (!current || current.decision !== 'approved' || current.decidedAt !== used.decidedAt || current.plan.sha256 !== used.plan.sha256) return
+  if (current?.decision !== 'approved' || current.decidedAt !== used.decidedAt || current.plan.sha256 !== used.plan.sha256) return
   // The file as it was, with one field added: fields this schema does not know are kept.
   const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
   await writeFileAtomic(file, JSON.stringify({...raw, spentAt: at}, null, 2) + '\n')

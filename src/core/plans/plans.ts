@@ -9,7 +9,7 @@ import {z} from 'zod'
 
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import {readJsonFile} from '../json.js'
-import {scrubSecrets} from '../session/model.js'
+import {scrubSecrets} from '../secrets.js'
 import type {RepositoryState} from '../workspace/git.js'
 import {settingsPlansDirectory} from '../settings.js'
 
@@ -233,7 +233,7 @@ export async function writePlanState(planPath: string, state: PlanState): Promis
  * Returns its bytes (the approval binds them) and its text.
  */
 export async function readPlanFile(planPath: string): Promise<{bytes: Buffer; text: string}> {
-  let info
+  let info: Awaited<ReturnType<typeof stat>>
   try {
     info = await stat(planPath)
   } catch {

@@ -7,7 +7,7 @@ import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, t
 import type {SandboxSettings} from '../policy/sandbox.js'
 import {analyseShell, type ShellAnalysis} from '../policy/shell.js'
 import {isInside, PathResolutionError, realPathOf, resolvePath, type ResolvedPath} from '../workspace/paths.js'
-import {scrubSecrets} from './model.js'
+import {scrubSecrets} from '../secrets.js'
 
 /** Cap on what one tool result may send back to the model; tools cap their own results below this. */
 export const RESULT_CAP = 40_000

@@ -2,7 +2,8 @@ import type Anthropic from '@anthropic-ai/sdk'
 import type {Middleware} from '@anthropic-ai/sdk'
 
 import {ExitCode, WaveError} from '../errors.js'
-import {assertCloudSettings, CLOUD_SECRET_VARIABLES, createCloudClient, type Provider, providerFrom} from './providers.js'
+import {scrubSecrets} from '../secrets.js'
+import {assertCloudSettings, createCloudClient, type Provider, providerFrom} from './providers.js'
 
 export const DEFAULT_MODEL = 'claude-sonnet-5-5'
 
@@ -45,7 +46,11 @@ export function assertCredentials(settingsProvider?: Provider): void {
   apiSettings()
   // Bedrock and Vertex AI take their cloud's credentials, never ANTHROPIC_API_KEY.
   const provider = providerFrom(settingsProvider)
-  if (provider !== 'anthropic') return assertCloudSettings(provider)
+  if (provider !== 'anthropic') {
+    assertCloudSettings(provider)
+    return
+  }
+
   if (process.env.ANTHROPIC_API_KEY?.trim() || process.env.ANTHROPIC_AUTH_TOKEN?.trim()) return
   throw new WaveError(
     'ANTHROPIC_API_KEY is not set: wave needs it (or ANTHROPIC_AUTH_TOKEN) to reach the model.',
@@ -76,19 +81,6 @@ export async function createClient(settingsProvider?: Provider): Promise<Anthrop
   if (provider !== 'anthropic') return createCloudClient(provider, {maxRetries, timeout: timeoutMs})
   const {default: AnthropicClient} = await loadSdk()
   return new AnthropicClient({logLevel: 'off', maxRetries, timeout: timeoutMs})
-}
-
-/** Secrets that must never reach a log, a transcript or an error line. */
-function secrets(): string[] {
-  return [process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN, ...CLOUD_SECRET_VARIABLES.map((name) => process.env[name])].filter(
-    (value): value is string => typeof value === 'string' && value.trim().length >= 8,
-  )
-}
-
-export function scrubSecrets(text: string): string {
-  let clean = text
-  for (const secret of secrets()) clean = clean.split(secret).join('[redacted]')
-  return clean
 }
 
 /**
