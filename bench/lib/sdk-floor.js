@@ -11,6 +11,7 @@ import path from 'node:path'
 const {default: Anthropic} = await import('@anthropic-ai/sdk')
 const client = new Anthropic({logLevel: 'off', maxRetries: 0})
 const workspace = process.argv[2]
+/** @type {import('@anthropic-ai/sdk/resources/messages').Tool[]} */
 const tools = [
   {
     description: 'Read a file',
@@ -18,6 +19,7 @@ const tools = [
     name: 'Read',
   },
 ]
+/** @type {import('@anthropic-ai/sdk/resources/messages').MessageParam[]} */
 const messages = [{content: 'Task: read the files.', role: 'user'}]
 for (let turn = 0; turn < 50; turn++) {
   const message = await client.messages.stream({max_tokens: 1000, messages, model: 'claude-bench', tools}).finalMessage()
@@ -25,7 +27,11 @@ for (let turn = 0; turn < 50; turn++) {
   const calls = message.content.filter((block) => block.type === 'tool_use')
   if (calls.length === 0) break
   messages.push({
-    content: calls.map((call) => ({content: readFileSync(path.resolve(workspace, call.input.file_path), 'utf8'), tool_use_id: call.id, type: 'tool_result'})),
+    content: calls.map((call) => ({
+      content: readFileSync(path.resolve(workspace, /** @type {{file_path: string}} */ (call.input).file_path), 'utf8'),
+      tool_use_id: call.id,
+      type: /** @type {const} */ ('tool_result'),
+    })),
     role: 'user',
   })
 }

@@ -30,7 +30,7 @@ export async function messagesServerModule() {
 export const responseEnds = []
 
 const originalEnd = ServerResponse.prototype.end
-ServerResponse.prototype.end = function end(...args) {
+/** @type {any} */ (ServerResponse.prototype).end = function end(/** @type {any[]} */ ...args) {
   if (this.req?.url?.startsWith('/v1/messages')) responseEnds.push({at: performance.now(), url: this.req.url})
   return originalEnd.apply(this, args)
 }

@@ -12,7 +12,14 @@ export interface RuleSet {
  * it in the workspace `root`: validation, the policy (shell analysis included), the tool itself, with
  * Bash in its default sandbox.
  */
-export async function callTool(root: string, mode: PermissionMode, rules: RuleSet, name: string, input: Record<string, unknown>): Promise<ToolCallOutcome> {
+export async function callTool(
+  root: string,
+  mode: PermissionMode,
+  rules: RuleSet,
+  name: string,
+  input: Record<string, unknown>,
+  sandbox?: {enabled: boolean; network: boolean},
+): Promise<ToolCallOutcome> {
   const refuse = async (): Promise<string> => {
     throw new Error('session control is not available in these tests')
   }
@@ -22,6 +29,7 @@ export async function callTool(root: string, mode: PermissionMode, rules: RuleSe
     {
       policy: {headless: true, mode, rules: parseRules(rules.allow, rules.deny), workspaceRoot: root},
       registry: builtinRegistry(),
+      sandbox,
       session: {enterPlanMode: refuse, exitPlanMode: refuse},
       signal: new AbortController().signal,
     },

@@ -171,7 +171,8 @@ describe('hostile commands under allow rules', () => {
     const marker = path.join(root, 'pwned')
 
     // Control: unguarded, the command does create the marker, so its absence below means something.
-    const control = await callTool(root, 'bypassPermissions', {}, 'Bash', {command})
+    // Unsandboxed, since the sandbox ends a process substitution's background child with the command.
+    const control = await callTool(root, 'bypassPermissions', {}, 'Bash', {command}, {enabled: false, network: false})
     expect(control.decision?.decision).toBe('allow')
     expect(await markerAppears(marker), `control run of ${JSON.stringify(command)}: ${control.content}`).toBe(true)
     rmSync(marker, {force: true, recursive: true})
