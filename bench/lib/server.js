@@ -29,8 +29,10 @@ export async function messagesServerModule() {
 /** `performance.now()` at the end of each `/v1/messages` response, in the order they ended. */
 export const responseEnds = []
 
-const originalEnd = ServerResponse.prototype.end
-/** @type {any} */ (ServerResponse.prototype).end = function end(/** @type {any[]} */ ...args) {
+/** @type {any} */
+const response = ServerResponse.prototype
+const originalEnd = response.end
+response.end = function end(/** @type {any[]} */ ...args) {
   if (this.req?.url?.startsWith('/v1/messages')) responseEnds.push({at: performance.now(), url: this.req.url})
   return originalEnd.apply(this, args)
 }

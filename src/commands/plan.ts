@@ -50,13 +50,8 @@ is approved (wave approve --allow).`
     const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])
     const outcome = await this.output.session('wave plan', (reporter) => {
       const common = {
+        ...this.sessionOptions(flags, appendSystemPrompt, reporter),
         allow,
-        appendSystemPrompt,
-        cwd: flags.cwd,
-        host: this.sessionHost((event) => reporter.event(event)),
-        maxBudgetUsd: flags['max-budget-usd'],
-        maxTurns: flags['max-turns'],
-        model: flags.model,
         onStart: (info: {mode: string; model: string; name?: string; planPath?: string; workspace: string}) => reporter.start({command: 'plan', ...info}),
       }
       return flags.revise ? revisePlan({...common, feedback: flags.feedback, planPath: flags.revise}) : makePlan({...common, task: task!})

@@ -81,14 +81,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     const mode = flags.mode ?? 'acceptEdits'
     const approve = flags.approve ? {allow, approver: await defaultApprover(), mode, sandbox} : undefined
     const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])
-    const common = (reporter: SessionReporter) => ({
-      appendSystemPrompt,
-      cwd: flags.cwd,
-      host: this.sessionHost((event) => reporter.event(event)),
-      maxBudgetUsd: flags['max-budget-usd'],
-      maxTurns: flags['max-turns'],
-      model: flags.model,
-    })
+    const common = (reporter: SessionReporter) => this.sessionOptions(flags, appendSystemPrompt, reporter)
 
     if (task) {
       const outcome = await this.output.session('wave run --task', (reporter) =>
@@ -124,23 +117,25 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
   }
 }
 
+/** What every completed run reports, of a plan or of a task. */
+function completedData(outcome: Ran) {
+  return {
+    costUsd: outcome.costUsd,
+    denials: outcome.denials,
+    filesChanged: outcome.filesChanged,
+    mode: outcome.mode,
+    outcome: 'completed',
+    result: outcome.finalText,
+    sandbox: outcome.sandbox,
+    stopReason: outcome.stopReason,
+    turns: outcome.turns,
+    usage: outcome.usage,
+  }
+}
+
 function runResult(outcome: RunOutcome): CommandResult {
   return {
-    data: {
-      costUsd: outcome.costUsd,
-      denials: outcome.denials,
-      filesChanged: outcome.filesChanged,
-      mode: outcome.mode,
-      name: outcome.name,
-      outcome: 'completed',
-      planPath: outcome.planPath,
-      result: outcome.finalText,
-      sandbox: outcome.sandbox,
-      resumed: outcome.resumed,
-      stopReason: outcome.stopReason,
-      turns: outcome.turns,
-      usage: outcome.usage,
-    },
+    data: {...completedData(outcome), name: outcome.name, planPath: outcome.planPath, resumed: outcome.resumed},
     summary: runSummary(`## wave run: ${outcome.name}`, outcome, [['Plan', `\`${outcome.planPath}\``]]),
     tally: `${outcome.resumed ? 'resumed and ' : ''}done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
     text: outcome.finalText,
@@ -168,18 +163,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
 
     case 'completed': {
       return {
-        data: {
-          costUsd: outcome.costUsd,
-          denials: outcome.denials,
-          filesChanged: outcome.filesChanged,
-          mode: outcome.mode,
-          outcome: 'completed',
-          result: outcome.finalText,
-          sandbox: outcome.sandbox,
-          stopReason: outcome.stopReason,
-          turns: outcome.turns,
-          usage: outcome.usage,
-        },
+        data: completedData(outcome),
         summary: runSummary('## wave run --task', outcome, [['Task', task]]),
         tally: `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
         text: outcome.finalText,

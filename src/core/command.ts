@@ -1,7 +1,7 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
 
 import {ExitCode, usageError, WaveError} from './errors.js'
-import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink} from './output/sink.js'
+import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink, type SessionReporter} from './output/sink.js'
 import {ruleSchema} from './policy/policy.js'
 import type {SessionHost} from './session/session.js'
 import {scrubSecrets} from './secrets.js'
@@ -31,6 +31,14 @@ export function sessionFlags(maxTurns: number) {
     'output-format': outputFormatFlag({default: 'text'}),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
   }
+}
+
+/** The values of sessionFlags() as a command parses them. */
+export interface SessionFlagValues {
+  cwd?: string
+  'max-budget-usd'?: number
+  'max-turns': number
+  model?: string
 }
 
 /** `--sandbox on|off` and `--sandbox-network`: how an approved run's commands are contained (approve, run --approve, run --task). */
@@ -109,6 +117,18 @@ export abstract class WaveCommand extends Command {
   /** What a command gives every session it starts. */
   protected sessionHost(onEvent?: SessionHost['onEvent']): SessionHost {
     return {config: this.config, onEvent, signal: this.interruption.signal, warn: (message) => this.output.warn(message)}
+  }
+
+  /** What every session driver takes from the session flags (sessionFlags), with the host reporting to `reporter`. */
+  protected sessionOptions(flags: SessionFlagValues, appendSystemPrompt: string | undefined, reporter: SessionReporter) {
+    return {
+      appendSystemPrompt,
+      cwd: flags.cwd,
+      host: this.sessionHost((event) => reporter.event(event)),
+      maxBudgetUsd: flags['max-budget-usd'],
+      maxTurns: flags['max-turns'],
+      model: flags.model,
+    }
   }
 
   /** `--output-format json` is `--json`. */

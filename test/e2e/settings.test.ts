@@ -1,5 +1,5 @@
 /** Settings files end to end: precedence as the model sees it, the plans directory, and bad files (exit 2). */
-import {mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
@@ -79,5 +79,19 @@ describe('settings files', () => {
     expect(result.code).toBe(2)
     expect(result.stderr).toContain(`Invalid settings file ${userFile()}: permissions.deny: `)
     expect(server.requests).toHaveLength(0)
+  })
+})
+
+describe('WAVE_HOME and the workspace', () => {
+  it.each([
+    ['inside the workspace', () => path.join(sandbox.repo, '.wave-home')],
+    ['the workspace inside WAVE_HOME', () => sandbox.root],
+  ])('refuses a WAVE_HOME %s (exit 2, one line, no request, nothing written)', async (_name, home) => {
+    const result = await wave(['plan', '--task', 'Anything'], {WAVE_HOME: home()})
+    expect(result.code).toBe(2)
+    expect(result.stderr.split('\n').filter((line) => line.startsWith('Error:'))).toHaveLength(1)
+    expect(result.stderr).toMatch(/WAVE_HOME/)
+    expect(server.messageRequests).toHaveLength(0)
+    expect(existsSync(path.join(sandbox.repo, '.wave-home'))).toBe(false)
   })
 })

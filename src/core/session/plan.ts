@@ -8,13 +8,12 @@ import path from 'node:path'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
 import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
 import {ExitCode, usageError, WaveError} from '../errors.js'
-import {assertHomeOutsideWorkspace, loadSettings} from '../settings.js'
-import {repositoryState, type SessionPlace, sessionWorkspace} from '../workspace/git.js'
+import type {loadSettings} from '../settings.js'
+import {repositoryState, type SessionPlace, } from '../workspace/git.js'
 import type {StopReason, TokenUsage} from './loop.js'
-import {assertCredentials, modelFrom} from './model.js'
 import {planningProfile} from './profiles.js'
 import {planOpening, reviseOpening} from './prompts/plan.js'
-import {runSession, type SessionHost} from './session.js'
+import {runSession, type SessionHost, sessionPlace, sessionSettings} from './session.js'
 
 export interface SessionStart {
   /** How the session's commands are contained (runs only: plan mode runs none). */
@@ -67,13 +66,9 @@ export interface PlanOutcome {
 
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
 export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
-  const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
-  // Settings and plans inside the workspace could be written by the session itself.
-  await assertHomeOutsideWorkspace(place.workspace)
+  const place = await sessionPlace(options.cwd)
   const {workspace} = place
-  const settings = loadSettings(workspace)
-  const model = modelFrom(options.model, settings.model)
-  assertCredentials(settings.provider)
+  const {model, settings} = sessionSettings(workspace, options.model)
   const repository = await repositoryState(workspace)
   const plan = await createPlan({model, repository, task: options.task, workspace})
   const opening = planOpening(options.task, plan.path)
@@ -96,13 +91,9 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
   }
 
   const feedback = options.feedback?.trim() || newestFeedback(record)
-  const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
-  // Settings and plans inside the workspace could be written by the session itself.
-  await assertHomeOutsideWorkspace(place.workspace)
+  const place = await sessionPlace(options.cwd)
   const {workspace} = place
-  const settings = loadSettings(workspace)
-  const model = modelFrom(options.model, settings.model)
-  assertCredentials(settings.provider)
+  const {model, settings} = sessionSettings(workspace, options.model)
   const planned = record?.repository?.head ?? state?.repository?.head
   const current = await repositoryState(workspace)
   if (planned && current?.head && current.head !== planned) {

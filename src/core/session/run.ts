@@ -2,7 +2,7 @@ import {realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
 import type {SessionTools} from '../../plugins/toolset.js'
-import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings} from '../settings.js'
+import {type EffectiveSettings, loadSettings} from '../settings.js'
 import type {AgentEvent, StopReason, TokenUsage} from './loop.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, markSpent, readApproval, writeDecision} from '../plans/approval.js'
 import {ExitCode, WaveError} from '../errors.js'
@@ -25,10 +25,10 @@ import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
-import {changedPaths, repositoryState, type SessionPlace, sessionWorkspace} from '../workspace/git.js'
+import {changedPaths, repositoryState, type SessionPlace, } from '../workspace/git.js'
 import type {SessionStart} from './plan.js'
 import {newestRun, resumableRun, resumePoint} from './resume.js'
-import {runSession, type SessionHost} from './session.js'
+import {runSession, type SessionHost, sessionPlace} from './session.js'
 import {displayPath} from '../workspace/paths.js'
 
 export interface InlineApproval {
@@ -152,9 +152,7 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
  * place: a usage error naming --cwd and, as a hint only, the workspace the plan was made in.
  */
 async function runPlace(cwd: string | undefined, state: PlanState | undefined): Promise<SessionPlace> {
-  const place = await sessionWorkspace(cwd ?? process.cwd(), cwd !== undefined)
-  // Settings and plans inside the workspace could be written by the session itself.
-  await assertHomeOutsideWorkspace(place.workspace)
+  const place = await sessionPlace(cwd)
   if (cwd !== undefined || place.repository) return place
   const planned = state?.workspace ? ` (the plan was made in ${state.workspace})` : ''
   throw new WaveError(

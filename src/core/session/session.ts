@@ -11,11 +11,12 @@ import type {Config} from '@oclif/core'
 import {openSessionTools, type SessionTools} from '../../plugins/toolset.js'
 import {parseRules, type PermissionMode, type PolicyContext, readDenials, type Rules} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
-import type {EffectiveSettings} from '../settings.js'
+import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings} from '../settings.js'
+import {type SessionPlace, sessionWorkspace} from '../workspace/git.js'
 import {environmentSection, readEnvironment} from './environment.js'
 import {type AgentEvent, type AgentResult, type CompactionEvent, runAgent, type TokenUsage} from './loop.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
-import {createClient} from './model.js'
+import {assertCredentials, createClient, modelFrom} from './model.js'
 import type {PlanMode} from './plan-mode.js'
 
 /** What the command gives every session it starts: read once, passed in, never kept in module state. */
@@ -161,4 +162,22 @@ async function sessionContext(spec: PromptSpec, policy: PolicyContext): Promise<
   if (instructions.cut) spec.host.warn(instructions.cut)
   sections.push(instructions.text)
   return [environmentSection(await environment), ...sections].filter(Boolean).join('\n\n')
+}
+
+/**
+ * Where a session works: `--cwd`, else the top of the git repository around the current directory.
+ * Never a workspace holding WAVE_HOME (or held by it): the session could write its own settings and plans.
+ */
+export async function sessionPlace(cwd: string | undefined): Promise<SessionPlace> {
+  const place = await sessionWorkspace(cwd ?? process.cwd(), cwd !== undefined)
+  await assertHomeOutsideWorkspace(place.workspace)
+  return place
+}
+
+/** The settings in force, read once here, and the model they and `--model` choose; credentials checked before any request. */
+export function sessionSettings(workspace: string, modelFlag: string | undefined): {settings: EffectiveSettings; model: string} {
+  const settings = loadSettings(workspace)
+  const model = modelFrom(modelFlag, settings.model)
+  assertCredentials(settings.provider)
+  return {model, settings}
 }

@@ -10,15 +10,13 @@ import {ExitCode, WaveError} from '../errors.js'
 import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
-import {assertHomeOutsideWorkspace, loadSettings} from '../settings.js'
-import {changedPaths, repositoryState, sessionWorkspace} from '../workspace/git.js'
+import {changedPaths, repositoryState, } from '../workspace/git.js'
 import type {StopReason, TokenUsage} from './loop.js'
-import {assertCredentials, modelFrom} from './model.js'
 import type {SessionStart} from './plan.js'
 import {taskProfile} from './profiles.js'
 import {taskOpening} from './prompts/task.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
-import {runSession, type SessionHost} from './session.js'
+import {runSession, type SessionHost, sessionPlace, sessionSettings} from './session.js'
 
 export interface TaskOptions {
   host: SessionHost
@@ -54,18 +52,14 @@ export type TaskOutcome =
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
 
 export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
-  const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
-  // Settings and plans inside the workspace could be written by the session itself.
-  await assertHomeOutsideWorkspace(place.workspace)
+  const place = await sessionPlace(options.cwd)
   if (options.cwd === undefined && !place.repository) {
     // The task may write files: it works where the user says, never in a directory guessed for them.
     throw new WaveError(`${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`, ExitCode.usage, 'Start it in a repository, or name the workspace with --cwd DIR.')
   }
 
   const {workspace} = place
-  const settings = loadSettings(workspace)
-  const model = modelFrom(options.model, settings.model)
-  assertCredentials(settings.provider)
+  const {model, settings} = sessionSettings(workspace, options.model)
   const repository = await repositoryState(workspace)
   const before = repository ? await changedPaths(workspace) : new Map<string, string>()
   options.onStart?.({mode: options.mode, model, sandbox: describeSandbox(options.sandbox), workspace})
