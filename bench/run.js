@@ -93,7 +93,7 @@ async function coldStart() {
       version: [[BIN_RUN, '--version'], env],
       versionOclif: [[BIN_RUN, '--version'], oclifEnv],
     }
-    const times = Object.fromEntries(Object.keys(cases).map((name) => [name, []]))
+    const times = Object.fromEntries(Object.keys(cases).map((name) => [name, /** @type {number[]} */ ([])]))
     for (const [args, caseEnv] of Object.values(cases)) timeNode(args, caseEnv) // warm the page cache
     for (let run = 0; run < RUNS.cold; run++) {
       for (const [name, [args, caseEnv]] of Object.entries(cases)) times[name].push(timeNode(args, caseEnv).ms)
@@ -190,7 +190,7 @@ async function firstRequest() {
 }
 
 function spawnAsync(command, args, env) {
-  return new Promise((resolve, reject) => {
+  return new Promise((/** @type {(value?: unknown) => void} */ resolve, reject) => {
     const child = spawn(command, args, {env, stdio: ['ignore', 'ignore', 'pipe']})
     let stderr = ''
     child.stderr.on('data', (chunk) => {
@@ -462,6 +462,7 @@ async function search() {
   let peakRss = 0
   try {
     for (const testCase of cases) {
+      /** @type {Record<'git' | 'rg' | 'rgPlain' | 'wave', number[]>} */
       const times = {git: [], rg: [], rgPlain: [], wave: []}
       let output
       let rgOut = ''
@@ -590,6 +591,7 @@ async function sandboxCost() {
       return performance.now() - at
     }
 
+    /** @type {Record<'bareOff' | 'bareOn' | 'off' | 'on', number[]>} */
     const times = {bareOff: [], bareOn: [], off: [], on: []}
     for (let run = 0; run < 5; run++) await Promise.all([callOnce(true), callOnce(false)]) // warm up
     cpu.on = cpu.off = 0
@@ -667,14 +669,14 @@ if (WRITE) {
   const file = path.join(PROJECT_ROOT, 'bench', 'RESULTS.md')
   const BEGIN = '<!-- bench:results:begin (written by `npm run bench`; edit outside these markers) -->'
   const END = '<!-- bench:results:end -->'
-  const escape = (text) => String(text ?? '').replaceAll('|', '\\|')
+  const cell = (text) => String(text ?? '').replaceAll('|', '\\|')
   const sections = {cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', sandbox: '7. Sandbox', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
   const table = [
     '| | figure | wave | baseline (same run) | ratio | target | |',
     '|---|---|---|---|---|---|---|',
     ...results.map(
       (row) =>
-        `| ${sections[row.section].split('.')[0]} | ${escape(row.figure)}${row.note ? `<br><sub>${escape(row.note)}</sub>` : ''} | ${escape(row.value)} | ${escape(row.baseline)} | ${escape(row.ratio)} | ${escape(row.target)} | ${row.ok === undefined ? '' : row.ok ? 'met' : '**missed**'} |`,
+        `| ${sections[row.section].split('.')[0]} | ${cell(row.figure)}${row.note ? `<br><sub>${cell(row.note)}</sub>` : ''} | ${cell(row.value)} | ${cell(row.baseline)} | ${cell(row.ratio)} | ${cell(row.target)} | ${row.ok === undefined ? '' : row.ok ? 'met' : '**missed**'} |`,
     ),
   ]
   const block = [

@@ -36,6 +36,10 @@ export function makeSandbox(files) {
  * HOME, the server's URL and a key). Resolves with the exit code, output, and `startedAt` (performance.now()
  * just before the spawn, on the same clock as the server's timestamps).
  */
+/**
+ * @param {string[]} args
+ * @param {{cwd: string, env?: Record<string, string>, home: string, nodeArgs?: string[], server?: {url: string}, timeoutMs?: number}} options
+ */
 export function runWave(args, {cwd, env = {}, home, nodeArgs = [], server, timeoutMs = 60_000}) {
   const childEnv = {CI: '1', HOME: home, NO_COLOR: '1', PATH: process.env.PATH, WAVE_HOME: path.join(home, '.wave')}
   if (process.env.TMPDIR) childEnv.TMPDIR = process.env.TMPDIR
