@@ -5,7 +5,7 @@
  *
  *   npm run bench                  # full: a 50,000-file, 500 MB search tree; a few minutes on 2 cores
  *   npm run bench -- --quick       # a 5,000-file tree and fewer runs (or WAVE_BENCH_QUICK=1)
- *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox
+ *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read
  *   npm run bench -- --no-write    # print only (a --quick run never writes unless --write)
  *   npm run bench -- --no-rg       # as if ripgrep were not installed (its comparison is skipped)
  *   npm run bench -- --keep-tree   # leave the generated search tree in the temporary directory
@@ -14,7 +14,7 @@
  * Messages API server is the test suite's (test/support/messages-server.ts), compiled on the fly.
  */
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync} from 'node:fs'
 import {cpus, loadavg, tmpdir, totalmem} from 'node:os'
 import path from 'node:path'
 import {performance} from 'node:perf_hooks'
@@ -32,7 +32,7 @@ const flag = (name) => argv.includes(`--${name}`)
 const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1]
 const QUICK = flag('quick') || process.env.WAVE_BENCH_QUICK === '1'
 const WRITE = flag('write') || (!QUICK && !flag('no-write'))
-const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox').split(','))
+const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox,read').split(','))
 const RUNS = {cold: QUICK ? 8 : 20, first: QUICK ? 4 : 10, sandbox: QUICK ? 30 : 100, turn: QUICK ? 2 : 5, search: QUICK ? 3 : 5}
 const LIB = path.join(PROJECT_ROOT, 'bench', 'lib')
 
@@ -165,28 +165,66 @@ async function coldStart() {
 async function firstRequest() {
   heading('2. Time to first model request (process start → request at the server)')
   const sandbox = makeSandbox({'README.md': '# bench\n', 'src/app.ts': 'export const app = 1\n'})
+  const files = QUICK ? 25_000 : 100_000
+  const large = makeLargeRepository(files)
+  const requestFile = path.join(sandbox.root, 'first-request.json')
   try {
-    const wave = []
-    const floor = []
-    for (let run = 0; run < RUNS.first; run++) {
+    /** @type {Record<'floor' | 'large' | 'small', number[]>} */
+    const times = {floor: [], large: [], small: []}
+    const firstRequestAt = async (/** @type {string} */ cwd) => {
       const server = await startMessagesServer([writePlan, reply('Done.')])
-      const result = await runWave(['plan', '--task', 'Add a --verbose flag'], {cwd: sandbox.repo, home: sandbox.home, server})
+      const result = await runWave(['plan', '--task', 'Add a --verbose flag'], {cwd, home: sandbox.home, server})
       if (result.code !== 0) throw new Error(`wave plan failed (${result.code}): ${result.stderr}`)
-      wave.push(server.messageRequests[0].receivedAt - result.startedAt)
+      const request = server.messageRequests[0]
       await server.close()
+      return {ms: request.receivedAt - result.startedAt, request}
+    }
 
+    for (let run = 0; run < RUNS.first; run++) {
+      const small = await firstRequestAt(sandbox.repo)
+      times.small.push(small.ms)
+      times.large.push((await firstRequestAt(large.repo)).ms)
+      // The floor sends the very request wave sent first.
+      writeFileSync(requestFile, small.request.rawBody)
       const floorServer = await startMessagesServer([reply('Done.')])
       const at = performance.now()
-      await spawnAsync(process.execPath, [path.join(LIB, 'sdk-floor.js'), sandbox.repo], {ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: floorServer.url, HOME: sandbox.home, PATH: process.env.PATH})
-      floor.push(floorServer.messageRequests[0].receivedAt - at)
+      await spawnAsync(process.execPath, [path.join(LIB, 'sdk-floor.js'), sandbox.repo, requestFile], {ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: floorServer.url, HOME: sandbox.home, PATH: process.env.PATH})
+      times.floor.push(floorServer.messageRequests[0].receivedAt - at)
       await floorServer.close()
     }
 
-    const value = median(wave)
-    record({baseline: `bare SDK script ${ms(median(floor))}`, figure: 'wave plan --task', ok: value <= 300, ratio: ratio(value, median(floor)), section: 'first', target: '≤ 300 ms', value: ms(value)})
+    const [small, floor, largeMs] = [median(times.small), median(times.floor), median(times.large)]
+    record({
+      baseline: `bare SDK script ${ms(floor)}`,
+      figure: 'wave plan --task',
+      note: 'the bare script: node, the SDK bundle wave ships, and the same first request',
+      ok: small <= 1.6 * floor,
+      ratio: ratio(small, floor),
+      section: 'first',
+      target: '≤ 1.6× the bare script',
+      value: ms(small),
+    })
+    record({
+      baseline: `small repository ${ms(small)}`,
+      figure: `wave plan --task, ${files.toLocaleString('en')}-file repository`,
+      note: `${files.toLocaleString('en')} committed files: its git status is not awaited before the first request (src/core/workspace/snapshot.ts)`,
+      ok: largeMs - small <= 20,
+      section: 'first',
+      target: '≤ +20 ms',
+      value: `${largeMs < small ? '−' : '+'}${ms(Math.abs(largeMs - small))}`,
+    })
   } finally {
     sandbox.cleanup()
+    large.cleanup()
   }
+}
+
+/** A git repository of `files` small committed files (in 250 directories), for start-up in a large work tree. */
+function makeLargeRepository(files) {
+  const perDir = Math.ceil(files / 250)
+  const tree = {}
+  for (let i = 0; i < files; i++) tree[`src/m${Math.floor(i / perDir)}/f${i % perDir}.ts`] = `export const v${i} = ${i}\n`
+  return makeSandbox(tree)
 }
 
 function spawnAsync(command, args, env) {
@@ -246,9 +284,9 @@ async function perTurn() {
       baseline: `bare SDK loop ${ms(median(floor))}`,
       figure: 'per turn (Read of a small file)',
       note: `${wave.length} turns; slowest ${ms(Math.max(...wave))}`,
-      ok: value <= 10,
+      ok: value <= 5,
       section: 'turn',
-      target: '≤ 10 ms',
+      target: '≤ 5 ms',
       value: ms(value),
     })
     return {planRssKb: median(rss)}
@@ -630,6 +668,68 @@ function childrenCpuMs() {
   return (Number(fields[13]) + Number(fields[14])) * 10
 }
 
+// ---------------------------------------------------------------------------------------------- 8. Read of large files
+
+/**
+ * Read's cost follows what it returns, not the file's size: a page of 100 lines of a 200 MB log, timed
+ * around the call in a fresh process like the search figures, against the same call on a 3 KB file; and a
+ * file that is one 600 MB line, whose page is that line cut, within bounded memory.
+ */
+async function readLarge() {
+  heading(`8. Read of large files (${QUICK ? 'quick: a tenth of the sizes' : 'full sizes'}; one call through the dispatcher, in a fresh process)`)
+  const dir = mkdtempSync(path.join(tmpdir(), 'wave-bench-read-'))
+  const logBytes = (QUICK ? 20 : 200) * 1024 * 1024
+  const lineBytes = (QUICK ? 60 : 600) * 1024 * 1024
+  try {
+    const line = '2026-11-23T12:00:00Z INFO request handled in 12 ms path=/api/v1/items id=123456\n'
+    writeFileSync(path.join(dir, 'small.log'), line.repeat(40))
+    writeRepeated(path.join(dir, 'big.log'), Buffer.from(line.repeat(10_000)), logBytes)
+    writeRepeated(path.join(dir, 'one-line.txt'), Buffer.alloc(1024 * 1024, 'x'), lineBytes)
+    /** @type {Record<'big' | 'small', number[]>} */
+    const times = {big: [], small: []}
+    let page
+    for (let run = 0; run < RUNS.search; run++) {
+      times.small.push(waveSearch('Read', dir, {file_path: 'small.log', limit: 100}).ms)
+      page = waveSearch('Read', dir, {file_path: 'big.log', limit: 100})
+      times.big.push(page.ms)
+    }
+
+    const value = median(times.big)
+    record({
+      baseline: `the same call on a 3 KB file ${ms(median(times.small))}`,
+      figure: `Read, limit 100, ${mb(logBytes / 1024)} file`,
+      note: `${page.lines} lines returned, ending: ${page.tail}`,
+      ok: QUICK ? undefined : value <= 30,
+      ratio: ratio(value, median(times.small)),
+      section: 'read',
+      target: QUICK ? undefined : '≤ 30 ms',
+      value: ms(value),
+    })
+    const one = waveSearch('Read', dir, {file_path: 'one-line.txt'})
+    const capped = /^ {5}1\tx{2000}… \[line truncated: \d+ more bytes\]$/.test(one.head[0] ?? '')
+    record({
+      figure: `Read of a ${mb(lineBytes / 1024)} single-line file, peak RSS`,
+      note: `${capped ? 'a capped line' : 'NOT a capped line'} (${one.head[0]?.slice(-48)}), ${ms(one.ms)}`,
+      ok: QUICK ? undefined : capped && one.maxRssKb <= 150 * 1024,
+      section: 'read',
+      target: QUICK ? undefined : '≤ 150 MB',
+      value: mb(one.maxRssKb),
+    })
+  } finally {
+    rmSync(dir, {force: true, recursive: true})
+  }
+}
+
+/** Writes `block` again and again until the file holds `bytes` bytes (at least). */
+function writeRepeated(file, block, bytes) {
+  const fd = openSync(file, 'w')
+  try {
+    for (let written = 0; written < bytes; written += block.length) writeSync(fd, block)
+  } finally {
+    closeSync(fd)
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- main
 
 function machine() {
@@ -658,6 +758,7 @@ if (ONLY.has('weight')) await requestWeight()
 if (ONLY.has('search')) Object.assign(context, await search())
 if (ONLY.has('memory')) await memory(context)
 if (ONLY.has('sandbox')) await sandboxCost()
+if (ONLY.has('read')) await readLarge()
 
 const seconds = (performance.now() - started) / 1000
 const load = `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
@@ -670,7 +771,7 @@ if (WRITE) {
   const BEGIN = '<!-- bench:results:begin (written by `npm run bench`; edit outside these markers) -->'
   const END = '<!-- bench:results:end -->'
   const cell = (text) => String(text ?? '').replaceAll('|', '\\|')
-  const sections = {cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', sandbox: '7. Sandbox', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
+  const sections = {cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', read: '8. Read of large files', sandbox: '7. Sandbox', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
   const table = [
     '| | figure | wave | baseline (same run) | ratio | target | |',
     '|---|---|---|---|---|---|---|',

@@ -3,8 +3,9 @@
 // costs more than starting node (bench/RESULTS.md): --version is one line, and the root help is the text
 // oclif printed at build time (scripts/cache-root-help.js). Anything that could change what oclif would
 // print (a terminal, colours, OCLIF_* settings, user-installed plugins, DEBUG) goes to oclif.
-// WAVE_NO_FAST_START=1 turns this off.
+// WAVE_NO_FAST_START=1 turns this off, and the lean oclif load below.
 import {existsSync, readFileSync} from 'node:fs'
+import module from 'node:module'
 import {arch, homedir, platform, release} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -13,14 +14,44 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const argv = process.argv.slice(2)
 const output = fastOutput(argv)
 if (output === undefined) {
-  // A command that will call the model starts loading the SDK now: its module graph is read while
-  // oclif and the command load, instead of after them.
+  // Node 22.1 and later keep the compiled code of the bundles between runs (no effect on Node 20).
+  module.enableCompileCache?.()
+  if (startsSession(argv)) {
+    // git reads the repository on another core while oclif and the command load (snapshot.ts).
+    const {beginStartupSnapshot} = await import('../dist/core/workspace/snapshot.js')
+    beginStartupSnapshot(process.cwd(), {changes: argv[0] === 'run'})
+  }
+
+  // A command that will call the model starts loading the SDK now: its module is read while oclif and
+  // the command load, instead of after them.
   if (callsModel(argv)) import('../dist/vendor/anthropic-sdk.js').catch(() => {})
-  const {execute} = await import('@oclif/core')
-  await execute({dir: import.meta.url})
+  // oclif as one file (scripts/bundle.js), the one copy wave's commands use too.
+  const {execute, Plugin} = await import('#oclif')
+  await execute({dir: import.meta.url, loadOptions: await ownCommandConfig(Plugin, argv)})
 } else {
   process.stdout.on('error', () => {}) // A closed pipe (`wave --help | head -1`) is not an error.
   process.stdout.write(output)
+}
+
+/**
+ * For one of wave's own commands, when no plugin is installed (and no help asked for), oclif's load
+ * options with wave alone as its plugin: @oclif/plugin-help and @oclif/plugin-plugins bring commands
+ * (help, plugins) and no hook such a command runs, so finding and reading them would be time spent for
+ * nothing. Anything else (a plugin command, help, a typo oclif may correct) gets oclif's full load.
+ */
+async function ownCommandConfig(Plugin, args) {
+  if (process.env.WAVE_NO_FAST_START || args.some((arg) => arg === '--help' || arg === '-h')) return undefined
+  const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+  if (userPluginsInstalled(pjson)) return undefined
+  const plugin = new Plugin({isRoot: true, pjson, root})
+  await plugin.load()
+  if (!plugin.commands.some((command) => command.id === args[0])) return undefined
+  return {plugins: new Map([[plugin.name, plugin]]), root}
+}
+
+/** `wave plan` and `wave run` in the directory they start in (not --cwd, which names another workspace). */
+function startsSession(args) {
+  return (args[0] === 'plan' || args[0] === 'run') && !args.some((arg) => arg === '--help' || arg === '-h' || arg === '--cwd' || arg.startsWith('--cwd='))
 }
 
 function callsModel(args) {
@@ -39,11 +70,7 @@ function fastOutput(args) {
     if (Object.keys(env).some((key) => key.startsWith('OCLIF_'))) return undefined
     if (isWsl()) return undefined // oclif names the platform `wsl`
     const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
-    const oclif = pjson.oclif ?? {}
-    const dataDir = env.WAVE_DATA_DIR || join(env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local/share'), oclif.dirname ?? pjson.name)
-    if (existsSync(join(dataDir, 'package.json'))) {
-      return undefined // user-installed plugins add to the help
-    }
+    if (userPluginsInstalled(pjson)) return undefined // they add to the help
 
     const userAgent = `${pjson.name}/${pjson.version} ${platform()}-${arch() === 'ia32' ? 'x86' : arch()} node-${process.version}`
     if (flag === 'version') return `${userAgent}\n`
@@ -53,6 +80,13 @@ function fastOutput(args) {
   } catch {
     return undefined
   }
+}
+
+/** Whether `wave plugins install|link` left a plugin list where oclif looks for one (its data directory). */
+function userPluginsInstalled(pjson) {
+  const env = process.env
+  const dataDir = env.WAVE_DATA_DIR || join(env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local/share'), pjson.oclif?.dirname ?? pjson.name)
+  return existsSync(join(dataDir, 'package.json'))
 }
 
 function isWsl() {

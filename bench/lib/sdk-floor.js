@@ -1,17 +1,22 @@
 /**
- * The floor under wave's model figures: a bare node script that imports the SDK, streams a request to
- * ANTHROPIC_BASE_URL and, while the reply asks for a tool, reads the named file and sends it back: the
+ * The floor under wave's model figures: a bare node script that imports the SDK wave ships (the build's
+ * one-file bundle, dist/vendor/anthropic-sdk.js; the package when there is no build), streams a request
+ * to ANTHROPIC_BASE_URL and, while the reply asks for a tool, reads the named file and sends it back: the
  * least any SDK-based agent loop does. Same clocks, same server as wave's runs.
  *
- *   node bench/lib/sdk-floor.js <workspace>
+ *   node bench/lib/sdk-floor.js <workspace> [<request.json>]
+ *
+ * With a request file (the JSON body wave sent first), the first request is that one, byte for byte the
+ * same model, system prompt, tools and messages: the floor under wave's time to its first request.
  */
-import {readFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import path from 'node:path'
+import {fileURLToPath} from 'node:url'
 
-const {default: Anthropic} = await import('@anthropic-ai/sdk')
+const bundle = fileURLToPath(new URL('../../dist/vendor/anthropic-sdk.js', import.meta.url))
+const {default: Anthropic} = existsSync(bundle) ? await import(bundle) : await import('@anthropic-ai/sdk')
 const client = new Anthropic({logLevel: 'off', maxRetries: 0})
-const workspace = process.argv[2]
-/** @type {import('@anthropic-ai/sdk/resources/messages').Tool[]} */
+const [workspace, requestFile] = process.argv.slice(2)
 const tools = [
   {
     description: 'Read a file',
@@ -19,19 +24,16 @@ const tools = [
     name: 'Read',
   },
 ]
-/** @type {import('@anthropic-ai/sdk/resources/messages').MessageParam[]} */
-const messages = [{content: 'Task: read the files.', role: 'user'}]
+const {stream: _stream, ...first} = requestFile ? JSON.parse(readFileSync(requestFile, 'utf8')) : {}
+const messages = first.messages ?? [{content: 'Task: read the files.', role: 'user'}]
+const params = requestFile ? first : {max_tokens: 1000, model: 'claude-bench', tools}
 for (let turn = 0; turn < 50; turn++) {
-  const message = await client.messages.stream({max_tokens: 1000, messages, model: 'claude-bench', tools}).finalMessage()
+  const message = await client.messages.stream({...params, messages}).finalMessage()
   messages.push({content: message.content, role: 'assistant'})
   const calls = message.content.filter((block) => block.type === 'tool_use')
   if (calls.length === 0) break
   messages.push({
-    content: calls.map((call) => ({
-      content: readFileSync(path.resolve(workspace, /** @type {{file_path: string}} */ (call.input).file_path), 'utf8'),
-      tool_use_id: call.id,
-      type: /** @type {const} */ ('tool_result'),
-    })),
+    content: calls.map((call) => ({content: readFileSync(path.resolve(workspace, call.input.file_path), 'utf8'), tool_use_id: call.id, type: 'tool_result'})),
     role: 'user',
   })
 }

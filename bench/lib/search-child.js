@@ -1,5 +1,5 @@
 /**
- * One Glob or Grep call in a fresh process, the way the agent makes it: through the dispatcher (input
+ * One tool call (Glob, Grep, Read) in a fresh process, the way the agent makes it: through the dispatcher (input
  * validation, path resolution, the plan-mode policy, the `readable` re-check), timed around the call.
  * Prints one JSON line: wall and CPU time of the call, the output's size and first and last lines,
  * and the process's peak RSS.

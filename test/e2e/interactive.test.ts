@@ -379,8 +379,8 @@ describe('wave approve --interactive without a terminal', () => {
     const loads = path.join(sandbox.root, 'loads.txt')
     const result = await runWave(['approve', planPath], {cwd: sandbox.repo, env: tracingLoads(loads), home: sandbox.home})
     expect(result.code).toBe(0)
+    expect(readFileSync(loads, 'utf8')).toContain('/dist/commands/approve.js') // the tracer saw the command load
     const packages = loadedPackages(loads)
-    expect(packages).toContain('@oclif/core') // the tracer saw the command load
     expect(packages).not.toContain('marked-terminal')
     expect(packages).not.toContain('marked')
   })

@@ -56,6 +56,27 @@ describe('Read', () => {
     expect(output).toContain('     2\tshort')
   })
 
+  it('stops at the end of the page in a large file, saying the file goes on', async () => {
+    // 3 MB of 30-byte lines: past the page, more than the megabyte Read counts on before it stops.
+    const content = numbered(100_000).replaceAll('line', 'line of a large log,')
+    const root = await workspace({'big.log': content})
+    const output = await runRead(root, {file_path: 'big.log', limit: 100, offset: 50})
+    expect(output.split('\n').filter((line) => line.includes('\t'))).toHaveLength(100)
+    expect(output).toContain('   149\tline of a large log, 149\n')
+    expect(output).toContain(`(Showing lines 50-149; the file goes on (${Buffer.byteLength(content)} bytes). To read on, call Read with offset=150.)`)
+    // Read on from there: the next page starts where the note said.
+    expect(await runRead(root, {file_path: 'big.log', limit: 1, offset: 150})).toMatch(/^ {3}150\tline of a large log, 150\n/)
+  })
+
+  it('cuts a line far longer than it keeps, counting the rest in bytes', async () => {
+    // One 3 MB line, then a short one: only the start of the long line is kept, the rest is counted.
+    const long = 'é'.repeat(10) + 'z'.repeat(3_000_000)
+    const root = await workspace({'one-line.min.js': `${long}\r\nnext\n`})
+    const output = await runRead(root, {file_path: 'one-line.min.js'})
+    const shownPart = long.slice(0, 2000)
+    expect(output).toBe(`     1\t${shownPart}… [line truncated: ${Buffer.byteLength(long) - Buffer.byteLength(shownPart)} more bytes]\n     2\tnext`)
+  })
+
   it('says when the offset is past the end', async () => {
     const root = await workspace({'n.txt': numbered(3)})
     expect(await runRead(root, {file_path: 'n.txt', offset: 10})).toBe('n.txt has 3 lines; offset 10 is past the end.')

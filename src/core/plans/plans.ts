@@ -1,5 +1,6 @@
 import {randomBytes} from 'node:crypto'
-import {appendFile, link, lstat, mkdir, readdir, readFile, realpath, rm, stat, writeFile} from 'node:fs/promises'
+import {appendFileSync} from 'node:fs'
+import {link, lstat, mkdir, readdir, readFile, realpath, rm, stat, writeFile} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import path from 'node:path'
 
@@ -10,7 +11,7 @@ import {z} from 'zod'
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import {readJsonFile} from '../json.js'
 import {scrubSecrets} from '../secrets.js'
-import type {RepositoryState} from '../workspace/git.js'
+import type {RepositoryState} from '../workspace/snapshot.js'
 import {settingsPlansDirectory} from '../settings.js'
 
 export const PLAN_EXTENSION = '.md'
@@ -70,7 +71,8 @@ const expandTilde = (input: string) => (input === '~' || input.startsWith('~/') 
 
 const repositorySchema = z.object({
   branch: z.string().nullable(),
-  dirty: z.boolean(),
+  /** Whether the work tree had changes. Absent until known: in a large work tree it is recorded after the session started (snapshot.ts). */
+  dirty: z.boolean().optional(),
   head: z.string().nullable(),
   root: z.string(),
 })
@@ -259,9 +261,13 @@ export async function readPlanFile(planPath: string): Promise<{bytes: Buffer; te
   return {bytes, text}
 }
 
-/** Appends one entry to the plan's transcript (JSON lines); secrets are scrubbed on the way to disk. */
+/**
+ * Appends one entry to the plan's transcript (JSON lines); secrets are scrubbed on the way to disk.
+ * Synchronously: a session appends twice a turn, and open-write-close takes microseconds where the
+ * promise-based call costs three trips through libuv's thread pool (bench/RESULTS.md, per-turn overhead).
+ */
 export async function appendTranscript(planPath: string, entry: unknown): Promise<void> {
-  await appendFile(planSidecars(planPath).transcript, scrubSecrets(JSON.stringify(entry)) + '\n', {mode: 0o600})
+  appendFileSync(planSidecars(planPath).transcript, scrubSecrets(JSON.stringify(entry)) + '\n', {mode: 0o600})
 }
 
 export interface PlanListing {
@@ -331,6 +337,12 @@ export async function isRegularFile(file: string): Promise<boolean> {
   } catch {
     return false
   }
+}
+
+/** Records whether the work tree had changes when the plan was made, where that was not known when its state was first written. */
+export async function recordDirty(planPath: string, dirty: boolean): Promise<void> {
+  const state = await readPlanState(planPath)
+  if (state?.repository) await writePlanState(planPath, {...state, repository: {...state.repository, dirty}})
 }
 
 /** Sets the plan's status where wave keeps a state for it. */

@@ -16,7 +16,6 @@ const MAX_LAYOUT_ENTRIES = 40
 const MAX_SUBJECT_CHARS = 100
 /** A status line with a very long path is cut: the block stays a few KB at most. */
 const MAX_STATUS_CHARS = 160
-const RECENT_COMMITS = 5
 
 export interface Environment {
   /** The local date, YYYY-MM-DD. */
@@ -34,12 +33,14 @@ export interface EnvironmentOptions {
   /** Whether a path may not be named to the model (a `Read(...)` deny rule): left out of the layout and the status. */
   hidden?: (absolute: string) => boolean
   now?: Date
+  /** What the session's repository snapshot says (its reads began before the session): else read now. */
+  repository?: Promise<RepositorySummary | null>
 }
 
-/** Reads what the block says: two git processes and one readdir, in parallel (a few milliseconds). */
-export async function readEnvironment({hidden = () => false, now = new Date(), workspace}: EnvironmentOptions): Promise<Environment> {
+/** Reads what the block says: the repository's summary (snapshot.ts) and one readdir, in parallel (a few milliseconds). */
+export async function readEnvironment({hidden = () => false, now = new Date(), repository: read, workspace}: EnvironmentOptions): Promise<Environment> {
   const [repository, entries] = await Promise.all([
-    repositorySummary(workspace, RECENT_COMMITS),
+    read ?? repositorySummary(workspace),
     readdir(workspace, {withFileTypes: true}).catch(() => [] as Dirent[]),
   ])
   const layout = entries
@@ -64,7 +65,10 @@ export function environmentSection(env: Environment): string {
     const header = first?.startsWith('## ') ? first.slice(3) : undefined
     const changes = header === undefined ? repository.status : rest
     lines.push(`Git branch: ${header ?? 'unknown'}`)
-    if (changes.length === 0) {
+    if (repository.unread !== undefined) {
+      // Past LARGE_WORK_TREE files, `git status` would take longer than all else before the first request (snapshot.ts).
+      lines.push(`Git status: not read (a large work tree: ${repository.unread} files)`)
+    } else if (changes.length === 0) {
       lines.push('Git status: clean')
     } else {
       const more = changes.length > MAX_STATUS_LINES ? [`... and ${changes.length - MAX_STATUS_LINES} more`] : []

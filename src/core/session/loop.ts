@@ -63,6 +63,8 @@ export interface AgentOptions {
   onEvent?: (event: AgentEvent) => void
   /** Called with each message appended, for the transcript. */
   onMessage?: (message: MessageParam) => Promise<void> | void
+  /** Awaited before tool calls run: what the session must read of the workspace before any tool can change it. */
+  beforeTools?: () => Promise<unknown>
   /**
    * Called with the whole conversation after a compaction replaced it (and the compaction's event): the
    * transcript's new starting point, from which a resumed session would go on.
@@ -402,6 +404,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
         return {changed, compactions, costUsd: tally.reportedCost(), denials, finalText, stopReason, turns, usage: {...tally.usage}}
       }
 
+      await options.beforeTools?.()
       const results: ToolResultBlockParam[] = []
       for (const call of calls) {
         options.onEvent?.({id: call.id, input: call.input, name: call.name, type: 'tool_call'})

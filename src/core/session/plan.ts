@@ -6,10 +6,11 @@ import {lstat, realpath, stat} from 'node:fs/promises'
 import path from 'node:path'
 
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
-import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
+import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, recordDirty, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import type {loadSettings} from '../settings.js'
-import {repositoryState, type SessionPlace, } from '../workspace/git.js'
+import type {SessionPlace} from '../workspace/git.js'
+import {type RepositorySnapshot, sessionSnapshot} from '../workspace/snapshot.js'
 import type {StopReason, TokenUsage} from './loop.js'
 import {planningProfile} from './profiles.js'
 import {planOpening, reviseOpening} from './prompts/plan.js'
@@ -69,10 +70,13 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
   const place = await sessionPlace(options.cwd)
   const {workspace} = place
   const {model, settings} = sessionSettings(workspace, options.model)
-  const repository = await repositoryState(workspace)
+  const snapshot = await sessionSnapshot(workspace)
+  const repository = await snapshot.state()
   const plan = await createPlan({model, repository, task: options.task, workspace})
+  // In a large work tree `dirty` is not awaited before the first request: recorded once git has it.
+  const recorded = repository && repository.dirty === undefined ? recordLater(plan.path, snapshot) : undefined
   const opening = planOpening(options.task, plan.path)
-  return planSession({...options, model, opening, place, planPath: plan.path, settings, transcriptLabel: 'plan'})
+  return planSession({...options, model, opening, place, planPath: plan.path, recorded, settings, snapshot, transcriptLabel: 'plan'})
 }
 
 /**
@@ -95,13 +99,14 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
   const {workspace} = place
   const {model, settings} = sessionSettings(workspace, options.model)
   const planned = record?.repository?.head ?? state?.repository?.head
-  const current = await repositoryState(workspace)
+  const snapshot = await sessionSnapshot(workspace)
+  const current = await snapshot.head()
   if (planned && current?.head && current.head !== planned) {
     options.host.warn(`The plan was made against commit ${planned.slice(0, 12)}; ${workspace} is at ${current.head.slice(0, 12)}.`)
   }
 
   const opening = reviseOpening(task, planPath, feedback)
-  return planSession({...options, model, opening, place, planPath, settings, transcriptLabel: 'revise'})
+  return planSession({...options, model, opening, place, planPath, settings, snapshot, transcriptLabel: 'revise'})
 }
 
 interface SessionInput extends PlanSessionOptions {
@@ -111,6 +116,9 @@ interface SessionInput extends PlanSessionOptions {
   settings: ReturnType<typeof loadSettings>
   opening: string
   transcriptLabel: string
+  snapshot: RepositorySnapshot
+  /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
+  recorded?: Promise<void>
 }
 
 /** One planning session on one plan file: only that file is writable, the rest read-only. */
@@ -133,16 +141,19 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
     ...profile,
     settings: input.settings,
     repository: input.place.repository,
+    snapshot: input.snapshot,
     onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: input.transcriptLabel}),
     transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
     workspace,
   }).catch(async (error: unknown) => {
+    await input.recorded
     await setPlanStatus(planPath, 'failed', error instanceof WaveError ? (error.details?.costUsd as number | null | undefined) : undefined)
     const partial = (await isRegularFile(planPath)) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
     if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint, {...error.details, planPath})
     throw error
   })
 
+  await input.recorded
   if (await planMode.problem()) {
     await setPlanStatus(planPath, 'failed')
     throw new WaveError(`The planning session ended without a plan: ${planPath} ${(await isRegularFile(planPath)) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
@@ -150,6 +161,12 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
 
   await setPlanStatus(planPath, 'draft', result.costUsd)
   return {costUsd: result.costUsd, name, planPath, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
+}
+
+/** Records the plan's `dirty` once the snapshot has it; a failure leaves it unrecorded (the plan goes on). */
+async function recordLater(planPath: string, snapshot: RepositorySnapshot): Promise<void> {
+  const dirty = await snapshot.dirty()
+  if (dirty !== undefined) await recordDirty(planPath, dirty).catch(() => {})
 }
 
 /** A plan to revise must be one of wave's: a regular file (or a plan still to write) in the plans directory. */

@@ -25,7 +25,8 @@ import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
-import {changedPaths, repositoryState, type SessionPlace, } from '../workspace/git.js'
+import {changedPaths, repositoryState, type SessionPlace} from '../workspace/git.js'
+import {type RepositoryHead, type RepositorySnapshot, sessionSnapshot} from '../workspace/snapshot.js'
 import type {SessionStart} from './plan.js'
 import {newestRun, resumableRun, resumePoint} from './resume.js'
 import {runSession, type SessionHost, sessionPlace} from './session.js'
@@ -123,7 +124,8 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
   const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined
   if (!resumed) assertUnspent(record, recordPath, planPath, state)
-  const current = await repositoryState(workspace)
+  const snapshot = await sessionSnapshot(workspace, {changes: true})
+  const current = await snapshot.head()
   const plannedHead = record.repository?.head ?? state?.repository?.head ?? null
   // The run being resumed may have moved HEAD itself (a commit it made): that is not staleness.
   const movedByRun = Boolean(resumed?.head) && current?.head === resumed?.head
@@ -140,7 +142,7 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
   const release = await lockPlan(planPath)
   try {
     if (resumed) await assertStillNewest(planPath, resumed)
-    return await execute({...options, planPath}, {current, model: modelFrom(options.model, settings.model), place, record, recordPath, resumed, settings, state, text, workspace})
+    return await execute({...options, planPath}, {current, snapshot, model: modelFrom(options.model, settings.model), place, record, recordPath, resumed, settings, state, text, workspace})
   } finally {
     await release()
   }
@@ -216,14 +218,17 @@ interface Prepared {
   record: ApprovalRecord
   state: PlanState | undefined
   workspace: string
-  current: Awaited<ReturnType<typeof repositoryState>>
+  current: RepositoryHead | null
+  snapshot: RepositorySnapshot
 }
 
 async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
   const {planPath} = options
   const {record, resumed, workspace} = prepared
   const name = planNameOf(planPath)
-  const before = prepared.current ? await changedPaths(workspace) : new Map<string, string>()
+  // What the run's changes are measured from: read while the first request goes out, and awaited
+  // before any tool runs (beforeTools below), so no tool can change the workspace before it is taken.
+  const before = prepared.current ? prepared.snapshot.changes() : Promise.resolve(new Map<string, string>())
   // A resumed run goes on in its own record: same start, its totals kept, its end to be written again.
   const run: PlanRun = resumed
     ? {...withoutEnd(resumed), changedFiles: [...resumed.changedFiles]}
@@ -271,6 +276,8 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       prior: point?.prior,
       repository: prepared.place.repository,
       settings: prepared.settings,
+      snapshot: prepared.snapshot,
+      beforeTools: () => before,
       ...runProfile(record.mode, workspace),
       tools: options.inherited?.tools,
       maxBudgetUsd: options.maxBudgetUsd,
@@ -281,7 +288,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     changed = result.changed
     Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
     exitCode = ExitCode.ok
-    const filesChanged = union(earlierFiles, await filesChangedBy(workspace, before, changed, Boolean(prepared.current), planPath))
+    const filesChanged = union(earlierFiles, await filesChangedBy(workspace, await before, changed, Boolean(prepared.current), planPath))
     run.changedFiles = filesChanged
     return {
       costUsd: result.costUsd,
@@ -307,7 +314,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
 
     // What the run changed before it failed is the error's to report, in workspace terms.
     const failed = error instanceof WaveError ? (error.details?.filesChanged as string[] | undefined) : undefined
-    run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, before, new Set([...changed, ...(failed ?? [])]), Boolean(prepared.current), planPath))
+    run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), Boolean(prepared.current), planPath))
     if (!(error instanceof WaveError)) throw error
     // Whatever stopped it, the run goes on from where it stopped: the hint says how.
     const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`

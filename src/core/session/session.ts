@@ -13,6 +13,7 @@ import {parseRules, type PermissionMode, type PolicyContext, readDenials, type R
 import type {SandboxSettings} from '../policy/sandbox.js'
 import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings} from '../settings.js'
 import {type SessionPlace, sessionWorkspace} from '../workspace/git.js'
+import type {RepositorySnapshot} from '../workspace/snapshot.js'
 import {environmentSection, readEnvironment} from './environment.js'
 import {type AgentEvent, type AgentResult, type CompactionEvent, runAgent, type TokenUsage} from './loop.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
@@ -76,6 +77,10 @@ export interface SessionSpec {
   maxBudgetUsd?: number
   /** After a compaction replaced the conversation: the transcript records the new starting point. */
   onCompacted?(messages: MessageParam[], compaction: CompactionEvent): Promise<void>
+  /** The repository as the session found it (snapshot.ts): the environment block is read from it. */
+  snapshot?: RepositorySnapshot
+  /** Awaited before the first tool call runs: what must be read of the workspace before any tool can change it. */
+  beforeTools?(): Promise<unknown>
 }
 
 export async function runSession(spec: SessionSpec): Promise<AgentResult> {
@@ -89,6 +94,7 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
     const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
     if (!spec.history) await spec.transcript(messages[0])
     return await runAgent({
+      beforeTools: spec.beforeTools,
       client: spec.client ?? (await createClient(settings.provider)),
       contextWindow: settings.contextWindow,
       maxBudgetUsd: spec.maxBudgetUsd,
@@ -151,7 +157,7 @@ export async function sessionPrompt(spec: PromptSpec): Promise<SessionPrompt> {
 async function sessionContext(spec: PromptSpec, policy: PolicyContext): Promise<string> {
   // Names a Read(...) deny rule hides from the tools are not named in the environment block either.
   const denied = readDenials(policy, {access: 'read', name: 'LS'})
-  const environment = readEnvironment({hidden: (absolute) => denied({absolute, real: absolute}), workspace: spec.workspace})
+  const environment = readEnvironment({hidden: (absolute) => denied({absolute, real: absolute}), repository: spec.snapshot?.summary(), workspace: spec.workspace})
   const sections: string[] = []
   const top = spec.repository ?? spec.workspace
   const instructions = instructionsSections({

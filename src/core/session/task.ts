@@ -10,7 +10,7 @@ import {ExitCode, WaveError} from '../errors.js'
 import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
-import {changedPaths, repositoryState, } from '../workspace/git.js'
+import {sessionSnapshot} from '../workspace/snapshot.js'
 import type {StopReason, TokenUsage} from './loop.js'
 import type {SessionStart} from './plan.js'
 import {taskProfile} from './profiles.js'
@@ -60,8 +60,11 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
 
   const {workspace} = place
   const {model, settings} = sessionSettings(workspace, options.model)
-  const repository = await repositoryState(workspace)
-  const before = repository ? await changedPaths(workspace) : new Map<string, string>()
+  const snapshot = await sessionSnapshot(workspace, {changes: true})
+  const repository = await snapshot.state()
+  // What the task's changes are measured from: read while the first request goes out, and awaited
+  // before any tool runs (beforeTools below), so no tool can change the workspace before it is taken.
+  const before = repository ? snapshot.changes() : Promise.resolve(new Map<string, string>())
   options.onStart?.({mode: options.mode, model, sandbox: describeSandbox(options.sandbox), workspace})
 
   // Until the model enters plan mode there is no plan to keep a transcript beside: hold the messages.
@@ -69,7 +72,8 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   let planPath: string | undefined
   const profile = taskProfile(options.mode, {
     async enter() {
-      const plan = await createPlan({model, repository, task: options.task, workspace})
+      const dirty = repository?.dirty ?? (await snapshot.dirty())
+      const plan = await createPlan({model, repository: repository && {...repository, dirty}, task: options.task, workspace})
       planPath = plan.path
       options.onPlanMode?.({name: plan.name, planPath: plan.path})
       for (const message of held) await appendTranscript(plan.path, {message, session: 'task'})
@@ -95,8 +99,10 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       model,
       opening: taskOpening(options.task),
       ...profile,
+      beforeTools: () => before,
       repository: place.repository,
       settings,
+      snapshot,
       tools,
       maxBudgetUsd: options.maxBudgetUsd,
       async onCompacted(messages, compaction) {
@@ -112,7 +118,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
 
     const plan = planMode.planFile
     if (!plan) {
-      const filesChanged = await filesChangedBy(workspace, before, result.changed, Boolean(repository))
+      const filesChanged = await filesChangedBy(workspace, await before, result.changed, Boolean(repository))
       return {...tally, denials: result.denials, filesChanged, finalText: result.finalText, kind: 'completed', mode: options.mode, sandbox: options.sandbox}
     }
 
@@ -145,7 +151,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     // A run of the plan reports its own details; the task's session reports its changes and plan here.
     if (!(error instanceof WaveError) || error.details?.planPath) throw error
     const written = new Set((error.details?.filesChanged as string[] | undefined) ?? [])
-    const filesChanged = await filesChangedBy(workspace, before, written, Boolean(repository))
+    const filesChanged = await filesChangedBy(workspace, await before, written, Boolean(repository))
     throw error.withDetails({filesChanged, planPath: planMode.planFile?.path ?? null})
   } finally {
     await tools.close()

@@ -3,6 +3,9 @@ import {realpath} from 'node:fs/promises'
 import {promisify} from 'node:util'
 
 import {workspaceRoot} from './paths.js'
+import {RepositorySnapshot, type RepositorySummary, startupToplevel} from './snapshot.js'
+
+export type {RepositorySummary} from './snapshot.js'
 
 const run = promisify(execFile)
 
@@ -53,28 +56,15 @@ export interface SessionPlace {
  */
 export async function sessionWorkspace(dir: string, explicit: boolean): Promise<SessionPlace> {
   const cwd = await workspaceRoot(dir)
-  const top = await git(cwd, ['rev-parse', '--show-toplevel'])
+  // bin/run.js began reading the repository around the directory wave started in: its top is known.
+  const top = await (startupToplevel(cwd) ?? git(cwd, ['rev-parse', '--show-toplevel']))
   const repository = top ? await realpath(top).catch(() => top) : null
   return {cwd, repository, workspace: explicit || !repository ? cwd : repository}
 }
 
-/** What a session's environment block says of the repository: the short status with its branch line, and recent subjects. */
-export interface RepositorySummary {
-  /** `git status --short --branch`: `## branch...upstream [ahead n]`, then one `XY path` line per change. */
-  status: string[]
-  /** Subjects of the newest commits, newest first (none in a repository without commits). */
-  subjects: string[]
-}
-
-/** The repository around `cwd` as the model is told of it, or null outside a git work tree; two git processes, in parallel. */
-export async function repositorySummary(cwd: string, commits = 5): Promise<RepositorySummary | null> {
-  const [status, log] = await Promise.all([
-    // --no-optional-locks: a status that refreshes the index must not take its lock from a git command the user runs.
-    git(cwd, ['--no-optional-locks', '-c', 'color.status=false', '-c', 'core.quotepath=off', 'status', '--short', '--branch', '--untracked-files=normal'], true),
-    git(cwd, ['log', `-n${commits}`, '--format=%s']),
-  ])
-  if (status === undefined) return null
-  return {status: status.split('\n').filter(Boolean), subjects: log ? log.split('\n') : []}
+/** The repository around `cwd` as the model is told of it (snapshot.ts), or null outside a git work tree. */
+export async function repositorySummary(cwd: string): Promise<RepositorySummary | null> {
+  return new RepositorySnapshot(cwd).summary()
 }
 
 /** Paths (relative to the repository root) that differ from HEAD or are untracked, for "files changed". */

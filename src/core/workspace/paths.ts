@@ -1,4 +1,4 @@
-import type {Stats} from 'node:fs'
+import {lstatSync, realpathSync, type Stats, statSync} from 'node:fs'
 import {lstat, readlink, realpath, stat} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import path from 'node:path'
@@ -41,17 +41,20 @@ export function isInside(parent: string, child: string): boolean {
 export async function resolvePath(root: string, input: string): Promise<ResolvedPath> {
   const absolute = path.resolve(root, expandHome(input))
   const real = await realPathOf(absolute)
+  // Every tool call with a path makes these calls: run synchronously they take microseconds, where a
+  // promise-based call costs a trip through libuv's thread pool (bench/RESULTS.md, per-turn overhead).
   let symlink = false
   try {
-    symlink = (await lstat(absolute)).isSymbolicLink()
+    symlink = lstatSync(absolute, {throwIfNoEntry: false})?.isSymbolicLink() ?? false
   } catch {}
 
-  return {absolute, input, kind: await kindOf(real), real, symlink}
+  return {absolute, input, kind: kindOf(real), real, symlink}
 }
 
-async function kindOf(real: string): Promise<PathKind> {
+function kindOf(real: string): PathKind {
   try {
-    const info = await stat(real)
+    const info = statSync(real, {throwIfNoEntry: false})
+    if (!info) return 'missing'
     if (info.isFile()) return 'file'
     if (info.isDirectory()) return 'directory'
     return 'other'
@@ -80,7 +83,8 @@ export class PathResolutionError extends Error {
  */
 export async function realPathOf(absolute: string): Promise<string> {
   try {
-    return await realpath(absolute)
+    // realpath(3) itself, synchronously (see resolvePath); the same errors as the promise-based call.
+    return realpathSync.native(absolute)
   } catch (error) {
     const code = errorCode(error)
     if (code === 'ELOOP') throw new PathResolutionError(`${absolute} cannot be resolved: it runs into a symbolic link loop.`)

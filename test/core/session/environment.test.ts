@@ -6,6 +6,7 @@ import path from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {environmentSection, readEnvironment} from '../../../src/core/session/environment.js'
+import {LARGE_WORK_TREE} from '../../../src/core/workspace/snapshot.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -87,6 +88,16 @@ describe('the environment block', () => {
     const text = environmentSection(await readEnvironment({hidden, workspace: root}))
     expect(text).not.toContain('secrets.env')
     expect(text).toContain('Git status: clean')
+  })
+
+  it('leaves out the status of a work tree too large to read before the first request', async () => {
+    // More index entries than LARGE_WORK_TREE, none in the work tree: `git status` would stat them all.
+    const root = repository({'README.md': '# r\n'}, ['first'])
+    const blob = execFileSync('git', ['hash-object', '-w', 'README.md'], {cwd: root}).toString().trim()
+    const entries = Array.from({length: LARGE_WORK_TREE}, (_, i) => `100644 ${blob}\tbig/${i}.txt\n`).join('')
+    execFileSync('git', ['update-index', '--index-info'], {cwd: root, input: entries})
+    const text = environmentSection(await readEnvironment({workspace: root}))
+    expect(text).toContain(`Git branch: trunk\nGit status: not read (a large work tree: ${LARGE_WORK_TREE + 2} files)\nRecent commits:\n  first`)
   })
 
   it('says so outside a git repository, and in one without commits', async () => {
