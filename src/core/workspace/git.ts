@@ -3,7 +3,7 @@ import {realpath} from 'node:fs/promises'
 import {promisify} from 'node:util'
 
 import {workspaceRoot} from './paths.js'
-import {RepositorySnapshot, type RepositorySummary, startupToplevel} from './snapshot.js'
+import {parseChanges, RepositorySnapshot, type RepositorySummary, startupToplevel} from './snapshot.js'
 
 export type {RepositorySummary} from './snapshot.js'
 
@@ -70,17 +70,6 @@ export async function repositorySummary(cwd: string): Promise<RepositorySummary 
 /** Paths (relative to the repository root) that differ from HEAD or are untracked, for "files changed". */
 export async function changedPaths(cwd: string): Promise<Map<string, string>> {
   // Raw output: the status code's leading space is significant.
-  const status = await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], true)
-  const changed = new Map<string, string>()
-  if (!status) return changed
-  const entries = status.split('\0')
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]
-    if (entry.length < 4) continue
-    const code = entry.slice(0, 2)
-    changed.set(entry.slice(3), code)
-    if (code.startsWith('R') || code.startsWith('C')) i++ // the rename's source follows
-  }
-
-  return changed
+  return parseChanges(await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], true))
 }
+

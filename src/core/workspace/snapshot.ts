@@ -135,20 +135,9 @@ export class RepositorySnapshot {
 
   /** Paths (relative to the repository root) that differ from HEAD or are untracked, with their status codes. */
   async changes(): Promise<Map<string, string>> {
-    const changed = new Map<string, string>()
-    if (!(await this.toplevel())) return changed
+    if (!(await this.toplevel())) return new Map()
     const status = (await this.large()) ? await this.later('changes', CHANGES_STATUS) : ((await this.read('changes')) ?? (await this.later('changes', CHANGES_STATUS)))
-    if (!status) return changed
-    const entries = status.split('\0')
-    for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i]
-      if (entry.length < 4) continue
-      const code = entry.slice(0, 2)
-      changed.set(entry.slice(3), code)
-      if (code.startsWith('R') || code.startsWith('C')) i++ // the rename's source follows
-    }
-
-    return changed
+    return parseChanges(status)
   }
 
   /** The short status's lines, header first (undefined if it failed); in a large work tree read now, at a lower priority. */
@@ -321,4 +310,20 @@ function realPath(file: string): string | undefined {
   } catch {
     return undefined
   }
+}
+
+/** `git status --porcelain=v1 -z` as path → status code (a rename or copy under its new path). */
+export function parseChanges(status: string | null | undefined): Map<string, string> {
+  const changed = new Map<string, string>()
+  if (!status) return changed
+  const entries = status.split('\0')
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]
+    if (entry.length < 4) continue
+    const code = entry.slice(0, 2)
+    changed.set(entry.slice(3), code)
+    if (code.startsWith('R') || code.startsWith('C')) i++ // the rename's source follows
+  }
+
+  return changed
 }
