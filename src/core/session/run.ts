@@ -25,7 +25,7 @@ import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
-import {changedPaths, repositoryState, type SessionPlace} from '../workspace/git.js'
+import {changedPaths, headOf, type SessionPlace} from '../workspace/git.js'
 import {type RepositoryHead, type RepositorySnapshot, sessionSnapshot} from '../workspace/snapshot.js'
 import type {SessionStart} from './plan.js'
 import {newestRun, resumableRun, resumePoint} from './resume.js'
@@ -154,14 +154,8 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
  * place: a usage error naming --cwd and, as a hint only, the workspace the plan was made in.
  */
 async function runPlace(cwd: string | undefined, state: PlanState | undefined): Promise<SessionPlace> {
-  const place = await sessionPlace(cwd)
-  if (cwd !== undefined || place.repository) return place
   const planned = state?.workspace ? ` (the plan was made in ${state.workspace})` : ''
-  throw new WaveError(
-    `${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`,
-    ExitCode.usage,
-    `Run it from the repository the plan is for, or name the workspace with --cwd${planned}.`,
-  )
+  return sessionPlace(cwd, {hint: `Run it from the repository the plan is for, or name the workspace with --cwd${planned}.`})
 }
 
 /**
@@ -288,7 +282,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     changed = result.changed
     Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
     exitCode = ExitCode.ok
-    const filesChanged = union(earlierFiles, await filesChangedBy(workspace, await before, changed, Boolean(prepared.current), planPath))
+    const filesChanged = union(earlierFiles, await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
     run.changedFiles = filesChanged
     return {
       costUsd: result.costUsd,
@@ -314,7 +308,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
 
     // What the run changed before it failed is the error's to report, in workspace terms.
     const failed = error instanceof WaveError ? (error.details?.filesChanged as string[] | undefined) : undefined
-    run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), Boolean(prepared.current), planPath))
+    run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), prepared.current?.root, planPath))
     if (!(error instanceof WaveError)) throw error
     // Whatever stopped it, the run goes on from where it stopped: the hint says how.
     const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
@@ -324,7 +318,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
   } finally {
     run.endedAt = new Date().toISOString()
     run.exitCode = exitCode
-    if (prepared.current) run.head = (await repositoryState(workspace).catch(() => undefined))?.head ?? null
+    if (prepared.current) run.head = await headOf(workspace)
     await saveRun(planPath, prepared, run, exitCode === ExitCode.ok ? 'ran' : 'failed')
     if (exitCode === ExitCode.ok) {
       await markSpent(prepared.recordPath, record, run.endedAt).catch((error: unknown) => {
@@ -346,12 +340,12 @@ const union = (a: string[], b: string[]): string[] => [...new Set([...a, ...b])]
  * wave's own files beside the plan (state, transcript, lock) are not the run's changes, even when the
  * plan travels inside the workspace.
  */
-export async function filesChangedBy(workspace: string, before: Map<string, string>, written: Set<string>, inGit: boolean, planPath?: string): Promise<string[]> {
+export async function filesChangedBy(workspace: string, before: Map<string, string>, written: Set<string>, top: string | undefined, planPath?: string): Promise<string[]> {
   const files = new Set([...written].map((real) => displayPath(workspace, real)))
-  if (inGit) {
+  // `top`, the repository's root, is where git's paths are relative to; outside a repository only the writes count.
+  if (top) {
     const own = planPath ? await sidecarsOf(planPath) : new Set<string>()
     const after = await changedPaths(workspace)
-    const top = (await repositoryState(workspace))?.root ?? workspace
     for (const [file, code] of after) {
       const absolute = path.join(top, file)
       if (before.get(file) !== code && !own.has(absolute)) files.add(path.relative(workspace, absolute))

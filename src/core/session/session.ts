@@ -8,6 +8,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import type {Config} from '@oclif/core'
 
+import {ExitCode, WaveError} from '../errors.js'
 import {openSessionTools, type SessionTools} from '../../plugins/toolset.js'
 import {parseRules, type PermissionMode, type PolicyContext, readDenials, type Rules} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
@@ -174,9 +175,14 @@ async function sessionContext(spec: PromptSpec, policy: PolicyContext): Promise<
  * Where a session works: `--cwd`, else the top of the git repository around the current directory.
  * Never a workspace holding WAVE_HOME (or held by it): the session could write its own settings and plans.
  */
-export async function sessionPlace(cwd: string | undefined): Promise<SessionPlace> {
+export async function sessionPlace(cwd: string | undefined, outside?: {hint: string}): Promise<SessionPlace> {
   const place = await sessionWorkspace(cwd ?? process.cwd(), cwd !== undefined)
   await assertHomeOutsideWorkspace(place.workspace)
+  // A session that writes works where the user says, never in a directory guessed for them.
+  if (outside && cwd === undefined && !place.repository) {
+    throw new WaveError(`${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`, ExitCode.usage, outside.hint)
+  }
+
   return place
 }
 

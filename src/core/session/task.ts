@@ -52,11 +52,7 @@ export type TaskOutcome =
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
 
 export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
-  const place = await sessionPlace(options.cwd)
-  if (options.cwd === undefined && !place.repository) {
-    // The task may write files: it works where the user says, never in a directory guessed for them.
-    throw new WaveError(`${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`, ExitCode.usage, 'Start it in a repository, or name the workspace with --cwd DIR.')
-  }
+  const place = await sessionPlace(options.cwd, {hint: 'Start it in a repository, or name the workspace with --cwd DIR.'})
 
   const {workspace} = place
   const {model, settings} = sessionSettings(workspace, options.model)
@@ -118,7 +114,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
 
     const plan = planMode.planFile
     if (!plan) {
-      const filesChanged = await filesChangedBy(workspace, await before, result.changed, Boolean(repository))
+      const filesChanged = await filesChangedBy(workspace, await before, result.changed, repository?.root)
       return {...tally, denials: result.denials, filesChanged, finalText: result.finalText, kind: 'completed', mode: options.mode, sandbox: options.sandbox}
     }
 
@@ -151,7 +147,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     // A run of the plan reports its own details; the task's session reports its changes and plan here.
     if (!(error instanceof WaveError) || error.details?.planPath) throw error
     const written = new Set((error.details?.filesChanged as string[] | undefined) ?? [])
-    const filesChanged = await filesChangedBy(workspace, await before, written, Boolean(repository))
+    const filesChanged = await filesChangedBy(workspace, await before, written, repository?.root)
     throw error.withDetails({filesChanged, planPath: planMode.planFile?.path ?? null})
   } finally {
     await tools.close()

@@ -9,14 +9,6 @@ export type {RepositorySummary} from './snapshot.js'
 
 const run = promisify(execFile)
 
-/** The git state a plan was made against, so `run` can tell whether the plan went stale. */
-export interface RepositoryState {
-  root: string
-  head: string | null
-  branch: string | null
-  dirty: boolean
-}
-
 async function git(cwd: string, args: string[], raw = false): Promise<string | undefined> {
   try {
     const {stdout} = await run('git', args, {cwd, maxBuffer: 16 * 1024 * 1024})
@@ -26,16 +18,9 @@ async function git(cwd: string, args: string[], raw = false): Promise<string | u
   }
 }
 
-/** The repository around `cwd`, or null when it is not in a git work tree (or git is missing). */
-export async function repositoryState(cwd: string): Promise<RepositoryState | null> {
-  const root = await git(cwd, ['rev-parse', '--show-toplevel'])
-  if (!root) return null
-  const [head, branch, status] = await Promise.all([
-    git(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD']),
-    git(cwd, ['symbolic-ref', '--quiet', '--short', 'HEAD']),
-    git(cwd, ['status', '--porcelain', '--untracked-files=normal']),
-  ])
-  return {branch: branch || null, dirty: Boolean(status), head: head || null, root}
+/** The commit checked out in `cwd`, or null (no commits, not a repository, no git): one rev-parse, no status scan. */
+export async function headOf(cwd: string): Promise<string | null> {
+  return (await git(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD'])) || null
 }
 
 /** Where a session works, and where it was started. */
