@@ -9,7 +9,7 @@ import {performance} from 'node:perf_hooks'
 
 import {sandboxStatus} from './policy/sandbox.js'
 import {assertCloudSettings, type Provider, providerFrom} from './session/providers.js'
-import {loadSettings, projectSettingsPath, readSettingsFile, userSettingsPath} from './settings.js'
+import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from './settings.js'
 
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
 
@@ -35,7 +35,16 @@ const DEFAULT_BASE_URL = 'https://api.anthropic.com'
 const ENDPOINT_TIMEOUT_MS = 3000
 
 export async function runPreflight(options: PreflightOptions = {}): Promise<{ok: boolean; checks: Check[]}> {
-  const checks = [sandboxCheck(), credentialsCheck(), await endpointCheck(options), settingsCheck(options.workspace)]
+  // The settings are read once, as a session reads them: their provider decides what credentials mean.
+  let settings: EffectiveSettings | Error
+  try {
+    settings = loadSettings(options.workspace)
+  } catch (error) {
+    settings = error as Error
+  }
+
+  const provider = settings instanceof Error ? undefined : settings.provider
+  const checks = [sandboxCheck(), credentialsCheck(provider), await endpointCheck(options, provider), settingsCheck(options.workspace, settings)]
   return {checks, ok: !checks.some((check) => check.required && check.status === 'fail')}
 }
 
@@ -46,10 +55,10 @@ function sandboxCheck(): Check {
   return {detail: `${version || 'bubblewrap'} at ${status.bwrap} starts a sandbox here`, name: 'sandbox', required: true, status: 'pass'}
 }
 
-function credentialsCheck(): Check {
+function credentialsCheck(settingsProvider: Provider | undefined): Check {
   let provider: Provider
   try {
-    provider = providerFrom()
+    provider = providerFrom(settingsProvider)
     if (provider !== 'anthropic') assertCloudSettings(provider)
   } catch (error) {
     const hint = (error as {hint?: string}).hint
@@ -57,7 +66,7 @@ function credentialsCheck(): Check {
   }
 
   if (provider !== 'anthropic') {
-    return {detail: `WAVE_PROVIDER=${provider}: its settings are set; credentials come from the cloud's own chain (not checked here)`, name: 'credentials', required: true, status: 'pass'}
+    return {detail: `provider ${provider}: its settings are set; credentials come from the cloud's own chain (not checked here)`, name: 'credentials', required: true, status: 'pass'}
   }
 
   const set = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].filter((name) => process.env[name]?.trim())
@@ -71,10 +80,16 @@ function credentialsCheck(): Check {
 }
 
 /** Whether the endpoint answers at all: any HTTP response will do, and no credential is sent. */
-async function endpointCheck(options: PreflightOptions): Promise<Check> {
+async function endpointCheck(options: PreflightOptions, settingsProvider: Provider | undefined): Promise<Check> {
   const check = (status: CheckStatus, detail: string): Check => ({detail, name: 'endpoint', required: false, status})
-  const provider = process.env.WAVE_PROVIDER?.trim().toLowerCase()
-  if (provider && provider !== 'anthropic') return check('skip', `WAVE_PROVIDER=${provider}: the endpoint is the cloud's`)
+  let provider: Provider
+  try {
+    provider = providerFrom(settingsProvider)
+  } catch {
+    return check('skip', 'no known provider: see the credentials check')
+  }
+
+  if (provider !== 'anthropic') return check('skip', `provider ${provider}: the endpoint is the cloud's`)
   let url: URL
   try {
     url = new URL(process.env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_BASE_URL)
@@ -106,16 +121,14 @@ function ask(url: URL, timeoutMs: number): Promise<{status?: number; error?: str
   })
 }
 
-function settingsCheck(workspace: string | undefined): Check {
-  const files = [userSettingsPath(), ...(workspace ? [projectSettingsPath(workspace)] : [])]
-  try {
-    const read = files.filter((file, i) => readSettingsFile(file, i === 0 ? 'user' : 'project') !== undefined)
-    const {ignored} = loadSettings(workspace)
-    const found = read.length > 0 ? `valid: ${read.join(', ')}` : `none (looked for ${files.join(', ')})`
-    if (ignored.length > 0) return {detail: `${found}; ${ignored.join('; ')}`, name: 'settings', required: true, status: 'warn'}
-    return {detail: found, name: 'settings', required: true, status: 'pass'}
-  } catch (error) {
-    const hint = (error as {hint?: string}).hint
-    return {detail: `${(error as Error).message}${hint ? ` ${hint}` : ''}`, name: 'settings', required: true, status: 'fail'}
+function settingsCheck(workspace: string | undefined, settings: EffectiveSettings | Error): Check {
+  if (settings instanceof Error) {
+    const hint = (settings as {hint?: string}).hint
+    return {detail: `${settings.message}${hint ? ` ${hint}` : ''}`, name: 'settings', required: true, status: 'fail'}
   }
+
+  const files = [userSettingsPath(), ...(workspace ? [projectSettingsPath(workspace)] : [])]
+  const found = settings.files.length > 0 ? `valid: ${settings.files.join(', ')}` : `none (looked for ${files.join(', ')})`
+  if (settings.ignored.length > 0) return {detail: `${found}; ${settings.ignored.join('; ')}`, name: 'settings', required: true, status: 'warn'}
+  return {detail: found, name: 'settings', required: true, status: 'pass'}
 }

@@ -64,6 +64,15 @@ describe('wave doctor', () => {
     expect(result.stdout + result.stderr).not.toContain(TEST_API_KEY)
   })
 
+  it('takes the provider from the user settings file, as a session does', async () => {
+    mkdirSync(path.join(session.sandbox.home, '.wave'), {recursive: true})
+    writeFileSync(path.join(session.sandbox.home, '.wave', 'settings.json'), JSON.stringify({provider: 'bedrock'}))
+    const result = await wave(['doctor', '--offline'], env({ANTHROPIC_API_KEY: undefined, AWS_REGION: 'us-east-1'}))
+    expect(result.code, result.stdout + result.stderr).toBe(0)
+    expect(result.stdout).toMatch(/credentials\s+ok\s+provider bedrock: its settings are set/)
+    expect(result.stdout).toMatch(/endpoint\s+skipped\s+provider bedrock: the endpoint is the cloud's/)
+  })
+
   it('fails with exit 1 and names the fix when bwrap is not on PATH', async () => {
     const result = await wave(['doctor'], env({PATH: pathWithoutBwrap()}))
     expect(result.code, result.stderr).toBe(1)
