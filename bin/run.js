@@ -12,6 +12,7 @@ import {fileURLToPath} from 'node:url'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const argv = process.argv.slice(2)
+const helpAsked = argv.some((arg) => arg === '--help' || arg === '-h')
 const output = fastOutput(argv)
 if (output === undefined) {
   // Node 22.1 and later keep the compiled code of the bundles between runs (no effect on Node 20).
@@ -40,7 +41,8 @@ if (output === undefined) {
  * nothing. Anything else (a plugin command, help, a typo oclif may correct) gets oclif's full load.
  */
 async function ownCommandConfig(Plugin, args) {
-  if (process.env.WAVE_NO_FAST_START || args.some((arg) => arg === '--help' || arg === '-h')) return undefined
+  // No command named (a bare `wave`, a flag such as `-v` at a terminal): oclif's full load answers it.
+  if (process.env.WAVE_NO_FAST_START || helpAsked || !args[0] || args[0].startsWith('-')) return undefined
   const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   if (userPluginsInstalled(pjson)) return undefined
   const plugin = new Plugin({isRoot: true, pjson, root})
@@ -51,12 +53,12 @@ async function ownCommandConfig(Plugin, args) {
 
 /** `wave plan` and `wave run` in the directory they start in (not --cwd, which names another workspace). */
 function startsSession(args) {
-  return (args[0] === 'plan' || args[0] === 'run') && !args.some((arg) => arg === '--help' || arg === '-h' || arg === '--cwd' || arg.startsWith('--cwd='))
+  return (args[0] === 'plan' || args[0] === 'run') && !helpAsked && !args.some((arg) => arg === '--cwd' || arg.startsWith('--cwd='))
 }
 
 function callsModel(args) {
   const key = process.env.ANTHROPIC_API_KEY?.trim() || process.env.ANTHROPIC_AUTH_TOKEN?.trim()
-  return (args[0] === 'plan' || args[0] === 'run') && !args.includes('--help') && !args.includes('-h') && Boolean(key)
+  return (args[0] === 'plan' || args[0] === 'run') && !helpAsked && Boolean(key)
 }
 
 /** What oclif would print for these arguments, or undefined to let oclif run. */

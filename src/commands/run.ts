@@ -133,11 +133,15 @@ function completedData(outcome: Ran) {
   }
 }
 
+/** The closing stderr line of every completed run. */
+const ranTally = (outcome: Ran) =>
+  `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`
+
 function runResult(outcome: RunOutcome): CommandResult {
   return {
     data: {...completedData(outcome), name: outcome.name, planPath: outcome.planPath, resumed: outcome.resumed},
     summary: runSummary(`## wave run: ${outcome.name}`, outcome, [['Plan', `\`${outcome.planPath}\``]]),
-    tally: `${outcome.resumed ? 'resumed and ' : ''}done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
+    tally: `${outcome.resumed ? 'resumed and ' : ''}${ranTally(outcome)}`,
     text: outcome.finalText,
   }
 }
@@ -165,7 +169,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
       return {
         data: completedData(outcome),
         summary: runSummary('## wave run --task', outcome, [['Task', task]]),
-        tally: `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
+        tally: ranTally(outcome),
         text: outcome.finalText,
       }
     }

@@ -6,6 +6,7 @@
 import {Octokit} from '@octokit/rest'
 
 import {ExitCode, WaveError} from '../errors.js'
+import {scrubSecrets} from '../secrets.js'
 import type {PermissionAnswer} from './permissions.js'
 
 export interface RepositoryName {
@@ -113,25 +114,26 @@ export class GitHubClient {
   }
 
   async createComment(issue: number, body: string): Promise<IssueComment> {
-    const {data} = await this.call(`POST a comment on #${issue}`, () => this.octokit.rest.issues.createComment({...this.repository, body, issue_number: issue}))
+    const {data} = await this.call(`POST a comment on #${issue}`, () => this.octokit.rest.issues.createComment({...this.repository, body: scrubSecrets(body), issue_number: issue}))
     return commentOf(data)
   }
 
   async updateComment(id: number, body: string): Promise<IssueComment> {
-    const {data} = await this.call(`PATCH comment ${id}`, () => this.octokit.rest.issues.updateComment({...this.repository, body, comment_id: id}))
+    const {data} = await this.call(`PATCH comment ${id}`, () => this.octokit.rest.issues.updateComment({...this.repository, body: scrubSecrets(body), comment_id: id}))
     return commentOf(data)
   }
 
   async createIssue(title: string, body: string): Promise<Thread & {url: string}> {
-    const {data} = await this.call('POST an issue', () => this.octokit.rest.issues.create({...this.repository, body, title}))
+    const {data} = await this.call('POST an issue', () => this.octokit.rest.issues.create({...this.repository, body: scrubSecrets(body), title: scrubSecrets(title)}))
     return {number: data.number, pull: false, url: data.html_url}
   }
 
   async createPull(pull: {title: string; body: string; head: string; base: string}): Promise<{number: number; url: string}> {
-    const {data} = await this.call(`POST a pull request from ${pull.head} into ${pull.base}`, () => this.octokit.rest.pulls.create({...this.repository, ...pull}))
+    const {data} = await this.call(`POST a pull request from ${pull.head} into ${pull.base}`, () => this.octokit.rest.pulls.create({...this.repository, ...pull, body: scrubSecrets(pull.body), title: scrubSecrets(pull.title)}))
     return {number: data.number, url: data.html_url}
   }
 
+  // Everything posted goes through the one scrubber every sink uses: GitHub is a sink too.
   private async call<T>(what: string, request: () => Promise<T>): Promise<T> {
     try {
       return await request()

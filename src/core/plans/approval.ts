@@ -167,10 +167,16 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
  * used (a decision recorded meanwhile is left as it is). Throws when the file cannot be written.
  */
 export async function markSpent(file: string, used: ApprovalRecord, at: string): Promise<void> {
-  const current = previousRecord(file)
-  if (current?.decision !== 'approved' || current.decidedAt !== used.decidedAt || current.plan.sha256 !== used.plan.sha256) return
-  // The file as it was, with one field added: fields this schema does not know are kept.
-  const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
+  // Read once: the record checked is the record rewritten, with one field added (fields this schema does not know are kept).
+  let raw: Record<string, unknown>
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'))
+  } catch {
+    return
+  }
+
+  const current = approvalRecordSchema.safeParse(raw)
+  if (!current.success || current.data.decision !== 'approved' || current.data.decidedAt !== used.decidedAt || current.data.plan.sha256 !== used.plan.sha256) return
   await writeFileAtomic(file, JSON.stringify({...raw, spentAt: at}, null, 2) + '\n')
 }
 

@@ -11,6 +11,7 @@ import {z} from 'zod'
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import {readJsonFile} from '../json.js'
 import {scrubSecrets} from '../secrets.js'
+import {expandHome} from '../workspace/paths.js'
 import type {RepositoryState} from '../workspace/snapshot.js'
 import {settingsPlansDirectory} from '../settings.js'
 
@@ -49,7 +50,7 @@ const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
  * file is not written yet but whose state exists (a planning session that failed early) counts.
  */
 export async function resolvePlanReference(reference: string, options: {unwritten?: boolean} = {}): Promise<string> {
-  let planPath = path.resolve(expandTilde(reference))
+  let planPath = path.resolve(expandHome(reference))
   const name = reference.endsWith(PLAN_EXTENSION) ? reference.slice(0, -PLAN_EXTENSION.length) : reference
   if (PLAN_NAME.test(name) && !(await lstat(planPath).catch(() => undefined))) {
     const candidate = path.join(plansDir(), name + PLAN_EXTENSION)
@@ -66,8 +67,6 @@ export async function resolvePlanReference(reference: string, options: {unwritte
 
   return planPath
 }
-
-const expandTilde = (input: string) => (input === '~' || input.startsWith('~/') ? path.join(homedir(), input.slice(1)) : input)
 
 const repositorySchema = z.object({
   branch: z.string().nullable(),

@@ -1,4 +1,3 @@
-import {open} from 'node:fs/promises'
 import writeFileAtomic from 'write-file-atomic'
 
 /** How many leading bytes decide whether a file is binary (git and ripgrep look at a similar prefix). */
@@ -6,18 +5,6 @@ export const BINARY_SNIFF_BYTES = 8192
 
 /** Share of undecodable characters above which bytes are treated as binary rather than damaged text. */
 const MAX_INVALID_UTF8_RATIO = 0.1
-
-/** Reads at most `bytes` bytes from the start of a file. */
-export async function readFileHead(file: string, bytes = BINARY_SNIFF_BYTES): Promise<Buffer> {
-  const handle = await open(file, 'r')
-  try {
-    const buffer = Buffer.alloc(bytes)
-    const {bytesRead} = await handle.read(buffer, 0, bytes, 0)
-    return buffer.subarray(0, bytesRead)
-  } finally {
-    await handle.close()
-  }
-}
 
 /**
  * Whether bytes look binary: a NUL byte in the first 8 KB, or so many invalid UTF-8 sequences that the
