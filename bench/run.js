@@ -19,13 +19,14 @@ import {cpus, loadavg, tmpdir, totalmem} from 'node:os'
 import path from 'node:path'
 import {performance} from 'node:perf_hooks'
 
+import {buildFloorSdk} from './lib/floor-sdk.js'
 import {messagesServerModule, responseEnds} from './lib/server.js'
 import {BIN_RUN, makeSandbox, PROJECT_ROOT, runWave} from './lib/sandbox.js'
 import {kb, mb, median, ms, ratio} from './lib/stats.js'
 import {COMMON, generateTree, NEEDLE} from './lib/tree.js'
 
-/** The SDK as the ESM loader sees it: the package, or the build's one-file bundle of it (dist/vendor). */
-const SDK_MODULE = /\/@anthropic-ai\/sdk\/|\/dist\/vendor\/anthropic-sdk\.js/
+/** The SDK as a load trace sees it: the package, or the build's one-file bundle of it (dist/bundles/vendor). */
+const SDK_MODULE = /\/@anthropic-ai\/sdk\/|\/dist\/bundles\/vendor\/anthropic-sdk\.cjs/
 
 const argv = process.argv.slice(2)
 const flag = (name) => argv.includes(`--${name}`)
@@ -45,6 +46,12 @@ const {reply, startMessagesServer, systemText, toolResults, toolUse} = await mes
 const results = [] // {section, figure, value, baseline, ratio, target, ok, note}
 const notes = []
 const started = performance.now()
+
+// The floor script's SDK: one ES module, built once per run (bench/lib/floor-sdk.js).
+const floorDir = mkdtempSync(path.join(tmpdir(), 'wave-bench-floor-'))
+process.once('exit', () => rmSync(floorDir, {force: true, recursive: true}))
+const FLOOR_SDK = await buildFloorSdk(floorDir)
+const floorEnv = (server, sandbox) => ({ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: server.url, HOME: sandbox.home, PATH: process.env.PATH, WAVE_BENCH_SDK_BUNDLE: FLOOR_SDK})
 
 function record(row) {
   results.push(row)
@@ -188,7 +195,7 @@ async function firstRequest() {
       writeFileSync(requestFile, small.request.rawBody)
       const floorServer = await startMessagesServer([reply('Done.')])
       const at = performance.now()
-      await spawnAsync(process.execPath, [path.join(LIB, 'sdk-floor.js'), sandbox.repo, requestFile], {ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: floorServer.url, HOME: sandbox.home, PATH: process.env.PATH})
+      await spawnAsync(process.execPath, [path.join(LIB, 'sdk-floor.js'), sandbox.repo, requestFile], floorEnv(floorServer, sandbox))
       times.floor.push(floorServer.messageRequests[0].receivedAt - at)
       await floorServer.close()
     }
@@ -197,7 +204,7 @@ async function firstRequest() {
     record({
       baseline: `bare SDK script ${ms(floor)}`,
       figure: 'wave plan --task',
-      note: 'the bare script: node, the SDK bundle wave ships, and the same first request',
+      note: 'the bare script: node, the SDK bundled into one ES module, and the same first request',
       ok: small <= 1.6 * floor,
       ratio: ratio(small, floor),
       section: 'first',
@@ -273,7 +280,7 @@ async function perTurn() {
 
       const floorServer = await startMessagesServer([...Object.keys(SMALL_FILES).map((file) => reply(toolUse('Read', {file_path: file}))), reply('Done.')])
       responseEnds.length = 0
-      await spawnAsync(process.execPath, [path.join(LIB, 'sdk-floor.js'), sandbox.repo], {ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: floorServer.url, HOME: sandbox.home, PATH: process.env.PATH})
+      await spawnAsync(process.execPath, [path.join(LIB, 'sdk-floor.js'), sandbox.repo], floorEnv(floorServer, sandbox))
       for (let i = 1; i <= 6; i++) floor.push(floorServer.messageRequests[i].receivedAt - responseEnds[i - 1].at)
       await floorServer.close()
     }

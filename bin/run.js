@@ -23,11 +23,14 @@ if (output === undefined) {
     beginStartupSnapshot(process.cwd(), {changes: argv[0] === 'run'})
   }
 
-  // A command that will call the model starts loading the SDK now: its module is read while oclif and
-  // the command load, instead of after them.
-  if (callsModel(argv)) import('../dist/vendor/anthropic-sdk.js').catch(() => {})
-  // oclif as one file (scripts/bundle.js), the one copy wave's commands use too.
+  // oclif as one bundle loaded with V8's code cache (src/core/bundles.ts), the one copy wave's commands use too.
+  // Its check of node's version against its package's engines looks for a package.json beside the bundle,
+  // where there is none: it can't warn, but loads semver to try (3–5 ms). Off while oclif loads.
+  const engineCheck = process.env.OCLIF_DISABLE_ENGINE_WARNING
+  process.env.OCLIF_DISABLE_ENGINE_WARNING = '1'
   const {execute, Plugin} = await import('#oclif')
+  if (engineCheck === undefined) delete process.env.OCLIF_DISABLE_ENGINE_WARNING
+  else process.env.OCLIF_DISABLE_ENGINE_WARNING = engineCheck
   await execute({dir: import.meta.url, loadOptions: await ownCommandConfig(Plugin, argv)})
 } else {
   process.stdout.on('error', () => {}) // A closed pipe (`wave --help | head -1`) is not an error.
@@ -54,11 +57,6 @@ async function ownCommandConfig(Plugin, args) {
 /** `wave plan` and `wave run` in the directory they start in (not --cwd, which names another workspace). */
 function startsSession(args) {
   return (args[0] === 'plan' || args[0] === 'run') && !helpAsked && !args.some((arg) => arg === '--cwd' || arg.startsWith('--cwd='))
-}
-
-function callsModel(args) {
-  const key = process.env.ANTHROPIC_API_KEY?.trim() || process.env.ANTHROPIC_AUTH_TOKEN?.trim()
-  return (args[0] === 'plan' || args[0] === 'run') && !helpAsked && Boolean(key)
 }
 
 /** What oclif would print for these arguments, or undefined to let oclif run. */

@@ -1,53 +1,64 @@
 #!/usr/bin/env node
 // Build step, after tsc: bundles the SDK into one file, oclif into one file, and each command with wave's
 // own modules and zod into one file, so that a command loads a handful of files instead of hundreds.
-import {readdirSync} from 'node:fs'
+import {mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import {createRequire} from 'node:module'
-import {dirname, join} from 'node:path'
+import {dirname, join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+import {parse} from 'acorn'
+import {simple} from 'acorn-walk'
 import {build} from 'esbuild'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const pjson = (await import(join(root, 'package.json'), {with: {type: 'json'}})).default
-const common = {bundle: true, format: 'esm', logLevel: 'warning', platform: 'node', target: 'node20'}
-/** CommonJS code in an ES module bundle uses require(), __filename and __dirname: node's, for the bundle's own location. */
-const commonJsBanner = [
-  "import {createRequire as __createRequire} from 'node:module';",
-  "import {dirname as __pathDirname} from 'node:path';",
-  "import {fileURLToPath as __fileURLToPath} from 'node:url';",
-  'const require = __createRequire(import.meta.url);',
-  'const __filename = __fileURLToPath(import.meta.url);',
-  'const __dirname = __pathDirname(__filename);',
-].join(' ')
+// CommonJS, loaded by src/core/bundles.ts as classic scripts with V8's code cache (why: there). The
+// wrapper it gives each bundle passes `__waveMetaUrl`, what `import.meta.url` means in the code.
+const common = {bundle: true, define: {'import.meta.url': '__waveMetaUrl'}, format: 'cjs', logLevel: 'warning', platform: 'node', target: 'node20'}
+const bundles = join(root, 'dist/bundles')
 
-await build({...common, entryPoints: [join(root, 'node_modules/@anthropic-ai/sdk/index.mjs')], outfile: join(root, 'dist/vendor/anthropic-sdk.js')})
+await build({...common, entryPoints: [join(root, 'node_modules/@anthropic-ai/sdk/index.mjs')], outfile: join(bundles, 'vendor/anthropic-sdk.cjs')})
 
-// oclif as one ES module (package.json maps `#oclif` to it): requiring its ~150 CommonJS modules one by one
-// cost more than starting node. bin/run.js and every command import this one copy, so wave's commands and
-// oclif's Config, Command and errors are one instance. An ES module, not CommonJS: node would scan a
-// CommonJS file of this size for its export names on every start. oclif's own require() calls (plugins,
-// their manifests) get node's require. TypeScript and ts-node are only for plugins in development: left out.
+// oclif as one bundle: requiring its ~150 CommonJS modules one by one cost more than starting node.
+// bin/run.js and every command use this one instance (their `#oclif`: the bundle's require maps it, and
+// package.json maps it to dist/vendor/oclif.js, which re-exports it to ES modules), so wave's commands and
+// oclif's Config, Command and errors are one. oclif's own require() calls (plugins, their manifests) get
+// node's. TypeScript and ts-node are only for plugins in development: left out.
 const oclifExports = Object.keys(createRequire(join(root, 'package.json'))('@oclif/core'))
 await build({
   ...common,
-  banner: {js: commonJsBanner},
   external: ['typescript', 'ts-node', 'tsx'],
-  outfile: join(root, pjson.imports['#oclif']),
-  stdin: {contents: `export {${oclifExports.join(', ')}} from '@oclif/core'`, resolveDir: root},
+  outfile: join(bundles, 'vendor/oclif.cjs'),
+  stdin: {contents: `module.exports = require('@oclif/core')`, resolveDir: root},
 })
+mkdirSync(join(root, 'dist/vendor'), {recursive: true})
+writeFileSync(
+  join(root, pjson.imports['#oclif']),
+  [
+    '// oclif for ES modules (package.json maps #oclif here): the bundle every command uses, one instance.',
+    `import {loadBundle} from '../core/bundles.js'`,
+    `const oclif = loadBundle('vendor/oclif')`,
+    `export const {${oclifExports.join(', ')}} = oclif`,
+    'export default oclif',
+    '',
+  ].join('\n'),
+)
 
 // What a command imports at start and is plain JavaScript goes into its bundle: for a package left out,
-// node's ESM loader would resolve it and scan it for its export names, file by file. The rest stays a
-// package: oclif (the one copy above), what loads lazily (the model SDKs, MCP, listr2, turndown,
+// node's ESM loader would resolve it and scan it for its export names, file by file. So does listr2,
+// which every session loads when the first response arrives (its import() in the bundle is evaluated
+// then, from the code cache: ~20 ms through the ESM loader, in the first turn). The rest stays a
+// package: oclif (the one copy above), what loads lazily and rarely (the model SDKs, MCP, turndown,
 // marked), and what finds files beside its own (tree-sitter's WebAssembly).
-const BUNDLED = ['ignore', 'picomatch', 'unique-names-generator', 'write-file-atomic', 'zod']
+const BUNDLED = ['ignore', 'listr2', 'picomatch', 'unique-names-generator', 'write-file-atomic', 'zod']
 const external = Object.keys(pjson.dependencies).filter((name) => !BUNDLED.includes(name))
 const oclifVendored = {
   name: 'oclif-vendored',
   setup(build) {
     build.onResolve({filter: /^@oclif\/core$/}, () => ({external: true, path: '#oclif'}))
+    // The loader of the bundles is never bundled: its one copy (dist/core/bundles.js) is the bundle's require's.
+    build.onResolve({filter: /[\\/]bundles\.js$/}, () => ({external: true, path: '#wave-bundles'}))
   },
 }
 /**
@@ -74,14 +85,50 @@ const zodLocalesOnDemand = {
   },
 }
 const commands = join(root, 'dist/commands')
+// Topics' commands too (commands/plans/rm.js is `wave plans rm`), each bundled under dist/bundles/commands.
+const entries = readdirSync(commands, {recursive: true}).filter((file) => file.endsWith('.js'))
 await build({
   ...common,
-  allowOverwrite: true,
-  // Topics' commands too (commands/plans/rm.js is `wave plans rm`), each bundled where it was.
-  entryPoints: readdirSync(commands, {recursive: true}).filter((file) => file.endsWith('.js')).map((file) => join(commands, file)),
+  entryPoints: entries.map((file) => join(commands, file)),
   external: [...external, ...external.map((name) => `${name}/*`)],
-  banner: {js: commonJsBanner},
   outbase: commands,
-  outdir: commands,
+  outdir: join(bundles, 'commands'),
+  outExtension: {'.js': '.cjs'},
   plugins: [oclifVendored, zodLocalesOnDemand],
 })
+// What oclif loads for a command (the module the manifest names) becomes the bundle's door: its exports,
+// with import.meta.url in the bundle meaning this module's URL, which the code's relative URLs assume.
+for (const file of entries) {
+  const name = `commands/${file.replace(/\\/g, '/').replace(/\.js$/, '')}`
+  const core = relative(dirname(join(commands, file)), join(root, 'dist/core/bundles.js')).replace(/\\/g, '/')
+  writeFileSync(
+    join(commands, file),
+    [`import {loadBundle} from '${core.startsWith('.') ? core : `./${core}`}'`, `export default loadBundle('${name}', import.meta.url).default`, ''].join('\n'),
+  )
+}
+
+/**
+ * Every `import()` in a bundle becomes `__waveImport()`, the loader's (src/core/bundles.ts): on Node 20 a
+ * script compiled with V8's cached data loses its dynamic-import callback (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING),
+ * so the import is made by the loader, an ES module, instead. Found by parsing, not by text: only import
+ * expressions change, never the word in a string or comment.
+ */
+function routeDynamicImports(file) {
+  const source = readFileSync(file, 'utf8')
+  const starts = []
+  simple(parse(source, {allowHashBang: true, ecmaVersion: 'latest', sourceType: 'script', allowReturnOutsideFunction: true}), {
+    ImportExpression(node) {
+      starts.push(node.start)
+    },
+  })
+  let out = ''
+  let at = 0
+  for (const start of starts.sort((a, b) => a - b)) {
+    if (source.slice(start, start + 6) !== 'import') throw new Error(`${file}: an import expression at ${start} does not start with "import"`)
+    out += `${source.slice(at, start)}__waveImport`
+    at = start + 6
+  }
+  writeFileSync(file, out + source.slice(at))
+}
+
+for (const file of readdirSync(bundles, {recursive: true})) if (file.endsWith('.cjs')) routeDynamicImports(join(bundles, file))

@@ -1,20 +1,20 @@
 /**
- * The floor under wave's model figures: a bare node script that imports the SDK wave ships (the build's
- * one-file bundle, dist/vendor/anthropic-sdk.js; the package when there is no build), streams a request
- * to ANTHROPIC_BASE_URL and, while the reply asks for a tool, reads the named file and sends it back: the
- * least any SDK-based agent loop does. Same clocks, same server as wave's runs.
+ * The floor under wave's model figures: a bare node script that imports the SDK bundled into one ES module
+ * (WAVE_BENCH_SDK_BUNDLE, built by bench/lib/floor-sdk.js; the package when it is not set), streams a
+ * request to ANTHROPIC_BASE_URL and, while the reply asks for a tool, reads the named file and sends it
+ * back: the least any SDK-based agent loop does. Same clocks, same server as wave's runs.
  *
  *   node bench/lib/sdk-floor.js <workspace> [<request.json>]
  *
  * With a request file (the JSON body wave sent first), the first request is that one, byte for byte the
  * same model, system prompt, tools and messages: the floor under wave's time to its first request.
  */
-import {existsSync, readFileSync} from 'node:fs'
+import {readFileSync} from 'node:fs'
 import path from 'node:path'
-import {fileURLToPath} from 'node:url'
+import {pathToFileURL} from 'node:url'
 
-const bundle = fileURLToPath(new URL('../../dist/vendor/anthropic-sdk.js', import.meta.url))
-const {default: Anthropic} = existsSync(bundle) ? await import(bundle) : await import('@anthropic-ai/sdk')
+const bundle = process.env.WAVE_BENCH_SDK_BUNDLE
+const {default: Anthropic} = bundle ? await import(pathToFileURL(bundle).href) : await import('@anthropic-ai/sdk')
 const client = new Anthropic({logLevel: 'off', maxRetries: 0})
 const [workspace, requestFile] = process.argv.slice(2)
 const tools = [

@@ -161,6 +161,8 @@ export interface RunWaveResult {
   durationMs: number
 }
 
+const SUITE_COMPILE_CACHE = join(tmpdir(), `wave-test-compile-cache-${process.getuid?.() ?? 0}`)
+
 /** The env runWave gives the child (exported for tests that want to inspect or reuse it). */
 export function waveEnv(opts: Pick<RunWaveOptions, 'home' | 'env' | 'server'>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -170,6 +172,9 @@ export function waveEnv(opts: Pick<RunWaveOptions, 'home' | 'env' | 'server'>): 
     NO_COLOR: '1',
   }
   if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR
+  // One V8 code cache for the whole suite (src/core/bundles.ts), as a user's runs share ~/.cache/wave: each
+  // test's own HOME would make every spawn a first run. test/e2e/compile-cache.test.ts tests the cache itself.
+  env.WAVE_COMPILE_CACHE = SUITE_COMPILE_CACHE
   if (opts.server) {
     env.ANTHROPIC_BASE_URL = opts.server.url
     env.ANTHROPIC_API_KEY = TEST_API_KEY

@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import type {Middleware} from '@anthropic-ai/sdk'
 
+import {loadBundle, runningFromBundles} from '../bundles.js'
 import {ExitCode, WaveError} from '../errors.js'
 import {scrubSecrets} from '../secrets.js'
 import {assertCloudSettings, createCloudClient, type Provider, providerFrom} from './providers.js'
@@ -60,18 +61,12 @@ export function assertCredentials(settingsProvider?: Provider): void {
 }
 
 /**
- * The SDK, loaded only when a command talks to the model. The build bundles it into one file
- * (dist/vendor/anthropic-sdk.js, scripts/bundle.js): the same code, read in ~35 ms instead of the
- * ~130 ms its 250 modules take through the ESM loader. The package itself is the fallback.
+ * The SDK, loaded only when a command talks to the model: from the build's one-file bundle of it
+ * (scripts/bundle.js, loaded with V8's code cache by core/bundles.ts), or the package when wave runs
+ * from its sources.
  */
-export const SDK_BUNDLE = new URL('../vendor/anthropic-sdk.js', import.meta.url)
-
 async function loadSdk(): Promise<typeof import('@anthropic-ai/sdk')> {
-  try {
-    return await import(SDK_BUNDLE.href)
-  } catch {
-    return import('@anthropic-ai/sdk')
-  }
+  return runningFromBundles() ? loadBundle('vendor/anthropic-sdk') : import('@anthropic-ai/sdk')
 }
 
 export async function createClient(settingsProvider?: Provider): Promise<Anthropic> {

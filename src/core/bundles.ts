@@ -1,0 +1,156 @@
+/**
+ * The build's bundles (scripts/bundle.js: oclif, the SDK, each command with wave's modules and zod),
+ * loaded as classic scripts with V8's code cache.
+ *
+ * Why not ES modules: Node 20 keeps no compiled code between runs for an ES module (Node 22's
+ * `module.enableCompileCache` does), so every start compiled ~3 MB of JavaScript again, and its ESM
+ * loader evaluates a large module more slowly than a script. A `vm.Script` given the cached data of an
+ * earlier run skips the parse and the lazy compilation of every function that run used: oclif's bundle
+ * 58 → ~20 ms, the SDK's 40 → ~15 ms (bench/RESULTS.md). The cache is V8's own check away from being
+ * used wrongly: V8 rejects data made by another V8 version, other flags or a source of another length,
+ * and the file name carries the bundle's size and mtime, so a rebuild makes a new one.
+ *
+ * The cache lives in the user's cache directory (`~/.cache/wave/v8`, or under XDG_CACHE_HOME; where
+ * oclif keeps a CLI's caches), or where WAVE_COMPILE_CACHE says; a directory others can write to is not
+ * used (cached data is code). NODE_DISABLE_COMPILE_CACHE=1 (node's own switch) turns it off. A bundle whose cache was missing or rejected writes a new one when the
+ * process exits, with the functions that run compiled, as Node 22's compile cache does.
+ *
+ * This module imports nothing but node's own modules, and is never bundled: a bundle's `require` of it
+ * (`#wave-bundles`, scripts/bundle.js) gets this one copy, so each bundle has one instance per process.
+ */
+import {lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {homedir} from 'node:os'
+import path from 'node:path'
+import {fileURLToPath, pathToFileURL} from 'node:url'
+import vm from 'node:vm'
+
+/** Where the build writes the bundles: dist/bundles/, beside this module's dist/core/. */
+const BUNDLES = fileURLToPath(new URL('../bundles/', import.meta.url))
+
+/** Bundles by the name a bundle's `require` uses for them: one instance each per process. */
+const ALIASES: Record<string, string> = {'#oclif': 'vendor/oclif'}
+const SELF = '#wave-bundles'
+
+interface Loaded {
+  exports: unknown
+  script: vm.Script
+  /** Where to write its cache at exit, when the cache was missing or rejected. */
+  writeTo?: string
+}
+
+const loaded = new Map<string, Loaded>()
+let exitHook = false
+
+/** Whether wave runs from its build's bundles (not from its TypeScript sources, as in the in-process tests). */
+export function runningFromBundles(): boolean {
+  return loaded.size > 0
+}
+
+/**
+ * The exports of bundle `name` (`vendor/oclif`, `vendor/anthropic-sdk`, `commands/plan`), evaluated once.
+ * `metaUrl` is what `import.meta.url` means in its code: for a command, the URL of the module oclif
+ * loads (dist/commands/plan.js), which the code's relative URLs were written against.
+ */
+export function loadBundle<T = unknown>(name: string, metaUrl?: string): T {
+  const known = loaded.get(name)
+  if (known) return known.exports as T
+  const file = path.join(BUNDLES, `${name}.cjs`)
+  const source = readFileSync(file, 'utf8')
+  const cacheFile = cachePath(name, file)
+  const cachedData = cacheFile ? readCache(cacheFile) : undefined
+  // The wrapper is CommonJS's, plus the bundle's import.meta.url (esbuild's `define`) and its import()
+  // (scripts/bundle.js rewrites each one to `__waveImport`: a script compiled from cached data can't import).
+  const wrapper = `(function (exports, require, module, __filename, __dirname, __waveMetaUrl, __waveImport) {${source}\n})`
+  const script = new vm.Script(wrapper, {cachedData, filename: file})
+  const entry: Loaded = {exports: undefined, script, writeTo: cacheFile && (!cachedData || script.cachedDataRejected) ? cacheFile : undefined}
+  if (entry.writeTo && !exitHook) {
+    exitHook = true
+    process.once('exit', writeCaches)
+  }
+
+  const module = {exports: {} as unknown}
+  loaded.set(name, Object.assign(entry, {exports: module.exports}))
+  const nodeRequire = createRequire(file)
+  const require = Object.assign((id: string) => (id === SELF ? {loadBundle, runningFromBundles} : id in ALIASES ? loadBundle(ALIASES[id]) : nodeRequire(id)), nodeRequire)
+  try {
+    const url = metaUrl ?? pathToFileURL(file).href
+    const importModule = (specifier: string, options?: ImportCallOptions) => import(specifier.startsWith('.') ? new URL(specifier, url).href : specifier, options)
+    script.runInThisContext()(module.exports, require, module, file, path.dirname(file), url, importModule)
+  } catch (error) {
+    loaded.delete(name)
+    throw error
+  }
+
+  entry.exports = module.exports
+  return module.exports as T
+}
+
+/** The cache file for a bundle, or undefined when there is no usable cache directory. */
+function cachePath(name: string, file: string): string | undefined {
+  if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined
+  try {
+    const dir = process.env.WAVE_COMPILE_CACHE || path.join(userCacheDirectory(), 'wave', 'v8')
+    if (!ownDirectory(dir)) return undefined
+    const {mtimeMs, size} = statSync(file)
+    return path.join(dir, `${cacheKey(name)}-${size}-${Math.trunc(mtimeMs)}-${process.version}-${process.arch}.bin`)
+  } catch {
+    return undefined
+  }
+}
+
+/** Where the platform keeps a user's caches (as oclif's `cacheDir` does). */
+function userCacheDirectory(): string {
+  const env = process.env
+  if (process.platform === 'win32') return env.LOCALAPPDATA || path.join(homedir(), 'AppData', 'Local')
+  if (process.platform === 'darwin') return path.join(homedir(), 'Library', 'Caches')
+  return env.XDG_CACHE_HOME || path.join(homedir(), '.cache')
+}
+
+/** The directory, made if missing; only a real directory of this user that nobody else can write to. */
+function ownDirectory(dir: string): boolean {
+  try {
+    mkdirSync(path.dirname(dir), {recursive: true})
+    mkdirSync(dir, {mode: 0o700})
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false
+  }
+
+  const stat = lstatSync(dir)
+  if (!stat.isDirectory()) return false
+  // POSIX modes and owners; Windows has neither (its profile directories are the user's own).
+  return process.getuid === undefined || (stat.uid === process.getuid() && (stat.mode & 0o022) === 0)
+}
+
+function readCache(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * At exit: the cache of each bundle that had none, written whole (a temporary file renamed) or not at all,
+ * and the same bundle's caches of earlier builds and node versions removed, so the directory does not grow.
+ */
+function writeCaches(): void {
+  for (const [name, {script, writeTo}] of loaded) {
+    if (!writeTo) continue
+    const temporary = `${writeTo}.${process.pid}.tmp`
+    try {
+      writeFileSync(temporary, script.createCachedData(), {mode: 0o600})
+      renameSync(temporary, writeTo)
+      const dir = path.dirname(writeTo)
+      const earlier = new RegExp(`^${cacheKey(name)}-\\d+-\\d+-v[\\d.]+-\\w+\\.bin$`)
+      for (const file of readdirSync(dir)) if (earlier.test(file) && file !== path.basename(writeTo)) rmSync(path.join(dir, file), {force: true})
+    } catch {
+      // A cache is an optimisation: a full disk or a race with another process costs the next start only.
+    }
+  }
+}
+
+/** The start of a bundle's cache file names: `commands/plans/rm` → `commands-plans-rm`. */
+function cacheKey(name: string): string {
+  return name.replaceAll('/', '-')
+}

@@ -1,0 +1,83 @@
+/**
+ * The build's bundles load with V8's code cache (src/core/bundles.ts): written at the exit of a run that
+ * had none, used untouched by the next, replaced when V8 rejects it, never kept in a directory others
+ * can write to, and not at all with NODE_DISABLE_COMPILE_CACHE. (The suite's other tests share one cache
+ * directory, test/support/cli.ts; these name their own.)
+ */
+import {chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {makeSandbox, runWave, type Sandbox} from '../support/cli.js'
+
+let sandbox: Sandbox
+let cacheDir: string
+beforeEach(() => {
+  sandbox = makeSandbox()
+  cacheDir = path.join(sandbox.root, 'compile-cache')
+})
+afterEach(() => sandbox.cleanup())
+
+const tools = (env: Record<string, string | undefined> = {}) => runWave(['tools'], {cwd: sandbox.repo, env: {WAVE_COMPILE_CACHE: cacheDir, ...env}, home: sandbox.home})
+const cacheFiles = () => readdirSync(cacheDir).sort()
+const stamps = () => Object.fromEntries(cacheFiles().map((file) => [file, statSync(path.join(cacheDir, file)).mtimeMs]))
+
+describe('the compile cache of the bundles', () => {
+  it('is written by the first run, used as it is by the next, and changes nothing a user sees', async () => {
+    const first = await tools()
+    expect(first.code, first.stderr).toBe(0)
+    expect(cacheFiles()).toEqual([expect.stringMatching(/^commands-tools-\d+-\d+-v[\d.]+-\w+\.bin$/), expect.stringMatching(/^vendor-oclif-\d+-\d+-v[\d.]+-\w+\.bin$/)])
+    expect(statSync(cacheDir).mode & 0o777).toBe(0o700)
+    const written = stamps()
+
+    const second = await tools()
+    expect(second.code, second.stderr).toBe(0)
+    expect(second.stdout).toBe(first.stdout)
+    expect(second.stderr).toBe(first.stderr)
+    expect(stamps()).toEqual(written) // accepted: nothing rewritten
+  })
+
+  it('replaces data V8 rejects, and removes the same bundle’s caches of earlier builds', async () => {
+    expect((await tools()).code).toBe(0)
+    const reference = await tools()
+    for (const file of cacheFiles()) writeFileSync(path.join(cacheDir, file), Buffer.alloc(4096, 7))
+    writeFileSync(path.join(cacheDir, 'vendor-oclif-1-2-v20.0.0-x64.bin'), 'an earlier build')
+    writeFileSync(path.join(cacheDir, 'commands-tools-extra-1-2-v20.0.0-x64.bin'), 'another bundle')
+
+    const result = await tools()
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toBe(reference.stdout)
+    const files = cacheFiles()
+    expect(files).not.toContain('vendor-oclif-1-2-v20.0.0-x64.bin')
+    expect(files).toContain('commands-tools-extra-1-2-v20.0.0-x64.bin')
+    for (const file of files.filter((name) => !name.includes('extra'))) {
+      expect(readFileSync(path.join(cacheDir, file)).equals(Buffer.alloc(4096, 7))).toBe(false)
+    }
+  })
+
+  it('is neither read nor written in a directory others can write to, or when turned off', async () => {
+    mkdirSync(cacheDir)
+    chmodSync(cacheDir, 0o777)
+    const shared = await tools()
+    expect(shared.code, shared.stderr).toBe(0)
+    expect(cacheFiles()).toEqual([])
+
+    chmodSync(cacheDir, 0o700)
+    const off = await tools({NODE_DISABLE_COMPILE_CACHE: '1'})
+    expect(off.code, off.stderr).toBe(0)
+    expect(off.stdout).toBe(shared.stdout)
+    expect(cacheFiles()).toEqual([])
+  })
+
+  it('lives in the user’s cache directory unless WAVE_COMPILE_CACHE names another', async () => {
+    const home = await tools({WAVE_COMPILE_CACHE: undefined})
+    expect(home.code, home.stderr).toBe(0)
+    expect(readdirSync(path.join(sandbox.home, '.cache', 'wave', 'v8'))).toContainEqual(expect.stringMatching(/^vendor-oclif-.*\.bin$/))
+
+    const xdg = path.join(sandbox.root, 'xdg-cache')
+    const elsewhere = await tools({WAVE_COMPILE_CACHE: undefined, XDG_CACHE_HOME: xdg})
+    expect(elsewhere.code, elsewhere.stderr).toBe(0)
+    expect(readdirSync(path.join(xdg, 'wave', 'v8'))).toContainEqual(expect.stringMatching(/^commands-tools-.*\.bin$/))
+  })
+})
