@@ -176,11 +176,11 @@ async function firstRequest() {
   const large = makeLargeRepository(files)
   const requestFile = path.join(sandbox.root, 'first-request.json')
   try {
-    /** @type {Record<'floor' | 'large' | 'small', number[]>} */
-    const times = {floor: [], large: [], small: []}
-    const firstRequestAt = async (/** @type {string} */ cwd) => {
+    /** @type {Record<'cold' | 'floor' | 'large' | 'small', number[]>} */
+    const times = {cold: [], floor: [], large: [], small: []}
+    const firstRequestAt = async (/** @type {string} */ cwd, /** @type {Record<string, string>} */ env = {}) => {
       const server = await startMessagesServer([writePlan, reply('Done.')])
-      const result = await runWave(['plan', '--task', 'Add a --verbose flag'], {cwd, home: sandbox.home, server})
+      const result = await runWave(['plan', '--task', 'Add a --verbose flag'], {cwd, env, home: sandbox.home, server})
       if (result.code !== 0) throw new Error(`wave plan failed (${result.code}): ${result.stderr}`)
       const request = server.messageRequests[0]
       await server.close()
@@ -191,6 +191,8 @@ async function firstRequest() {
       const small = await firstRequestAt(sandbox.repo)
       times.small.push(small.ms)
       times.large.push((await firstRequestAt(large.repo)).ms)
+      // A first run: no code cache to start from (src/core/bundles.ts).
+      times.cold.push((await firstRequestAt(sandbox.repo, {NODE_DISABLE_COMPILE_CACHE: '1'})).ms)
       // The floor sends the very request wave sent first.
       writeFileSync(requestFile, small.request.rawBody)
       const floorServer = await startMessagesServer([reply('Done.')])
@@ -200,7 +202,7 @@ async function firstRequest() {
       await floorServer.close()
     }
 
-    const [small, floor, largeMs] = [median(times.small), median(times.floor), median(times.large)]
+    const [small, floor, largeMs, cold] = [median(times.small), median(times.floor), median(times.large), median(times.cold)]
     record({
       baseline: `bare SDK script ${ms(floor)}`,
       figure: 'wave plan --task',
@@ -210,6 +212,14 @@ async function firstRequest() {
       section: 'first',
       target: '≤ 1.6× the bare script',
       value: ms(small),
+    })
+    record({
+      baseline: `bare SDK script ${ms(floor)}`,
+      figure: 'wave plan --task, first run (no code cache)',
+      note: 'NODE_DISABLE_COMPILE_CACHE=1: the bundles compiled from source, as on the first run after an install',
+      ratio: ratio(cold, floor),
+      section: 'first',
+      value: ms(cold),
     })
     record({
       baseline: `small repository ${ms(small)}`,

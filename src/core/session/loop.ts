@@ -519,9 +519,18 @@ class ContextMeter {
   }
 }
 
+/** Counted prompts: a turn's request is estimated before it is sent and calibrated after, one count. */
+const counted = new WeakMap<StreamParams, number>()
+
 /** The characters of what a request sends as its prompt: system, tools and messages. */
 function charsOf(params: StreamParams): number {
-  return JSON.stringify(params.system ?? '').length + JSON.stringify(params.tools ?? []).length + JSON.stringify(params.messages).length
+  let chars = counted.get(params)
+  if (chars === undefined) {
+    chars = JSON.stringify(params.system ?? '').length + JSON.stringify(params.tools ?? []).length + JSON.stringify(params.messages).length
+    counted.set(params, chars)
+  }
+
+  return chars
 }
 
 type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
