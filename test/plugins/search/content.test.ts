@@ -105,6 +105,20 @@ describe('Grep shortcuts', () => {
   })
 })
 
+describe('reading files', () => {
+  it('reads a file whole whatever its size against the read buffer (256 KB): the needle at its very end', async () => {
+    const sizes = [0, 1, 256 * 1024 - 7, 256 * 1024 - 6, 256 * 1024 - 5, 1024 * 1024 + 3]
+    const tree: Record<string, string> = {}
+    for (const size of sizes) tree[`f${size}.txt`] = size < 6 ? 'x'.repeat(size) : `${'x'.repeat(size - 6)}needle`
+    const root = await workspace(tree)
+    // One Searcher, as a search reuses it: its buffer grows on the large file, and smaller ones after it still read whole.
+    const searcher = new Searcher()
+    const query: ContentQuery = {flags: '', maxFileBytes: 10 * 1024 * 1024, maxLineChars: 100, maxLines: 10, mode: 'files_with_matches', source: 'needle'}
+    const found = [...sizes, ...sizes].map((size) => Boolean(searcher.search(path.join(root, `f${size}.txt`), query)))
+    expect(found).toEqual([...sizes, ...sizes].map((size) => size >= 6))
+  })
+})
+
 describe('the main thread keeps to cheap files', () => {
   const query = (source: string, mode: ContentQuery['mode'] = 'count'): ContentQuery => ({flags: '', maxFileBytes: 10 << 20, maxLineChars: 500, maxLines: 500, mode, source})
 
