@@ -41,3 +41,8 @@ export class WaveError extends Error {
 }
 
 export const usageError = (message: string, hint?: string) => new WaveError(message, ExitCode.usage, hint)
+
+/** The first line of an error's message (or of what was thrown): what a one-line report shows. */
+export function errorLine(error: unknown): string {
+  return String((error as Error)?.message ?? error).split('\n')[0]
+}

@@ -6,7 +6,7 @@
  */
 import {readFile} from 'node:fs/promises'
 
-import {ExitCode, usageError, WaveError} from '../errors.js'
+import {errorLine, ExitCode, usageError, WaveError} from '../errors.js'
 import {sha256Of, writeDecision} from '../plans/approval.js'
 import {makePlan, revisePlan} from '../session/plan.js'
 import {executePlan} from '../session/run.js'
@@ -119,7 +119,7 @@ export async function plan(run: GitHubRun, intent: PlanIntent): Promise<GitHubOu
   } catch (error) {
     await posting?.catch(() => {})
     if (sticky?.url) await sticky.fail('plan', error).catch(() => {})
-    else await reply(run, {...intent.trigger, thread}, `wave could not plan: ${firstLine(error)}`).catch(() => {})
+    else await reply(run, {...intent.trigger, thread}, `wave could not plan: ${errorLine(error)}`).catch(() => {})
     throw error
   }
 }
@@ -421,5 +421,4 @@ function addCost(before: number | null | undefined, added: number | null | undef
   return before === null || added === null ? null : Math.round((before + added) * 1e6) / 1e6
 }
 
-const firstLine = (error: unknown) => String((error as Error)?.message ?? error).split('\n')[0]
 

@@ -16,7 +16,7 @@ import {gunzipSync, gzipSync} from 'node:zlib'
 
 import {z} from 'zod'
 
-import {ExitCode, WaveError} from '../errors.js'
+import {errorLine, ExitCode, WaveError} from '../errors.js'
 import {sha256Of} from '../plans/approval.js'
 import {ensurePlansDir, planSidecars, writePlanState} from '../plans/plans.js'
 import type {IssueComment} from './client.js'
@@ -133,4 +133,4 @@ export async function materializePlan(found: {state: StickyState; plan: Uint8Arr
   return planPath
 }
 
-const firstLine = (error: unknown) => String((error as Error)?.message ?? error).split('\n')[0].slice(0, 200)
+const firstLine = (error: unknown) => errorLine(error).slice(0, 200)

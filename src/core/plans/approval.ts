@@ -8,6 +8,7 @@ import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
 import {ExitCode, WaveError} from '../errors.js'
+import {DEFAULT_SANDBOX} from '../policy/sandbox.js'
 import {type JsonFileOptions, readJsonFile} from '../json.js'
 import {planNameOf, planSidecars} from './plans.js'
 import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
@@ -56,7 +57,7 @@ export const approvalRecordSchema = z.object({
   mode: z.enum(EXECUTION_MODES).default('acceptEdits'),
   plan: z.object({name: z.string().optional(), sha256}),
   repository: repositorySchema.nullable().optional(),
-  sandbox: sandboxSchema.default({enabled: true, network: false}),
+  sandbox: sandboxSchema.default(DEFAULT_SANDBOX),
   /**
    * When a run of this approval succeeded: the approval is spent, and the plan runs again only after a
    * new decision (which writes a record without it). Kept in the record, not only in the state beside
@@ -147,7 +148,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     mode: input.mode,
     plan: {name: planNameOf(input.planPath), sha256: planSha},
     repository: input.repository ?? null,
-    sandbox: input.sandbox ?? {enabled: true, network: false},
+    sandbox: input.sandbox ?? DEFAULT_SANDBOX,
     task: input.task,
     version: APPROVAL_VERSION,
   }

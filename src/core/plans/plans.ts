@@ -26,14 +26,17 @@ export function plansDir(): string {
   return settingsPlansDirectory(waveHome()) ?? path.join(waveHome(), 'plans')
 }
 
+/** The endings of the files wave keeps beside a plan, sharing its name. */
+const SIDECAR_SUFFIXES = {approval: '.approval.json', lock: '.lock', state: '.state.json', transcript: '.transcript.jsonl'} as const
+
 /** Where wave keeps what it knows of a plan: files beside it, sharing its name. */
-export function planSidecars(planPath: string) {
+export function planSidecars(planPath: string): Record<keyof typeof SIDECAR_SUFFIXES, string> {
   const base = planPath.endsWith(PLAN_EXTENSION) ? planPath.slice(0, -PLAN_EXTENSION.length) : planPath
   return {
-    approval: `${base}.approval.json`,
-    lock: `${base}.lock`,
-    state: `${base}.state.json`,
-    transcript: `${base}.transcript.jsonl`,
+    approval: base + SIDECAR_SUFFIXES.approval,
+    lock: base + SIDECAR_SUFFIXES.lock,
+    state: base + SIDECAR_SUFFIXES.state,
+    transcript: base + SIDECAR_SUFFIXES.transcript,
   }
 }
 
@@ -407,7 +410,8 @@ export async function removePlan(planPath: string): Promise<RemovedPlan> {
   return {files, name: planNameOf(owned), path: owned}
 }
 
-const SIDECAR = /^(.+?)(\.md|\.state\.json|\.approval\.json|\.transcript\.jsonl|\.lock)$/
+/** A file of a plan: its name, then the plan's ending or one of its sidecars'. */
+const SIDECAR = new RegExp(`^(.+?)(${[PLAN_EXTENSION, ...Object.values(SIDECAR_SUFFIXES)].map((suffix) => suffix.replaceAll('.', '\\.')).join('|')})$`)
 
 /**
  * The plans of the plans directory (and the remains of planning sessions that never wrote one) whose

@@ -3,7 +3,7 @@ import type {ContentBlockParam, Message, MessageParam, TextBlockParam, ToolResul
 
 import type {ToolRegistry} from '../../plugins/registry.js'
 import type {SessionControl} from '../../plugins/tool.js'
-import {ExitCode, WaveError} from '../errors.js'
+import {errorLine, ExitCode, WaveError} from '../errors.js'
 import type {PolicyContext} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
 import {clearOldToolResults, type Compacted, type SummaryRequest, summarizeOlderTurns} from './compaction.js'
@@ -584,7 +584,7 @@ async function requestTurn(options: AgentOptions, params: StreamParams): Promise
       // of the partial message was kept, so re-sending the same request is safe.
       const failure = stalled ? new Error(`the response stream stalled: no event for ${timeoutMs} ms`) : error
       if (began && attempt < STREAM_RETRIES && isTransientStreamFailure(failure)) {
-        reportRetry({attempt: attempt + 1, reason: `stream cut: ${scrubSecrets(firstLine(failure))}`})
+        reportRetry({attempt: attempt + 1, reason: `stream cut: ${scrubSecrets(errorLine(failure))}`})
         await sleep(retryBase * 2 ** attempt, options.signal)
         continue
       }
@@ -607,10 +607,6 @@ function isTransientStreamFailure(error: unknown): boolean {
   const e = error as {status?: number; type?: string | null}
   if (typeof e?.status === 'number') return false
   return !PERMANENT_STREAM_ERRORS.has(e?.type ?? '')
-}
-
-function firstLine(error: unknown): string {
-  return String((error as Error)?.message ?? error).split('\n')[0]
 }
 
 /** The abort's reason when it is a WaveError (the command's signal handler sets one), else a plain line. */

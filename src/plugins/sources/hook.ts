@@ -8,6 +8,7 @@
 import type {Config, Hook, Interfaces} from '@oclif/core'
 import {z} from 'zod'
 
+import {errorLine} from '../../core/errors.js'
 import {defineTool, type ToolContext, ToolError, type ToolPlugin} from '../tool.js'
 
 export const TOOLS_HOOK = 'wave:tools'
@@ -84,7 +85,7 @@ export async function loadPluginTools(options: PluginToolsOptions): Promise<Tool
     settings.enableAutoTranspile = autoTranspile
   })
   for (const failure of result.failures) {
-    warn(`Plugin "${failure.plugin.name}": its ${TOOLS_HOOK} hook failed (${firstLine(failure.error)}); it contributes no tools.`)
+    warn(`Plugin "${failure.plugin.name}": its ${TOOLS_HOOK} hook failed (${errorLine(failure.error)}); it contributes no tools.`)
   }
 
   const tools: ToolPlugin[] = []
@@ -126,7 +127,7 @@ export function checkPluginTool(pluginName: string, candidate: unknown, taken: S
   try {
     z.toJSONSchema(tool.input, {io: 'input'})
   } catch (error) {
-    return rejected(`its input cannot be shown to the model as JSON Schema (${firstLine(error)})`)
+    return rejected(`its input cannot be shown to the model as JSON Schema (${errorLine(error)})`)
   }
 
   const original = candidate as PluginTool
@@ -148,7 +149,3 @@ function toolLabel(candidate: unknown): string {
   return typeof name === 'string' && name ? `"${name}"` : '(unnamed)'
 }
 
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
-  return message.split('\n')[0]
-}
