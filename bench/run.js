@@ -5,7 +5,7 @@
  *
  *   npm run bench                  # full: a 50,000-file, 500 MB search tree; a few minutes on 2 cores
  *   npm run bench -- --quick       # a 5,000-file tree and fewer runs (or WAVE_BENCH_QUICK=1)
- *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read
+ *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read,compaction
  *   npm run bench -- --no-write    # print only (a --quick run never writes unless --write)
  *   npm run bench -- --no-rg       # as if ripgrep were not installed (its comparison is skipped)
  *   npm run bench -- --keep-tree   # leave the generated search tree in the temporary directory
@@ -33,7 +33,7 @@ const flag = (name) => argv.includes(`--${name}`)
 const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1]
 const QUICK = flag('quick') || process.env.WAVE_BENCH_QUICK === '1'
 const WRITE = flag('write') || (!QUICK && !flag('no-write'))
-const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox,read').split(','))
+const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox,read,compaction').split(','))
 const RUNS = {cold: QUICK ? 8 : 20, first: QUICK ? 4 : 10, sandbox: QUICK ? 30 : 100, turn: QUICK ? 2 : 5, search: QUICK ? 3 : 5}
 const LIB = path.join(PROJECT_ROOT, 'bench', 'lib')
 
@@ -747,6 +747,78 @@ function writeRepeated(file, block, bytes) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------- 9. compaction
+
+/**
+ * What compaction costs (issue 17: the requests and tokens it costs): two `wave plan` sessions of eight
+ * turns, each reading a ~6 KB file, that outgrow their window. In one wave sees it coming (settings'
+ * `contextWindow`: 12,000 tokens; the turns also talk, so clearing old tool results is not enough and a
+ * summary is asked for); in the other the API refuses the prompt as too long (the scripted server's
+ * limit, 40 KB) and wave clears old results and sends the turn again. Counted from what the server
+ * received (a token is 4 bytes there), and timed from the end of the response before the compaction to
+ * the next turn's request, against the session's median turn.
+ */
+async function compaction() {
+  heading('9. Compaction (two planning sessions outgrowing their window: what the compaction cost)')
+  const line = `${'x'.repeat(59)}\n`
+  const files = Object.fromEntries(Array.from({length: 8}, (_, i) => [`src/part${i}.ts`, `// part ${i}\n${line.repeat(100)}`]))
+  const sandbox = makeSandbox({'README.md': '# bench\n', ...files})
+  const scenarios = [
+    {limit: undefined, name: 'near the window (contextWindow 12,000 tokens)', settings: {contextWindow: 12_000}, talk: `Reading on, because ${'the details matter '.repeat(40)}`},
+    {limit: 40_000, name: 'refused by the API as too long (prompt over 40 KB)', settings: {}, talk: undefined},
+  ]
+  try {
+    for (const scenario of scenarios) {
+      mkdirSync(path.join(sandbox.home, '.wave'), {recursive: true})
+      writeFileSync(path.join(sandbox.home, '.wave', 'settings.json'), JSON.stringify(scenario.settings))
+      const turns = [...Object.keys(files).map((file) => (scenario.talk ? reply(scenario.talk, toolUse('Read', {file_path: file})) : reply(toolUse('Read', {file_path: file})))), writePlan, reply('Done.')]
+      // A summary request (no tools) gets a summary; every other request the script's next turn.
+      const router = (request) => {
+        if (!request.body.tools) return reply('Summary: read parts 0 to 5 of src; next, plan the change.')
+        const next = turns.shift() ?? reply('Done.')
+        return typeof next === 'function' ? next(request) : next
+      }
+      const server = await startMessagesServer(Array.from({length: 40}, () => router))
+      server.limitPrompt(scenario.limit)
+      responseEnds.length = 0
+      const result = await runWave(['plan', '--task', 'Read the eight parts, then plan', '--output-format', 'stream-json'], {cwd: sandbox.repo, home: sandbox.home, server})
+      await server.close()
+      if (result.code !== 0) throw new Error(`wave plan failed (${result.code}): ${result.stderr}`)
+      const events = result.stdout.split('\n').filter(Boolean).map((text) => JSON.parse(text))
+      const compactions = events.filter((event) => event.type === 'compaction')
+      const requests = server.messageRequests
+      const refused = requests.filter((request) => request.outcome === 'too-long')
+      const summaries = requests.filter((request) => !request.body.tools)
+      const turnsSent = requests.filter((request) => request.body.tools && request.outcome !== 'too-long')
+      const tokens = (request) => Math.ceil(request.rawBody.length / 4)
+      // Time: the end of the response before the first extra request, to the next turn's request after it.
+      const firstExtra = Math.min(...[...refused, ...summaries].map((request) => request.index))
+      const resumed = turnsSent.find((request) => request.index > firstExtra)
+      const gaps = turnsSent.slice(1).filter((request) => request.index < firstExtra || request.index > (resumed?.index ?? 0)).map((request) => request.receivedAt - responseEnds[request.index - 1].at)
+      const cost = resumed && firstExtra > 0 ? resumed.receivedAt - responseEnds[firstExtra - 1].at : Number.NaN
+      const before = requests[firstExtra - 1]
+      const summaryTokens = summaries.reduce((sum, request) => sum + tokens(request), 0)
+      const plural = (count, word) => `${count} ${word}${count === 1 ? '' : 's'}`
+      const triggers = [...new Set(compactions.map((event) => event.trigger))].map((trigger) => `${trigger} ×${compactions.filter((event) => event.trigger === trigger).length}`)
+      const total = (field) => compactions.reduce((sum, event) => sum + event[field], 0)
+      const [first] = compactions
+      record({
+        baseline: `a turn ${ms(median(gaps))}`,
+        figure: `compaction, ${scenario.name}`,
+        note: [
+          `${plural(compactions.length, 'compaction')} in ${turnsSent.length} turns (${triggers.join(', ')}): ${total('clearedToolResults')} tool results cleared, ${total('summarizedMessages')} messages summarised; the first took the prompt from ${first?.tokensBefore.toLocaleString('en')} to ${first?.tokensAfter.toLocaleString('en')} tokens (wave's estimate)`,
+          `${plural(summaries.length, 'summary request')} (${summaryTokens.toLocaleString('en')} input tokens), ${plural(refused.length, 'refused request')} (${kb(refused.reduce((sum, request) => sum + request.rawBody.length, 0))} sent, not billed)`,
+          `the turn's request ${kb(before?.rawBody.length ?? 0)} before the first, ${kb(resumed?.rawBody.length ?? 0)} after; ${ms(cost)} from the response before it to the next turn's request`,
+        ].join('; '),
+        section: 'compaction',
+        value: `+${plural(refused.length + summaries.length, 'request')}, ${summaryTokens.toLocaleString('en')} tokens`,
+      })
+    }
+  } finally {
+    sandbox.cleanup()
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- main
 
 function machine() {
@@ -776,6 +848,7 @@ if (ONLY.has('search')) Object.assign(context, await search())
 if (ONLY.has('memory')) await memory(context)
 if (ONLY.has('sandbox')) await sandboxCost()
 if (ONLY.has('read')) await readLarge()
+if (ONLY.has('compaction')) await compaction()
 
 const seconds = (performance.now() - started) / 1000
 const load = `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
@@ -788,7 +861,7 @@ if (WRITE) {
   const BEGIN = '<!-- bench:results:begin (written by `npm run bench`; edit outside these markers) -->'
   const END = '<!-- bench:results:end -->'
   const cell = (text) => String(text ?? '').replaceAll('|', '\\|')
-  const sections = {cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', read: '8. Read of large files', sandbox: '7. Sandbox', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
+  const sections = {compaction: '9. Compaction', cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', read: '8. Read of large files', sandbox: '7. Sandbox', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
   const table = [
     '| | figure | wave | baseline (same run) | ratio | target | |',
     '|---|---|---|---|---|---|---|',
