@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Build step, after tsc: bundles the SDK into one file, oclif into one file, and each command with wave's
 // own modules and zod into one file, so that a command loads a handful of files instead of hundreds.
+import {createHash} from 'node:crypto'
 import {mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import {createRequire} from 'node:module'
@@ -131,4 +132,13 @@ function routeDynamicImports(file) {
   writeFileSync(file, out + source.slice(at))
 }
 
-for (const file of readdirSync(bundles, {recursive: true})) if (file.endsWith('.cjs')) routeDynamicImports(join(bundles, file))
+// Each bundle's digest, which names its code cache (src/core/bundles.ts: V8 checks a source's length only).
+const digests = {}
+for (const file of readdirSync(bundles, {recursive: true}).sort()) {
+  if (!file.endsWith('.cjs')) continue
+  routeDynamicImports(join(bundles, file))
+  const name = file.replace(/\\/g, '/').replace(/\.cjs$/, '')
+  digests[name] = createHash('sha256').update(readFileSync(join(bundles, file))).digest('hex').slice(0, 16)
+}
+
+writeFileSync(join(bundles, 'digests.json'), `${JSON.stringify(digests, null, 2)}\n`)

@@ -6,14 +6,16 @@
  * `module.enableCompileCache` does), so every start compiled ~3 MB of JavaScript again, and its ESM
  * loader evaluates a large module more slowly than a script. A `vm.Script` given the cached data of an
  * earlier run skips the parse and the lazy compilation of every function that run used: oclif's bundle
- * 58 → ~20 ms, the SDK's 40 → ~15 ms (bench/RESULTS.md). The cache is V8's own check away from being
- * used wrongly: V8 rejects data made by another V8 version, other flags or a source of another length,
- * and the file name carries the bundle's size and mtime, so a rebuild makes a new one.
+ * 58 → ~20 ms, the SDK's 40 → ~15 ms (bench/RESULTS.md). Cached data used with another source would run
+ * stale code: V8 rejects data made by another V8 version or with other flags, but of the source it checks
+ * only the length. So a cache file is named by the bundle's digest (written by the build, digests.json)
+ * and mtime as well: npm gives every file of a package one mtime, the digest tells two builds apart.
  *
  * The cache lives in the user's cache directory (`~/.cache/wave/v8`, or under XDG_CACHE_HOME; where
  * oclif keeps a CLI's caches), or where WAVE_COMPILE_CACHE says; a directory others can write to is not
- * used (cached data is code). NODE_DISABLE_COMPILE_CACHE=1 (node's own switch) turns it off. A bundle whose cache was missing or rejected writes a new one when the
- * process exits, with the functions that run compiled, as Node 22's compile cache does.
+ * used (cached data is code). NODE_DISABLE_COMPILE_CACHE=1 (node's own switch) turns it off. A bundle
+ * whose cache was missing or rejected writes a new one when the process exits, with the functions that
+ * run compiled, as Node 22's compile cache does.
  *
  * This module imports nothing but node's own modules, and is never bundled: a bundle's `require` of it
  * (`#wave-bundles`, scripts/bundle.js) gets this one copy, so each bundle has one instance per process.
@@ -86,14 +88,30 @@ export function loadBundle<T = unknown>(name: string, metaUrl?: string): T {
   return module.exports as T
 }
 
-/** The cache file for a bundle, or undefined when there is no usable cache directory. */
+let knownDigests: Record<string, string> | undefined
+
+/** The bundles' digests (the first 16 hex digits of their SHA-256), as the build wrote them. */
+function digests(): Record<string, string> {
+  if (!knownDigests) {
+    try {
+      knownDigests = JSON.parse(readFileSync(path.join(BUNDLES, 'digests.json'), 'utf8')) as Record<string, string>
+    } catch {
+      knownDigests = {}
+    }
+  }
+
+  return knownDigests
+}
+
+/** The cache file for a bundle, or undefined when there is no usable cache directory (or no digest). */
 function cachePath(name: string, file: string): string | undefined {
   if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined
   try {
     const dir = process.env.WAVE_COMPILE_CACHE || path.join(userCacheDirectory(), 'wave', 'v8')
     if (!ownDirectory(dir)) return undefined
-    const {mtimeMs, size} = statSync(file)
-    return path.join(dir, `${cacheKey(name)}-${size}-${Math.trunc(mtimeMs)}-${process.version}-${process.arch}.bin`)
+    const digest = digests()[name]
+    if (!/^[0-9a-f]{16}$/.test(digest ?? '')) return undefined
+    return path.join(dir, `${cacheKey(name)}-${digest}-${Math.trunc(statSync(file).mtimeMs)}-${process.version}-${process.arch}.bin`)
   } catch {
     return undefined
   }
@@ -142,7 +160,7 @@ function writeCaches(): void {
       writeFileSync(temporary, script.createCachedData(), {mode: 0o600})
       renameSync(temporary, writeTo)
       const dir = path.dirname(writeTo)
-      const earlier = new RegExp(`^${cacheKey(name)}-\\d+-\\d+-v[\\d.]+-\\w+\\.bin$`)
+      const earlier = new RegExp(`^${cacheKey(name)}-[0-9a-f]{16}-\\d+-v[\\d.]+-\\w+\\.bin$`)
       for (const file of readdirSync(dir)) if (earlier.test(file) && file !== path.basename(writeTo)) rmSync(path.join(dir, file), {force: true})
     } catch {
       // A cache is an optimisation: a full disk or a race with another process costs the next start only.

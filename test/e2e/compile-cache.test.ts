@@ -27,7 +27,7 @@ describe('the compile cache of the bundles', () => {
   it('is written by the first run, used as it is by the next, and changes nothing a user sees', async () => {
     const first = await tools()
     expect(first.code, first.stderr).toBe(0)
-    expect(cacheFiles()).toEqual([expect.stringMatching(/^commands-tools-\d+-\d+-v[\d.]+-\w+\.bin$/), expect.stringMatching(/^vendor-oclif-\d+-\d+-v[\d.]+-\w+\.bin$/)])
+    expect(cacheFiles()).toEqual([expect.stringMatching(/^commands-tools-[0-9a-f]{16}-\d+-v[\d.]+-\w+\.bin$/), expect.stringMatching(/^vendor-oclif-[0-9a-f]{16}-\d+-v[\d.]+-\w+\.bin$/)])
     expect(statSync(cacheDir).mode & 0o777).toBe(0o700)
     const written = stamps()
 
@@ -42,15 +42,15 @@ describe('the compile cache of the bundles', () => {
     expect((await tools()).code).toBe(0)
     const reference = await tools()
     for (const file of cacheFiles()) writeFileSync(path.join(cacheDir, file), Buffer.alloc(4096, 7))
-    writeFileSync(path.join(cacheDir, 'vendor-oclif-1-2-v20.0.0-x64.bin'), 'an earlier build')
-    writeFileSync(path.join(cacheDir, 'commands-tools-extra-1-2-v20.0.0-x64.bin'), 'another bundle')
+    writeFileSync(path.join(cacheDir, 'vendor-oclif-0123456789abcdef-2-v20.0.0-x64.bin'), 'an earlier build')
+    writeFileSync(path.join(cacheDir, 'commands-tools-extra-0123456789abcdef-2-v20.0.0-x64.bin'), 'another bundle')
 
     const result = await tools()
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toBe(reference.stdout)
     const files = cacheFiles()
-    expect(files).not.toContain('vendor-oclif-1-2-v20.0.0-x64.bin')
-    expect(files).toContain('commands-tools-extra-1-2-v20.0.0-x64.bin')
+    expect(files).not.toContain('vendor-oclif-0123456789abcdef-2-v20.0.0-x64.bin')
+    expect(files).toContain('commands-tools-extra-0123456789abcdef-2-v20.0.0-x64.bin')
     for (const file of files.filter((name) => !name.includes('extra'))) {
       expect(readFileSync(path.join(cacheDir, file)).equals(Buffer.alloc(4096, 7))).toBe(false)
     }
