@@ -148,9 +148,13 @@ function readCache(file: string): Buffer | undefined {
   }
 }
 
+/** Caches kept per bundle: a few builds or node versions used side by side (a global wave and a project's). */
+const CACHES_PER_BUNDLE = 3
+
 /**
- * At exit: the cache of each bundle that had none, written whole (a temporary file renamed) or not at all,
- * and the same bundle's caches of earlier builds and node versions removed, so the directory does not grow.
+ * At exit: the cache of each bundle that had none, written whole (a temporary file renamed) or not at all;
+ * of the same bundle's caches (other builds, other node versions) the newest few are kept, so the
+ * directory does not grow.
  */
 function writeCaches(): void {
   for (const [name, {script, writeTo}] of loaded) {
@@ -160,8 +164,12 @@ function writeCaches(): void {
       writeFileSync(temporary, script.createCachedData(), {mode: 0o600})
       renameSync(temporary, writeTo)
       const dir = path.dirname(writeTo)
-      const earlier = new RegExp(`^${cacheKey(name)}-[0-9a-f]{16}-\\d+-v[\\d.]+-\\w+\\.bin$`)
-      for (const file of readdirSync(dir)) if (earlier.test(file) && file !== path.basename(writeTo)) rmSync(path.join(dir, file), {force: true})
+      const same = new RegExp(`^${cacheKey(name)}-[0-9a-f]{16}-\\d+-v[\\d.]+-\\w+\\.bin$`)
+      const caches = readdirSync(dir)
+        .filter((file) => same.test(file))
+        .map((file) => ({file, mtimeMs: statSync(path.join(dir, file)).mtimeMs}))
+        .sort((a, b) => b.mtimeMs - a.mtimeMs)
+      for (const {file} of caches.slice(CACHES_PER_BUNDLE)) rmSync(path.join(dir, file), {force: true})
     } catch {
       // A cache is an optimisation: a full disk or a race with another process costs the next start only.
     }

@@ -4,7 +4,7 @@
  * can write to, and not at all with NODE_DISABLE_COMPILE_CACHE. (The suite's other tests share one cache
  * directory, test/support/cli.ts; these name their own.)
  */
-import {chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -38,20 +38,27 @@ describe('the compile cache of the bundles', () => {
     expect(stamps()).toEqual(written) // accepted: nothing rewritten
   })
 
-  it('replaces data V8 rejects, and removes the same bundle’s caches of earlier builds', async () => {
+  it('replaces data V8 rejects, and keeps the newest three of a bundle’s caches (other builds, other node versions)', async () => {
     expect((await tools()).code).toBe(0)
     const reference = await tools()
     for (const file of cacheFiles()) writeFileSync(path.join(cacheDir, file), Buffer.alloc(4096, 7))
-    writeFileSync(path.join(cacheDir, 'vendor-oclif-0123456789abcdef-2-v20.0.0-x64.bin'), 'an earlier build')
+    // Caches of other builds, oldest first, and another bundle's.
+    const earlier = ['0000000000000001', '0000000000000002', '0000000000000003'].map((digest) => `vendor-oclif-${digest}-2-v20.0.0-x64.bin`)
+    earlier.forEach((file, index) => {
+      writeFileSync(path.join(cacheDir, file), 'an earlier build')
+      utimesSync(path.join(cacheDir, file), 1_000_000 + index, 1_000_000 + index)
+    })
     writeFileSync(path.join(cacheDir, 'commands-tools-extra-0123456789abcdef-2-v20.0.0-x64.bin'), 'another bundle')
 
     const result = await tools()
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toBe(reference.stdout)
     const files = cacheFiles()
-    expect(files).not.toContain('vendor-oclif-0123456789abcdef-2-v20.0.0-x64.bin')
+    expect(files.filter((file) => file.startsWith('vendor-oclif-'))).toHaveLength(3)
+    expect(files).not.toContain(earlier[0])
+    expect(files).toContain(earlier[2])
     expect(files).toContain('commands-tools-extra-0123456789abcdef-2-v20.0.0-x64.bin')
-    for (const file of files.filter((name) => !name.includes('extra'))) {
+    for (const file of files.filter((name) => !name.includes('-v20.0.0-'))) {
       expect(readFileSync(path.join(cacheDir, file)).equals(Buffer.alloc(4096, 7))).toBe(false)
     }
   })
