@@ -24,6 +24,8 @@ if (output === undefined) {
   }
 
   // oclif as one bundle loaded with V8's code cache (src/core/bundles.ts), the one copy wave's commands use too.
+  const {useCodeCache} = await import('../dist/core/bundles.js')
+  useCodeCache()
   // Its check of node's version against its package's engines looks for a package.json beside the bundle,
   // where there is none: it can't warn, but loads semver to try (3–5 ms). Off while oclif loads.
   const engineCheck = process.env.OCLIF_DISABLE_ENGINE_WARNING

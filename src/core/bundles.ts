@@ -8,8 +8,9 @@
  * earlier run skips the parse and the lazy compilation of every function that run used: oclif's bundle
  * 58 → ~20 ms, the SDK's 40 → ~15 ms (bench/RESULTS.md). Cached data used with another source would run
  * stale code: V8 rejects data made by another V8 version or with other flags, but of the source it checks
- * only the length. So a cache file is named by the bundle's digest (written by the build, digests.json)
- * and mtime as well: npm gives every file of a package one mtime, the digest tells two builds apart.
+ * only the length. So a cache file is named by the bundle's digest, which the build records
+ * (digests.json): not by mtime, which npm sets to one date for every file of a package, so a cache made
+ * while wave was built (its manifest step loads every bundle) serves the same build installed elsewhere.
  *
  * The cache lives in the user's cache directory (`~/.cache/wave/v8`, or under XDG_CACHE_HOME; where
  * oclif keeps a CLI's caches), or where WAVE_COMPILE_CACHE says; a directory others can write to is not
@@ -43,6 +44,16 @@ interface Loaded {
 
 const loaded = new Map<string, Loaded>()
 let exitHook = false
+let codeCache = false
+
+/**
+ * Turns the code cache on for this process: wave's executable does (bin/run.js). Other hosts of the
+ * bundles, such as oclif's manifest step at build time, load them without one: a cache made by a run
+ * that is not a session holds little, and once accepted it is never replaced.
+ */
+export function useCodeCache(): void {
+  codeCache = true
+}
 
 /** Whether wave runs from its build's bundles (not from its TypeScript sources, as in the in-process tests). */
 export function runningFromBundles(): boolean {
@@ -59,7 +70,7 @@ export function loadBundle<T = unknown>(name: string, metaUrl?: string): T {
   if (known) return known.exports as T
   const file = path.join(BUNDLES, `${name}.cjs`)
   const source = readFileSync(file, 'utf8')
-  const cacheFile = cachePath(name, file)
+  const cacheFile = cachePath(name)
   const cachedData = cacheFile ? readCache(cacheFile) : undefined
   // The wrapper is CommonJS's, plus the bundle's import.meta.url (esbuild's `define`) and its import()
   // (scripts/bundle.js rewrites each one to `__waveImport`: a script compiled from cached data can't import).
@@ -104,14 +115,14 @@ function digests(): Record<string, string> {
 }
 
 /** The cache file for a bundle, or undefined when there is no usable cache directory (or no digest). */
-function cachePath(name: string, file: string): string | undefined {
-  if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined
+function cachePath(name: string): string | undefined {
+  if (!codeCache || process.env.NODE_DISABLE_COMPILE_CACHE) return undefined
   try {
     const dir = process.env.WAVE_COMPILE_CACHE || path.join(userCacheDirectory(), 'wave', 'v8')
     if (!ownDirectory(dir)) return undefined
     const digest = digests()[name]
     if (!/^[0-9a-f]{16}$/.test(digest ?? '')) return undefined
-    return path.join(dir, `${cacheKey(name)}-${digest}-${Math.trunc(statSync(file).mtimeMs)}-${process.version}-${process.arch}.bin`)
+    return path.join(dir, `${cacheKey(name)}-${digest}-${process.version}-${process.arch}.bin`)
   } catch {
     return undefined
   }
@@ -164,7 +175,7 @@ function writeCaches(): void {
       writeFileSync(temporary, script.createCachedData(), {mode: 0o600})
       renameSync(temporary, writeTo)
       const dir = path.dirname(writeTo)
-      const same = new RegExp(`^${cacheKey(name)}-[0-9a-f]{16}-\\d+-v[\\d.]+-\\w+\\.bin$`)
+      const same = new RegExp(`^${cacheKey(name)}-[0-9a-f]{16}-v[\\d.]+-\\w+\\.bin$`)
       const caches = readdirSync(dir)
         .filter((file) => same.test(file))
         .map((file) => ({file, mtimeMs: statSync(path.join(dir, file)).mtimeMs}))

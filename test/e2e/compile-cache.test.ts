@@ -27,7 +27,7 @@ describe('the compile cache of the bundles', () => {
   it('is written by the first run, used as it is by the next, and changes nothing a user sees', async () => {
     const first = await tools()
     expect(first.code, first.stderr).toBe(0)
-    expect(cacheFiles()).toEqual([expect.stringMatching(/^commands-tools-[0-9a-f]{16}-\d+-v[\d.]+-\w+\.bin$/), expect.stringMatching(/^vendor-oclif-[0-9a-f]{16}-\d+-v[\d.]+-\w+\.bin$/)])
+    expect(cacheFiles()).toEqual([expect.stringMatching(/^commands-tools-[0-9a-f]{16}-v[\d.]+-\w+\.bin$/), expect.stringMatching(/^vendor-oclif-[0-9a-f]{16}-v[\d.]+-\w+\.bin$/)])
     expect(statSync(cacheDir).mode & 0o777).toBe(0o700)
     const written = stamps()
 
@@ -43,12 +43,12 @@ describe('the compile cache of the bundles', () => {
     const reference = await tools()
     for (const file of cacheFiles()) writeFileSync(path.join(cacheDir, file), Buffer.alloc(4096, 7))
     // Caches of other builds, oldest first, and another bundle's.
-    const earlier = ['0000000000000001', '0000000000000002', '0000000000000003'].map((digest) => `vendor-oclif-${digest}-2-v20.0.0-x64.bin`)
+    const earlier = ['0000000000000001', '0000000000000002', '0000000000000003'].map((digest) => `vendor-oclif-${digest}-v20.0.0-x64.bin`)
     earlier.forEach((file, index) => {
       writeFileSync(path.join(cacheDir, file), 'an earlier build')
       utimesSync(path.join(cacheDir, file), 1_000_000 + index, 1_000_000 + index)
     })
-    writeFileSync(path.join(cacheDir, 'commands-tools-extra-0123456789abcdef-2-v20.0.0-x64.bin'), 'another bundle')
+    writeFileSync(path.join(cacheDir, 'commands-tools-extra-0123456789abcdef-v20.0.0-x64.bin'), 'another bundle')
 
     const result = await tools()
     expect(result.code, result.stderr).toBe(0)
@@ -57,7 +57,7 @@ describe('the compile cache of the bundles', () => {
     expect(files.filter((file) => file.startsWith('vendor-oclif-'))).toHaveLength(3)
     expect(files).not.toContain(earlier[0])
     expect(files).toContain(earlier[2])
-    expect(files).toContain('commands-tools-extra-0123456789abcdef-2-v20.0.0-x64.bin')
+    expect(files).toContain('commands-tools-extra-0123456789abcdef-v20.0.0-x64.bin')
     for (const file of files.filter((name) => !name.includes('-v20.0.0-'))) {
       expect(readFileSync(path.join(cacheDir, file)).equals(Buffer.alloc(4096, 7))).toBe(false)
     }
