@@ -1,5 +1,5 @@
-import {lstatSync, realpathSync, type Stats, statSync} from 'node:fs'
-import {lstat, readlink, realpath, stat} from 'node:fs/promises'
+import {lstatSync, readlinkSync, realpathSync, type Stats, statSync} from 'node:fs'
+import {realpath, stat} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import path from 'node:path'
 
@@ -97,7 +97,11 @@ export async function realPathOf(absolute: string): Promise<string> {
 /** The OS's own limit on the links followed while resolving one path (Linux's MAXSYMLINKS). */
 const MAX_LINKS = 40
 
-async function resolveComponents(absolute: string): Promise<string> {
+/**
+ * Synchronous, as realpath(3) above: a new file's path takes a few lstat calls, each a trip through the
+ * thread pool and round the event loop when asynchronous (a Write's path checks took ~2 ms that way).
+ */
+function resolveComponents(absolute: string): string {
   const {root} = path.parse(absolute)
   // Components still to resolve, the next one last: a link's target is pushed in place of the link.
   const pending = components(absolute)
@@ -118,7 +122,7 @@ async function resolveComponents(absolute: string): Promise<string> {
     if (!missing) {
       let info: Stats | undefined
       try {
-        info = await lstat(next)
+        info = lstatSync(next)
       } catch (error) {
         const code = errorCode(error)
         if (code !== 'ENOENT' && code !== 'ENOTDIR') throw unresolvable(absolute, error)
@@ -130,9 +134,13 @@ async function resolveComponents(absolute: string): Promise<string> {
           throw new PathResolutionError(`${absolute} cannot be resolved: it goes through more than ${MAX_LINKS} symbolic links (a loop?).`)
         }
 
-        const target = await readlink(next).catch((error: unknown) => {
+        let target: string
+        try {
+          target = readlinkSync(next)
+        } catch (error) {
           throw unresolvable(absolute, error) // Replaced since the lstat: resolving again is the caller's call.
-        })
+        }
+
         if (path.isAbsolute(target)) real = path.parse(target).root
         pending.push(...components(target))
         continue
