@@ -15,7 +15,8 @@ const argv = process.argv.slice(2)
 const helpAsked = argv.some((arg) => arg === '--help' || arg === '-h')
 const output = fastOutput(argv)
 if (output === undefined) {
-  // Node 22.1 and later keep the compiled code of the bundles between runs (no effect on Node 20).
+  // Node 22.1 and later keep the compiled code of the modules outside the bundles (packages loaded on
+  // demand) between runs; the bundles have their own cache (src/core/bundles.ts), Node 20 included.
   module.enableCompileCache?.()
   if (startsSession(argv)) {
     // git reads the repository on another core while oclif and the command load (snapshot.ts).
