@@ -44,15 +44,20 @@ export function modelFrom(flag?: string, fromSettings?: string): string {
 
 /** Fails before any request when no credential is set (naming the variable users expect) or a knob is invalid. */
 export function assertCredentials(settingsProvider?: Provider): void {
-  apiSettings()
+  checkedApi(settingsProvider)
+}
+
+/** The provider and the API knobs a client is made with, once the credentials check has passed. */
+function checkedApi(settingsProvider?: Provider): {provider: Provider; maxRetries: number; timeoutMs: number} {
+  const api = apiSettings()
   // Bedrock and Vertex AI take their cloud's credentials, never ANTHROPIC_API_KEY.
   const provider = providerFrom(settingsProvider)
   if (provider !== 'anthropic') {
     assertCloudSettings(provider)
-    return
+    return {...api, provider}
   }
 
-  if (process.env.ANTHROPIC_API_KEY?.trim() || process.env.ANTHROPIC_AUTH_TOKEN?.trim()) return
+  if (process.env.ANTHROPIC_API_KEY?.trim() || process.env.ANTHROPIC_AUTH_TOKEN?.trim()) return {...api, provider}
   throw new WaveError(
     'ANTHROPIC_API_KEY is not set: wave needs it (or ANTHROPIC_AUTH_TOKEN) to reach the model.',
     ExitCode.usage,
@@ -70,9 +75,7 @@ async function loadSdk(): Promise<typeof import('@anthropic-ai/sdk')> {
 }
 
 export async function createClient(settingsProvider?: Provider): Promise<Anthropic> {
-  assertCredentials(settingsProvider)
-  const {maxRetries, timeoutMs} = apiSettings()
-  const provider = providerFrom(settingsProvider)
+  const {maxRetries, provider, timeoutMs} = checkedApi(settingsProvider)
   if (provider !== 'anthropic') return createCloudClient(provider, {maxRetries, timeout: timeoutMs})
   const {default: AnthropicClient} = await loadSdk()
   return new AnthropicClient({logLevel: 'off', maxRetries, timeout: timeoutMs})
