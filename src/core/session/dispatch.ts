@@ -1,4 +1,3 @@
-import {realpathSync} from 'node:fs'
 import {z} from 'zod'
 
 import type {ToolRegistry} from '../../plugins/registry.js'
@@ -7,7 +6,7 @@ import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, t
 import type {SandboxSettings} from '../policy/sandbox.js'
 import {analyseShell, type ShellAnalysis} from '../policy/shell.js'
 import {isInside, PathResolutionError, realPathOf, resolvePath, type ResolvedPath} from '../workspace/paths.js'
-import {scrubSecrets} from '../secrets.js'
+import {secretValues} from '../secrets.js'
 
 /** Cap on what one tool result may send back to the model; tools cap their own results below this. */
 export const RESULT_CAP = 40_000
@@ -52,7 +51,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
 
   // The key never leaves: not written to a file (Write, Edit, plugin and MCP write tools), not run
   // (Bash), not sent (WebFetch, MCP). Checked on the raw input, which MCP tools receive as it is.
-  if (holdsSecret(call.input)) {
+  if (holdsSecret(call.input, secretValues())) {
     return refusal(`the input of ${tool.name} holds wave's API key or another of its credentials, which no tool call may carry.`)
   }
 
@@ -114,11 +113,11 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
   }
 }
 
-/** Whether any string in a tool's input, however deep, contains a secret scrubSecrets() knows. */
-function holdsSecret(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return scrubSecrets(value) !== value
+/** Whether any string in a tool's input, however deep, contains one of wave's secrets (secretValues). */
+function holdsSecret(value: unknown, secrets: string[], depth = 0): boolean {
+  if (typeof value === 'string') return secrets.some((secret) => value.includes(secret))
   if (depth > 32 || value === null || typeof value !== 'object') return false
-  return Object.entries(value).some(([key, item]) => holdsSecret(key, depth + 1) || holdsSecret(item, depth + 1))
+  return Object.entries(value).some(([key, item]) => holdsSecret(key, secrets, depth + 1) || holdsSecret(item, secrets, depth + 1))
 }
 
 function refusal(message: string, decision?: PolicyDecision): ToolCallOutcome {
@@ -168,18 +167,13 @@ function readableFor(policy: PolicyContext, tool: ToolIdentity): (absolute: stri
 
 /** The real path of `absolute` when it lies inside the workspace (or is the plan file), else undefined. */
 async function readablePath(policy: PolicyContext, absolute: string): Promise<string | undefined> {
-  // Glob asks this of every file it lists: realpath(3) run synchronously takes microseconds, the
-  // promise-based call a trip through libuv's thread pool, 7× more over 15,000 files (bench/RESULTS.md).
-  // A path that does not resolve (gone, a dangling link) takes the careful way.
+  // Glob asks this of every file it lists: realPathOf runs realpath(3) synchronously (microseconds, where
+  // the thread pool took 7× more over 15,000 files, bench/RESULTS.md), a path that does not resolve the careful way.
   let real: string
   try {
-    real = realpathSync.native(absolute)
+    real = await realPathOf(absolute)
   } catch {
-    try {
-      real = await realPathOf(absolute)
-    } catch {
-      return undefined // A loop or an unreadable directory: not known to be inside.
-    }
+    return undefined // A loop or an unreadable directory: not known to be inside.
   }
 
   return isInside(policy.workspaceRoot, real) || real === policy.planFile ? real : undefined
