@@ -3,7 +3,7 @@ import {z} from 'zod'
 
 import {type ContentMatch, type ContentQuery, FileQueue, listFiles, searchFiles, type SearchResult} from './search/engine.js'
 import {globMatcher} from './search/glob-matcher.js'
-import {compileLinear, plainLiteral} from './search/linear-regex.js'
+import {compileQuery} from './search/content.js'
 import {displayPath} from '../core/workspace/paths.js'
 import {defineTool, type ToolContext, ToolError} from './tool.js'
 
@@ -41,8 +41,6 @@ export default defineTool({
   pathField: 'path',
   async run(input, ctx) {
     const ignoreCase = input['-i'] ?? false
-    // Compiled here to refuse a bad pattern with its reason before anything is searched.
-    if (ignoreCase || plainLiteral(input.pattern) === undefined) compileLinear(input.pattern, {ignoreCase})
     const query: ContentQuery = {
       flags: ignoreCase ? 'i' : '',
       maxFileBytes: MAX_FILE_BYTES,
@@ -51,6 +49,8 @@ export default defineTool({
       mode: input.output_mode ?? 'files_with_matches',
       source: input.pattern,
     }
+    // Compiled here to refuse a bad pattern with its reason before anything is searched; the search uses it.
+    compileQuery(query)
     const result = await searchWithin(GREP_TIME_LIMIT_MS, ctx, input.glob, query)
 
     const shown = result.matches.map((found) => ({...found, shown: displayPath(ctx.root, found.file)}))

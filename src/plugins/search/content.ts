@@ -87,13 +87,36 @@ function caselessRuns(literals: string[]): Buffer[] {
   return runs
 }
 
+/** The query compiled last in this thread: Grep compiles it to refuse a bad pattern, then each file's search uses it. */
+let lastCompiled: CompiledQuery | undefined
+
+/** The query as the search runs it: a plain string's search, or RE2 (throws PatternError for a bad pattern). */
+export function compileQuery(query: ContentQuery): CompiledQuery {
+  const key = `${query.flags}/${query.source}`
+  if (lastCompiled?.key === key) return lastCompiled
+  const literals = requiredLiterals(query.source)
+  const plain = query.flags.includes('i') ? undefined : plainLiteral(query.source)
+  const linear = plain === undefined ? compileLinear(query.source, {ignoreCase: query.flags.includes('i')}) : undefined
+  const ignoresCase = linear?.ignoresCase ?? false
+  lastCompiled = {
+    // Lines found by a plain string's own search hold it: that search is their test.
+    anchor: plain ?? (ignoresCase ? undefined : literals[0]),
+    cost: linear?.instructions ?? 1,
+    crossesLines: linear?.crossesLines ?? false,
+    folded: ignoresCase ? literals.filter((literal) => /^[\u0020-\u007E]+$/.test(literal)).map((literal) => foldedLiteral(literal)) : [],
+    key,
+    literals: ignoresCase ? caselessRuns(literals) : literals.map((literal) => Buffer.from(literal, 'utf8')),
+    test: linear ? (text) => linear.regex.test(text) : (text) => text.includes(plain!),
+  }
+  return lastCompiled
+}
+
 /** What `search` answers for a file it leaves to a worker thread: matching it could take the main thread too long. */
 export const DEFERRED = 'deferred'
 
 /** Reads and matches files synchronously, reusing one buffer. */
 export class Searcher {
   private buffer = Buffer.allocUnsafe(256 * 1024)
-  private compiled?: CompiledQuery
 
   /**
    * The file's matches. With `maxCost`, a file whose worst-case matching work (its size times the
@@ -102,7 +125,7 @@ export class Searcher {
   search(file: string, query: ContentQuery): ContentMatch | undefined
   search(file: string, query: ContentQuery, maxCost: number): ContentMatch | typeof DEFERRED | undefined
   search(file: string, query: ContentQuery, maxCost = Number.POSITIVE_INFINITY): ContentMatch | typeof DEFERRED | undefined {
-    const compiled = this.compile(query)
+    const compiled = compileQuery(query)
     const bytes = this.read(file, query.maxFileBytes)
     if (!bytes) return undefined
     for (const literal of compiled.literals) if (!bytes.includes(literal)) return undefined
@@ -117,27 +140,6 @@ export class Searcher {
     return matchLines(file, text, compiled, query)
   }
 
-  private compile(query: ContentQuery): CompiledQuery {
-    const key = `${query.flags}/${query.source}`
-    if (this.compiled?.key !== key) {
-      const literals = requiredLiterals(query.source)
-      const plain = query.flags.includes('i') ? undefined : plainLiteral(query.source)
-      const linear = plain === undefined ? compileLinear(query.source, {ignoreCase: query.flags.includes('i')}) : undefined
-      const ignoresCase = linear?.ignoresCase ?? false
-      this.compiled = {
-        // Lines found by a plain string's own search hold it: that search is their test.
-        anchor: plain ?? (ignoresCase ? undefined : literals[0]),
-        cost: linear?.instructions ?? 1,
-        crossesLines: linear?.crossesLines ?? false,
-        folded: ignoresCase ? literals.filter((literal) => /^[\u0020-\u007E]+$/.test(literal)).map((literal) => foldedLiteral(literal)) : [],
-        key,
-        literals: ignoresCase ? caselessRuns(literals) : literals.map((literal) => Buffer.from(literal, 'utf8')),
-        test: linear ? (text) => linear.regex.test(text) : (text) => text.includes(plain!),
-      }
-    }
-
-    return this.compiled
-  }
 
   /** The file's bytes (a view of the shared buffer), or undefined when it is unreadable, not a regular file, or too big. */
   private read(file: string, maxBytes: number): Buffer | undefined {

@@ -53,15 +53,8 @@ export interface LinearOptions {
   lines?: boolean
 }
 
-/** The pattern compiled last (see compileLinear). */
-let lastCompiled: {key: string; compiled: LinearRegex} | undefined
-
 /** Compiles a JavaScript-syntax pattern for RE2. Throws PatternError. */
 export function compileLinear(pattern: string, {ignoreCase = false, lines = true}: LinearOptions = {}): LinearRegex {
-  // Grep compiles its pattern to refuse a bad one before searching, then the search compiles it again:
-  // the same pattern, the same program (RE2 keeps no state a later match could trip on).
-  const key = `${ignoreCase ? 'i' : ''}${lines ? 'm' : ''}/${pattern}`
-  if (lastCompiled?.key === key) return lastCompiled.compiled
   const translated = translate(pattern, lines)
   let regex: RE2JS
   try {
@@ -73,17 +66,14 @@ export function compileLinear(pattern: string, {ignoreCase = false, lines = true
     throw new PatternError(`Invalid regular expression: ${reason}.`)
   }
 
-  const compiled = {
+  return {
     crossesLines: translated.crossesLines,
     ignoresCase: ignoreCase || translated.ignoresCase,
     instructions: regex.re2().numberOfInstructions(),
     regex,
     source: translated.source,
   }
-  lastCompiled = {compiled, key}
-  return compiled
 }
-
 
 /**
  * The text a pattern stands for when it is a plain string (letters, digits, punctuation that is not
