@@ -1,6 +1,7 @@
 import type {AgentEvent, TokenUsage} from '../session/loop.js'
 import {scrubSecrets} from '../secrets.js'
 import {integerFromEnv} from '../session/model.js'
+import {formatUsd} from '../session/pricing.js'
 
 /** A short, one-line view of a tool call's input for the progress log. */
 export function describeCall(name: string, input: unknown): string {
@@ -15,7 +16,7 @@ export const formatUsage = (usage: TokenUsage) =>
 
 /** A session's spend for people: `$0.0123`, or a note when the model has no known price. */
 export const formatCost = (costUsd: number | null) =>
-  costUsd === null ? 'cost unknown (no price for this model)' : `$${costUsd >= 1 ? costUsd.toFixed(2) : costUsd.toFixed(4)}`
+  costUsd === null ? 'cost unknown (no price for this model)' : formatUsd(costUsd)
 
 /** The progress line for an event, or undefined for events the log does not show. */
 export function progressLine(event: AgentEvent): string | undefined {

@@ -138,7 +138,6 @@ abstract class Sink implements OutputSink {
           this.emit({type: 'plan_mode', ...info})
         },
         start: (info) => {
-          if (info.name) progress.title(`${title} ${info.name}`)
           progress.header({command: title, mode: info.mode, model: info.model, name: info.name, sandbox: info.sandbox})
           this.emit({type: 'session_start', ...info})
         },

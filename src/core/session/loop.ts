@@ -10,7 +10,7 @@ import {clearOldToolResults, type Compacted, type SummaryRequest, summarizeOlder
 import {dispatch, type ToolCallOutcome} from './dispatch.js'
 import {apiFailure, apiSettings, FALLBACK_CONTEXT_WINDOW, integerFromEnv, modelLimits, promptTooLong, retryObserver} from './model.js'
 import {scrubSecrets} from '../secrets.js'
-import {costOf, emptyUsage, type PriceTable, priceOf, roundUsd, type TokenUsage} from './pricing.js'
+import {costOf, emptyUsage, formatUsd, type PriceTable, priceOf, roundUsd, type TokenUsage} from './pricing.js'
 
 export {emptyUsage, type TokenUsage} from './pricing.js'
 
@@ -191,9 +191,9 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
     const spent = tally.costUsd
     if (options.maxBudgetUsd === undefined || spent === null || spent <= options.maxBudgetUsd) return
     throw fail(
-      `Stopped at the budget: ${usd(spent)} spent, more than --max-budget-usd ${options.maxBudgetUsd}, before the agent finished.`,
+      `Stopped at the budget: ${formatUsd(spent)} spent, more than --max-budget-usd ${options.maxBudgetUsd}, before the agent finished.`,
       ExitCode.limit,
-      `${usd(spent)} spent so far; raise --max-budget-usd to let it go on.`,
+      `${formatUsd(spent)} spent so far; raise --max-budget-usd to let it go on.`,
       'budget',
     )
   }
@@ -457,8 +457,6 @@ const textOf = (response: Message): string =>
     .join('\n')
 
 const stoppedAt = (response: Message, reason: string): boolean => (response.stop_reason as string | null) === reason
-
-const usd = (amount: number): string => `$${amount >= 1 ? amount.toFixed(2) : amount.toFixed(4)}`
 
 /** The session's usage and cost, added up response by response (a price may depend on each prompt's size). */
 class Tally {

@@ -94,3 +94,6 @@ export function costOf(model: string, usage: TokenUsage, overrides?: PriceTable)
 
 /** A cost for people and JSON: whole micro-dollars, so sums print as 0.0123 rather than 0.012300000000000002. */
 export const roundUsd = (usd: number): number => Math.round(usd * 1_000_000) / 1_000_000
+
+/** An amount as people read it: cents from a dollar up, else four decimals. */
+export const formatUsd = (usd: number): string => `$${usd >= 1 ? usd.toFixed(2) : usd.toFixed(4)}`
