@@ -8,10 +8,10 @@
  * when the model calls EnterPlanMode; `wave run plan.md` never can (the policy refuses both control tools,
  * and this object refuses them again).
  */
-import {statSync} from 'node:fs'
 import {readFile, stat} from 'node:fs/promises'
 
 import {type SessionControl, ToolError} from '../../plugins/tool.js'
+import {isRegularFile} from '../plans/plans.js'
 import type {PolicyContext} from '../policy/policy.js'
 import {resolvePath} from '../workspace/paths.js'
 import {planPrompt} from './prompts/plan.js'
@@ -58,7 +58,7 @@ export class PlanMode implements SessionControl {
   /** The system prompt while plan mode is active, `context` before the Plan File Info block that ends it. */
   async prompt(context = ''): Promise<string> {
     const plan = this.plan!
-    return planModeSystemPrompt({context, planExists: isRegularFileNow(plan.path), planFile: plan.path})
+    return planModeSystemPrompt({context, planExists: isRegularFile(plan.path), planFile: plan.path})
   }
 
   async enterPlanMode(reason?: string): Promise<string> {
@@ -129,14 +129,3 @@ export function planModeSystemPrompt({context, planExists, planFile}: PlanPrompt
   return [planPrompt(), context, planFileInfo(planFile, planExists)].filter(Boolean).join('\n\n')
 }
 
-/**
- * Whether the plan file is there, for the prompt of every turn: a stat on the main thread answers in
- * microseconds, one through the thread pool takes a trip round the event loop on the way to each request.
- */
-function isRegularFileNow(file: string): boolean {
-  try {
-    return statSync(file, {throwIfNoEntry: false})?.isFile() ?? false
-  } catch {
-    return false
-  }
-}

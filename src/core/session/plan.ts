@@ -148,7 +148,7 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
   }).catch(async (error: unknown) => {
     await input.recorded
     await setPlanStatus(planPath, 'failed', error instanceof WaveError ? (error.details?.costUsd as number | null | undefined) : undefined)
-    const partial = (await isRegularFile(planPath)) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
+    const partial = isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
     if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint, {...error.details, planPath})
     throw error
   })
@@ -156,7 +156,7 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
   await input.recorded
   if (await planMode.problem()) {
     await setPlanStatus(planPath, 'failed')
-    throw new WaveError(`The planning session ended without a plan: ${planPath} ${(await isRegularFile(planPath)) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
+    throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
 
   await setPlanStatus(planPath, 'draft', result.costUsd)
