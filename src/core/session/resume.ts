@@ -129,12 +129,12 @@ export async function readTranscript(planPath: string): Promise<TranscriptEntry[
   const entries: TranscriptEntry[] = []
   for (const [index, line] of lines.entries()) {
     if (!line.trim()) continue
-    const isLast = lines.slice(index + 1).every((rest) => !rest.trim())
     let parsed: unknown
     try {
       parsed = JSON.parse(line)
     } catch {
-      if (isLast) break
+      // The last line, cut by a process that died mid-write, is dropped; a bad line before it is an error.
+      if (lines.slice(index + 1).every((rest) => !rest.trim())) break
       throw malformed(file, index + 1, 'not JSON')
     }
 

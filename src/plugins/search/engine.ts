@@ -391,12 +391,6 @@ export class FileQueue {
     return taken
   }
 
-  /** Everything not taken yet, at once (a closed queue). */
-  drain(): string[] {
-    const rest = this.files.slice(this.head)
-    this.head = this.files.length
-    return rest
-  }
 
   private wait(): Promise<void> {
     return new Promise((resolve) => {
@@ -465,7 +459,7 @@ export async function searchFiles(files: string[] | FileQueue, query: ContentQue
     // Under a TypeScript loader (the tests) there is no worker: the main thread matches them after all.
     const helper = SearchPool.shared(1)
     if (helper) await helper.run(deferred, query, accept, options.keepLines, signal)
-    else await accept(deferred.drain().map((file) => searcher.search(file, query)).filter((match) => match !== undefined))
+    else await accept(((await deferred.take(deferred.total)) ?? []).map((file) => searcher.search(file, query)).filter((match) => match !== undefined))
   }
 
   return kept.result()
