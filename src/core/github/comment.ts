@@ -3,7 +3,7 @@
  * comments of the thread by its marker. Only comments by wave's own login count: anyone can write a
  * comment that looks like one, and a plan found in a stranger's comment would run the stranger's plan.
  */
-import {ExitCode, WaveError} from '../errors.js'
+import {errorLine, ExitCode, WaveError} from '../errors.js'
 import {type GitHubClient, type IssueComment, MAX_COMMENT_LENGTH, type Thread} from './client.js'
 import {parseSticky, renderSticky, stickyBody, type StickyState} from './sticky.js'
 import {decodeData, encodeData, type PlanOnGitHub} from './transport.js'
@@ -46,7 +46,7 @@ export class PlanComment {
    */
   async fail(phase: 'plan' | 'run' | 'delivery', error: unknown): Promise<void> {
     const exitCode = error instanceof WaveError ? error.exitCode : ExitCode.runtime
-    const message = String((error as Error)?.message ?? error).split('\n')[0]
+    const message = errorLine(error)
     this.state = {...this.state, failure: {exitCode, message, phase}, history: [...this.state.history, {at: now(), event: 'failed', text: message}], status: 'failed'}
     if (this.plan && this.render(this.plan).length > MAX_COMMENT_LENGTH) this.plan = undefined
     await this.save()
