@@ -100,6 +100,7 @@ ${plan.replaceAll('</details>', '&lt;/details&gt;')}
       costUsd: outcome.costUsd,
       name: outcome.name,
       planPath: outcome.planPath,
+      planSource: outcome.planSource,
       stopReason: outcome.stopReason,
       summary: outcome.summary,
       turns: outcome.turns,

@@ -4,6 +4,7 @@ import {ExitCode, usageError, WaveError} from './errors.js'
 import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink, type SessionReporter} from './output/sink.js'
 import {ruleSchema} from './policy/policy.js'
 import type {SessionHost, SessionOptions} from './session/context.js'
+import {EFFORTS, type Effort, parseThinking, type ThinkingSetting} from './session/reasoning.js'
 import {scrubSecrets} from './secrets.js'
 
 export const outputFormatFlag = Flags.option({
@@ -27,6 +28,14 @@ export function sessionFlags(maxTurns: number) {
       },
     })(),
     'max-turns': Flags.integer({default: maxTurns, description: 'Stop with exit 5 after this many model turns', min: 1}),
+    'max-output-tokens': Flags.integer({description: "max_tokens of each request (default 64000, within the model's output limit)", min: 1}),
+    effort: Flags.option({description: 'How hard the model works (output_config.effort; default high where the model takes it)', options: EFFORTS})(),
+    thinking: Flags.custom<ThinkingSetting>({
+      description: 'adaptive (default where the model takes it), off, or a thinking budget in tokens (at least 1024)',
+      async parse(input) {
+        return parseThinking(input)
+      },
+    })(),
     model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, the settings files, else claude-sonnet-5-5)'}),
     'output-format': outputFormatFlag({default: 'text'}),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
@@ -36,9 +45,12 @@ export function sessionFlags(maxTurns: number) {
 /** The values of sessionFlags() as a command parses them. */
 export interface SessionFlagValues {
   cwd?: string
+  effort?: Effort
   'max-budget-usd'?: number
+  'max-output-tokens'?: number
   'max-turns': number
   model?: string
+  thinking?: ThinkingSetting
 }
 
 /** `--sandbox on|off` and `--sandbox-network`: how an approved run's commands are contained (approve, run --approve, run --task). */
@@ -125,9 +137,12 @@ export abstract class WaveCommand extends Command {
       appendSystemPrompt,
       cwd: flags.cwd,
       host: this.sessionHost((event) => reporter.event(event)),
+      effort: flags.effort,
       maxBudgetUsd: flags['max-budget-usd'],
+      maxOutputTokens: flags['max-output-tokens'],
       maxTurns: flags['max-turns'],
       model: flags.model,
+      thinking: flags.thinking,
     }
   }
 

@@ -47,6 +47,11 @@ export const ENDINGS: {
     hint: () => 'Raise --max-turns to let it go on.',
     message: ({maxTurns}) => `Stopped at the turn limit (${maxTurns} turns) before the agent finished.`,
   },
+  no_result: {
+    exitCode: ExitCode.refused,
+    hint: () => 'Nothing was reported as the result. Try again, or try another model (--model).',
+    message: () => 'The model ended without a result: its final turn was empty, also after it was asked to continue.',
+  },
   refusal: {
     exitCode: ExitCode.refused,
     hint: () => "None of the refused turn's tool calls ran. Rephrase the task, or try another model (--model).",

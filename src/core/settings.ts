@@ -12,6 +12,7 @@ import {type JsonFileOptions, parseJsonText, readJsonFile} from './json.js'
 import {waveHome} from './plans/plans.js'
 import {type PriceTable, priceTableSchema} from './session/pricing.js'
 import {type Provider, PROVIDERS} from './session/providers.js'
+import {EFFORTS, MIN_THINKING_BUDGET, type ReasoningChoice} from './session/reasoning.js'
 import {ruleSchema} from './policy/policy.js'
 import {expandHome, isInside, PathResolutionError, realPathOf} from './workspace/paths.js'
 
@@ -67,6 +68,12 @@ export const settingsSchema = z.strictObject({
     .record(z.string().regex(MCP_SERVER_NAME, 'server names are letters, digits and "-" (at most 32), so tools can be named mcp__<server>__<tool>'), mcpServerSchema)
     .optional(),
   model: z.string().trim().min(1, 'must not be empty').optional(),
+  /** How hard the model works (`output_config.effort`); --effort comes first. */
+  effort: z.enum(EFFORTS).optional(),
+  /** adaptive (the default where the model takes it), off, or a thinking budget in tokens; --thinking comes first. */
+  thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
+  /** `max_tokens` of each request (default 64000, within the model's limit); --max-output-tokens comes first. */
+  maxOutputTokens: z.number().int().min(1).optional(),
   permissions: z
     .strictObject({
       allow: z.array(ruleSchema).optional(),
@@ -113,6 +120,8 @@ export interface SettingsLayer {
 export interface EffectiveSettings {
   /** The default model (before WAVE_MODEL and --model, which come first). */
   model?: string
+  /** effort, thinking and maxOutputTokens of the files, project over user (the flags come first). */
+  reasoning: ReasoningChoice
   allow: string[]
   deny: string[]
   plugins: Record<string, boolean>
@@ -183,11 +192,14 @@ function inScope(settings: Settings, file: string, scope: SettingsScope): Settin
 /** Merges settings layers (user first, then project) and flags: the pure part, table-tested. */
 export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}): EffectiveSettings {
   const ordered = [...layers].sort((a, b) => (a.scope === b.scope ? 0 : a.scope === 'user' ? -1 : 1))
-  const merged: EffectiveSettings = {allow: [], deny: [], files: [], ignored: [], instructions: [], mcpServers: {}, plugins: {}, sandboxEnv: []}
+  const merged: EffectiveSettings = {allow: [], deny: [], files: [], ignored: [], instructions: [], mcpServers: {}, plugins: {}, reasoning: {}, sandboxEnv: []}
   const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
   for (const {file, scope, settings} of ordered) {
     merged.files.push(file)
     if (settings.model) merged.model = settings.model
+    if (settings.effort) merged.reasoning.effort = settings.effort
+    if (settings.thinking !== undefined) merged.reasoning.thinking = settings.thinking
+    if (settings.maxOutputTokens) merged.reasoning.maxOutputTokens = settings.maxOutputTokens
     if (settings.instructions?.trim()) merged.instructions.push(settings.instructions)
     if (settings.contextWindow) merged.contextWindow = settings.contextWindow
     if (settings.prices) merged.prices = {...merged.prices, ...settings.prices}

@@ -52,6 +52,7 @@ export function progressLine(event: AgentEvent): string | undefined {
     case 'compaction': {
       const what = [
         event.clearedToolResults > 0 ? `${event.clearedToolResults} old tool results cleared` : '',
+        event.clearedToolInputs > 0 ? `${event.clearedToolInputs} old tool inputs cleared` : '',
         event.summarizedMessages > 0 ? `${event.summarizedMessages} earlier messages summarised` : '',
       ].filter(Boolean)
       const why = event.trigger === 'prompt_too_long' ? 'the prompt was too long' : 'near the context window'

@@ -108,7 +108,15 @@ export const planStateSchema = z.object({
   workspace: z.string(),
   /** What planning (plan and revise sessions) spent, in USD; null once a session's model had no price. */
   costUsd: z.number().nullable().optional(),
+  /** How the model was asked to think when the plan was made: effort, thinking, max_tokens (reasoning.ts). */
+  reasoning: z
+    .object({effort: z.string().optional(), thinking: z.union([z.string(), z.number()]).optional(), maxOutputTokens: z.number().optional()})
+    .optional(),
+  /** `final_message`: the model wrote no plan file, and its final message was saved as the plan. */
+  planSource: z.enum(['plan_file', 'final_message']).optional(),
 })
+
+export type PlanSource = NonNullable<PlanState['planSource']>
 
 export type PlanState = z.infer<typeof planStateSchema>
 export type PlanRun = z.infer<typeof runSchema>
@@ -122,7 +130,7 @@ export interface NewPlan {
 const MAX_DRAWS = 1000
 
 /** A fresh, never-used plan name: reserved by creating its state file exclusively, redrawn on collision. */
-export async function createPlan(init: {task: string; workspace: string; model: string; repository: RepositoryState | null}): Promise<NewPlan> {
+export async function createPlan(init: {task: string; workspace: string; model: string; repository: RepositoryState | null; reasoning?: PlanState['reasoning']}): Promise<NewPlan> {
   const dir = await ensurePlansDir()
   for (let draw = 0; draw < MAX_DRAWS; draw++) {
     const name = drawName()
@@ -133,6 +141,7 @@ export async function createPlan(init: {task: string; workspace: string; model: 
       createdAt: now,
       model: init.model,
       name,
+      ...(init.reasoning ? {reasoning: init.reasoning} : {}),
       repository: init.repository,
       runs: [],
       status: 'draft',

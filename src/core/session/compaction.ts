@@ -3,7 +3,9 @@
  *
  * 1. Old tool results are cleared: each tool_use/tool_result pair stays (the API needs both, and the
  *    model keeps the record of what it did), its content replaced by a note of what was there. Results
- *    the model has not answered yet, and the newest few, are kept.
+ *    the model has not answered yet, and the newest few, are kept. Old tool inputs too: a Write's
+ *    `content` or an Edit's strings (any long string an old call sent) become a stub with the path and
+ *    the size, the call itself kept.
  * 2. If that is not enough, older turns are replaced by a summary the model writes in a separate request.
  *
  * What never changes: the first user message (the task, the plan) stays verbatim, the list of files
@@ -32,6 +34,7 @@ const COMPACT_TO = 0.6
 const REGROWTH = 0.05
 
 const CLEARED_MARK = '[wave cleared this tool result'
+const CLEARED_INPUT_MARK = '[wave:'
 const SUMMARY_MARK = '[wave: summary of earlier turns]'
 
 /** The conversation was compacted to fit the model's window. Token counts are estimates. */
@@ -41,6 +44,8 @@ export interface CompactionEvent {
   /** The API refused the prompt as too long, or the conversation neared the window. */
   trigger: 'prompt_too_long' | 'near_window'
   clearedToolResults: number
+  /** Old tool calls whose long input strings (a Write's content, an Edit's strings) were replaced by a stub. */
+  clearedToolInputs: number
   summarizedMessages: number
   tokensBefore: number
   tokensAfter: number
@@ -114,14 +119,18 @@ export class Compactor {
     const replace = (step: Compacted) => messages.splice(0, messages.length, ...step.messages)
 
     let cleared = 0
+    let clearedInputs = 0
     if (!summaryOnly) {
       const step = clearOldToolResults(messages)
       cleared = step.cleared
       if (cleared > 0) replace(step)
+      const inputs = clearOldToolInputs(messages)
+      clearedInputs = inputs.cleared
+      if (clearedInputs > 0) replace(inputs)
     }
 
     let summarized = 0
-    if (cleared === 0 || meter.estimate(promptChars()) > meter.window * COMPACT_TO) {
+    if (cleared + clearedInputs === 0 || meter.estimate(promptChars()) > meter.window * COMPACT_TO) {
       const maxChars = Math.floor((meter.window * 0.5) / meter.tokensPerChar)
       const step = await summarizeOlderTurns(messages, {changedFiles: this.options.changedFiles(), maxChars, summarize: this.options.summarize})
       if (step) {
@@ -130,11 +139,11 @@ export class Compactor {
       }
     }
 
-    if (cleared === 0 && summarized === 0) return undefined
+    if (cleared === 0 && clearedInputs === 0 && summarized === 0) return undefined
     this.compactions++
     const tokensAfter = meter.estimate(promptChars())
     this.compactedTo = tokensAfter
-    return {clearedToolResults: cleared, summarizedMessages: summarized, tokensAfter, tokensBefore, trigger}
+    return {clearedToolInputs: clearedInputs, clearedToolResults: cleared, summarizedMessages: summarized, tokensAfter, tokensBefore, trigger}
   }
 }
 
@@ -170,6 +179,40 @@ export function clearOldToolResults(messages: MessageParam[], keepRecent = KEEP_
     const note = `${CLEARED_MARK} to keep the conversation within the model's context window: the result of ${what}, ${text.length} characters. Call the tool again if you need it.]`
     const copy = [...blocks]
     copy[b] = {...block, content: note}
+    out[m] = {...out[m], content: copy} as MessageParam
+    cleared++
+  }
+
+  return {cleared, messages: out, summarized: 0}
+}
+
+/**
+ * Step 1, for inputs: the long strings of old tool calls (a Write's `content`, an Edit's `old_string` and
+ * `new_string`) replaced by a stub naming the path and the size. The call and its result stay paired;
+ * the newest few calls, and those of the last assistant message, are kept whole.
+ */
+export function clearOldToolInputs(messages: MessageParam[], keepRecent = KEEP_RECENT_RESULTS): Compacted {
+  const positions: Array<[number, number]> = []
+  for (const [m, message] of messages.entries()) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue
+    for (const [b, block] of message.content.entries()) if (block.type === 'tool_use') positions.push([m, b])
+  }
+
+  const lastAssistant = positions.at(-1)?.[0] ?? -1
+  const keep = new Set(positions.slice(-keepRecent).map(([m, b]) => `${m}:${b}`))
+  const out = [...messages]
+  let cleared = 0
+  for (const [m, b] of positions) {
+    if (m === lastAssistant || keep.has(`${m}:${b}`)) continue
+    const blocks = out[m].content as ContentBlockParam[]
+    const block = blocks[b] as ToolUseBlockParam
+    const input = (block.input ?? {}) as Record<string, unknown>
+    const long = Object.entries(input).filter(([key, value]) => key !== 'file_path' && typeof value === 'string' && value.length >= CLEARABLE_CHARS && !value.startsWith(CLEARED_INPUT_MARK))
+    if (long.length === 0) continue
+    const where = typeof input.file_path === 'string' ? ` for ${input.file_path}` : ''
+    const stubbed = Object.fromEntries(long.map(([key, value]) => [key, `${CLEARED_INPUT_MARK} ${(value as string).length} characters of ${key}${where} sent by this ${block.name} call, cleared to keep the conversation within the model's context window]`]))
+    const copy = [...blocks]
+    copy[b] = {...block, input: {...input, ...stubbed}}
     out[m] = {...out[m], content: copy} as MessageParam
     cleared++
   }

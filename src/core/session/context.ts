@@ -16,6 +16,7 @@ import {type SessionPlace, sessionWorkspace} from '../workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../workspace/snapshot.js'
 import type {AgentEvent} from './loop.js'
 import {assertCredentials, createClient, modelFrom} from './model.js'
+import {type Effort, type Reasoning, reasoningFor, type ThinkingSetting} from './reasoning.js'
 
 /** What the command gives every session it starts: read once, passed in, never kept in module state. */
 export interface SessionHost {
@@ -44,6 +45,10 @@ export interface SessionOptions {
   maxBudgetUsd?: number
   /** `--append-system-prompt`: the last of the system prompt's own sections. */
   appendSystemPrompt?: string
+  /** `--effort`, `--thinking`, `--max-output-tokens` (over the settings'; reasoning.ts has the defaults). */
+  effort?: Effort
+  thinking?: ThinkingSetting
+  maxOutputTokens?: number
 }
 
 export interface OpenOptions {
@@ -78,7 +83,13 @@ export class SessionContext {
     /** The repository as the session found it (snapshot.ts); absent for a preview. */
     readonly snapshot: RepositorySnapshot | undefined,
     private readonly inherited?: SessionContext,
-  ) {}
+  ) {
+    const {effort, maxOutputTokens, thinking} = options
+    this.reasoning = reasoningFor(model, {...settings.reasoning, ...defined({effort, maxOutputTokens, thinking})})
+  }
+
+  /** Thinking, effort and max_tokens of the session's requests: the flags over the settings, within what the model takes. */
+  readonly reasoning: Reasoning
 
   get host(): SessionHost {
     return this.options.host
@@ -125,7 +136,14 @@ export async function openSession(options: SessionOptions, open: OpenOptions = {
   if (open.preview) return new SessionContext(options, place, settings, model, undefined)
   if (open.credentials !== false) assertCredentials(settings.provider)
   const snapshot = await sessionSnapshot(place.workspace, {changes: open.changes})
-  return new SessionContext(options, place, settings, model, snapshot, inherited)
+  const session = new SessionContext(options, place, settings, model, snapshot, inherited)
+  for (const note of session.reasoning.notes) options.host.warn(note)
+  return session
+}
+
+/** The fields of `values` that are set: an absent flag leaves the settings' value in force. */
+function defined<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>
 }
 
 /**

@@ -12,7 +12,8 @@ import {type CompactionEvent, Compactor, ContextMeter, type SummaryRequest} from
 import {FALLBACK_CONTEXT_WINDOW, modelLimits} from './model.js'
 import type {AgentOutcome, Ending, SessionTotals} from './outcome.js'
 import type {PriceTable, TokenUsage} from './pricing.js'
-import {charsOf, interrupted, PromptTooLong, type StreamParams, type TurnRequest, turnParams} from './request.js'
+import {sendableBlocks} from './conversation.js'
+import {charsOf, interrupted, PromptTooLong, type StreamParams, type ThinkingParams, type TurnRequest, turnParams} from './request.js'
 import {Tally} from './tally.js'
 
 export type {CompactionEvent} from './compaction.js'
@@ -22,6 +23,8 @@ export {emptyUsage, type TokenUsage} from './pricing.js'
 export type AgentEvent =
   | {type: 'request'; turn: number; mode: string}
   | {type: 'text'; text: string}
+  /** The model's thinking, where it is shown (never on stdout, never in a plan). */
+  | {type: 'thinking'; text: string}
   | {type: 'tool_call'; id: string; name: string; input: unknown}
   | {type: 'tool_result'; id: string; name: string; isError: boolean; denied: boolean; content: string}
   /** After every response: the session's usage and cost so far (`costUsd` null for a model without a price). */
@@ -55,10 +58,20 @@ export interface CallResult {
  */
 export type CallExecutor = (calls: ToolUseBlock[]) => Promise<CallResult[]>
 
+/**
+ * What the session does when the model ends a turn without tool calls: a message to go on with, an
+ * ending of its own (`no_result`), or nothing (the session ends).
+ */
+export type FollowUp = string | {stopReason: 'no_result'} | undefined
+
 export interface LoopOptions {
   model: string
   maxTurns: number
   maxTokens?: number
+  /** Thinking and effort, sent with every turn's request (reasoning.ts). */
+  reasoning?: ThinkingParams
+  /** Asked when the model ends its turn without tool calls, with the text of that turn. */
+  followUp?(turn: {text: string}): Promise<FollowUp> | FollowUp
   /** Makes one request (bound to the session's client, model and signal). */
   request: TurnRequest
   /** Runs the turn's calls. */
@@ -100,6 +113,8 @@ const SUMMARY_MAX_TOKENS = 8000
 const WINDOW_MARGIN = 2000
 
 const CONTINUE_PROMPT = 'Your answer was cut off at the output limit. Continue it exactly where it stopped, without repeating anything.'
+const CONTINUE_AFTER_WINDOW =
+  "Your answer was cut off because the conversation filled the model's context window (not the output limit); older parts have been compacted. Continue it exactly where it stopped, without repeating anything."
 
 export class AgentLoop {
   private readonly messages: MessageParam[]
@@ -172,9 +187,12 @@ export class AgentLoop {
         if (!response) return this.end(this.tally.overBudget()!)
       }
 
-      await this.append({content: response.content as ContentBlockParam[], role: 'assistant'})
+      // Sent back as the API accepts it: no empty text block, no thinking cut before its signature.
+      const content = sendableBlocks(response.content as ContentBlockParam[])
+      if (content.length > 0) await this.append({content, role: 'assistant'})
       const over = this.tally.overBudget()
       if (over) return this.end(over)
+      for (const block of response.content) if (block.type === 'thinking' && block.thinking.trim()) this.emit({text: block.thinking, type: 'thinking'})
       const text = textOf(response)
       if (text.trim()) {
         this.finalText = (this.carried + text).trim()
@@ -187,7 +205,7 @@ export class AgentLoop {
       const cut = stoppedAt(response, 'max_tokens') || stoppedAt(response, 'model_context_window_exceeded')
       if (stoppedAt(response, 'model_context_window_exceeded')) this.compactor.compactFirst = true
       if (cut && calls.length > 0) {
-        await this.answerCutCalls(calls, maxTokens)
+        await this.answerCutCalls(calls, maxTokens, stoppedAt(response, 'model_context_window_exceeded'))
         continue
       }
 
@@ -198,7 +216,7 @@ export class AgentLoop {
         this.carried += text
         this.nextMaxTokens = Math.max(maxTokens, this.largestMaxTokens(response))
         this.emit({action: 'continue', maxTokens, turn: this.turns, type: 'output_limit'})
-        await this.append({content: CONTINUE_PROMPT, role: 'user'})
+        await this.append({content: stoppedAt(response, 'model_context_window_exceeded') ? CONTINUE_AFTER_WINDOW : CONTINUE_PROMPT, role: 'user'})
         continue
       }
 
@@ -210,7 +228,15 @@ export class AgentLoop {
       }
 
       this.carried = ''
-      if (calls.length === 0) return this.end({stopReason: response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'})
+      if (calls.length === 0) {
+        const next = await options.followUp?.({text})
+        if (typeof next === 'string') {
+          await this.append({content: next, role: 'user'})
+          continue
+        }
+
+        return this.end(next ?? {stopReason: response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'})
+      }
 
       await options.beforeTools?.()
       const results = await options.execute(calls)
@@ -230,7 +256,7 @@ export class AgentLoop {
    * long. Undefined when a compaction's summary spent the rest of the budget.
    */
   private async ask(maxTokens: number, tools: object[]): Promise<Message | undefined> {
-    const params = async () => turnParams({maxTokens, messages: this.messages, model: this.options.model, system: await this.options.system(), tools})
+    const params = async () => turnParams({...this.options.reasoning, maxTokens, messages: this.messages, model: this.options.model, system: await this.options.system(), tools})
     let request = await params()
     if (this.compactor.due(charsOf(request), this.baseMaxTokens) && (await this.compact('near_window', request))) {
       if (this.tally.overBudget()) return undefined
@@ -284,9 +310,9 @@ export class AgentLoop {
   }
 
   /** A turn cut with tool calls: none runs, each answered with an error (the cut one told how to go on). */
-  private async answerCutCalls(calls: ToolUseBlock[], maxTokens: number): Promise<void> {
+  private async answerCutCalls(calls: ToolUseBlock[], maxTokens: number, windowFull: boolean): Promise<void> {
     this.emit({action: 'smaller_pieces', maxTokens, turn: this.turns, type: 'output_limit'})
-    const results = calls.map((call, index) => cutCallResult(call, index === calls.length - 1, maxTokens))
+    const results = calls.map((call, index) => cutCallResult(call, index === calls.length - 1, maxTokens, windowFull))
     for (const [index, call] of calls.entries()) {
       this.emit({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
       this.emit({content: results[index].content as string, denied: false, id: call.id, isError: true, name: call.name, type: 'tool_result'})
@@ -331,11 +357,19 @@ export function outcomeDetails(outcome: AgentOutcome): FailureDetails {
   return {costUsd: outcome.costUsd, filesChanged: [...outcome.changed], stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage}
 }
 
-/** What a cut turn's call gets instead of running: the cut one is told why and how to go on. */
-function cutCallResult(call: ToolUseBlock, isLast: boolean, maxTokens: number): ToolResultBlockParam {
-  const content = isLast
-    ? `This call was cut off at the output limit (max_tokens ${maxTokens}) before its input was complete, so it was not run. Write large content in smaller pieces: for a long file, Write a first part, then add the rest with Edit.`
-    : 'Not run: this turn was cut off at the output limit (max_tokens), so none of its calls ran. Make the call again if it is still needed.'
+/**
+ * What a cut turn's call gets instead of running: the cut one is told why and how to go on. A turn cut
+ * because the window is full is not the output limit's doing: smaller pieces would not help, the
+ * compaction before the next request does.
+ */
+function cutCallResult(call: ToolUseBlock, isLast: boolean, maxTokens: number, windowFull: boolean): ToolResultBlockParam {
+  const content = windowFull
+    ? isLast
+      ? "This call was cut off because the conversation filled the model's context window (not the output limit), so it was not run. Older parts of the conversation are being compacted: make the call again."
+      : "Not run: this turn was cut off because the conversation filled the model's context window, so none of its calls ran. Make the call again if it is still needed."
+    : isLast
+      ? `This call was cut off at the output limit (max_tokens ${maxTokens}) before its input was complete, so it was not run. Write large content in smaller pieces: for a long file, Write a first part, then add the rest with Edit.`
+      : 'Not run: this turn was cut off at the output limit (max_tokens), so none of its calls ran. Make the call again if it is still needed.'
   return {content, is_error: true, tool_use_id: call.id, type: 'tool_result'}
 }
 

@@ -15,6 +15,7 @@ export type StopReason =
   | 'refusal'
   | 'pause_turn'
   | 'model_context_window_exceeded'
+  | 'no_result'
   | 'api_error'
   | 'interrupted'
 
@@ -29,6 +30,8 @@ export type Ending =
   | {stopReason: 'refusal'; category?: string | null}
   /** The final answer stayed cut after its one continuation (at max_tokens, or the window full). */
   | {stopReason: 'max_tokens'; cutBy: string; maxTokens: number}
+  /** The model ended its turn with nothing to say, again after a nudge to continue (a run's driver decides). */
+  | {stopReason: 'no_result'}
 
 /** What a session did, whichever way it ended: the totals every result and every failure reports. */
 export interface SessionTotals {

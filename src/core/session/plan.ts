@@ -2,18 +2,33 @@
  * `wave plan --task` and `wave plan --revise`: a session in plan mode on one plan file, the only file it
  * may write. What differs from other sessions is only the opening message and the plan's bookkeeping.
  */
-import {lstat, realpath, stat} from 'node:fs/promises'
+import {lstat, realpath, stat, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
-import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, recordDirty, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
+import {
+  appendTranscript,
+  createPlan,
+  ensurePlansDir,
+  isRegularFile,
+  type PlanSource,
+  planNameOf,
+  planSidecars,
+  readPlanState,
+  readPlanStateChecked,
+  recordDirty,
+  resolvePlanReference,
+  setPlanStatus,
+  writePlanState,
+} from '../plans/plans.js'
 import {endingError, ExitCode, usageError, WaveError} from '../errors.js'
 import type {RepositorySnapshot} from '../workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
 import type {AgentOutcome} from './outcome.js'
+import {stateReasoning} from './reasoning.js'
 import {planningProfile} from './profiles.js'
-import {planOpening, reviseOpening} from './prompts/plan.js'
+import {missingPlanPrompt, planOpening, reviseOpening} from './prompts/plan.js'
 import {runSession} from './session.js'
 
 export interface SessionStart {
@@ -45,6 +60,8 @@ export interface ReviseOptions extends PlanSessionOptions {
 export interface PlanOutcome {
   planPath: string
   name: string
+  /** Where the plan came from: the plan file the model wrote, or its final message when it wrote none. */
+  planSource: PlanSource
   turns: number
   usage: TokenUsage
   stopReason: StopReason
@@ -57,7 +74,7 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
   const session = await openSession(options)
   const {model, snapshot, workspace} = session
   const repository = await snapshot!.state()
-  const plan = await createPlan({model, repository, task: options.task, workspace})
+  const plan = await createPlan({model, reasoning: stateReasoning(session.reasoning), repository, task: options.task, workspace})
   // In a large work tree `dirty` is not awaited before the first request: recorded once git has it.
   const recorded = repository && repository.dirty === undefined ? recordLater(plan.path, snapshot!) : undefined
   const opening = planOpening(options.task, plan.path)
@@ -109,10 +126,17 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   const profile = planningProfile({name, path: planPath}, workspace)
   const planMode = profile.planMode
   let outcome: AgentOutcome
+  let corrected = false
   try {
     outcome = await runSession(session, {
       ...profile,
       allow: input.allow,
+      // A planning turn that ends without the plan file gets one more turn, naming the file.
+      async followUp() {
+        if (corrected || !(await planMode.problem())) return undefined
+        corrected = true
+        return missingPlanPrompt(planPath)
+      },
       onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: input.transcriptLabel}),
       opening: input.opening,
       transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
@@ -132,13 +156,36 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   }
 
   await input.recorded
+  let planSource: PlanSource = 'plan_file'
   if (await planMode.problem()) {
-    await setPlanStatus(planPath, 'failed')
-    throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
+    // Still no plan file after the corrective turn: a plan given in prose is kept, never lost.
+    if (!outcome.finalText.trim() || !(await savedAsPlan(planPath, outcome.finalText))) {
+      await setPlanStatus(planPath, 'failed', outcome.costUsd)
+      throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
+    }
+
+    planSource = 'final_message'
+    session.host.warn(`The model wrote no plan file: its final message is saved as the plan at ${planPath}. Review it before approving.`)
   }
 
   await setPlanStatus(planPath, 'draft', outcome.costUsd)
-  return {costUsd: outcome.costUsd, name, planPath, stopReason: outcome.stopReason, summary: outcome.finalText, turns: outcome.turns, usage: outcome.usage}
+  if (planSource === 'final_message') await recordPlanSource(planPath, planSource)
+  return {costUsd: outcome.costUsd, name, planPath, planSource, stopReason: outcome.stopReason, summary: outcome.finalText, turns: outcome.turns, usage: outcome.usage}
+}
+
+/** Writes the final message as the plan, only where no plan file is (a file that appeared since is the model's). */
+async function savedAsPlan(planPath: string, text: string): Promise<boolean> {
+  try {
+    await writeFile(planPath, text.trim() + '\n', {flag: 'wx', mode: 0o600})
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function recordPlanSource(planPath: string, planSource: PlanSource): Promise<void> {
+  const state = await readPlanState(planPath)
+  if (state) await writePlanState(planPath, {...state, planSource})
 }
 
 /** Records the plan's `dirty` once the snapshot has it; a failure leaves it unrecorded (the plan goes on). */

@@ -5,11 +5,13 @@
  * too long becomes PromptTooLong, which the loop answers by compacting.
  */
 import type Anthropic from '@anthropic-ai/sdk'
-import type {ContentBlockParam, Message, MessageParam, TextBlockParam} from '@anthropic-ai/sdk/resources/messages'
+import type {ContentBlockParam, Message, MessageParam, TextBlockParam, ThinkingConfigParam} from '@anthropic-ai/sdk/resources/messages'
 
 import {errorLine, ExitCode, WaveError} from '../errors.js'
 import {scrubSecrets} from '../secrets.js'
+import {acceptedConversation} from './conversation.js'
 import {apiFailure, apiSettings, integerFromEnv, promptTooLong, retryObserver} from './model.js'
+import type {Effort} from './reasoning.js'
 
 export type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
 
@@ -44,13 +46,24 @@ export function turnRequest(options: RequestOptions): TurnRequest {
   return (params) => requestTurn(options, params)
 }
 
-/** What a turn sends: the system prompt and the tools cached, the newest message a cache breakpoint. */
-export function turnParams(input: {model: string; maxTokens: number; system: string; tools: object[]; messages: MessageParam[]}): StreamParams {
+/** How the model is asked to think and how hard to work (reasoning.ts); absent fields are not sent. */
+export interface ThinkingParams {
+  thinking?: ThinkingConfigParam
+  effort?: Effort
+}
+
+/**
+ * What a turn sends: the conversation as the API accepts it (conversation.ts), the system prompt and
+ * the tools cached, the newest message a cache breakpoint, and the session's thinking and effort.
+ */
+export function turnParams(input: {model: string; maxTokens: number; system: string; tools: object[]; messages: MessageParam[]} & ThinkingParams): StreamParams {
   return {
     max_tokens: input.maxTokens,
-    messages: withCacheBreakpoint(input.messages),
+    messages: withCacheBreakpoint(acceptedConversation(input.messages)),
     model: input.model,
+    ...(input.effort ? {output_config: {effort: input.effort}} : {}),
     system: [{cache_control: {type: 'ephemeral'}, text: input.system, type: 'text'}],
+    ...(input.thinking ? {thinking: input.thinking} : {}),
     tools: cacheLastTool(input.tools) as StreamParams['tools'],
   }
 }

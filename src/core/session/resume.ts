@@ -17,6 +17,7 @@ import {z} from 'zod'
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import type {ApprovalRecord} from '../plans/approval.js'
 import {type PlanRun, type PlanState, planNameOf, planSidecars} from '../plans/plans.js'
+import {acceptedConversation} from './conversation.js'
 import {emptyUsage, type TokenUsage} from './pricing.js'
 
 /** What a run had spent when it stopped: the resumed session counts on from it. */
@@ -81,7 +82,8 @@ export async function resumePoint(planPath: string, run: PlanRun, opening: strin
   const prior = priorProgress(run, recorded)
   if (recorded.messages.length === 0) return {prior, unanswered: []}
   const {messages, unanswered} = resumedConversation(recorded.messages, opening, resumeNote(run.exitCode))
-  return {history: messages, prior, unanswered}
+  // A transcript written before wave cleaned what it sends back may hold blocks the API refuses.
+  return {history: acceptedConversation(messages), prior, unanswered}
 }
 
 const messageSchema = z.object({

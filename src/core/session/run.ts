@@ -27,7 +27,7 @@ import {changedPaths, headOf} from '../workspace/git.js'
 import type {RepositoryHead} from '../workspace/snapshot.js'
 import type {SessionStart} from './plan.js'
 import {newestRun, resumableRun, resumePoint} from './resume.js'
-import {runSession} from './session.js'
+import {resultRequired, runSession} from './session.js'
 import {displayPath} from '../workspace/paths.js'
 
 export interface InlineApproval {
@@ -241,6 +241,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       // The record's rules; the settings files add theirs (and their deny rules beat any allow).
       allow: record.allow,
       beforeTools: () => before,
+      followUp: resultRequired(),
       history: point?.history,
       observe(event) {
         if (event.type === 'usage') progress = {costUsd: event.costUsd, turns: event.turn, usage: {...event.usage}}

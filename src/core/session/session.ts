@@ -46,6 +46,8 @@ export interface ConversationSpec extends SessionProfile {
   beforeTools?(): Promise<unknown>
   /** Told of every event before the host is. */
   observe?(event: AgentEvent): void
+  /** What to do when the model ends a turn without tool calls (loop.ts, FollowUp). */
+  followUp?: LoopOptions['followUp']
 }
 
 export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<AgentOutcome> {
@@ -67,6 +69,8 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     client: await session.client(),
     contextWindow: settings.contextWindow,
     maxBudgetUsd: options.maxBudgetUsd,
+    followUp: spec.followUp,
+    maxTokens: session.reasoning.maxTokens,
     maxTurns: options.maxTurns,
     messages,
     model: session.model,
@@ -76,6 +80,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     policy,
     prices: settings.prices,
     prior: spec.prior,
+    reasoning: {effort: session.reasoning.effort, thinking: session.reasoning.thinking},
     registry: tools.registry,
     sandbox: spec.sandbox,
     session: spec.planMode,
@@ -83,6 +88,22 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     stopRequested: () => spec.planMode.finished,
     system,
   }).run()
+}
+
+const CONTINUE_NUDGE = 'Your last turn was empty. Continue the task: carry on with the next step, or, if the work is done, reply with a summary of what you did and its result.'
+
+/**
+ * A run's answer to a turn that ends with nothing said: one nudge to continue, then the session ends
+ * without a result (exit 6), never as a silent success. `when` limits it (a task in plan mode ends as it did).
+ */
+export function resultRequired(when: () => boolean = () => true): NonNullable<ConversationSpec['followUp']> {
+  let nudged = false
+  return ({text}) => {
+    if (text.trim() || !when()) return undefined
+    if (nudged) return {stopReason: 'no_result'}
+    nudged = true
+    return CONTINUE_NUDGE
+  }
 }
 
 /** What a loop is bound to: the client to ask, the tools and policy to run calls with. */

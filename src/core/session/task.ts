@@ -15,7 +15,7 @@ import type {SessionStart} from './plan.js'
 import {taskProfile} from './profiles.js'
 import {taskOpening} from './prompts/task.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
-import {runSession} from './session.js'
+import {resultRequired, runSession} from './session.js'
 
 export interface TaskOptions extends SessionOptions {
   task: string
@@ -76,6 +76,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       ...profile,
       allow: options.allow,
       beforeTools: () => before,
+      followUp: resultRequired(() => !planMode.active),
       async onCompacted(messages, compaction) {
         if (planPath) await appendTranscript(planPath, {compacted: messages, compaction, session: 'task'})
       },

@@ -61,7 +61,7 @@ describe('the life sign while the model works', () => {
 
 describe('progress lines for the loop\'s events', () => {
   it('names a compaction, a cut output and the cost', () => {
-    expect(progressLine({clearedToolResults: 3, summarizedMessages: 0, tokensAfter: 90_000, tokensBefore: 210_000, trigger: 'prompt_too_long', turn: 9, type: 'compaction'})).toBe(
+    expect(progressLine({clearedToolInputs: 0, clearedToolResults: 3, summarizedMessages: 0, tokensAfter: 90_000, tokensBefore: 210_000, trigger: 'prompt_too_long', turn: 9, type: 'compaction'})).toBe(
       '⇲ compacted (the prompt was too long): 3 old tool results cleared; ~210000 → ~90000 tokens',
     )
     expect(progressLine({action: 'raise', maxTokens: 16_000, turn: 2, type: 'output_limit'})).toMatch(/max_tokens \(16000\).*asking again/)

@@ -25,7 +25,12 @@ The plan, in Markdown: a # title, then these ## sections:
 - Open questions: what you decided without an answer, and the alternatives.
 - Out of scope: what the change leaves alone.
 
-When the plan is complete, reply with a one-paragraph summary and, in the same turn, call ExitPlanMode if it is offered.`
+Your planning turn must end the same way every time: the whole plan written to the plan file (named below) with the Write tool, or updated there with Edit, and then a call to ExitPlanMode. A plan given only in your reply is not recorded and cannot be approved: never end the session without writing the file. Once the file holds the plan, reply with a one-paragraph summary and, in the same turn, call ExitPlanMode.`
+}
+
+/** The corrective turn of a planning session that ended without writing its plan file. */
+export function missingPlanPrompt(planPath: string): string {
+  return `You ended your turn without writing the plan file. Write the complete plan to ${planPath} with the Write tool now, then call ExitPlanMode. A plan given only in a reply is not recorded.`
 }
 
 /** The first message of `wave plan --task`. */
