@@ -19,6 +19,8 @@ import type {ContentBlockParam, MessageParam, TextBlockParam, ToolResultBlockPar
 
 /** Tool results kept whatever their age, counted from the newest. */
 const KEEP_RECENT_RESULTS = 3
+/** Tool calls whose inputs are kept whatever their age, besides the last assistant message's. */
+const KEEP_RECENT_INPUTS = 0
 /** A result shorter than this costs less than the note that would replace it. */
 const CLEARABLE_CHARS = 400
 /** Assistant turns (with their results) kept verbatim after a summary. */
@@ -189,9 +191,10 @@ export function clearOldToolResults(messages: MessageParam[], keepRecent = KEEP_
 /**
  * Step 1, for inputs: the long strings of old tool calls (a Write's `content`, an Edit's `old_string` and
  * `new_string`) replaced by a stub naming the path and the size. The call and its result stay paired;
- * the newest few calls, and those of the last assistant message, are kept whole.
+ * the calls of the last assistant message are kept whole. What an older call wrote is on disk, where
+ * the model can read it again, so its input need not ride along in every later request.
  */
-export function clearOldToolInputs(messages: MessageParam[], keepRecent = KEEP_RECENT_RESULTS): Compacted {
+export function clearOldToolInputs(messages: MessageParam[], keepRecent = KEEP_RECENT_INPUTS): Compacted {
   const positions: Array<[number, number]> = []
   for (const [m, message] of messages.entries()) {
     if (message.role !== 'assistant' || typeof message.content === 'string') continue
@@ -199,7 +202,7 @@ export function clearOldToolInputs(messages: MessageParam[], keepRecent = KEEP_R
   }
 
   const lastAssistant = positions.at(-1)?.[0] ?? -1
-  const keep = new Set(positions.slice(-keepRecent).map(([m, b]) => `${m}:${b}`))
+  const keep = new Set(positions.slice(positions.length - keepRecent).map(([m, b]) => `${m}:${b}`))
   const out = [...messages]
   let cleared = 0
   for (const [m, b] of positions) {
