@@ -10,7 +10,7 @@ import {clearOldToolResults, type Compacted, type SummaryRequest, summarizeOlder
 import {dispatch, type ToolCallOutcome} from './dispatch.js'
 import {apiFailure, apiSettings, FALLBACK_CONTEXT_WINDOW, integerFromEnv, modelLimits, promptTooLong, retryObserver} from './model.js'
 import {scrubSecrets} from '../secrets.js'
-import {costOf, emptyUsage, formatUsd, type PriceTable, priceOf, roundUsd, type TokenUsage} from './pricing.js'
+import {budgetPriceOf, costAt, costOf, emptyUsage, formatUsd, type PriceTable, roundUsd, type TokenUsage} from './pricing.js'
 
 export {emptyUsage, type TokenUsage} from './pricing.js'
 
@@ -188,8 +188,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
   }
 
   const checkBudget = () => {
-    const spent = tally.costUsd
-    if (options.maxBudgetUsd === undefined || spent === null || spent <= options.maxBudgetUsd) return
+    const spent = tally.budgetUsd
+    if (options.maxBudgetUsd === undefined || spent <= options.maxBudgetUsd) return
     throw fail(
       `Stopped at the budget: ${formatUsd(spent)} spent, more than --max-budget-usd ${options.maxBudgetUsd}, before the agent finished.`,
       ExitCode.limit,
@@ -301,15 +301,6 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
   }
 
   try {
-    if (options.maxBudgetUsd !== undefined && !priceOf(options.model, options.prices)) {
-      throw fail(
-        `--max-budget-usd needs the price of ${options.model}, and wave knows none.`,
-        ExitCode.usage,
-        'Add the model to the settings\' "prices" (USD per million tokens: input, output, cacheWrite, cacheRead).',
-        'budget',
-      )
-    }
-
     // A resumed session may have spent its budget before: no request then.
     checkBudget()
     while (true) {
@@ -462,6 +453,9 @@ const stoppedAt = (response: Message, reason: string): boolean => (response.stop
 class Tally {
   readonly usage: TokenUsage
   costUsd: number | null
+  /** What the budget counts: the cost, or for a model without a price, its family's highest (budgetPriceOf). */
+  budgetUsd: number
+  private readonly budgetPrice
 
   constructor(
     private readonly model: string,
@@ -471,6 +465,8 @@ class Tally {
   ) {
     this.usage = {...emptyUsage(), ...prior}
     this.costUsd = priorCostUsd
+    this.budgetPrice = budgetPriceOf(model, prices).price
+    this.budgetUsd = priorCostUsd ?? costAt(this.budgetPrice, this.usage)
   }
 
   add(turn: Message['usage']): void {
@@ -483,6 +479,7 @@ class Tally {
     for (const key of Object.keys(usage) as Array<keyof TokenUsage>) this.usage[key] += usage[key]
     const cost = costOf(this.model, usage, this.prices)
     this.costUsd = cost === null || this.costUsd === null ? null : this.costUsd + cost
+    this.budgetUsd += cost ?? costAt(this.budgetPrice, usage)
   }
 
   reportedCost(): number | null {

@@ -20,6 +20,7 @@ import {type AgentEvent, type AgentResult, type CompactionEvent, runAgent, type 
 import {instructionsSections, readInstructionFiles} from './instructions.js'
 import {assertCredentials, createClient, modelFrom} from './model.js'
 import type {PlanMode} from './plan-mode.js'
+import {budgetPriceOf} from './pricing.js'
 
 /** What the command gives every session it starts: read once, passed in, never kept in module state. */
 export interface SessionHost {
@@ -92,6 +93,8 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
   const tools = spec.tools ?? (await openSessionTools({config: host.config, settings, warn: host.warn, workspace}))
   try {
     const {policy, system} = await prompt
+    const budgetNote = spec.maxBudgetUsd === undefined ? undefined : budgetPriceOf(spec.model, settings.prices).note
+    if (budgetNote) host.warn(budgetNote)
     const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
     if (!spec.history) await spec.transcript(messages[0])
     return await runAgent({
