@@ -7,7 +7,7 @@ import {usageError} from '../errors.js'
 import {EXECUTION_MODES, type ExecutionMode} from '../policy/modes.js'
 import {ruleSchema} from '../policy/policy.js'
 import type {RepositoryName} from './client.js'
-import {PR_DELIVERIES, type PrDelivery} from './delivery.js'
+import {PR_DELIVERIES, type PrDelivery} from '../review/delivery.js'
 import {type Role, ROLES} from './permissions.js'
 
 export interface GitHubEnvironment {
