@@ -1,11 +1,11 @@
 import {Flags} from '@oclif/core'
 
 import {WaveCommand} from '../core/command.js'
-import {type GitHubOutcome, handleGitHubEvent} from '../core/github/handler.js'
+import {handleGitHubEvent} from '../core/github/handler.js'
 import {PR_DELIVERIES} from '../core/review/delivery.js'
 import {ROLES} from '../core/github/permissions.js'
-import {markdownTable} from '../core/output/sink.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
+import {reviewResult} from '../core/review/result.js'
 
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.
@@ -51,18 +51,6 @@ Each option can also be set through its WAVE_GITHUB_* variable (the Action's inp
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
       warn: (message) => this.output.warn(message),
     })
-    await this.output.result(githubResult(outcome))
-  }
-}
-
-function githubResult(outcome: GitHubOutcome): {data: Record<string, unknown>; text: string; summary?: string} {
-  const rows: Array<[string, string]> = [['Event', outcome.event], ['Outcome', outcome.outcome]]
-  if (outcome.plan) rows.push(['Plan', outcome.plan.comment ? `[${outcome.plan.name}](${outcome.plan.comment})` : outcome.plan.name], ['Status', outcome.plan.status])
-  if (outcome.plan?.sha256) rows.push(['sha256', `\`${outcome.plan.sha256}\``])
-  if (outcome.delivery) rows.push(['Delivered', outcome.delivery.url])
-  return {
-    data: {...outcome},
-    summary: outcome.outcome === 'ignored' ? undefined : `## wave github\n\n${outcome.message}\n\n${markdownTable(rows)}`,
-    text: outcome.message,
+    await this.output.result(reviewResult('github', outcome))
   }
 }

@@ -17,8 +17,11 @@ export interface ReviewEvent {
   prepare(): Promise<Pick<ReviewRun, 'client'> & {complete(): Promise<ReviewRun>}>
 }
 
+/** An event that asks nothing of wave: exit 0, saying why. */
+export const ignored = (event: string, reason: string): ReviewOutcome => ({event, message: `Nothing applies: ${reason}.`, outcome: 'ignored'})
+
 export async function handleReview({event, intent, prepare}: ReviewEvent): Promise<ReviewOutcome> {
-  if (intent.kind === 'ignore') return {event, message: `Nothing applies: ${intent.reason}.`, outcome: 'ignored'}
+  if (intent.kind === 'ignore') return ignored(event, intent.reason)
 
   const prepared = await prepare()
   const {client} = prepared
