@@ -25,6 +25,9 @@ const FAREWELL = 'export function farewell(name: string): string {\n  return `by
 const MR = {iid: 7, type: 'MergeRequest'} as const
 const ISSUE = {iid: 12, type: 'Issue'} as const
 
+/** Each test runs two to four pipeline jobs, each a fresh clone and a fresh wave process: more than the default 30 s on a busy machine. */
+const JOBS = {timeout: 120_000}
+
 let sandbox: Sandbox
 let server: MessagesServer
 let gitlab: GitLabServer
@@ -156,7 +159,7 @@ async function planOnMergeRequest(): Promise<{name: string; sha: string; sticky:
   return {name: nameIn(sticky.body), sha: sha256(PLAN), sticky}
 }
 
-describe('wave gitlab: /wave plan', () => {
+describe('wave gitlab: /wave plan', JOBS, () => {
   it("a developer's note: one note with the plan and its sha256, against the merge request's head, created then edited in place", async () => {
     server.push(...planTurns())
     const result = await job({}, note(MR, '/wave plan Add a farewell function\r\n\r\nKeep it small.').payload)
@@ -182,7 +185,7 @@ describe('wave gitlab: /wave plan', () => {
   })
 })
 
-describe('wave gitlab: /wave approve', () => {
+describe('wave gitlab: /wave approve', JOBS, () => {
   it("a reporter's approval: refused in a reply saying why, nothing else done", async () => {
     const {name, sha, sticky} = await planOnMergeRequest()
     const before = {body: sticky.body, updated: sticky.updated_at}
@@ -275,7 +278,58 @@ describe('wave gitlab: /wave approve', () => {
   })
 })
 
-describe('wave gitlab: /wave request-changes', () => {
+describe('wave gitlab: delivery as a new merge request', JOBS, () => {
+  it('a plan on an issue: pushes wave/<plan> and opens a merge request against the default branch, linked from the note', async () => {
+    server.push(...planTurns())
+    expect((await job({}, note(ISSUE, '/wave plan Add a farewell function').payload)).code).toBe(0)
+    const sticky = stickyOn(ISSUE)
+    const name = nameIn(sticky.body)
+    const main = git(remote, ['rev-parse', 'refs/heads/main'])
+    expect(sticky.body).toContain(`| Commit | \`${main}\` (main) |`)
+
+    server.push(...runTurns())
+    const approval = note(ISSUE, '/wave approve', 'mona')
+    const result = await job({}, approval.payload)
+    expect(result.code, result.stderr).toBe(0)
+    expect(git(remote, ['show', `refs/heads/wave/${name}:src/farewell.ts`]) + '\n').toBe(FAREWELL)
+    expect(git(remote, ['rev-parse', `refs/heads/wave/${name}^`])).toBe(main)
+    expect(gitlab.createdMergeRequests).toHaveLength(1)
+    const created = gitlab.createdMergeRequests[0]
+    expect(created).toMatchObject({source_branch: `wave/${name}`, target_branch: 'main', title: 'wave: Add a farewell function'})
+    expect(created.description).toContain(`made against \`${main}\` for #12`)
+    expect(created.description).toContain(`https://gitlab.test/group/demo/-/issues/12#note_${approval.stored.id}`)
+    expect(stickyOn(ISSUE).body).toContain(`| Delivered | [merge request](https://gitlab.test/group/demo/-/merge_requests/${created.iid}) from \`wave/${name}\` |`)
+  })
+
+  it('a merge request from a fork: planned on its head through refs/merge-requests, delivered as a merge request in the project, never pushed to the fork', async () => {
+    // The fork's commit reaches the project only as GitLab keeps it: refs/merge-requests/8/head.
+    git(sandbox.repo, ['checkout', '-q', '-b', 'fork-work', 'main'])
+    writeFileSync(path.join(sandbox.repo, 'FORK.md'), 'from a fork\n')
+    git(sandbox.repo, ['add', 'FORK.md'])
+    git(sandbox.repo, ['commit', '-q', '-m', 'Fork work'])
+    const forkSha = git(sandbox.repo, ['rev-parse', 'HEAD'])
+    git(sandbox.repo, ['push', '-q', 'origin', 'HEAD:refs/merge-requests/8/head'])
+    git(sandbox.repo, ['checkout', '-q', 'main'])
+    gitlab.addMergeRequest({author: 'alice', iid: 8, sha: forkSha, source_branch: 'fork-work', source_project_id: 99, target_branch: 'main', title: 'From a fork'})
+    const FORK_MR = {iid: 8, type: 'MergeRequest'} as const
+
+    server.push(...planTurns())
+    expect((await job({}, note(FORK_MR, '/wave plan Add a farewell function').payload)).code).toBe(0)
+    const name = nameIn(stickyOn(FORK_MR).body)
+    expect(stickyOn(FORK_MR).body).toContain(`| Commit | \`${forkSha}\` (fork-work) |`)
+
+    server.push(...runTurns())
+    const result = await job({}, note(FORK_MR, `/wave approve ${name}`, 'mona').payload)
+    expect(result.code, result.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', `refs/heads/wave/${name}^`])).toBe(forkSha)
+    expect(gitlab.createdMergeRequests).toHaveLength(1)
+    expect(gitlab.createdMergeRequests[0]).toMatchObject({source_branch: `wave/${name}`, target_branch: 'main'})
+    expect(gitlab.createdMergeRequests[0].description).toContain('merge request !8 (from a fork: this branch holds its commits too)')
+    expect(git(remote, ['for-each-ref', '--format=%(refname)', 'refs/heads/fork-work'])).toBe('')
+  })
+})
+
+describe('wave gitlab: /wave request-changes', JOBS, () => {
   it('revises the plan with the feedback in the same note; the revised plan is what then runs', async () => {
     const {name, sticky} = await planOnMergeRequest()
     const planning = server.messageRequests.length
@@ -300,7 +354,7 @@ describe('wave gitlab: /wave request-changes', () => {
   })
 })
 
-describe('wave gitlab: separation of duties', () => {
+describe('wave gitlab: separation of duties', JOBS, () => {
   it('require-other-approver: the requester may not approve their own plan; someone else may', async () => {
     const {name} = await planOnMergeRequest()
     const planning = server.messageRequests.length
@@ -338,7 +392,7 @@ describe('wave gitlab: separation of duties', () => {
   })
 })
 
-describe('wave gitlab: a WAVE_TASK pipeline', () => {
+describe('wave gitlab: a WAVE_TASK pipeline', JOBS, () => {
   it('opens an issue holding the task and plans there, against the commit the pipeline runs on', async () => {
     server.push(...planTurns())
     const main = git(remote, ['rev-parse', 'refs/heads/main'])
@@ -367,7 +421,7 @@ describe('wave gitlab: a WAVE_TASK pipeline', () => {
   })
 })
 
-describe('wave gitlab: jobs that ask nothing', () => {
+describe('wave gitlab: jobs that ask nothing', JOBS, () => {
   it('exits 0 without a request for a note not starting with /wave, a bot, another event, and a job without a task', async () => {
     const plain = note(MR, 'Thanks! /wave plan later').payload
     const bot = note(MR, '/wave approve', 'project_42_bot_0a1b2c').payload
