@@ -433,7 +433,7 @@ describe('wave github: events that ask nothing', () => {
   })
 })
 
-describe('wave github: separation of duties', () => {
+describe('wave github: separation of duties', {timeout: 120_000}, () => {
   it('require-other-approver: the person who asked for the plan may not approve it; someone else may', async () => {
     const {name} = await planOnPull()
     const planning = server.messageRequests.length

@@ -5,12 +5,10 @@
  */
 import {usageError} from '../errors.js'
 import {EXECUTION_MODES, type ExecutionMode} from '../policy/modes.js'
-import {ruleSchema} from '../policy/policy.js'
 import type {PrDelivery} from '../review/delivery.js'
+import {given, optionReader} from '../review/options.js'
 import type {ReviewOptions} from '../review/steps.js'
 import {type AccessLevel, parseAccessLevel} from './access.js'
-
-const given = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim())
 
 export interface GitLabEnvironment {
   /** TRIGGER_PAYLOAD: the path of the webhook's body, in a pipeline a note webhook triggered. */
@@ -110,22 +108,8 @@ export interface GitLabOptions extends ReviewOptions {
 export const MR_DELIVERIES = ['push', 'merge-request'] as const
 
 export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = process.env): GitLabOptions {
-  const pick = (flag: keyof GitLabFlags, variable: string): string | undefined => {
-    const value = flags[flag]
-    return (typeof value === 'string' ? given(value) : undefined) ?? given(env[variable])
-  }
-
-  const oneOf = <T extends string>(value: string, options: readonly T[], what: string): T => {
-    if ((options as readonly string[]).includes(value)) return value as T
-    throw usageError(`${what} must be one of ${options.join(', ')} (got "${value}").`)
-  }
-
-  const allow = flags.allow?.length ? flags.allow : (given(env.WAVE_GITLAB_ALLOW) ?? '').split('\n').map((rule) => rule.trim()).filter(Boolean)
-  for (const rule of allow) {
-    const checked = ruleSchema.safeParse(rule)
-    if (!checked.success) throw usageError(`Allow rule ${rule}: ${checked.error.issues[0].message}`)
-  }
-
+  const {allow: rules, oneOf, pick} = optionReader(flags, env)
+  const allow = rules(flags.allow, 'WAVE_GITLAB_ALLOW')
   const delivery = oneOf(pick('mr-delivery', 'WAVE_GITLAB_MR_DELIVERY') ?? 'push', MR_DELIVERIES, 'The merge request delivery')
   // The checkout's origin carries the job token (CI_REPOSITORY_URL), which may not push: the project's
   // own URL, with GITLAB_TOKEN in a header, is what wave fetches from and pushes to.
