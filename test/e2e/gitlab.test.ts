@@ -6,13 +6,12 @@
  * would: whatever a later job knows of a plan came through GitLab (its note) and git.
  */
 import {execFileSync} from 'node:child_process'
-import {createHash} from 'node:crypto'
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {runWave, type RunWaveResult, type Sandbox} from '../support/cli.js'
+import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
 import {type GitLabServer, startGitLabServer, type StoredNote} from '../support/gitlab-server.js'
 import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
@@ -35,8 +34,6 @@ let remote: string
 let headSha: string
 let jobs = 0
 useScriptedSession((session) => ({sandbox, server} = session))
-
-const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 
 function git(cwd: string, args: string[]): string {
   return execFileSync('git', args, {
