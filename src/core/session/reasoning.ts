@@ -7,10 +7,9 @@
 import type {ThinkingConfigParam} from '@anthropic-ai/sdk/resources/messages'
 
 import {usageError} from '../errors.js'
-import {modelLimits} from './model.js'
+import {type Effort, modelTableEntry} from './model.js'
 
-export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const
-export type Effort = (typeof EFFORTS)[number]
+export {EFFORTS, type Effort} from './model.js'
 
 /** `--thinking`: adaptive (the model decides), off, or a budget of thinking tokens. */
 export type ThinkingSetting = 'adaptive' | 'off' | number
@@ -50,13 +49,8 @@ export interface ModelCapabilities {
  * description (models.retrieve) when it is at hand.
  */
 export function capabilitiesOf(model: string): ModelCapabilities {
-  const limits = modelLimits(model)
-  if (!limits) return {}
-  const id = model.toLowerCase()
-  // The generation that thinks adaptively and takes an effort: Claude 4.6 and later, and every 5.
-  if (/claude-(?:opus|sonnet|haiku|fable|mythos)-(?:5|4-[6-9])/.test(id)) return {efforts: [...EFFORTS], maxOutput: limits.maxOutput, thinking: ['adaptive', 'enabled']}
-  if (/claude-(?:3-7-sonnet|opus-4|sonnet-4|haiku-4)/.test(id)) return {efforts: [], maxOutput: limits.maxOutput, thinking: ['enabled']}
-  return {efforts: [], maxOutput: limits.maxOutput, thinking: []}
+  const known = modelTableEntry(model)
+  return known ? {efforts: known.efforts, maxOutput: known.maxOutput, thinking: known.thinking} : {}
 }
 
 /** The request settings for `model` given what was chosen; a budget not below max_tokens is a usage error. */
