@@ -10,6 +10,7 @@ import {ExitCode, WaveError} from '../errors.js'
 import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
+import {assertSandboxForCommands} from '../preflight.js'
 import {sessionSnapshot} from '../workspace/snapshot.js'
 import type {StopReason, TokenUsage} from './loop.js'
 import type {SessionStart} from './plan.js'
@@ -55,6 +56,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   const place = await sessionPlace(options.cwd, {hint: 'Start it in a repository, or name the workspace with --cwd DIR.'})
 
   const {workspace} = place
+  assertSandboxForCommands(options)
   const {model, settings} = sessionSettings(workspace, options.model)
   const snapshot = await sessionSnapshot(workspace, {changes: true})
   const repository = await snapshot.state()
