@@ -216,7 +216,17 @@ for (const entry of ['plugins/search/content.js', 'plugins/index.js']) {
     logLevel: 'warning',
     outfile: join(root, 'dist', entry),
     platform: 'node',
-    plugins: [vendored],
+    plugins: [
+      vendored,
+      {
+        // The loader of the bundles stays the one module it is (src/core/bundles.ts), beside this one in the package.
+        name: 'bundles-loader',
+        setup(build) {
+          const loader = relative(dirname(join(root, 'dist', entry)), join(root, 'dist/core/bundles.js')).replace(/\\/g, '/')
+          build.onResolve({filter: /[\\/]bundles\.js$/}, () => ({external: true, path: loader.startsWith('.') ? loader : `./${loader}`}))
+        },
+      },
+    ],
     target: 'node20',
   })
 }
