@@ -259,7 +259,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       // The record's rules; the settings files add theirs (and their deny rules beat any allow).
       allow: record.allow,
       // The record decides whether commands are contained; the settings may only name more variables.
-      sandbox: {...record.sandbox, env: prepared.settings.sandboxEnv},
+      sandbox: {...record.sandbox, env: prepared.settings.sandboxEnv, tmpSize: prepared.settings.sandboxTmpSize},
       appendSystemPrompt: options.appendSystemPrompt,
       cwd: prepared.place.cwd,
       history: point?.history,

@@ -87,7 +87,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   try {
     const result = await runSession({
       allow: options.allow,
-      sandbox: {...options.sandbox, env: settings.sandboxEnv},
+      sandbox: {...options.sandbox, env: settings.sandboxEnv, tmpSize: settings.sandboxTmpSize},
       appendSystemPrompt: options.appendSystemPrompt,
       cwd: place.cwd,
       host: options.host,
