@@ -34,7 +34,7 @@ describe('precedence', () => {
     ['layer order does not matter', [project({model: 'project-model'}), user({model: 'user-model'})], {trustProject: true}, {files: [USER, PROJECT], model: 'project-model'}],
     [
       "an untrusted project's model, window and prices are ignored (they decide what the user pays), its instructions used",
-      [user({model: 'user-model'}), project({contextWindow: 5000, instructions: 'Be brief.', model: 'project-model', prices: {'m': {input: 0, output: 0}}})],
+      [user({model: 'user-model'}), project({contextWindow: 5000, instructions: 'Be brief.', model: 'project-model', prices: {'m': {cacheRead: 0, cacheWrite: 0, input: 0, output: 0}}})],
       {},
       {ignored: [expect.stringMatching(/: model and contextWindow and prices ignored, since project settings are not trusted/)], instructions: ['Be brief.'], model: 'user-model'},
     ],
@@ -86,7 +86,7 @@ describe('precedence', () => {
   })
 
   it('an untrusted project sets neither contextWindow nor prices', () => {
-    const merged = mergeSettings([project({contextWindow: 5000, prices: {m: {input: 0, output: 0}}})])
+    const merged = mergeSettings([project({contextWindow: 5000, prices: {m: {cacheRead: 0, cacheWrite: 0, input: 0, output: 0}}})])
     expect(merged.contextWindow).toBeUndefined()
     expect(merged.prices).toBeUndefined()
   })
