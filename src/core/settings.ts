@@ -9,7 +9,7 @@ import {z} from 'zod'
 
 import {ExitCode, usageError, WaveError} from './errors.js'
 import {type JsonFileOptions, parseJsonText, readJsonFile} from './json.js'
-import {waveHome} from './plans/plans.js'
+import {waveHome} from './home.js'
 import {type PriceTable, priceTableSchema} from './session/pricing.js'
 import {type Provider, PROVIDERS} from './session/providers.js'
 import {ruleSchema} from './policy/policy.js'

@@ -6,7 +6,9 @@ import {lstat, realpath, stat} from 'node:fs/promises'
 import path from 'node:path'
 
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
-import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, recordDirty, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
+import {createPlan, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
+import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/plans.js'
+import {appendTranscript} from '../plans/transcript.js'
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import type {loadSettings} from '../settings.js'
 import type {SessionPlace} from '../workspace/git.js'
@@ -115,7 +117,7 @@ interface SessionInput extends PlanSessionOptions {
   place: SessionPlace
   settings: ReturnType<typeof loadSettings>
   opening: string
-  transcriptLabel: string
+  transcriptLabel: 'plan' | 'revise'
   snapshot: RepositorySnapshot
   /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
   recorded?: Promise<void>
@@ -147,7 +149,7 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
     workspace,
   }).catch(async (error: unknown) => {
     await input.recorded
-    await setPlanStatus(planPath, 'failed', error instanceof WaveError ? (error.details?.costUsd as number | null | undefined) : undefined)
+    await planningEnded(planPath, {costUsd: error instanceof WaveError ? (error.details?.costUsd as number | null | undefined) : undefined, ok: false})
     const partial = isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
     if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint, {...error.details, planPath})
     throw error
@@ -155,11 +157,11 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
 
   await input.recorded
   if (await planMode.problem()) {
-    await setPlanStatus(planPath, 'failed')
+    await planningEnded(planPath, {ok: false})
     throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
 
-  await setPlanStatus(planPath, 'draft', result.costUsd)
+  await planningEnded(planPath, {costUsd: result.costUsd, ok: true})
   return {costUsd: result.costUsd, name, planPath, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
 }
 

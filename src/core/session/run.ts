@@ -4,23 +4,12 @@ import path from 'node:path'
 import type {SessionTools} from '../../plugins/toolset.js'
 import {type EffectiveSettings, loadSettings} from '../settings.js'
 import type {AgentEvent, StopReason, TokenUsage} from './loop.js'
-import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, markSpent, readApproval, writeDecision} from '../plans/approval.js'
+import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApproval, writeDecision} from '../plans/approval.js'
 import {ExitCode, WaveError} from '../errors.js'
 import {assertCredentials, modelFrom} from './model.js'
-import {
-  appendTranscript,
-  createExclusive,
-  liveLockOwner,
-  type PlanRun,
-  type PlanState,
-  planNameOf,
-  planSidecars,
-  readPlanFile,
-  readPlanState,
-  readPlanStateChecked,
-  resolvePlanReference,
-  writePlanState,
-} from '../plans/plans.js'
+import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
+import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanReference} from '../plans/plans.js'
+import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
 import {runProfile} from './profiles.js'
@@ -115,7 +104,6 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
         task: state?.task,
       })
     ).record
-    await recordDecisionInState(planPath, 'approved')
   } else {
     record = await readApproval(recordPath, options.planPath)
   }
@@ -237,7 +225,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
   }
 
   // Recorded as running only once nothing but the session itself can fail: the finally below ends it.
-  await saveRun(planPath, prepared, run, 'running')
+  await saveRun(planPath, prepared, run)
 
   /** What the run has spent so far, written with each transcript entry: a killed run's resume counts on from it. */
   let progress = point?.prior
@@ -248,7 +236,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       options.host.onEvent?.(event)
     },
   }
-  const entry = (fields: Record<string, unknown>) => appendTranscript(planPath, {...fields, progress, session: 'run', startedAt: run.startedAt})
+  const entry = (fields: TranscriptContent) => appendTranscript(planPath, {...fields, progress, session: 'run', startedAt: run.startedAt})
 
   let exitCode: number = ExitCode.runtime
   let changed = new Set<string>()
@@ -319,7 +307,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     run.endedAt = new Date().toISOString()
     run.exitCode = exitCode
     if (prepared.current) run.head = await headOf(workspace)
-    await saveRun(planPath, prepared, run, exitCode === ExitCode.ok ? 'ran' : 'failed')
+    await saveRun(planPath, prepared, run)
     if (exitCode === ExitCode.ok) {
       await markSpent(prepared.recordPath, record, run.endedAt).catch((error: unknown) => {
         options.host.warn(`Could not mark the approval ${prepared.recordPath} as spent (${(error as Error).message}); the plan's state records the run.`)
@@ -361,29 +349,9 @@ async function sidecarsOf(planPath: string): Promise<Set<string>> {
   return new Set(Object.values(planSidecars(path.join(dir, path.basename(planPath)))))
 }
 
-async function saveRun(planPath: string, prepared: Prepared, run: PlanRun, status: PlanState['status']): Promise<void> {
-  const now = new Date().toISOString()
-  const state: PlanState = (await readPlanState(planPath)) ?? {
-    // A plan copied here with only its approval record: start its state from the record.
-    createdAt: now,
-    model: 'unknown',
-    name: planNameOf(planPath),
-    repository: prepared.current,
-    runs: [],
-    status: 'approved',
-    task: prepared.record.task ?? '',
-    updatedAt: now,
-    version: 1,
-    workspace: prepared.workspace,
-  }
-  const runs = state.runs.filter((r) => r.startedAt !== run.startedAt)
-  await writePlanState(planPath, {...state, runs: [...runs, {...run}], status})
-}
-
-/** Keeps the plan's state in step with the newest decision, where wave has a state for it. */
-export async function recordDecisionInState(planPath: string, decision: DecisionKind): Promise<void> {
-  const state = await readPlanState(planPath)
-  if (state) await writePlanState(planPath, {...state, status: decision})
+/** The run's record in the plan's state; a plan copied here with only its approval record gets a state started from the record. */
+async function saveRun(planPath: string, prepared: Prepared, run: PlanRun): Promise<void> {
+  await runRecorded(planPath, run, {model: 'unknown', repository: prepared.current, task: prepared.record.task ?? '', workspace: prepared.workspace})
 }
 
 /** One run of a plan at a time: a lock file created exclusively, holding the owner's pid. */

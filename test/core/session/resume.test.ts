@@ -13,7 +13,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {ExitCode, WaveError} from '../../../src/core/errors.js'
 import {type ApprovalRecord, approvalRecordSchema} from '../../../src/core/plans/approval.js'
-import type {PlanRun, PlanState} from '../../../src/core/plans/plans.js'
+import type {PlanRun, PlanState} from '../../../src/core/plans/lifecycle.js'
 import {NO_RULES} from '../../../src/core/policy/policy.js'
 import {runAgent} from '../../../src/core/session/loop.js'
 import {costOf} from '../../../src/core/session/pricing.js'
