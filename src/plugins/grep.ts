@@ -9,7 +9,8 @@ import {defineTool, type ToolContext, ToolError} from './tool.js'
 
 const MAX_FILES = 250
 const MAX_CONTENT_LINES = 500
-/** Stay below the dispatcher's result cap, which would cut lines out of the middle. */
+const RESULT_CAP = 40_000
+/** Content output stops here, below the declared cap, so that the wrapper never cuts lines out of its middle. */
 const MAX_OUTPUT_CHARS = 30_000
 /** A matching line of a minified file can be huge; show its start. */
 const MAX_LINE_CHARS = 500
@@ -38,6 +39,7 @@ export default defineTool({
     pattern: z.string().describe('Regular expression to search for'),
   }),
   name: 'Grep',
+  resultCap: RESULT_CAP,
   pathField: 'path',
   async run(input, ctx) {
     const ignoreCase = input['-i'] ?? false

@@ -7,7 +7,7 @@ import {errorLine, ExitCode, WaveError} from '../errors.js'
 import type {PolicyContext} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
 import {clearOldToolResults, type Compacted, type SummaryRequest, summarizeOlderTurns} from './compaction.js'
-import {dispatch, type ToolCallOutcome} from './dispatch.js'
+import {executeTurn} from '../../plugins/turn.js'
 import {apiFailure, apiSettings, FALLBACK_CONTEXT_WINDOW, integerFromEnv, modelLimits, promptTooLong, retryObserver} from './model.js'
 import {scrubSecrets} from '../secrets.js'
 import {costOf, emptyUsage, formatUsd, type PriceTable, priceOf, roundUsd, type TokenUsage} from './pricing.js'
@@ -405,26 +405,20 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
       }
 
       await options.beforeTools?.()
+      // Reads run together, everything else alone and in order (src/plugins/turn.ts); results in call order.
+      const env = {policy: options.policy, registry, sandbox: options.sandbox, session: options.session, signal: options.signal}
       const results: ToolResultBlockParam[] = []
-      for (const call of calls) {
-        options.onEvent?.({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
-        // Calls run one after another: a later call may depend on an earlier write.
-        const outcome: ToolCallOutcome = options.signal.aborted
-          ? {content: 'The session was interrupted before this call ran.', isError: true}
-          : await dispatch({id: call.id, input: call.input, name: call.name}, {
-              policy: options.policy(),
-              registry,
-              sandbox: options.sandbox,
-              session: options.session,
-              signal: options.signal,
-            })
-        const denied = outcome.decision?.decision === 'deny'
-        if (denied) denials++
-        if (outcome.changed) changed.add(outcome.changed)
-        const clean = scrubSecrets(outcome.content)
-        options.onEvent?.({content: clean, denied, id: call.id, isError: outcome.isError, name: call.name, type: 'tool_result'})
-        results.push({content: clean, is_error: outcome.isError || undefined, tool_use_id: call.id, type: 'tool_result'})
-      }
+      await executeTurn(calls, env, {
+        ended(call, outcome, index) {
+          const denied = outcome.decision?.decision === 'deny'
+          if (denied) denials++
+          if (outcome.changed) changed.add(outcome.changed)
+          const clean = scrubSecrets(outcome.content)
+          options.onEvent?.({content: clean, denied, id: call.id, isError: outcome.isError, name: call.name, type: 'tool_result'})
+          results[index] = {content: clean, is_error: outcome.isError || undefined, tool_use_id: call.id, type: 'tool_result'}
+        },
+        started: (call) => options.onEvent?.({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
+      })
 
       await append({content: results, role: 'user'})
       if (options.stopRequested?.()) {
