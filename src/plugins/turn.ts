@@ -6,7 +6,8 @@
  * write sees what it wrote, and a control call changes the policy the next call is checked against.
  * Results come back in call order whatever order the calls ended in.
  */
-import {type DispatchEnv, dispatch, type ToolCallOutcome, type ToolCallRequest} from './dispatch.js'
+import {scrubSecrets} from '../core/secrets.js'
+import {type DispatchEnv, dispatch, type ToolCallRequest} from './dispatch.js'
 import type {ToolRegistry} from './registry.js'
 
 /** How many reads of one turn run at once: enough for a model's usual fan-out, few enough for a small machine. */
@@ -17,24 +18,49 @@ export interface TurnEnv extends Omit<DispatchEnv, 'policy'> {
   policy(): DispatchEnv['policy']
 }
 
+/** What one tool call came to, as the loop answers the model with it. */
+export interface CallResult {
+  /** What the model is sent (secrets already scrubbed). */
+  content: string
+  isError: boolean
+  /** The policy refused the call. */
+  denied: boolean
+  /** The real path a write tool changed. */
+  changed?: string
+}
+
+/** Runs a turn's tool calls and returns their results in call order: what the loop is given, bound once per session. */
+export type CallExecutor = (calls: readonly ToolCallRequest[]) => Promise<CallResult[]>
+
 export interface TurnObserver {
   /** The call at `index` starts: it is about to be checked and run (or refused, the session being interrupted). */
   started?(call: ToolCallRequest, index: number): void
   /** The call at `index` ended, with what the model will be sent. As calls end: reads may end out of call order. */
-  ended?(call: ToolCallRequest, outcome: ToolCallOutcome, index: number): void
+  ended?(call: ToolCallRequest, result: CallResult, index: number): void
 }
 
-/** Runs a turn's calls: reads together, everything else alone and in order. Outcomes in call order. */
-export async function executeTurn(calls: readonly ToolCallRequest[], env: TurnEnv, observer: TurnObserver = {}): Promise<ToolCallOutcome[]> {
-  const outcomes: ToolCallOutcome[] = new Array(calls.length)
+/** The session's executor: `env` and `observer` bound once, a turn's calls given each turn. */
+export function turnExecutor(env: TurnEnv, observer: TurnObserver = {}): CallExecutor {
+  return (calls) => executeTurn(calls, env, observer)
+}
+
+/** Runs a turn's calls: reads together, everything else alone and in order. Results in call order. */
+export async function executeTurn(calls: readonly ToolCallRequest[], env: TurnEnv, observer: TurnObserver = {}): Promise<CallResult[]> {
+  const results: CallResult[] = new Array(calls.length)
   const runOne = async (index: number) => {
     const call = calls[index]
     observer.started?.(call, index)
     // A call not yet started when the session is interrupted does not run.
-    outcomes[index] = env.signal.aborted
+    const outcome = env.signal.aborted
       ? {content: 'The session was interrupted before this call ran.', isError: true}
       : await dispatch(call, {...env, policy: env.policy()})
-    observer.ended?.(call, outcomes[index], index)
+    results[index] = {
+      changed: 'changed' in outcome ? outcome.changed : undefined,
+      content: scrubSecrets(outcome.content),
+      denied: 'decision' in outcome && outcome.decision?.decision === 'deny',
+      isError: outcome.isError,
+    }
+    observer.ended?.(call, results[index], index)
   }
 
   for (const batch of batches(calls, env.registry)) {
@@ -42,7 +68,7 @@ export async function executeTurn(calls: readonly ToolCallRequest[], env: TurnEn
     else await pool(batch, READ_CONCURRENCY, runOne)
   }
 
-  return outcomes
+  return results
 }
 
 /** Whether a call may run beside others: its tool only reads (the network included: WebFetch changes nothing here). */
