@@ -10,6 +10,7 @@ import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, 
 import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
+import {assertSandboxForCommands} from '../preflight.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
 import {changedPaths, headOf} from '../workspace/git.js'
@@ -82,8 +83,9 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   let record: ApprovalRecord
   const recordPath = options.approvalPath ? path.resolve(options.approvalPath) : approvalPathFor(planPath)
   if (options.approve) {
-    // No record is written for a run that cannot start for want of a key.
+    // No record is written for a run that cannot start for want of a key, or of the sandbox.
     session.assertCredentials()
+    assertSandboxForCommands(options.approve)
     if (!options.force) await assertNotOverriding(recordPath, planPath)
     record = (
       await writeDecision({
@@ -101,6 +103,7 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   }
 
   assertApproved(record, recordPath, options.planPath, bytes)
+  assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
   const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined
   if (!resumed) assertUnspent(record, recordPath, planPath, state)
