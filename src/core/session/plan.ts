@@ -6,21 +6,9 @@ import {lstat, realpath, stat, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
-import {
-  appendTranscript,
-  createPlan,
-  ensurePlansDir,
-  isRegularFile,
-  type PlanSource,
-  planNameOf,
-  planSidecars,
-  readPlanState,
-  readPlanStateChecked,
-  recordDirty,
-  resolvePlanReference,
-  setPlanStatus,
-  writePlanState,
-} from '../plans/plans.js'
+import {createPlan, type PlanSource, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
+import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/plans.js'
+import {appendTranscript} from '../plans/transcript.js'
 import {endingError, ExitCode, usageError, WaveError} from '../errors.js'
 import type {RepositorySnapshot} from '../workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
@@ -112,7 +100,7 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
 interface SessionInput extends PlanSessionOptions {
   planPath: string
   opening: string
-  transcriptLabel: string
+  transcriptLabel: 'plan' | 'revise'
   /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
   recorded?: Promise<void>
 }
@@ -147,7 +135,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     })
   } catch (error) {
     await input.recorded
-    await setPlanStatus(planPath, 'failed', error instanceof WaveError ? error.details?.costUsd : undefined)
+    await planningEnded(planPath, {costUsd: error instanceof WaveError ? error.details?.costUsd : undefined, ok: false})
     const partial = isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
     if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint, {...error.details, planPath})
     throw error
@@ -160,7 +148,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   if (await planMode.problem()) {
     // Still no plan file after the corrective turn: a plan given in prose is kept, never lost.
     if (!outcome.finalText.trim() || !(await savedAsPlan(planPath, outcome.finalText))) {
-      await setPlanStatus(planPath, 'failed', outcome.costUsd)
+      await planningEnded(planPath, {costUsd: outcome.costUsd, ok: false})
       throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
     }
 
@@ -168,8 +156,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     session.host.warn(`The model wrote no plan file: its final message is saved as the plan at ${planPath}. Review it before approving.`)
   }
 
-  await setPlanStatus(planPath, 'draft', outcome.costUsd)
-  if (planSource === 'final_message') await recordPlanSource(planPath, planSource)
+  await planningEnded(planPath, {costUsd: outcome.costUsd, ok: true, ...(planSource === 'final_message' ? {planSource} : {})})
   return {costUsd: outcome.costUsd, name, planPath, planSource, stopReason: outcome.stopReason, summary: outcome.finalText, turns: outcome.turns, usage: outcome.usage}
 }
 
@@ -181,11 +168,6 @@ async function savedAsPlan(planPath: string, text: string): Promise<boolean> {
   } catch {
     return false
   }
-}
-
-async function recordPlanSource(planPath: string, planSource: PlanSource): Promise<void> {
-  const state = await readPlanState(planPath)
-  if (state) await writePlanState(planPath, {...state, planSource})
 }
 
 /** Records the plan's `dirty` once the snapshot has it; a failure leaves it unrecorded (the plan goes on). */
