@@ -6,6 +6,7 @@ import {PR_DELIVERIES} from '../core/github/delivery.js'
 import {ROLES} from '../core/github/permissions.js'
 import {markdownTable} from '../core/output/sink.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
+import {questionsMarkdown, todosMarkdown} from '../plugins/session-notes.js'
 
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.
@@ -56,9 +57,10 @@ function githubResult(outcome: GitHubOutcome): {data: Record<string, unknown>; t
   if (outcome.plan) rows.push(['Plan', outcome.plan.comment ? `[${outcome.plan.name}](${outcome.plan.comment})` : outcome.plan.name], ['Status', outcome.plan.status])
   if (outcome.plan?.sha256) rows.push(['sha256', `\`${outcome.plan.sha256}\``])
   if (outcome.delivery) rows.push(['Delivered', outcome.delivery.url])
+  const notes = [questionsMarkdown((outcome.plan?.questions ?? []).map((question) => ({question}))), todosMarkdown(outcome.plan?.todos ?? [])]
   return {
     data: {...outcome},
-    summary: outcome.outcome === 'ignored' ? undefined : `## wave github\n\n${outcome.message}\n\n${markdownTable(rows)}`,
+    summary: outcome.outcome === 'ignored' ? undefined : [`## wave github\n\n${outcome.message}\n\n${markdownTable(rows)}`, ...notes].filter(Boolean).join('\n\n'),
     text: outcome.message,
   }
 }

@@ -108,6 +108,11 @@ export const planStateSchema = z.object({
   workspace: z.string(),
   /** What planning (plan and revise sessions) spent, in USD; null once a session's model had no price. */
   costUsd: z.number().nullable().optional(),
+  /**
+   * The permissions the plan says it needs (ExitPlanMode's `allowedPrompts`, such as Bash: "run tests"):
+   * shown to the approver, never granted by themselves (the approval's rules are).
+   */
+  allowedPrompts: z.array(z.object({prompt: z.string(), tool: z.string()})).optional(),
 })
 
 export type PlanState = z.infer<typeof planStateSchema>
@@ -346,6 +351,14 @@ export function isRegularFile(file: string): boolean {
 export async function recordDirty(planPath: string, dirty: boolean): Promise<void> {
   const state = await readPlanState(planPath)
   if (state?.repository) await writePlanState(planPath, {...state, repository: {...state.repository, dirty}})
+}
+
+/** Records the permissions the plan asks for (ExitPlanMode's `allowedPrompts`), where wave keeps a state for it. */
+export async function recordAllowedPrompts(planPath: string, allowedPrompts: Array<{tool: string; prompt: string}>): Promise<boolean> {
+  const state = await readPlanState(planPath)
+  if (!state) return false
+  await writePlanState(planPath, {...state, allowedPrompts})
+  return true
 }
 
 /** Sets the plan's status where wave keeps a state for it. */

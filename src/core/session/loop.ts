@@ -1,7 +1,9 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import type {ContentBlockParam, Message, MessageParam, TextBlockParam, ToolResultBlockParam, ToolUseBlock} from '@anthropic-ai/sdk/resources/messages'
 
+import type {BackgroundTasks} from '../../plugins/background.js'
 import type {ToolRegistry} from '../../plugins/registry.js'
+import type {NoteEvent, SessionNotes} from '../../plugins/session-notes.js'
 import type {SessionControl} from '../../plugins/tool.js'
 import {errorLine, ExitCode, WaveError} from '../errors.js'
 import type {PolicyContext} from '../policy/policy.js'
@@ -25,6 +27,8 @@ export type AgentEvent =
   /** A response stopped at `max_tokens` (the limit it had), and what the loop does about it. */
   | {type: 'output_limit'; turn: number; maxTokens: number; action: OutputLimitAction}
   | CompactionEvent
+  /** The model's to-do list changed (TodoWrite), or it asked questions no one can answer (AskUserQuestion). */
+  | NoteEvent
 
 export type OutputLimitAction =
   /** Tool calls were cut: the same request again with the model's whole output limit (nothing of the cut one ran). */
@@ -80,6 +84,9 @@ export interface AgentOptions {
   maxBudgetUsd?: number
   /** The OS sandbox of the tools' commands (the approval record's, or --sandbox); absent: on, no network. */
   sandbox?: SandboxSettings
+  /** The session's background commands and notes, from its tool set. */
+  tasks?: BackgroundTasks
+  notes?: SessionNotes
   /**
    * What the session's earlier part spent (a resumed run): turns, usage and cost go on from these, so
    * `maxTurns` and `maxBudgetUsd` bound the whole session. `priorCostUsd` null: the earlier cost is unknown.
@@ -414,9 +421,11 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
           : await dispatch({id: call.id, input: call.input, name: call.name}, {
               policy: options.policy(),
               registry,
+              notes: options.notes,
               sandbox: options.sandbox,
               session: options.session,
               signal: options.signal,
+              tasks: options.tasks,
             })
         const denied = outcome.decision?.decision === 'deny'
         if (denied) denials++

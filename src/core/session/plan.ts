@@ -5,6 +5,8 @@
 import {lstat, realpath, stat} from 'node:fs/promises'
 import path from 'node:path'
 
+import {keepOpenQuestions} from '../../plugins/ask-user-question.js'
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
 import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, recordDirty, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
 import {ExitCode, usageError, WaveError} from '../errors.js'
@@ -63,6 +65,9 @@ export interface PlanOutcome {
   stopReason: StopReason
   costUsd: number | null
   summary: string
+  /** Questions the model asked that no one could answer; each is in the plan's open questions. */
+  questions: AskedQuestion[]
+  todos: Todo[]
 }
 
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
@@ -159,8 +164,9 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
     throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
 
+  await keepOpenQuestions(planPath, result.questions)
   await setPlanStatus(planPath, 'draft', result.costUsd)
-  return {costUsd: result.costUsd, name, planPath, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
+  return {costUsd: result.costUsd, name, planPath, questions: result.questions, stopReason: result.stopReason, summary: result.finalText, todos: result.todos, turns: result.turns, usage: result.usage}
 }
 
 /** Records the plan's `dirty` once the snapshot has it; a failure leaves it unrecorded (the plan goes on). */

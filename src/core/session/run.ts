@@ -1,6 +1,7 @@
 import {realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import type {SessionTools} from '../../plugins/toolset.js'
 import {type EffectiveSettings, loadSettings} from '../settings.js'
 import type {AgentEvent, StopReason, TokenUsage} from './loop.js'
@@ -84,6 +85,10 @@ export interface RunOutcome {
   denials: number
   /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
   resumed: boolean
+  /** Questions the model asked (AskUserQuestion) that no one could answer during the run. */
+  questions: AskedQuestion[]
+  /** The model's to-do list as the run left it. */
+  todos: Todo[]
 }
 
 /**
@@ -292,6 +297,8 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       mode: record.mode,
       name,
       planPath,
+      questions: result.questions,
+      todos: result.todos,
       resumed: Boolean(resumed),
       sandbox: record.sandbox,
       stopReason: result.stopReason,

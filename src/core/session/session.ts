@@ -9,6 +9,7 @@ import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import type {Config} from '@oclif/core'
 
 import {ExitCode, WaveError} from '../errors.js'
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {openSessionTools, type SessionTools} from '../../plugins/toolset.js'
 import {parseRules, type PermissionMode, type PolicyContext, readDenials, type Rules} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
@@ -84,23 +85,34 @@ export interface SessionSpec {
   beforeTools?(): Promise<unknown>
 }
 
-export async function runSession(spec: SessionSpec): Promise<AgentResult> {
+/** A session's result: the loop's, and the questions the model asked that no one could answer. */
+export interface SessionResult extends AgentResult {
+  questions: AskedQuestion[]
+  /** The model's to-do list as the session left it (TodoWrite). */
+  todos: Todo[]
+}
+
+export async function runSession(spec: SessionSpec): Promise<SessionResult> {
   const {host, planMode, settings, workspace} = spec
   // The prompt's context (git, the instruction files) is read while the tools load.
   const prompt = sessionPrompt(spec)
   prompt.catch(() => {}) // awaited below, unless opening the tools fails first
   const tools = spec.tools ?? (await openSessionTools({config: host.config, settings, warn: host.warn, workspace}))
+  // A tool set shared by two sessions (run --task --approve) reports to, and counts questions for, the one running.
+  const unlisten = tools.notes.listen((event) => host.onEvent?.(event))
+  const askedBefore = tools.notes.questions.length
   try {
     const {policy, system} = await prompt
     const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
     if (!spec.history) await spec.transcript(messages[0])
-    return await runAgent({
+    const result = await runAgent({
       beforeTools: spec.beforeTools,
       client: spec.client ?? (await createClient(settings.provider)),
       contextWindow: settings.contextWindow,
       maxBudgetUsd: spec.maxBudgetUsd,
       maxTurns: spec.maxTurns,
       messages,
+      notes: tools.notes,
       model: spec.model,
       onEvent: host.onEvent,
       onCompacted: spec.onCompacted,
@@ -116,8 +128,11 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
       signal: host.signal,
       stopRequested: () => planMode.finished,
       system,
+      tasks: tools.tasks,
     })
+    return {...result, questions: tools.notes.questions.slice(askedBefore), todos: tools.notes.todos}
   } finally {
+    unlisten()
     if (!spec.tools) await tools.close()
   }
 }

@@ -5,6 +5,8 @@
  */
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
+import {keepOpenQuestions} from '../../plugins/ask-user-question.js'
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {openSessionTools} from '../../plugins/toolset.js'
 import {ExitCode, WaveError} from '../errors.js'
 import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
@@ -44,6 +46,9 @@ interface Tally {
   turns: number
   usage: TokenUsage
   stopReason: StopReason
+  /** Questions the model asked that no one could answer (in a plan, also under its open questions). */
+  questions: AskedQuestion[]
+  todos: Todo[]
 }
 
 export type TaskOutcome =
@@ -110,7 +115,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       },
       workspace,
     })
-    const tally = {costUsd: result.costUsd, stopReason: result.stopReason, turns: result.turns, usage: result.usage}
+    const tally = {costUsd: result.costUsd, questions: result.questions, stopReason: result.stopReason, todos: result.todos, turns: result.turns, usage: result.usage}
 
     const plan = planMode.planFile
     if (!plan) {
@@ -125,6 +130,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       throw new WaveError(`The session entered plan mode but ended without a plan: ${problem}`, ExitCode.runtime)
     }
 
+    await keepOpenQuestions(plan.path, result.questions)
     await setPlanStatus(plan.path, 'draft', result.costUsd)
     if (!options.approve) return {...tally, kind: 'awaiting_approval', name: plan.name, planPath: plan.path}
 
