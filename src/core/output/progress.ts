@@ -7,7 +7,7 @@ import {todoProgress} from '../../plugins/session-notes.js'
 /** A short, one-line view of a tool call's input for the progress log. */
 export function describeCall(name: string, input: unknown): string {
   const fields = (input ?? {}) as Record<string, unknown>
-  const main = fields.file_path ?? fields.command ?? fields.pattern ?? fields.path ?? fields.url ?? fields.plan_path ?? fields.reason
+  const main = fields.file_path ?? fields.command ?? fields.pattern ?? fields.path ?? fields.url ?? fields.plan_path ?? fields.reason ?? fields.task_id
   const line = (typeof main === 'string' ? main : '').replaceAll(/\s+/g, ' ')
   return line.length > 80 ? `${name} ${line.slice(0, 77)}...` : `${name} ${line}`.trim()
 }
