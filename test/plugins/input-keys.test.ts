@@ -31,7 +31,7 @@ describe('unknown input keys', () => {
     expect(outcome.isError).toBe(true)
     expect(outcome.decision).toBeUndefined()
     expect(outcome.content).toMatch(/^Invalid input for Read: .*"pages"/)
-    expect(outcome.content).toMatch(/Read accepts: file_path, offset, limit\.$/)
+    expect(outcome.content).toMatch(/Read accepts: file_path, limit, offset\.$/)
   })
 
   it('in a nested object (a TodoWrite item) name the item', async () => {

@@ -149,7 +149,7 @@ function invalidInput(tool: ToolPlugin, error: z.ZodError): string {
   const message = `Invalid input for ${tool.name}: ${z.prettifyError(error).replaceAll('\n', ' ')}`
   const unknown = error.issues.find((issue) => issue.code === 'unrecognized_keys' && issue.path.length === 0)
   if (!unknown) return message
-  return `${message} ${tool.name} accepts: ${Object.keys(tool.input.shape).join(', ')}.`
+  return `${message.replace(/\.?$/, '.')} ${tool.name} accepts: ${Object.keys(tool.input.shape).join(', ')}.`
 }
 
 function refusal(message: string, decision?: PolicyDecision): ToolCallOutcome {
