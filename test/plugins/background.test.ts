@@ -57,6 +57,15 @@ async function eventually<T>(what: string, check: () => T | undefined | false | 
 /** The output part of a TaskOutput result ('' when there is no new output). */
 const outputOf = (read: string) => read.split('Output since the last reading:\n')[1] ?? ''
 
+/** Processes whose argv[0] is `name` (set with exec -a). */
+const commandsNamed = (name: string) => processesWith(name).filter((pid) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === name
+  } catch {
+    return false
+  }
+})
+
 const taskIdOf = (result: string) => /task (bash_\d+)/.exec(result)?.[1]
 
 describe.each([
@@ -116,7 +125,9 @@ describe.each([
     const marker = `wave-bg-${randomUUID()}`
     await bash.run({command: `exec -a ${marker}-a sleep 600`, run_in_background: true}, ctx)
     await bash.run({command: `exec -a ${marker}-b sleep 600`, run_in_background: true}, ctx)
-    await eventually('both commands', () => processesWith(`${marker}-a`).length > 0 && processesWith(`${marker}-b`).length > 0)
+    // The commands themselves (argv[0] is the marker), not only the bwrap that carries their text: a sandbox
+    // still being set up is not what this test is about.
+    await eventually('both commands', () => commandsNamed(`${marker}-a`).length > 0 && commandsNamed(`${marker}-b`).length > 0)
     await ctx.tasks.close()
     expect(processesWith(marker)).toEqual([])
     await expect(bash.run({command: 'true', run_in_background: true}, ctx)).rejects.toThrow(/session is ending/)
