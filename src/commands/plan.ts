@@ -7,7 +7,7 @@ import {usageError} from '../core/errors.js'
 import {appendedPrompt, taskText} from '../core/input.js'
 import {parseRule} from '../core/policy/policy.js'
 import {formatCost, formatUsage} from '../core/output/progress.js'
-import {type CommandResult, markdownTable} from '../core/output/sink.js'
+import {type CommandResult, fencedBlock, markdownTable} from '../core/output/sink.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../core/session/plan.js'
 import {questionsMarkdown, todosMarkdown} from '../plugins/session-notes.js'
 export default class Plan extends WaveCommand {
@@ -97,7 +97,7 @@ ${todosMarkdown(outcome.todos)}
 
 <details><summary>The plan</summary>
 
-${plan.replaceAll('</details>', '&lt;/details&gt;')}
+${fencedBlock(plan, 'markdown')}
 
 </details>`
   return {
