@@ -1,13 +1,13 @@
 import {Args, Flags} from '@oclif/core'
 
-import {defaultApprover, type DecisionKind, writeDecision} from '../core/plans/approval.js'
+import {defaultApprover, writeDecision} from '../core/plans/approval.js'
 import {checkedRules, sandboxFlags, sandboxFrom, WaveCommand} from '../core/command.js'
 import {describeSandbox} from '../core/policy/sandbox.js'
 import {usageError} from '../core/errors.js'
-import {readPlanFile, readPlanState, resolvePlanReference} from '../core/plans/plans.js'
+import {type Decision, readPlanState} from '../core/plans/lifecycle.js'
+import {readPlanFile, resolvePlanReference} from '../core/plans/plans.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/output/review.js'
-import {recordDecisionInState} from '../core/session/run.js'
 
 export default class Approve extends WaveCommand {
   static args = {
@@ -74,7 +74,7 @@ the plan if its content changes afterwards. stdout is the record's path.`
       review = await reviewPlan({allow, sandbox: describeSandbox(sandbox), mode: flags.mode, planLabel: planPath, planText: text, signal: this.interruption.signal, task: state?.task})
     }
 
-    const decision: DecisionKind =
+    const decision: Decision =
       review?.decision ?? (flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested')
     const {path, record} = await writeDecision({
       allow,
@@ -89,7 +89,6 @@ the plan if its content changes afterwards. stdout is the record's path.`
       sandbox,
       task: state?.task,
     })
-    await recordDecisionInState(planPath, decision)
     await this.output.result({
       data: {...record, allowedPrompts: asked, recordPath: path},
       tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)})`,

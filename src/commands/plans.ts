@@ -1,5 +1,5 @@
 import {WaveCommand} from '../core/command.js'
-import {listPlans} from '../core/plans/plans.js'
+import {listPlans} from '../core/plans/lifecycle.js'
 
 export default class Plans extends WaveCommand {
   static description = `List the plans, newest first, with their status.

@@ -3,7 +3,7 @@ import {lstat, readFile, writeFile} from 'node:fs/promises'
 import {z} from 'zod'
 
 import {type AskedQuestion, normalise} from './session-notes.js'
-import {defineTool, ToolError} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 const option = z.strictObject({
   description: z.string().describe('What choosing it means'),
@@ -31,6 +31,7 @@ export default defineTool({
     questions: z.array(question).min(1).max(4).describe('The questions, 1-4'),
   }),
   name: 'AskUserQuestion',
+  resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {
     if (!ctx.notes) throw new ToolError('No one can be asked here.')
     const asked: AskedQuestion[] = input.questions.map((q) => ({
@@ -41,8 +42,8 @@ export default defineTool({
     }))
     ctx.notes.ask(asked)
     const what = asked.length === 1 ? 'The question is' : `The ${asked.length} questions are`
-    if (ctx.policy?.mode === 'plan') {
-      const plan = ctx.policy.planFile ? ` (${ctx.policy.planFile})` : ''
+    if (ctx.planFile !== undefined) {
+      const plan = ` (${ctx.planFile})`
       return (
         `No one can reply during a headless session: there is no answer, and none will come. ${what} recorded as open. ` +
         `Write ${asked.length === 1 ? 'it' : 'them'} in the plan file${plan} under "${OPEN_QUESTIONS_HEADING}", with the option you assume and why, and plan on that assumption; ` +

@@ -2,8 +2,8 @@ import {lstat, readFile, writeFile} from 'node:fs/promises'
 
 import {z} from 'zod'
 
-import {recordAllowedPrompts} from '../core/plans/plans.js'
-import {defineTool, ToolError} from './tool.js'
+import {recordAllowedPrompts} from '../core/plans/lifecycle.js'
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 export default defineTool({
   access: 'control',
@@ -21,8 +21,9 @@ export default defineTool({
     plan_path: z.string().optional().describe('Path of the finished plan file (defaults to this session\'s plan)'),
   }),
   name: 'ExitPlanMode',
+  resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {
-    const planFile = ctx.policy?.mode === 'plan' ? ctx.policy.planFile : undefined
+    const planFile = ctx.planFile
     const notes: string[] = []
     if (input.plan?.trim() && planFile) {
       notes.push(

@@ -1,7 +1,7 @@
 import {z} from 'zod'
 
 import {type TaskReading, TASK_OUTPUT_CAP} from './background.js'
-import {defineTool, ToolError} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 const DEFAULT_WAIT_MS = 30_000
 const MAX_WAIT_MS = 600_000
@@ -18,6 +18,7 @@ export default defineTool({
     timeout: z.number().int().nonnegative().max(MAX_WAIT_MS).optional().describe(`How long to wait, in ms, with block (default ${DEFAULT_WAIT_MS})`),
   }),
   name: 'TaskOutput',
+  resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {
     if (!ctx.tasks) throw new ToolError('No background commands exist here.')
     const task = ctx.tasks.get(input.task_id)

@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {defineTool, ToolError} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 import {describeReading} from './task-output.js'
 
 export default defineTool({
@@ -12,6 +12,7 @@ export default defineTool({
     task_id: z.string().describe('The task_id Bash returned'),
   }),
   name: 'TaskStop',
+  resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {
     if (!ctx.tasks) throw new ToolError('No background commands exist here.')
     const task = ctx.tasks.get(input.task_id)

@@ -1,7 +1,7 @@
 import {z} from 'zod'
 
 import {TODO_STATUSES, todoProgress} from './session-notes.js'
-import {defineTool, ToolError} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 const todo = z.strictObject({
   activeForm: z.string().min(1).describe('The step in the present continuous, shown while it is in progress ("Running the tests")'),
@@ -19,6 +19,7 @@ export default defineTool({
     todos: z.array(todo).describe('The updated to-do list'),
   }),
   name: 'TodoWrite',
+  resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {
     if (!ctx.notes) throw new ToolError('The to-do list is not available here.')
     const inProgress = input.todos.filter((item) => item.status === 'in_progress').length

@@ -6,9 +6,9 @@ import {describe, expect, it} from 'vitest'
 import {z} from 'zod'
 
 import {parseRules} from '../../src/core/policy/policy.js'
-import {dispatch} from '../../src/core/session/dispatch.js'
+import {dispatch} from '../../src/plugins/dispatch.js'
 import {builtinRegistry, ToolRegistry} from '../../src/plugins/registry.js'
-import {defineTool, type ToolPlugin} from '../../src/plugins/tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, type ToolPlugin} from '../../src/plugins/tool.js'
 import {useWorkspaces} from './context.js'
 
 const workspace = useWorkspaces()
@@ -53,6 +53,7 @@ describe('unknown input keys', () => {
       inputSchema: {properties: {anything: {type: 'string'}}, type: 'object'},
       name: 'mcp__fixture__echo',
       origin: 'mcp',
+      resultCap: DEFAULT_RESULT_CAP,
       run: async (input) => JSON.stringify(input),
     })
     const outcome = await call('mcp__fixture__echo', {anything: 'x', extra: 1}, new ToolRegistry([echo as ToolPlugin]))

@@ -22,7 +22,7 @@ async function sessionContext(root: string, policy?: Partial<PolicyContext>, exi
   return {
     ...ctx,
     notes,
-    policy: policy && {headless: true, mode: 'acceptEdits', rules: {allow: [], deny: []}, workspaceRoot: root, ...policy},
+    planFile: policy?.mode === 'plan' ? policy.planFile : undefined,
     session: {...ctx.session, exitPlanMode: exit ?? ctx.session.exitPlanMode},
     target: undefined,
   }

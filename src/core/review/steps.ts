@@ -8,6 +8,7 @@ import {readFile} from 'node:fs/promises'
 
 import {errorLine, ExitCode, usageError, WaveError} from '../errors.js'
 import {sha256Of, writeDecision} from '../plans/approval.js'
+import {addCost} from '../plans/lifecycle.js'
 import {makePlan, revisePlan} from '../session/plan.js'
 import {executePlan} from '../session/run.js'
 import type {ExecutionMode} from '../policy/modes.js'
@@ -444,10 +445,5 @@ function costMeter() {
   }
 }
 
-function addCost(before: number | null | undefined, added: number | null | undefined): number | null | undefined {
-  if (added === undefined) return before
-  if (before === undefined) return added
-  return before === null || added === null ? null : Math.round((before + added) * 1e6) / 1e6
-}
 
 

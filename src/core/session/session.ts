@@ -11,14 +11,13 @@ import type {BackgroundTasks} from '../../plugins/background.js'
 import type {ToolRegistry} from '../../plugins/registry.js'
 import type {AskedQuestion, SessionNotes, Todo} from '../../plugins/session-notes.js'
 import type {SessionControl} from '../../plugins/tool.js'
+import {turnExecutor} from '../../plugins/turn.js'
 import {parseRules, type PolicyContext, readDenials} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
-import {scrubSecrets} from '../secrets.js'
 import type {SessionContext} from './context.js'
-import {dispatch} from './dispatch.js'
 import {environmentSection, readEnvironment} from './environment.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
-import {type AgentEvent, AgentLoop, type CallExecutor, type CompactionEvent, type LoopOptions} from './loop.js'
+import {type AgentEvent, AgentLoop, type CompactionEvent, type LoopOptions} from './loop.js'
 import type {AgentOutcome, SessionTotals} from './outcome.js'
 import {budgetPriceOf} from './pricing.js'
 import type {SessionProfile} from './profiles.js'
@@ -128,48 +127,20 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   return new AgentLoop({
     ...loop,
-    execute: callExecutor({notes, onEvent, policy, registry, sandbox, session, signal: loop.signal, tasks}),
+    // Reads run together, anything else alone and in order (src/plugins/turn.ts); each call reported as it starts and ends.
+    execute: turnExecutor(
+      {notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
+      {
+        ended: (call, result) => onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
+        started: (call) => onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
+      },
+    ),
     offer() {
       const now = policy()
       return {mode: now.mode, tools: registry.apiTools(now)}
     },
     request: turnRequest({client, model: loop.model, onRetry: ({attempt, reason}) => onEvent({attempt, reason, type: 'retry'}), signal: loop.signal}),
   })
-}
-
-/**
- * Runs a turn's calls one after another (a later call may depend on an earlier write), each through the
- * shared wrapper (dispatch.ts), each reported as it starts and ends; what the model is sent is scrubbed
- * of secrets.
- */
-function callExecutor(env: {
-  registry: ToolRegistry
-  policy: () => PolicyContext
-  session: SessionControl
-  sandbox?: SandboxSettings
-  signal: AbortSignal
-  tasks?: BackgroundTasks
-  notes?: SessionNotes
-  onEvent(event: AgentEvent): void
-}): CallExecutor {
-  return async (calls) => {
-    const results = []
-    for (const call of calls) {
-      env.onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
-      const outcome = env.signal.aborted
-        ? {content: 'The session was interrupted before this call ran.', isError: true}
-        : await dispatch(
-            {id: call.id, input: call.input, name: call.name},
-            {notes: env.notes, policy: env.policy(), registry: env.registry, sandbox: env.sandbox, session: env.session, signal: env.signal, tasks: env.tasks},
-          )
-      const denied = 'decision' in outcome && outcome.decision?.decision === 'deny'
-      const content = scrubSecrets(outcome.content)
-      env.onEvent({content, denied, id: call.id, isError: outcome.isError, name: call.name, type: 'tool_result'})
-      results.push({changed: 'changed' in outcome ? outcome.changed : undefined, content, denied, isError: outcome.isError})
-    }
-
-    return results
-  }
 }
 
 /** What decides a session's system prompt and tools besides its context: its kind and its rules. */
