@@ -63,6 +63,12 @@ the plan if its content changes afterwards. stdout is the record's path.`
     const planPath = await resolvePlanReference(args.plan)
     const {bytes, text} = await readPlanFile(planPath)
     const state = await readPlanState(planPath)
+    // What the plan says it needs (ExitPlanMode's allowedPrompts): shown, never granted without --allow.
+    const asked = state?.allowedPrompts ?? []
+    if (asked.length > 0) {
+      this.output.note(`The plan asks for: ${asked.map((p) => `${p.tool} (${p.prompt})`).join('; ')}. Grant what it needs with --allow rules, e.g. --allow "Bash(npm test:*)".`)
+    }
+
     let review: ReviewOutcome | undefined
     if (flags.interactive) {
       review = await reviewPlan({allow, sandbox: describeSandbox(sandbox), mode: flags.mode, planLabel: planPath, planText: text, signal: this.interruption.signal, task: state?.task})
@@ -84,7 +90,7 @@ the plan if its content changes afterwards. stdout is the record's path.`
       task: state?.task,
     })
     await this.output.result({
-      data: {...record, recordPath: path},
+      data: {...record, allowedPrompts: asked, recordPath: path},
       tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)})`,
       text: path,
     })

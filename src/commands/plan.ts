@@ -9,6 +9,7 @@ import {parseRule} from '../core/policy/policy.js'
 import {formatCost, formatUsage} from '../core/output/progress.js'
 import {type CommandResult, fencedBlock, markdownTable} from '../core/output/sink.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../core/session/plan.js'
+import {questionsMarkdown, todosMarkdown} from '../plugins/session-notes.js'
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
 
@@ -90,6 +91,10 @@ ${markdownTable([
   ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
 ])}
 
+${questionsMarkdown(outcome.questions)}
+
+${todosMarkdown(outcome.todos)}
+
 <details><summary>The plan</summary>
 
 ${fencedBlock(plan, 'markdown')}
@@ -101,8 +106,10 @@ ${fencedBlock(plan, 'markdown')}
       name: outcome.name,
       planPath: outcome.planPath,
       planSource: outcome.planSource,
+      questions: outcome.questions,
       stopReason: outcome.stopReason,
       summary: outcome.summary,
+      todos: outcome.todos,
       turns: outcome.turns,
       usage: outcome.usage,
     },

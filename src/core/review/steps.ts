@@ -65,7 +65,7 @@ export interface ReviewOutcome {
   outcome: 'ignored' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
   /** One line saying what happened. */
   message: string
-  plan?: {name: string; sha256?: string; status: StickyStatus; comment?: string}
+  plan?: {name: string; sha256?: string; status: StickyStatus; comment?: string; questions?: string[]; todos?: StickyState['todos']}
   delivery?: Delivery | null
 }
 
@@ -122,7 +122,9 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
       ...sticky!.state,
       cost: {plan: meter.cost()},
       history: [{at: now(), by: intent.trigger.actor, event: 'planned', sha256, url: intent.trigger.comment?.url}],
+      questions: outcome.questions.map((q) => q.question),
       sha256,
+      todos: outcome.todos,
       status: 'awaiting_approval',
     }
     await sticky!.save()
@@ -247,7 +249,9 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       ...sticky.state,
       cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())},
       history: [...sticky.state.history, {at: now(), event: 'revised', sha256}],
+      questions: outcome.questions.map((q) => q.question),
       sha256,
+      todos: outcome.todos,
       status: 'awaiting_approval',
     }
     await sticky.save()
@@ -343,7 +347,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
       executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
     )
-    sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
+    sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}, questions: outcome.questions.map((q) => q.question), todos: outcome.todos}
     phase = 'delivery'
     const delivery = await deliver(run.client, run.remote, {
       approver: trigger.actor,
@@ -421,7 +425,7 @@ export async function reply(run: Pick<ReviewRun, 'client'>, trigger: Trigger, te
 const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').replaceAll('@', '@\u200B')
 
 function outcomeOf(run: ReviewRun, outcome: ReviewOutcome['outcome'], message: string, sticky: PlanComment): ReviewOutcome {
-  return {event: run.event, message, outcome, plan: {comment: sticky.url, name: sticky.state.name, sha256: sticky.state.sha256, status: sticky.state.status}}
+  return {event: run.event, message, outcome, plan: {comment: sticky.url, name: sticky.state.name, questions: sticky.state.questions ?? [], sha256: sticky.state.sha256, status: sticky.state.status, todos: sticky.state.todos ?? []}}
 }
 
 /** A session's cost, from its own usage events (the last says the total so far). */

@@ -9,6 +9,7 @@ import {z} from 'zod'
 import {EXECUTION_MODES} from '../policy/modes.js'
 import {fencedBlock, markdownTable} from '../output/sink.js'
 import {formatCost} from '../output/progress.js'
+import {TODO_STATUSES, todosMarkdown} from '../../plugins/session-notes.js'
 import {PLAN_NAME} from '../plans/plans.js'
 import type {ForgeWords} from './forge.js'
 
@@ -55,6 +56,10 @@ export const stickyStateSchema = z.object({
   task: z.string(),
   thread: z.object({number: z.number().int().positive(), pull: z.boolean()}),
   version: z.literal(1),
+  /** Questions the model asked that no one could answer (the plan lists them too); the reviewer answers by requesting changes. */
+  questions: z.array(z.string()).optional(),
+  /** The model's to-do list as its newest session left it. */
+  todos: z.array(z.object({activeForm: z.string().default(''), content: z.string(), status: z.enum(TODO_STATUSES)})).optional(),
 })
 
 export type StickyState = z.infer<typeof stickyStateSchema>
@@ -111,6 +116,11 @@ export function renderSticky(state: StickyState, plan: string | undefined, words
     )
   }
 
+  if (state.questions && state.questions.length > 0) {
+    parts.push('**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):', '', ...state.questions.map((q) => `- ${inline(q)}`), '')
+  }
+
+  if (state.todos && state.todos.length > 0) parts.push(todosMarkdown(state.todos), '')
   const answers = answersOf(state, words)
   if (answers) parts.push(answers, '')
   if (state.history.length > 0) {

@@ -7,6 +7,7 @@
  */
 import type {ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock} from '@anthropic-ai/sdk/resources/messages'
 
+import type {NoteEvent} from '../../plugins/session-notes.js'
 import type {CallExecutor} from '../../plugins/turn.js'
 import {ExitCode, type FailureDetails, WaveError} from '../errors.js'
 import {type CompactionEvent, Compactor, ContextMeter, type SummaryRequest} from './compaction.js'
@@ -34,6 +35,8 @@ export type AgentEvent =
   /** A response stopped at `max_tokens` (the limit it had), and what the loop does about it. */
   | {type: 'output_limit'; turn: number; maxTokens: number; action: OutputLimitAction}
   | CompactionEvent
+  /** The model's to-do list changed (TodoWrite), or it asked questions no one can answer (AskUserQuestion). */
+  | NoteEvent
 
 export type OutputLimitAction =
   /** Tool calls were cut: the same request again with the model's whole output limit (nothing of the cut one ran). */

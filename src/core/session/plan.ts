@@ -5,6 +5,8 @@
 import {lstat, realpath, stat, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 
+import {keepOpenQuestions} from '../../plugins/ask-user-question.js'
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
 import {createPlan, type PlanSource, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
 import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/plans.js'
@@ -13,11 +15,10 @@ import {endingError, ExitCode, usageError, WaveError} from '../errors.js'
 import type {RepositorySnapshot} from '../workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
-import type {AgentOutcome} from './outcome.js'
 import {stateReasoning} from './reasoning.js'
 import {planningProfile} from './profiles.js'
 import {missingPlanPrompt, planOpening, reviseOpening} from './prompts/plan.js'
-import {runSession} from './session.js'
+import {runSession, type SessionOutcome} from './session.js'
 
 export interface SessionStart {
   /** How the session's commands are contained (runs only: plan mode runs none). */
@@ -55,6 +56,9 @@ export interface PlanOutcome {
   stopReason: StopReason
   costUsd: number | null
   summary: string
+  /** Questions the model asked that no one could answer; each is in the plan's open questions. */
+  questions: AskedQuestion[]
+  todos: Todo[]
 }
 
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
@@ -113,7 +117,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   input.onStart?.({mode: 'plan', model: session.model, name, planPath, workspace})
   const profile = planningProfile({name, path: planPath}, workspace)
   const planMode = profile.planMode
-  let outcome: AgentOutcome
+  let outcome: SessionOutcome
   let corrected = false
   try {
     outcome = await runSession(session, {
@@ -156,8 +160,20 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     session.host.warn(`The model wrote no plan file: its final message is saved as the plan at ${planPath}. Review it before approving.`)
   }
 
+  await keepOpenQuestions(planPath, outcome.questions)
   await planningEnded(planPath, {costUsd: outcome.costUsd, ok: true, ...(planSource === 'final_message' ? {planSource} : {})})
-  return {costUsd: outcome.costUsd, name, planPath, planSource, stopReason: outcome.stopReason, summary: outcome.finalText, turns: outcome.turns, usage: outcome.usage}
+  return {
+    costUsd: outcome.costUsd,
+    name,
+    planPath,
+    planSource,
+    questions: outcome.questions,
+    stopReason: outcome.stopReason,
+    summary: outcome.finalText,
+    todos: outcome.todos,
+    turns: outcome.turns,
+    usage: outcome.usage,
+  }
 }
 
 /** Writes the final message as the plan, only where no plan file is (a file that appeared since is the model's). */

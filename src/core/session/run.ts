@@ -1,6 +1,7 @@
 import {realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApproval, writeDecision} from '../plans/approval.js'
 import {endingError, ExitCode, WaveError} from '../errors.js'
@@ -55,6 +56,10 @@ export interface RunOutcome {
   denials: number
   /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
   resumed: boolean
+  /** Questions the model asked (AskUserQuestion) that no one could answer during the run. */
+  questions: AskedQuestion[]
+  /** The model's to-do list as the run left it. */
+  todos: Todo[]
 }
 
 /**
@@ -259,9 +264,11 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       mode: record.mode,
       name,
       planPath,
+      questions: result.questions,
       resumed: Boolean(resumed),
       sandbox: record.sandbox,
       stopReason: result.stopReason,
+      todos: result.todos,
       turns: result.turns,
       usage: result.usage,
     }

@@ -7,7 +7,9 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
+import type {BackgroundTasks} from '../../plugins/background.js'
 import type {ToolRegistry} from '../../plugins/registry.js'
+import type {AskedQuestion, SessionNotes, Todo} from '../../plugins/session-notes.js'
 import type {SessionControl} from '../../plugins/tool.js'
 import {turnExecutor} from '../../plugins/turn.js'
 import {parseRules, type PolicyContext, readDenials} from '../policy/policy.js'
@@ -50,7 +52,15 @@ export interface ConversationSpec extends SessionProfile {
   followUp?: LoopOptions['followUp']
 }
 
-export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<AgentOutcome> {
+/** How a conversation ended, with what the model left for the people behind it: its questions and to-do list. */
+export type SessionOutcome = AgentOutcome & {
+  /** Questions the model asked in this conversation that no one could answer (AskUserQuestion). */
+  questions: AskedQuestion[]
+  /** The model's to-do list as the conversation left it (TodoWrite). */
+  todos: Todo[]
+}
+
+export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<SessionOutcome> {
   const {host, options, settings} = session
   // The prompt's context (git, the instruction files) is read while the tools load.
   const prompt = sessionPrompt(session, spec)
@@ -66,7 +76,11 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     host.onEvent?.(event)
   }
 
-  return agentLoop({
+  // A tool set shared by two conversations (run --task --approve) reports to, and counts questions for, the one running.
+  const unlisten = tools.notes.listen(onEvent)
+  const askedBefore = tools.notes.questions.length
+  try {
+    const outcome = await agentLoop({
     beforeTools: spec.beforeTools,
     client: await session.client(),
     contextWindow: settings.contextWindow,
@@ -89,7 +103,13 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     signal: host.signal,
     stopRequested: () => spec.planMode.finished,
     system,
+    tasks: tools.tasks,
+    notes: tools.notes,
   }).run()
+    return {...outcome, questions: tools.notes.questions.slice(askedBefore), todos: tools.notes.todos}
+  } finally {
+    unlisten()
+  }
 }
 
 const CONTINUE_NUDGE = 'Your last turn was empty. Continue the task: carry on with the next step, or, if the work is done, reply with a summary of what you did and its result.'
@@ -117,17 +137,20 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
   /** What control tools may do (plan mode). */
   session: SessionControl
   sandbox?: SandboxSettings
+  /** The session's background commands and notes, from its tool set. */
+  tasks?: BackgroundTasks
+  notes?: SessionNotes
 }
 
 /** The loop, bound once to a way to make a request and a way to run the turn's calls. */
 export function agentLoop(binding: LoopBinding): AgentLoop {
-  const {client, policy, registry, sandbox, session, ...loop} = binding
+  const {client, notes, policy, registry, sandbox, session, tasks, ...loop} = binding
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   return new AgentLoop({
     ...loop,
     // Reads run together, anything else alone and in order (src/plugins/turn.ts); each call reported as it starts and ends.
     execute: turnExecutor(
-      {policy, registry, sandbox, session, signal: loop.signal},
+      {notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
       {
         ended: (call, result) => onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
         started: (call) => onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
