@@ -10,6 +10,7 @@ import {z} from 'zod'
 
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import {readJsonFile} from '../json.js'
+import {runReportSchema} from './report.js'
 import {scrubSecrets} from '../secrets.js'
 import {expandHome} from '../workspace/paths.js'
 import type {RepositoryState} from '../workspace/snapshot.js'
@@ -27,7 +28,7 @@ export function plansDir(): string {
 }
 
 /** The endings of the files wave keeps beside a plan, sharing its name. */
-const SIDECAR_SUFFIXES = {approval: '.approval.json', lock: '.lock', state: '.state.json', transcript: '.transcript.jsonl'} as const
+const SIDECAR_SUFFIXES = {approval: '.approval.json', lock: '.lock', revisions: '.revisions.jsonl', state: '.state.json', transcript: '.transcript.jsonl'} as const
 
 /** Where wave keeps what it knows of a plan: files beside it, sharing its name. */
 export function planSidecars(planPath: string): Record<keyof typeof SIDECAR_SUFFIXES, string> {
@@ -35,6 +36,7 @@ export function planSidecars(planPath: string): Record<keyof typeof SIDECAR_SUFF
   return {
     approval: base + SIDECAR_SUFFIXES.approval,
     lock: base + SIDECAR_SUFFIXES.lock,
+    revisions: base + SIDECAR_SUFFIXES.revisions,
     state: base + SIDECAR_SUFFIXES.state,
     transcript: base + SIDECAR_SUFFIXES.transcript,
   }
@@ -91,6 +93,8 @@ const runSchema = z.object({
   head: z.string().nullable().optional(),
   costUsd: z.number().nullable().optional(),
   usage: z.record(z.string(), z.number()).optional(),
+  /** Planned versus actual, as the run ended (report.ts): `wave plans <name>` shows the last one. */
+  report: runReportSchema.optional(),
 })
 
 export const PLAN_STATUSES = ['draft', 'approved', 'rejected', 'changes_requested', 'running', 'ran', 'failed'] as const

@@ -6,6 +6,7 @@ import {lstat, realpath, stat} from 'node:fs/promises'
 import path from 'node:path'
 
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
+import {type PlanContract, planContractOf} from '../plans/contract.js'
 import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, recordDirty, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import type {loadSettings} from '../settings.js'
@@ -63,6 +64,10 @@ export interface PlanOutcome {
   stopReason: StopReason
   costUsd: number | null
   summary: string
+  /** The plan's ## Scope and ## Verification, as the session left them. */
+  contract: PlanContract
+  /** The revision of the plan this session wrote (every revision is kept: revisions.ts). */
+  revision: number
 }
 
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
@@ -106,7 +111,7 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
   }
 
   const opening = reviseOpening(task, planPath, feedback)
-  return planSession({...options, model, opening, place, planPath, settings, snapshot, transcriptLabel: 'revise'})
+  return planSession({...options, feedback, model, opening, place, planPath, settings, snapshot, transcriptLabel: 'revise'})
 }
 
 interface SessionInput extends PlanSessionOptions {
@@ -119,6 +124,8 @@ interface SessionInput extends PlanSessionOptions {
   snapshot: RepositorySnapshot
   /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
   recorded?: Promise<void>
+  /** The feedback a revision answers, kept with the revision. */
+  feedback?: string
 }
 
 /** One planning session on one plan file: only that file is writable, the rest read-only. */
@@ -160,7 +167,8 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
   }
 
   await setPlanStatus(planPath, 'draft', result.costUsd)
-  return {costUsd: result.costUsd, name, planPath, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
+  const {contract, revision} = await planContractOf(planPath, input.feedback)
+  return {contract, costUsd: result.costUsd, name, planPath, revision, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
 }
 
 /** Records the plan's `dirty` once the snapshot has it; a failure leaves it unrecorded (the plan goes on). */
