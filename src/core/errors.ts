@@ -8,6 +8,8 @@ export const ExitCode = {
   limit: 5,
   /** The model refused, or its answer stayed cut at the output limit (max_tokens). */
   refused: 6,
+  /** The run did not meet its approved checks: a check still failing, or a change outside a strict scope. */
+  unmet: 7,
   awaitsApproval: 10,
   /** 128 + the signal's number, as shells report it. */
   interrupted: 130,

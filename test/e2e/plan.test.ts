@@ -60,7 +60,7 @@ describe('wave plan', () => {
     expect(state.repository).toMatchObject({dirty: false, head: gitHead(sandbox.repo)})
     expect(snapshotTree(sandbox.repo)).toEqual(before)
     expect(readdirSync(sandbox.plansDir).sort()).toEqual(
-      [path.basename(planPath), path.basename(planPath, '.md') + '.state.json', path.basename(planPath, '.md') + '.transcript.jsonl'].sort(),
+      [path.basename(planPath), ...['.revisions.jsonl', '.state.json', '.transcript.jsonl'].map((suffix) => path.basename(planPath, '.md') + suffix)].sort(),
     )
 
     // The key goes to the API and nowhere else.

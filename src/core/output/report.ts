@@ -3,6 +3,7 @@
  * for the job summary and the sticky comment.
  */
 import type {PlanOverview} from '../plans/overview.js'
+import type {RevisionDiff} from '../plans/revisions.js'
 import {checkOutcome, checkPassed, fileList, type RunReport} from '../plans/report.js'
 import {describeSandbox} from '../policy/sandbox.js'
 import {markdownTable} from './sink.js'
@@ -89,4 +90,14 @@ export function overviewText(overview: PlanOverview): string {
   }
 
   return lines.join('\n')
+}
+
+/** "changed since your last review" as Markdown: the diff in a fenced block, for the job summary and the sticky comment. */
+export function revisionDiffMarkdown(diff: Pick<RevisionDiff, 'added' | 'feedback' | 'patch' | 'removed'> & {from: {label: string}; to: {label: string}}, cap = 20_000): string {
+  const fence = diff.patch.includes('```') ? '~~~~' : '```'
+  const asked = diff.feedback.length > 0 ? `\n\nAsked for: ${diff.feedback.map((text) => `“${text.replaceAll('\n', ' ')}”`).join('; ')}` : ''
+  // A comment has a size limit, and the whole plan is shown below the diff anyway.
+  const patch = diff.patch.length > cap ? `${diff.patch.slice(0, cap)}\n[... ${diff.patch.length - cap} characters of the diff cut ...]` : diff.patch
+  const body = patch ? `${fence}diff\n${patch.trimEnd()}\n${fence}` : '_no change_'
+  return `**Changed since your last review** (${diff.from.label} → ${diff.to.label}: +${diff.added} −${diff.removed})${asked}\n\n${body}`
 }

@@ -79,14 +79,14 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 /**
  * What the model is told when checks fail: each failing command with the tail of its output, and that
- * wave runs them again when it ends its turn. `retriesLeft` 0: this is what the run ended with.
+ * wave runs them again when it ends its turn. `retry`: which retry this turn is; absent, the run ended
+ * with these failures (the message `--resume` goes on with).
  */
-export function failedChecksMessage(results: CheckResult[], retriesLeft: number): string {
+export function failedChecksMessage(results: CheckResult[], retry?: {attempt: number; of: number}): string {
   const failing = results.filter((check) => !checkPassed(check))
   const blocks = failing.map((check) => `$ ${check.command}\n(${checkOutcome(check)}, ${seconds(check.durationMs)})\n${check.outputTail || '(no output)'}`)
-  const next =
-    retriesLeft > 0
-      ? `Fix the cause (not the checks), then end your turn: wave runs every check again (${retriesLeft} ${retriesLeft === 1 ? 'retry' : 'retries'} left).`
-      : 'No retries are left: the run ended with these checks failing. Fix the cause, then end your turn: wave runs every check again.'
+  const next = retry
+    ? `Fix the cause (not the checks), then end your turn: wave runs every check again (retry ${retry.attempt} of ${retry.of}).`
+    : 'The run stopped with these checks failing. Fix the cause (not the checks), then end your turn: wave runs every check again.'
   return `wave ran the approved checks when you ended your turn, and ${failing.length} of ${results.length} failed:\n\n${blocks.join('\n\n')}\n\n${next}`
 }

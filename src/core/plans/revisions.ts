@@ -134,9 +134,21 @@ export async function revisionDiff(request: DiffRequest): Promise<RevisionDiff |
     from = {...sideOf(base), label: decided ? `revision ${base.revision} (last decided on)` : sideOf(base).label}
   }
 
+  const {added, patch, removed} = await textDiff(from, to)
+  const low = from.revision ?? 0
+  const high = to.revision ?? Number.POSITIVE_INFINITY
+  const feedback = revisions.filter((revision) => revision.revision > low && revision.revision <= high && revision.feedback).map((revision) => revision.feedback!)
+  return {added, feedback, from, patch, removed, to}
+}
+
+/**
+ * A unified diff of two texts (jsdiff; loaded on first use), with its counts. Empty for the same sha256.
+ * Also what the GitHub flow shows, where the plan's earlier bytes travel in its comment rather than here.
+ */
+export async function textDiff(from: Pick<DiffSide, 'label' | 'sha256' | 'text'>, to: Pick<DiffSide, 'label' | 'sha256' | 'text'>): Promise<{patch: string; added: number; removed: number}> {
+  if (from.sha256 === to.sha256) return {added: 0, patch: '', removed: 0}
   const {createTwoFilesPatch} = await import('diff')
-  const same = from.sha256 === to.sha256
-  const patch = same ? '' : createTwoFilesPatch(from.label, to.label, from.text, to.text, `sha256 ${from.sha256.slice(0, 12)}`, `sha256 ${to.sha256.slice(0, 12)}`)
+  const patch = createTwoFilesPatch(from.label, to.label, from.text, to.text, `sha256 ${from.sha256.slice(0, 12)}`, `sha256 ${to.sha256.slice(0, 12)}`)
   let added = 0
   let removed = 0
   for (const line of patch.split('\n').slice(2)) {
@@ -144,16 +156,5 @@ export async function revisionDiff(request: DiffRequest): Promise<RevisionDiff |
     else if (line.startsWith('-') && !line.startsWith('---')) removed++
   }
 
-  const low = from.revision ?? 0
-  const high = to.revision ?? Number.POSITIVE_INFINITY
-  const feedback = revisions.filter((revision) => revision.revision > low && revision.revision <= high && revision.feedback).map((revision) => revision.feedback!)
-  return {added, feedback, from, patch, removed, to}
-}
-
-/** "changed since your last review" as Markdown: the diff in a fenced block, for the job summary and the sticky comment. */
-export function revisionDiffMarkdown(diff: RevisionDiff): string {
-  const fence = diff.patch.includes('```') ? '~~~~' : '```'
-  const asked = diff.feedback.length > 0 ? `\n\nAsked for: ${diff.feedback.map((text) => `“${text.replaceAll('\n', ' ')}”`).join('; ')}` : ''
-  const body = diff.patch ? `${fence}diff\n${diff.patch.trimEnd()}\n${fence}` : '_no change_'
-  return `**Changed since your last review** (${diff.from.label} → ${diff.to.label}: +${diff.added} −${diff.removed})${asked}\n\n${body}`
+  return {added, patch, removed}
 }

@@ -2,7 +2,7 @@ import {z} from 'zod'
 
 import type {ToolRegistry} from '../../plugins/registry.js'
 import {type SessionControl, type ToolContext, ToolError, type ToolPlugin} from '../../plugins/tool.js'
-import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, type ToolIdentity} from '../policy/policy.js'
+import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, scopeDecision, type ToolIdentity} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
 import {analyseShell, type ShellAnalysis} from '../policy/shell.js'
 import {isInside, PathResolutionError, realPathOf, resolvePath, type ResolvedPath} from '../workspace/paths.js'
@@ -90,6 +90,9 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     if (target) {
       const changed = await changedSince(target)
       if (changed) return refusal(changed, decision)
+      // The approved scope, again at the real path the tool is about to write.
+      const scoped = tool.access === 'write' ? scopeDecision(policy, target) : undefined
+      if (scoped?.decision === 'deny') return refusal(scoped.reason, scoped)
     }
 
     const ctx: ToolContext = {
@@ -104,7 +107,8 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     const output = await tool.run(input as never, ctx)
     return {
       changed: tool.access === 'write' && target ? target.real : undefined,
-      content: capResult(output),
+      // A write outside a scope that warns goes ahead; the model is told it was recorded.
+      content: capResult(output) + (decision.outOfScope ? `\n\n(wave: ${target?.input ?? 'this file'} is outside the approved scope; recorded as a deviation from the plan.)` : ''),
       decision,
       isError: false,
     }

@@ -24,6 +24,8 @@ export type AgentEvent =
   | {type: 'retry'; attempt: number; reason: string}
   /** A response stopped at `max_tokens` (the limit it had), and what the loop does about it. */
   | {type: 'output_limit'; turn: number; maxTokens: number; action: OutputLimitAction}
+  /** An approved check wave runs when the model ends its turn: when it starts, and (with `exitCode`) when it ended. */
+  | {type: 'check'; command: string; exitCode?: number | null; durationMs?: number}
   | CompactionEvent
 
 export type OutputLimitAction =
@@ -72,6 +74,16 @@ export interface AgentOptions {
   onCompacted?: (messages: MessageParam[], compaction: CompactionEvent) => Promise<void> | void
   /** Checked after each round of tool calls: a control tool may end the session (ExitPlanMode). */
   stopRequested?: () => boolean
+  /**
+   * Around each allowed command (an execute-class call): `before` reads what `after` compares with, and
+   * `after` may return a note appended to the call's result (what the command changed outside the scope).
+   */
+  commandWatch?: CommandWatch
+  /**
+   * When the model ends its turn without tool calls: a message to send for another turn (the approved
+   * checks failed), or undefined to end the session.
+   */
+  onEndTurn?: () => Promise<string | undefined>
   /** The model's context window in tokens (settings); default: the known window of the model, else 200k. */
   contextWindow?: number
   /** Prices over the built-in table (pricing.ts), by model ID prefix (settings). */
@@ -87,6 +99,11 @@ export interface AgentOptions {
   priorTurns?: number
   priorUsage?: TokenUsage
   priorCostUsd?: number | null
+}
+
+export interface CommandWatch {
+  before(): Promise<unknown>
+  after(before: unknown): Promise<string | undefined>
 }
 
 /** How a session ended: the API's stop reasons, and wave's own. */
@@ -400,6 +417,13 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
 
       carried = ''
       if (calls.length === 0) {
+        // The approved checks run now; failing ones come back as the next user message.
+        const more = await options.onEndTurn?.()
+        if (more) {
+          await append({content: more, role: 'user'})
+          continue
+        }
+
         const stopReason = response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'
         return {changed, compactions, costUsd: tally.reportedCost(), denials, finalText, stopReason, turns, usage: {...tally.usage}}
       }
@@ -409,6 +433,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
       for (const call of calls) {
         options.onEvent?.({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
         // Calls run one after another: a later call may depend on an earlier write.
+        const watched = options.commandWatch && registry.get(call.name)?.access === 'execute' && !options.signal.aborted ? options.commandWatch : undefined
+        const watch = await watched?.before()
         const outcome: ToolCallOutcome = options.signal.aborted
           ? {content: 'The session was interrupted before this call ran.', isError: true}
           : await dispatch({id: call.id, input: call.input, name: call.name}, {
@@ -418,6 +444,8 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
               session: options.session,
               signal: options.signal,
             })
+        const note = watched && outcome.decision?.decision === 'allow' ? await watched.after(watch) : undefined
+        if (note) outcome.content = `${outcome.content}\n\n${note}`
         const denied = outcome.decision?.decision === 'deny'
         if (denied) denials++
         if (outcome.changed) changed.add(outcome.changed)

@@ -31,6 +31,8 @@ import type {SessionStart} from './plan.js'
 import {newestRun, resumableRun, resumePoint} from './resume.js'
 import {runSession, type SessionHost, sessionPlace} from './session.js'
 import {displayPath} from '../workspace/paths.js'
+import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
+import type {RunReport} from '../plans/report.js'
 
 export interface InlineApproval {
   mode: ExecutionMode
@@ -62,6 +64,8 @@ export interface RunOptions {
   maxTurns: number
   /** `--max-budget-usd`. */
   maxBudgetUsd?: number
+  /** `--verify-retries`: how many more turns the model gets when the approved checks fail (default 2). */
+  verifyRetries?: number
   onStart?(info: SessionStart): void
   /**
    * `run --task --approve`: the settings and tool set the task session started with. The execution uses
@@ -84,6 +88,8 @@ export interface RunOutcome {
   denials: number
   /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
   resumed: boolean
+  /** Planned versus actual: the approved scope against the files changed, the checks, the denials. */
+  report: RunReport
 }
 
 /**
@@ -245,11 +251,30 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     ...options.host,
     onEvent(event: AgentEvent) {
       if (event.type === 'usage') progress = {costUsd: event.costUsd, turns: event.turn, usage: {...event.usage}}
+      // Denials are kept for the report (the session starts only once `enforcement` exists, below).
+      enforcement.observe(event)
       options.host.onEvent?.(event)
     },
   }
   const entry = (fields: Record<string, unknown>) => appendTranscript(planPath, {...fields, progress, session: 'run', startedAt: run.startedAt})
 
+  // The approved contract: commands watched against the scope, the checks run when the model is done.
+  const own = await sidecarsOf(planPath)
+  const enforcement = new Enforcement({
+    checks: {
+      onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
+      root: workspace,
+      sandbox: {...record.sandbox, env: prepared.settings.sandboxEnv},
+      signal: options.host.signal,
+    },
+    earlier: resumed?.report,
+    place: prepared.current ? {own, top: prepared.current.root, workspace} : undefined,
+    record,
+    retries: options.verifyRetries ?? DEFAULT_VERIFY_RETRIES,
+  })
+
+  /** What the model changed, as of the last time the checks ran: what the checks themselves write is not the run's. */
+  let beforeChecks: string[] | undefined
   let exitCode: number = ExitCode.runtime
   let changed = new Set<string>()
   try {
@@ -272,6 +297,13 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       settings: prepared.settings,
       snapshot: prepared.snapshot,
       beforeTools: () => before,
+      commandWatch: enforcement.watchesCommands ? {after: (state) => enforcement.afterCommand(state as Awaited<ReturnType<Enforcement['beforeCommand']>>), before: () => enforcement.beforeCommand()} : undefined,
+      onEndTurn: async () => {
+        if ((record.verify ?? []).length === 0) return undefined
+        beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
+        return enforcement.onEndTurn()
+      },
+      scope: record.scope,
       ...runProfile(record.mode, workspace),
       tools: options.inherited?.tools,
       maxBudgetUsd: options.maxBudgetUsd,
@@ -281,9 +313,27 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     })
     changed = result.changed
     Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
-    exitCode = ExitCode.ok
-    const filesChanged = union(earlierFiles, await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
+    const written = [...changed].map((real) => displayPath(workspace, real))
+    const filesChanged = union(earlierFiles, beforeChecks ? union(beforeChecks, written) : await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
     run.changedFiles = filesChanged
+    const report = enforcement.report(filesChanged)
+    run.report = report
+    const unmet = enforcement.problem(report)
+    if (unmet) {
+      // The run stops with the failing output as the conversation's last message: --resume goes on from it.
+      const failing = enforcement.failingMessage()
+      if (failing) await entry({message: {content: failing, role: 'user'}})
+      throw new WaveError(`The run did not meet its approved checks: ${unmet}.`, ExitCode.unmet, undefined, {
+        costUsd: result.costUsd,
+        filesChanged,
+        report,
+        stopReason: result.stopReason,
+        turns: result.turns,
+        usage: result.usage,
+      })
+    }
+
+    exitCode = ExitCode.ok
     return {
       costUsd: result.costUsd,
       denials: result.denials,
@@ -292,6 +342,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       mode: record.mode,
       name,
       planPath,
+      report,
       resumed: Boolean(resumed),
       sandbox: record.sandbox,
       stopReason: result.stopReason,
@@ -309,10 +360,13 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     // What the run changed before it failed is the error's to report, in workspace terms.
     const failed = error instanceof WaveError ? (error.details?.filesChanged as string[] | undefined) : undefined
     run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), prepared.current?.root, planPath))
+    if (beforeChecks && error instanceof WaveError && error.exitCode === ExitCode.unmet) run.changedFiles = (error.details?.filesChanged as string[]) ?? run.changedFiles
+    // Every result carries the report, a failed run's too (what it did before it stopped).
+    run.report ??= enforcement.report(run.changedFiles)
     if (!(error instanceof WaveError)) throw error
     // Whatever stopped it, the run goes on from where it stopped: the hint says how.
     const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
-    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {...error.details, filesChanged: run.changedFiles, planPath})
+    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {...error.details, filesChanged: run.changedFiles, planPath, report: run.report})
     resumable.stack = error.stack
     throw resumable
   } finally {

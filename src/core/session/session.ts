@@ -16,7 +16,8 @@ import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings} from '
 import {type SessionPlace, sessionWorkspace} from '../workspace/git.js'
 import type {RepositorySnapshot} from '../workspace/snapshot.js'
 import {environmentSection, readEnvironment} from './environment.js'
-import {type AgentEvent, type AgentResult, type CompactionEvent, runAgent, type TokenUsage} from './loop.js'
+import {type AgentEvent, type AgentResult, type CommandWatch, type CompactionEvent, runAgent, type TokenUsage} from './loop.js'
+import type {Scope} from '../policy/scope.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
 import {assertCredentials, createClient, modelFrom} from './model.js'
 import type {PlanMode} from './plan-mode.js'
@@ -82,6 +83,12 @@ export interface SessionSpec {
   snapshot?: RepositorySnapshot
   /** Awaited before the first tool call runs: what must be read of the workspace before any tool can change it. */
   beforeTools?(): Promise<unknown>
+  /** The approved scope every write is held to (a run's approval record). */
+  scope?: Scope
+  /** Around each command: what it changed outside the scope (enforcement.ts). */
+  commandWatch?: CommandWatch
+  /** When the model ends its turn: the approved checks, and a message for another turn when they fail. */
+  onEndTurn?(): Promise<string | undefined>
 }
 
 export async function runSession(spec: SessionSpec): Promise<AgentResult> {
@@ -96,6 +103,8 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
     if (!spec.history) await spec.transcript(messages[0])
     return await runAgent({
       beforeTools: spec.beforeTools,
+      commandWatch: spec.commandWatch,
+      onEndTurn: spec.onEndTurn,
       client: spec.client ?? (await createClient(settings.provider)),
       contextWindow: settings.contextWindow,
       maxBudgetUsd: spec.maxBudgetUsd,
@@ -123,7 +132,7 @@ export async function runSession(spec: SessionSpec): Promise<AgentResult> {
 }
 
 /** What decides the system prompt and the tools a session offers: its spec less the conversation and the model. */
-export type PromptSpec = Omit<SessionSpec, 'client' | 'history' | 'maxBudgetUsd' | 'sandbox' | 'maxTurns' | 'model' | 'onCompacted' | 'opening' | 'prior' | 'tools' | 'transcript'>
+export type PromptSpec = Omit<SessionSpec, 'client' | 'commandWatch' | 'onEndTurn' | 'history' | 'maxBudgetUsd' | 'sandbox' | 'maxTurns' | 'model' | 'onCompacted' | 'opening' | 'prior' | 'tools' | 'transcript'>
 
 /** What a session sends the model besides the conversation, turn by turn. */
 export interface SessionPrompt {
@@ -141,7 +150,7 @@ export async function sessionPrompt(spec: PromptSpec): Promise<SessionPrompt> {
   const {planMode, settings} = spec
   // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
   const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
-  const base: PolicyContext = {headless: true, mode: spec.mode, rules, workspaceRoot: spec.workspace}
+  const base: PolicyContext = {headless: true, mode: spec.mode, rules, scope: spec.scope, workspaceRoot: spec.workspace}
   // Built once: the system prompt must not change between turns, or the prompt cache is lost.
   const context = await sessionContext(spec, base)
   const own = spec.system(rules)
