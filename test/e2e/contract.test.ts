@@ -2,13 +2,15 @@
  * The plan as a contract, end to end on the scripted server: the plan's ## Scope and ## Verification
  * read when planning ends, bound by the approval (or replaced by the approver), revisions kept and diffed.
  */
-import {readFileSync} from 'node:fs'
+import {createHash} from 'node:crypto'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
 import {type Sandbox, writePlanFile} from '../support/cli.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
-import {type MessagesServer, planPathIn, reply, toolUse} from '../support/messages-server.js'
+import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolResults, toolUse} from '../support/messages-server.js'
 
 let sandbox: Sandbox
 let server: MessagesServer
@@ -138,5 +140,168 @@ describe('revisions are kept and diffed', () => {
     expect(shown.stdout).toContain('Revisions: 2')
     expect(shown.stdout).toContain('Decision: changes requested')
     expect((await wave(['plans', 'show', name, '--json'])).stdout).toContain('"revisions"')
+  })
+})
+
+// ------------------------------------------------------------------------------------------------ runs
+
+const lastUserText = (request: RecordedRequest): string => {
+  const messages = request.body.messages as Array<{role: string; content: unknown}>
+  const last = messages.at(-1)!
+  if (typeof last.content === 'string') return last.content
+  return (last.content as Array<{type: string; text?: string}>).map((block) => block.text ?? '').join('\n')
+}
+
+const SCOPED_PLAN = `# Touch the greeting
+
+## Scope
+- src/util.ts
+
+## Verification
+- none
+`
+
+/** In scope: src/util.ts by Write. Outside: docs/x.md by Write, outside.txt by a command. */
+function pushScopedRun() {
+  server.push(
+    reply(toolUse('Write', {content: 'export const greet = (name: string) => `hi ${name}`\n', file_path: 'src/util.ts'})),
+    reply(toolUse('Write', {content: '# x\n', file_path: 'docs/x.md'})),
+    reply(toolUse('Bash', {command: 'touch outside.txt'})),
+    reply('Done.'),
+  )
+}
+
+describe('the run holds to the scope', () => {
+  it('under warn: writes outside are allowed, and reported as outside the scope', async () => {
+    const planPath = writePlanFile(sandbox, SCOPED_PLAN)
+    expect((await wave(['approve', planPath, '--allow', 'Bash(touch:*)'])).code).toBe(0)
+    pushScopedRun()
+    const result = await wave(['run', planPath, '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(existsSync(path.join(sandbox.repo, 'docs/x.md'))).toBe(true)
+    expect(existsSync(path.join(sandbox.repo, 'outside.txt'))).toBe(true)
+    const {report} = JSON.parse(result.stdout)
+    expect(report).toMatchObject({changed: ['docs/x.md', 'outside.txt', 'src/util.ts'], checks: [], denials: [], enforce: 'warn', outOfScope: ['docs/x.md', 'outside.txt'], scope: ['src/util.ts'], untouched: []})
+    // The model was told of each deviation in the call's result.
+    const [, afterWrite, afterBash] = server.messageRequests.slice(-3)
+    expect(toolResults(afterWrite)[0].text).toMatch(/docs\/x\.md is outside the approved scope; recorded as a deviation/)
+    expect(toolResults(afterBash)[0].text).toMatch(/this command changed files outside the approved scope \(src\/util\.ts\): outside\.txt/)
+
+    // The text tally, Terraform's way.
+    const planPath2 = writePlanFile(sandbox, SCOPED_PLAN, 'calm-heron')
+    expect((await wave(['approve', planPath2, '--allow', 'Bash(touch:*)'])).code).toBe(0)
+    server.push(reply(toolUse('Write', {content: '# y\n', file_path: 'docs/y.md'})), reply('Done.'))
+    const text = await wave(['run', planPath2])
+    expect(text.code, text.stderr).toBe(0)
+    expect(text.stderr).toContain('Run complete: 0 changed in scope, 1 outside (docs/y.md), 1 untouched; checks: none; 0 calls denied')
+  })
+
+  it('under strict: a write outside is refused, a command\'s change outside fails the run (exit 7)', async () => {
+    const planPath = writePlanFile(sandbox, SCOPED_PLAN)
+    expect((await wave(['approve', planPath, '--allow', 'Bash(touch:*)', '--scope-enforce', 'strict'])).code).toBe(0)
+    pushScopedRun()
+    const result = await wave(['run', planPath, '--json'])
+    expect(result.code, result.stderr).toBe(7)
+    // The file tool's write never happened; the command's did, and is what failed the run.
+    expect(existsSync(path.join(sandbox.repo, 'docs/x.md'))).toBe(false)
+    expect(existsSync(path.join(sandbox.repo, 'outside.txt'))).toBe(true)
+    expect(readFileSync(path.join(sandbox.repo, 'src/util.ts'), 'utf8')).toContain('hi ${name}')
+    const output = JSON.parse(result.stdout)
+    expect(output.error.message).toMatch(/did not meet its approved checks: changed outside the strict scope: outside\.txt/)
+    expect(output.report.outOfScope).toEqual(['outside.txt'])
+    expect(output.report.denials).toEqual([expect.objectContaining({summary: 'docs/x.md', tool: 'Write'})])
+    const [, afterWrite] = server.messageRequests.slice(-3)
+    expect(toolResults(afterWrite)[0]).toMatchObject({is_error: true})
+    expect(toolResults(afterWrite)[0].text).toMatch(/outside the approved scope \(src\/util\.ts\).*stop, and report the deviation/)
+    // Not spent: the approval still stands.
+    expect(readJson(recordOf(planPath))).not.toHaveProperty('spentAt')
+  })
+
+  it('an old record without scope or checks runs as before', async () => {
+    const planPath = writePlanFile(sandbox, SCOPED_PLAN)
+    const bytes = readFileSync(planPath)
+    writeFileSync(recordOf(planPath), JSON.stringify({decision: 'approved', plan: {sha256: createHash('sha256').update(bytes).digest('hex')}, version: 1}))
+    server.push(reply(toolUse('Write', {content: '# x\n', file_path: 'docs/x.md'})), reply('Done.'))
+    const result = await wave(['run', planPath, '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(existsSync(path.join(sandbox.repo, 'docs/x.md'))).toBe(true)
+    expect(JSON.parse(result.stdout).report).toMatchObject({changed: ['docs/x.md'], checks: [], outOfScope: [], scope: null})
+    expect(toolResults(server.messageRequests.at(-1)!)[0].text).not.toContain('scope')
+  })
+})
+
+const CHECKED_PLAN = `# Leave a marker
+
+## Scope
+- done.txt
+
+## Verification
+- \`test -f done.txt\`
+`
+
+describe('wave runs the approved checks', () => {
+  it('a failing check goes back to the model, which fixes it on the retry turn (exit 0); no allow rule needed', async () => {
+    const planPath = writePlanFile(sandbox, CHECKED_PLAN)
+    expect((await wave(['approve', planPath])).code).toBe(0)
+    server.push(reply('All done.'), reply(toolUse('Write', {content: 'ok\n', file_path: 'done.txt'})), reply('Fixed.'))
+    const summary = path.join(sandbox.root, 'summary.md')
+    const result = await wave(['run', planPath, '--json'], {GITHUB_STEP_SUMMARY: summary})
+    expect(result.code, result.stderr).toBe(0)
+    const requests = server.messageRequests
+    expect(requests).toHaveLength(3)
+    expect(lastUserText(requests[1])).toMatch(/wave ran the approved checks when you ended your turn, and 1 of 1 failed:\n\n\$ test -f done\.txt\n\(failed \(exit 1\)/)
+    expect(lastUserText(requests[1])).toContain('retry 1 of 2')
+    const output = JSON.parse(result.stdout)
+    expect(output.report.checks).toEqual([expect.objectContaining({command: 'test -f done.txt', exitCode: 0})])
+    expect(output.report.changed).toEqual(['done.txt'])
+    expect(readJson(recordOf(planPath)).spentAt).toBeTruthy()
+    // The job summary: the report as tables.
+    const written = readFileSync(summary, 'utf8')
+    expect(written).toContain('**Planned versus actual**')
+    expect(written).toMatch(/\| `test -f done\.txt` \| ✅ passed \|/)
+  })
+
+  it('a check never fixed ends the run with exit 7, not spent; --resume goes on with the failing output', async () => {
+    const planPath = writePlanFile(sandbox, CHECKED_PLAN)
+    expect((await wave(['approve', planPath])).code).toBe(0)
+    server.push(reply('Done.'), reply('Still done.'))
+    const failed = await wave(['run', planPath, '--verify-retries', '1'])
+    expect(failed.code, failed.stderr).toBe(7)
+    expect(failed.stderr).toContain('Error: The run did not meet its approved checks: test -f done.txt failed (exit 1).')
+    expect(failed.stderr).toContain('Run stopped: 0 changed in scope, 0 outside, 1 untouched; checks: test -f done.txt failed (exit 1); 0 calls denied')
+    expect(failed.stderr).toContain('--resume')
+    expect(readJson(recordOf(planPath))).not.toHaveProperty('spentAt')
+    const state = readJson(planPath.replace(/\.md$/, '.state.json'))
+    expect(state.status).toBe('failed')
+    expect(state.runs[0]).toMatchObject({exitCode: 7, report: {checks: [expect.objectContaining({exitCode: 1})]}})
+
+    const before = server.messageRequests.length
+    server.push(reply(toolUse('Write', {content: 'ok\n', file_path: 'done.txt'})), reply('Fixed now.'))
+    const resumed = await wave(['run', planPath, '--resume', '--json'])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    // The resumed conversation ends with the failing output wave recorded.
+    expect(lastUserText(server.messageRequests[before])).toContain('$ test -f done.txt')
+    expect(JSON.parse(resumed.stdout).report.checks).toEqual([expect.objectContaining({exitCode: 0})])
+    expect(readJson(recordOf(planPath)).spentAt).toBeTruthy()
+  })
+
+  it('checks run in the sandbox: what a check writes outside the workspace never reaches the disk (control: --sandbox off)', async () => {
+    // The workspace's parent is on the real disk; in the sandbox it is not writable there (a private /tmp at most).
+    const plan = CHECKED_PLAN.replace('`test -f done.txt`', '`touch ../escaped.txt; echo checked`')
+    const escaped = path.join(sandbox.root, 'escaped.txt')
+    const planPath = writePlanFile(sandbox, plan)
+    expect((await wave(['approve', planPath])).code).toBe(0)
+    server.push(reply('Done.'))
+    const contained = await wave(['run', planPath, '--verify-retries', '0', '--json'])
+    expect(contained.code, contained.stderr).toBe(0)
+    expect(JSON.parse(contained.stdout).report.checks[0]).toMatchObject({exitCode: 0, outputTail: 'checked'})
+    expect(existsSync(escaped)).toBe(false)
+
+    const control = writePlanFile(sandbox, plan, 'calm-heron')
+    expect((await wave(['approve', control, '--sandbox', 'off'])).code).toBe(0)
+    server.push(reply('Done.'))
+    const open = await wave(['run', control, '--verify-retries', '0'])
+    expect(open.code, open.stderr).toBe(0)
+    expect(existsSync(escaped)).toBe(true)
   })
 })
