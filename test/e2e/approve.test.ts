@@ -1,10 +1,9 @@
-import {createHash} from 'node:crypto'
 import {existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {gitHead, type Sandbox, writePlanFile} from '../support/cli.js'
+import {gitHead, readJson, type Sandbox, sha256, writePlanFile} from '../support/cli.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 import {type MessagesServer, reply, systemText, toolUse} from '../support/messages-server.js'
 
@@ -15,8 +14,6 @@ let server: MessagesServer
 useScriptedSession((session) => ({sandbox, server} = session))
 const wave = waveIn(() => ({sandbox, server}))
 
-const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
-const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
 
 const writePlan = (content: string | Uint8Array = PLAN, name?: string) => writePlanFile(sandbox, content, name)
 

@@ -5,14 +5,13 @@
  * would: whatever a later run knows of a plan came through GitHub (its comment) and git.
  */
 import {execFileSync} from 'node:child_process'
-import {createHash} from 'node:crypto'
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {runWave, type RunWaveResult, type Sandbox} from '../support/cli.js'
+import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
 import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
 import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
@@ -31,7 +30,6 @@ let headSha: string
 let runs = 0
 useScriptedSession((session) => ({sandbox, server} = session))
 
-const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 
 function git(cwd: string, args: string[]): string {
   return execFileSync('git', args, {

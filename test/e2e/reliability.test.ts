@@ -4,14 +4,13 @@
  * left consistent, one run of a plan at a time, concurrent plans apart, the key never written anywhere,
  * and the tools' own guards (Bash timeouts and caps, binary files, exact edits) seen end to end.
  */
-import {type ChildProcess, spawn} from 'node:child_process'
 import {chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {createServer, type Server, type Socket} from 'node:net'
 import path from 'node:path'
 
 import {test as base, describe, expect} from 'vitest'
 
-import {BIN_RUN, makeSandbox, runWave, type RunWaveResult, type Sandbox, snapshotTree, TEST_API_KEY, waveEnv} from '../support/cli.js'
+import {makeSandbox, readJson, runWave, type RunWaveResult, type Sandbox, type StartedWave, snapshotTree, startWave, TEST_API_KEY, waitFor} from '../support/cli.js'
 import {
   fault,
   type MessagesServer,
@@ -29,7 +28,6 @@ import {
 const FAST = {WAVE_RETRY_BASE_MS: '5'}
 const SOON = {'retry-after-ms': '5'}
 
-const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
 const sidecar = (planPath: string, suffix: string) => planPath.replace(/\.md$/, suffix)
 
 /** A turn that writes the session's plan file (plan mode) with this content. */
@@ -65,21 +63,13 @@ function keyNowhereIn(dir: string): void {
   }
 }
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
 /** What each test works with: its own sandbox and scripted server, and wave run against them. */
 interface Kit {
   sandbox: Sandbox
   server: MessagesServer
   wave(args: string[], env?: Record<string, string | undefined>, baseUrl?: string): Promise<RunWaveResult>
   /** `wave` as a child process the test can signal. */
-  startWave(args: string[], env?: Record<string, string | undefined>): {child: ChildProcess; done: Promise<{code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string}>}
+  startWave(args: string[], env?: Record<string, string | undefined>): StartedWave
   /** A plan written straight into the plans directory, for `wave run`. */
   planFile(content?: string, name?: string): string
 }
@@ -94,25 +84,7 @@ function kit(sandbox: Sandbox, server: MessagesServer): Kit {
     },
     sandbox,
     server,
-    startWave(args, env = {}) {
-      const child = spawn(process.execPath, [BIN_RUN, ...args], {
-        cwd: sandbox.repo,
-        env: waveEnv({env: {...FAST, ...env}, home: sandbox.home, server}),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-      let stdout = ''
-      let stderr = ''
-      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')))
-      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
-      const done = new Promise<{code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string}>((resolve) => {
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-        child.on('close', (code, signal) => {
-          clearTimeout(timer)
-          resolve({code, signal, stderr, stdout})
-        })
-      })
-      return {child, done}
-    },
+    startWave: (args, env = {}) => startWave(args, {cwd: sandbox.repo, env: {...FAST, ...env}, home: sandbox.home, server}),
     wave: (args, env, baseUrl) =>
       runWave(args, {cwd: sandbox.repo, env: {...FAST, ...(baseUrl ? {ANTHROPIC_BASE_URL: baseUrl} : {}), ...env}, home: sandbox.home, server}),
   }

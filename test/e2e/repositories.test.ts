@@ -8,7 +8,7 @@ import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {gitCommitAll, runWave, type Sandbox, writePlanFile} from '../support/cli.js'
+import {gitCommitAll, readJson, runWave, type Sandbox, writePlanFile} from '../support/cli.js'
 import {type MessagesServer, planPathIn, reply, systemText, toolUse} from '../support/messages-server.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 
@@ -20,7 +20,6 @@ let server: MessagesServer
 useScriptedSession((session) => ({sandbox, server} = session))
 const wave = waveIn(() => ({sandbox, server}))
 
-const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
 const recordOf = (planPath: string) => planPath.replace(/\.md$/, '.approval.json')
 const inRepo = (...parts: string[]) => path.join(sandbox.repo, ...parts)
 

@@ -4,32 +4,23 @@
  * killed during is answered as having an unknown effect); turns and cost keep counting; the hints of
  * an interrupted or limited run name --resume. Nothing to resume is exit 2.
  */
-import {type ChildProcess, spawn} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {test as base, describe, expect} from 'vitest'
 
-import {BIN_RUN, gitCommitAll, makeSandbox, runWave, type RunWaveResult, type Sandbox, waveEnv} from '../support/cli.js'
+import {gitCommitAll, makeSandbox, readJson, runWave, type RunWaveResult, type Sandbox, type StartedWave, startWave, waitFor} from '../support/cli.js'
 import {type MessagesServer, type RecordedRequest, reply, startMessagesServer, toolResults, toolUse} from '../support/messages-server.js'
 
 const FAST = {WAVE_RETRY_BASE_MS: '5'}
-const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
 const sidecar = (planPath: string, suffix: string) => planPath.replace(/\.md$/, suffix)
-
-interface Finished {
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
 
 interface Kit {
   sandbox: Sandbox
   server: MessagesServer
   wave(args: string[]): Promise<RunWaveResult>
   /** `wave` as a child process the test can signal. */
-  startWave(args: string[]): {child: ChildProcess; done: Promise<Finished>}
+  startWave(args: string[]): StartedWave
   /** A plan in the plans directory, approved with `wave approve` in bypassPermissions (Bash runs). */
   approvedPlan(): Promise<string>
 }
@@ -52,25 +43,7 @@ const it = base.extend<{t: Kit}>({
         },
         sandbox,
         server,
-        startWave(args) {
-          const child = spawn(process.execPath, [BIN_RUN, ...args], {
-            cwd: sandbox.repo,
-            env: waveEnv({env: FAST, home: sandbox.home, server}),
-            stdio: ['ignore', 'pipe', 'pipe'],
-          })
-          let stdout = ''
-          let stderr = ''
-          child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')))
-          child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
-          const done = new Promise<Finished>((resolve) => {
-            const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-            child.on('close', (code, signal) => {
-              clearTimeout(timer)
-              resolve({code, signal, stderr, stdout})
-            })
-          })
-          return {child, done}
-        },
+        startWave: (args) => startWave(args, {cwd: sandbox.repo, env: FAST, home: sandbox.home, server}),
         wave,
       })
     } finally {
@@ -79,14 +52,6 @@ const it = base.extend<{t: Kit}>({
     }
   },
 })
-
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 const hintOf = (stderr: string) => stderr.split('\n').find((line) => line.startsWith('Hint:')) ?? ''
 

@@ -1,10 +1,9 @@
-import {createHash} from 'node:crypto'
 import {copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {gitCommitAll, gitHead, type Sandbox, SANDBOX_FILES, snapshotTree, TEST_API_KEY, writePlanFile} from '../support/cli.js'
+import {gitCommitAll, gitHead, readJson, type Sandbox, SANDBOX_FILES, sha256, snapshotTree, TEST_API_KEY, writePlanFile} from '../support/cli.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 import {type MessagesServer, type RecordedRequest, reply, systemText, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
@@ -17,8 +16,6 @@ let server: MessagesServer
 useScriptedSession((session) => ({sandbox, server} = session))
 const wave = waveIn(() => ({sandbox, server}))
 
-const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
-const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
 const sidecar = (planPath: string, suffix: string) => planPath.replace(/\.md$/, suffix)
 
 const writePlan = (content: string | Uint8Array = PLAN, name?: string) => writePlanFile(sandbox, content, name)

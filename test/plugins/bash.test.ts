@@ -9,6 +9,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {resetSandboxStatus, type SandboxSettings} from '../../src/core/policy/sandbox.js'
 import bash from '../../src/plugins/bash.js'
+import {processesHolding, waitFor} from '../support/cli.js'
 import {contextFor, useWorkspaces} from './context.js'
 
 const workspace = useWorkspaces()
@@ -22,7 +23,13 @@ async function runBash(root: string, command: string, timeout?: number, signal?:
   return bash.run({command, timeout}, {...ctx, sandbox, target: undefined})
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/**
+ * A sleep of a few seconds whose duration is unique to the call (`sleep 3.71234`), so the test finds the
+ * command's processes on the host by their arguments (their PIDs are private to the sandbox) and waits
+ * for them to end instead of pausing for a fixed time.
+ */
+let sleeps = 0
+const uniqueSleep = () => `3.${process.pid % 1000}${String(++sleeps).padStart(3, '0')}`
 
 describe('Bash', () => {
   it('runs in the workspace root and returns the output', async () => {
@@ -63,24 +70,23 @@ describe('Bash', () => {
   for (const [label, sandbox] of [['sandboxed', undefined], ['unsandboxed', UNSANDBOXED]] as const) {
     it(`kills the whole process group on timeout and says so (${label})`, async () => {
       const root = await workspace()
-      const started = Date.now()
-      const output = await runBash(root, '(sleep 1; echo late > late.txt) & echo started; wait', 300, undefined, sandbox)
-      expect(Date.now() - started).toBeLessThan(5000)
+      const marker = uniqueSleep()
+      const output = await runBash(root, `(sleep ${marker}; echo late > late.txt) & echo started; wait`, 300, undefined, sandbox)
       expect(output).toContain('started')
       expect(output).toContain('Command timed out after 300 ms and was killed.')
-      await pause(1500)
+      await waitFor(() => processesHolding(marker).length === 0, 'the timed-out command and its background child to end')
       expect(existsSync(path.join(root, 'late.txt'))).toBe(false)
     })
 
     it(`kills the command when the session is interrupted (${label})`, async () => {
       const root = await workspace()
       const controller = new AbortController()
-      setTimeout(() => controller.abort(), 300)
-      const started = Date.now()
-      const output = await runBash(root, 'echo begun; (sleep 1; echo late > late.txt) & sleep 30', undefined, controller.signal, sandbox)
-      expect(Date.now() - started).toBeLessThan(5000)
+      const marker = uniqueSleep()
+      // Interrupted once the command (and its background child) is seen running: the control that it started.
+      void waitFor(() => processesHolding(marker, {argument: true}).length > 0, 'the background child to start').then(() => controller.abort())
+      const output = await runBash(root, `echo begun; (sleep ${marker}; echo late > late.txt) & sleep 30`, undefined, controller.signal, sandbox)
       expect(output).toBe('begun\nCommand was interrupted and killed.')
-      await pause(1500)
+      await waitFor(() => processesHolding(marker).length === 0, 'the interrupted command and its background child to end')
       expect(existsSync(path.join(root, 'late.txt'))).toBe(false)
     })
 
@@ -104,21 +110,21 @@ describe('Bash', () => {
 
   it('does not wait for a background process that keeps the output open (unsandboxed)', async () => {
     const root = await workspace()
-    const started = Date.now()
-    const output = await runBash(root, 'sleep 5 & echo $! > bg.pid; echo done', undefined, undefined, UNSANDBOXED)
-    expect(Date.now() - started).toBeLessThan(3000)
+    const output = await runBash(root, 'sleep 30 & echo $! > bg.pid; echo done', undefined, undefined, UNSANDBOXED)
     expect(output).toContain('done')
     expect(output).toContain('A background process still holds the output open')
-    process.kill(Number(await readFile(path.join(root, 'bg.pid'), 'utf8')))
+    // The call came back while the background process still ran: it was not waited for.
+    const pid = Number(await readFile(path.join(root, 'bg.pid'), 'utf8'))
+    expect(() => process.kill(pid, 0)).not.toThrow()
+    process.kill(pid)
   })
 
   it('ends a sandboxed background process with the command that started it', async () => {
     const root = await workspace()
-    const started = Date.now()
-    const output = await runBash(root, '(sleep 1; echo late > late.txt) & echo done')
-    expect(Date.now() - started).toBeLessThan(3000)
+    const marker = uniqueSleep()
+    const output = await runBash(root, `(sleep ${marker}; echo late > late.txt) & echo done`)
     expect(output).toBe('done')
-    await pause(1500)
+    await waitFor(() => processesHolding(marker).length === 0, 'the background child to end with its command')
     expect(existsSync(path.join(root, 'late.txt'))).toBe(false)
   })
 

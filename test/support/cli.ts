@@ -4,7 +4,7 @@
  *
  * bin/run.js loads compiled commands from dist/: run `npm run build` before e2e tests.
  */
-import {execFileSync, spawn} from 'node:child_process'
+import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -240,4 +240,77 @@ export function writePlanFile(sandbox: Sandbox, content: string | Uint8Array, na
   const file = join(sandbox.plansDir, `${name}.md`)
   writeFileSync(file, content)
   return file
+}
+
+/** The sha256 hex digest of some bytes (a plan's, as the approval record binds it). */
+export const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex')
+
+/** A JSON file, parsed. */
+export const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
+
+/**
+ * Waits until `condition` holds, polling every 20 ms; past the deadline it throws, naming `what`, so a
+ * test that waits for an event that never comes fails loudly instead of passing after a fixed pause.
+ */
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+export interface Finished {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+export interface StartedWave {
+  child: ChildProcess
+  /** Settles when the child has exited and its output closed (SIGKILL after `timeoutMs`). */
+  done: Promise<Finished>
+  /** What the child has written to stderr so far (to wait on its progress). */
+  stderr(): string
+}
+
+/** `wave` as a child process the test can signal, with runWave's env; `done` settles when it has exited. */
+export function startWave(args: string[], opts: Omit<RunWaveOptions, 'input'>): StartedWave {
+  const child = spawn(process.execPath, [BIN_RUN, ...args], {cwd: opts.cwd, env: waveEnv(opts), stdio: ['ignore', 'pipe', 'pipe']})
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8')
+  })
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8')
+  })
+  const done = new Promise<Finished>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({code, signal, stderr, stdout})
+    })
+  })
+  return {child, done, stderr: () => stderr}
+}
+
+/**
+ * The host processes whose command line holds `marker` (read from /proc): a sandboxed command's children
+ * live in their own PID namespace, so tests find them by a marker in their arguments instead of a PID.
+ * With `argument`, only those with `marker` as one whole argument (`sleep 3.5`, not the `bash -c` around it).
+ */
+export function processesHolding(marker: string, {argument = false}: {argument?: boolean} = {}): number[] {
+  const found: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
+      if (argument ? cmdline.split('\0').includes(marker) : cmdline.includes(marker)) found.push(Number(entry))
+    } catch {
+      // the process ended while the list was read
+    }
+  }
+  return found
 }

@@ -1,12 +1,11 @@
-import {createHash} from 'node:crypto'
 
 import {describe, expect, it} from 'vitest'
 
 import type {IssueComment} from '../../../src/core/github/client.js'
 import {parseSticky, renderSticky, stickyBody, type StickyState} from '../../../src/core/github/sticky.js'
 import {assertAnsweredPlan, decodeData, encodeData} from '../../../src/core/github/transport.js'
+import {sha256} from '../../support/cli.js'
 
-const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 // CRLF, a BOM, a fence and an HTML comment: bytes a rendered or re-encoded copy would not keep.
 const PLAN = Buffer.from('\uFEFF# Plan\r\n\r\n```ts\r\nx()\r\n```\r\n<!-- wave:data AAAA -->\r\n| sha256 | `' + '0'.repeat(64) + '` |\r\n', 'utf8')
 
