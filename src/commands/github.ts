@@ -1,11 +1,11 @@
 import {Flags} from '@oclif/core'
 
 import {WaveCommand} from '../core/command.js'
-import {type GitHubOutcome, handleGitHubEvent} from '../core/github/handler.js'
-import {PR_DELIVERIES} from '../core/github/delivery.js'
+import {handleGitHubEvent} from '../core/github/handler.js'
+import {PR_DELIVERIES} from '../core/review/delivery.js'
 import {ROLES} from '../core/github/permissions.js'
-import {markdownTable} from '../core/output/sink.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
+import {reviewResult} from '../core/review/result.js'
 
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.
@@ -14,7 +14,8 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
 GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and
 delivers the changes), requests changes (then revises) or rejects; adding the label to a pull request,
 or a workflow_dispatch with a task input, plans. Each plan keeps one comment, updated in place. Only
-people with at least --min-permission on the repository may act. Any other event exits 0.
+people with at least --min-permission on the repository may act; --require-other-approver,
+--require-review and --require-mergeable add separation of duties. Any other event exits 0.
 Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
 
   static examples = [
@@ -34,6 +35,9 @@ Each option can also be set through its WAVE_GITHUB_* variable (the Action's inp
     'pr-delivery': Flags.option({description: 'A pull request from this repository gets a commit pushed to its branch, or a pull request against it ($WAVE_GITHUB_PR_DELIVERY; default push)', options: PR_DELIVERIES})(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
     remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
+    'require-mergeable': Flags.boolean({allowNo: true, description: 'Run an approved plan only on a pull request GitHub can merge ($WAVE_REQUIRE_MERGEABLE=1)'}),
+    'require-other-approver': Flags.boolean({allowNo: true, description: 'Refuse an approval by the person who asked for the plan ($WAVE_REQUIRE_OTHER_APPROVER=1)'}),
+    'require-review': Flags.boolean({allowNo: true, description: 'Run an approved plan only on a pull request approved in a review by someone else ($WAVE_REQUIRE_REVIEW=1)'}),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
   }
 
@@ -47,18 +51,6 @@ Each option can also be set through its WAVE_GITHUB_* variable (the Action's inp
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
       warn: (message) => this.output.warn(message),
     })
-    await this.output.result(githubResult(outcome))
-  }
-}
-
-function githubResult(outcome: GitHubOutcome): {data: Record<string, unknown>; text: string; summary?: string} {
-  const rows: Array<[string, string]> = [['Event', outcome.event], ['Outcome', outcome.outcome]]
-  if (outcome.plan) rows.push(['Plan', outcome.plan.comment ? `[${outcome.plan.name}](${outcome.plan.comment})` : outcome.plan.name], ['Status', outcome.plan.status])
-  if (outcome.plan?.sha256) rows.push(['sha256', `\`${outcome.plan.sha256}\``])
-  if (outcome.delivery) rows.push(['Delivered', outcome.delivery.url])
-  return {
-    data: {...outcome},
-    summary: outcome.outcome === 'ignored' ? undefined : `## wave github\n\n${outcome.message}\n\n${markdownTable(rows)}`,
-    text: outcome.message,
+    await this.output.result(reviewResult('github', outcome))
   }
 }

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {checkedRules, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../core/command.js'
-import {ExitCode, usageError} from '../core/errors.js'
+import {ENDINGS, usageError} from '../core/errors.js'
 import {appendedPrompt, taskText} from '../core/input.js'
 import {defaultApprover} from '../core/plans/approval.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
@@ -103,7 +103,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
           task,
         }),
       )
-      if (outcome.kind === 'awaiting_approval') process.exitCode = ExitCode.awaitsApproval
+      if (outcome.kind === 'awaiting_approval') process.exitCode = ENDINGS.awaiting_approval.exitCode
       await this.output.result(taskResult(outcome, task))
       return
     }

@@ -2,9 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {WaveCommand} from '../core/command.js'
 import {offered, parseRules, PERMISSION_MODES, type PermissionMode} from '../core/policy/policy.js'
-import {loadSettings} from '../core/settings.js'
-import {openSessionTools} from '../plugins/toolset.js'
-import {sessionWorkspace} from '../core/workspace/git.js'
+import {openSession} from '../core/session/context.js'
 
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.
@@ -24,11 +22,11 @@ and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm t
     const {flags} = await this.parse(Tools)
     const modes: readonly PermissionMode[] = flags.mode ? [flags.mode] : PERMISSION_MODES
     // The project settings a session started here would read: the repository's, from any subdirectory.
-    const {workspace} = await sessionWorkspace(process.cwd(), false)
-    const settings = loadSettings(workspace)
+    const session = await openSession({host: this.sessionHost(), maxTurns: 0}, {preview: true})
+    const {settings} = session
     const rules = parseRules(settings.allow, settings.deny)
-    const {close, registry} = await openSessionTools({config: this.config, settings, warn: (message) => this.output.warn(message), workspace})
-    await close()
+    const {registry} = await session.tools()
+    await session.close()
     const tools = registry.tools.map((tool) => ({
       access: tool.access,
       origin: tool.origin ?? 'builtin',

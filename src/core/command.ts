@@ -3,7 +3,7 @@ import {Command, Flags, type Interfaces} from '@oclif/core'
 import {ExitCode, usageError, WaveError} from './errors.js'
 import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink, type SessionReporter} from './output/sink.js'
 import {ruleSchema} from './policy/policy.js'
-import type {SessionHost} from './session/session.js'
+import type {SessionHost, SessionOptions} from './session/context.js'
 import {scrubSecrets} from './secrets.js'
 
 export const outputFormatFlag = Flags.option({
@@ -120,7 +120,7 @@ export abstract class WaveCommand extends Command {
   }
 
   /** What every session driver takes from the session flags (sessionFlags), with the host reporting to `reporter`. */
-  protected sessionOptions(flags: SessionFlagValues, appendSystemPrompt: string | undefined, reporter: SessionReporter) {
+  protected sessionOptions(flags: SessionFlagValues, appendSystemPrompt: string | undefined, reporter: SessionReporter): SessionOptions {
     return {
       appendSystemPrompt,
       cwd: flags.cwd,
@@ -148,7 +148,7 @@ export abstract class WaveCommand extends Command {
     const exitCode = this.signalled ? signalExit(this.signalled) : exitCodeOf(error)
     const message = scrubSecrets(firstLine(error.message))
     const hint = error instanceof WaveError && error.hint ? scrubSecrets(error.hint) : undefined
-    const details = error instanceof WaveError ? (error as WaveError & {details?: Record<string, unknown>}).details : undefined
+    const details = error instanceof WaveError ? error.details : undefined
     await this.output.failure({details, exitCode, hint, message})
     if (process.env.DEBUG && error.stack) process.stderr.write(scrubSecrets(error.stack) + '\n')
     process.exitCode = exitCode

@@ -430,3 +430,49 @@ describe('wave github: events that ask nothing', () => {
     expect(repliesTo(7, 'alice')[0].body).toContain('/wave request-changes [<plan>] <what to change>')
   })
 })
+
+describe('wave github: separation of duties', {timeout: 120_000}, () => {
+  it('require-other-approver: the person who asked for the plan may not approve it; someone else may', async () => {
+    const {name} = await planOnPull()
+    const planning = server.messageRequests.length
+    const own = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'alice').event, {WAVE_REQUIRE_OTHER_APPROVER: '1'})
+    expect(own.code).toBe(3)
+    expect(own.stderr).toContain(`Plan ${name} was asked for by @alice, who may not approve it too: an approval must come from someone else (require-other-approver).`)
+    expect(repliesTo(7, 'alice').at(-1)!.body).toContain('Ask another person with access to approve it.')
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(statusOf(stickyOn(7).body)).toBe('⏳ awaiting approval')
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+
+    server.push(...runTurns())
+    const other = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, {WAVE_REQUIRE_OTHER_APPROVER: '1'})
+    expect(other.code, other.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+  })
+
+  it('require-review and require-mergeable: refused until someone else approved in a review and the pull request can merge', async () => {
+    const {name} = await planOnPull()
+    const planning = server.messageRequests.length
+    const strict = {WAVE_REQUIRE_MERGEABLE: '1', WAVE_REQUIRE_REVIEW: '1'}
+    const pull = github.pulls.get(7)!
+    // The author's own approval does not count, and mona's newest review asks for changes.
+    pull.reviews = [{state: 'APPROVED', user: 'alice'}, {state: 'APPROVED', user: 'mona'}, {state: 'CHANGES_REQUESTED', user: 'mona'}]
+    const unreviewed = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, strict)
+    expect(unreviewed.code).toBe(3)
+    expect(unreviewed.stderr).toContain('Pull request #7 needs an approval by someone other than @alice before wave runs a plan, and its only approvals are by @alice (require-review).')
+    expect(repliesTo(7, 'mona').at(-1)!.body).toContain('Approve the pull request on GitHub, then approve the plan again.')
+
+    pull.reviews.push({state: 'APPROVED', user: 'mona'})
+    pull.mergeable = false
+    const conflicted = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, strict)
+    expect(conflicted.code).toBe(3)
+    expect(conflicted.stderr).toContain('Pull request #7 cannot be merged')
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+
+    pull.mergeable = true
+    server.push(...runTurns())
+    const approved = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, strict)
+    expect(approved.code, approved.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+  })
+})

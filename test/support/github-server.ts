@@ -68,8 +68,14 @@ export interface StoredPull {
   number: number
   title: string
   body: string
+  /** Who opened it (default alice). */
+  user?: string
   head: {ref: string; sha: string; repo: string | null}
   base: {ref: string}
+  /** What GitHub says of merging it: null while it computes (default true). */
+  mergeable?: boolean | null
+  /** Its reviews, oldest first, as GET .../reviews lists them. */
+  reviews?: Array<{user: string; state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'DISMISSED'}>
 }
 
 export interface GitHubServer {
@@ -82,7 +88,7 @@ export interface GitHubServer {
   readonly createdPulls: Array<{number: number; title: string; body: string; head: string; base: string}>
   permissions: Record<string, Role>
   addIssue(issue: Omit<StoredIssue, 'pull'>): StoredIssue
-  addPull(pull: {number: number; title: string; body?: string; head: {ref: string; sha: string; repo?: string | null}; base: {ref: string}}): StoredPull
+  addPull(pull: {number: number; title: string; body?: string; user?: string; head: {ref: string; sha: string; repo?: string | null}; base: {ref: string}}): StoredPull
   /** A comment written by someone (not through the API under test), e.g. a person's or a forgery. */
   addComment(issue: number, body: string, user: {login: string; type?: 'User' | 'Bot'}): StoredComment
   /** An edit by someone else: the body replaced, `updated_at` moved on. */
@@ -154,7 +160,9 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
     body: p.body,
     head: {ref: p.head.ref, repo: p.head.repo === null ? null : {full_name: p.head.repo}, sha: p.head.sha},
     html_url: `${htmlBase}/${fullName}/pull/${p.number}`,
+    mergeable: p.mergeable === undefined ? true : p.mergeable,
     number: p.number,
+    user: {login: p.user ?? 'alice', type: 'User'},
     state: 'open',
     title: p.title,
   })
@@ -259,6 +267,15 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       },
     ],
     [
+      'GET',
+      new RegExp(`^${repoPath}/pulls/(\\d+)/reviews$`),
+      (m) => {
+        const pull = pulls.get(Number(m[1]))
+        if (!pull) return [404, {message: 'Not Found'}]
+        return [200, (pull.reviews ?? []).map((review, i) => ({commit_id: pull.head.sha, id: 9000 + i, state: review.state, user: {login: review.user, type: 'User'}}))]
+      },
+    ],
+    [
       'POST',
       new RegExp(`^${repoPath}/pulls$`),
       (_m, req) => {
@@ -330,7 +347,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       return stored
     },
     addPull(pull) {
-      const stored: StoredPull = {base: pull.base, body: pull.body ?? '', head: {ref: pull.head.ref, repo: pull.head.repo === undefined ? fullName : pull.head.repo, sha: pull.head.sha}, number: pull.number, title: pull.title}
+      const stored: StoredPull = {base: pull.base, body: pull.body ?? '', user: pull.user, head: {ref: pull.head.ref, repo: pull.head.repo === undefined ? fullName : pull.head.repo, sha: pull.head.sha}, number: pull.number, title: pull.title}
       pulls.set(pull.number, stored)
       issues.set(pull.number, {body: stored.body, number: pull.number, pull: true, title: pull.title})
       return stored

@@ -7,47 +7,39 @@ import {Octokit} from '@octokit/rest'
 
 import {ExitCode, WaveError} from '../errors.js'
 import {scrubSecrets} from '../secrets.js'
-import type {PermissionAnswer} from './permissions.js'
+import type {Access, ChangeRequest, Forge, ForgeComment, ForgeWords, Thread} from '../review/forge.js'
+import {mayAct, type Role, roleOf, type PermissionAnswer} from './permissions.js'
 
 export interface RepositoryName {
   owner: string
   repo: string
 }
 
-export interface IssueComment {
-  id: number
-  body: string
-  author: string
-  createdAt: string
-  updatedAt: string
-  url: string
-}
-
-export interface PullRequest {
-  number: number
-  url: string
-  title: string
-  body: string
-  head: {sha: string; ref: string; repository: string | null}
-  base: {ref: string}
-}
-
-export interface Thread {
-  number: number
-  /** A pull request (issues and pull requests share numbers and comments). */
-  pull: boolean
-}
-
 /** Comment bodies GitHub accepts, in characters. */
 export const MAX_COMMENT_LENGTH = 65_536
 
-export class GitHubClient {
+export const GITHUB_WORDS: ForgeWords = {
+  changeRequest: 'pull request',
+  comment: 'comment',
+  forge: 'GitHub',
+  maxCommentLength: MAX_COMMENT_LENGTH,
+  // Issues and pull requests share numbers.
+  ref: (thread) => `#${thread.number}`,
+  run: 'Workflow run',
+}
+
+export class GitHubClient implements Forge {
+  readonly words = GITHUB_WORDS
   private readonly octokit: Octokit
+  private readonly serverUrl: string
+  private readonly minPermission: Role
 
   constructor(
     readonly repository: RepositoryName,
-    options: {token: string; baseUrl: string; warn(message: string): void},
+    options: {token: string; baseUrl: string; serverUrl?: string; minPermission?: Role; warn(message: string): void},
   ) {
+    this.serverUrl = (options.serverUrl ?? 'https://github.com').replace(/\/+$/, '')
+    this.minPermission = options.minPermission ?? 'write'
     this.octokit = new Octokit({
       auth: options.token,
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
@@ -58,7 +50,7 @@ export class GitHubClient {
   }
 
   /** The login the token acts as, where GitHub says (a GITHUB_TOKEN may not ask: undefined). */
-  async viewerLogin(): Promise<string | undefined> {
+  async viewer(): Promise<string | undefined> {
     try {
       return (await this.octokit.rest.users.getAuthenticated()).data.login
     } catch (error) {
@@ -78,6 +70,11 @@ export class GitHubClient {
     }
   }
 
+  async access(actor: {login: string}): Promise<Access> {
+    const role = roleOf(await this.permission(actor.login))
+    return {allowed: mayAct(role, this.minPermission), has: role ? `the role ${role}` : 'no role on it', needs: `${this.minPermission} permission on the repository`}
+  }
+
   async defaultBranch(): Promise<string> {
     const {data} = await this.call('GET the repository', () => this.octokit.rest.repos.get({...this.repository}))
     return data.default_branch
@@ -88,37 +85,60 @@ export class GitHubClient {
     return {number, pull: Boolean(data.pull_request), title: data.title, url: data.html_url}
   }
 
-  async pull(number: number): Promise<PullRequest> {
+  async changeRequest(number: number): Promise<ChangeRequest> {
     const {data} = await this.call(`GET pull request #${number}`, () => this.octokit.rest.pulls.get({...this.repository, pull_number: number}))
     return {
+      author: data.user?.login,
       base: {ref: data.base.ref},
-      body: data.body ?? '',
-      head: {ref: data.head.ref, repository: data.head.repo?.full_name ?? null, sha: data.head.sha},
+      head: {ref: data.head.ref, sameRepository: data.head.repo?.full_name === `${this.repository.owner}/${this.repository.repo}`, sha: data.head.sha},
       number,
       title: data.title,
       url: data.html_url,
     }
   }
 
+  /** Whoever's newest deciding review (approved, changes requested, dismissed) approves. */
+  async approvers(number: number): Promise<string[]> {
+    const reviews = await this.call(`GET the reviews of pull request #${number}`, () =>
+      this.octokit.paginate(this.octokit.rest.pulls.listReviews, {...this.repository, per_page: 100, pull_number: number}),
+    )
+    const newest = new Map<string, string>()
+    for (const review of reviews) {
+      if (review.user && review.state !== 'COMMENTED' && review.state !== 'PENDING') newest.set(review.user.login, review.state)
+    }
+
+    return [...newest].filter(([, state]) => state === 'APPROVED').map(([login]) => login)
+  }
+
+  /**
+   * GitHub computes mergeability in the background: `null` until it has. Asked again for a few seconds
+   * (as GitHub's own documentation advises), then unknown counts as not mergeable.
+   */
+  async mergeable(number: number): Promise<boolean | undefined> {
+    const deadline = Date.now() + 10_000
+    for (;;) {
+      const {data} = await this.call(`GET pull request #${number}`, () => this.octokit.rest.pulls.get({...this.repository, pull_number: number}))
+      if (data.mergeable !== null || Date.now() > deadline) return data.mergeable === true
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+    }
+  }
+
   /** Every comment of an issue or pull request, oldest first (all pages). */
-  async comments(issue: number): Promise<IssueComment[]> {
+  async comments(thread: Thread): Promise<ForgeComment[]> {
+    const issue = thread.number
     const comments = await this.call(`GET the comments of #${issue}`, () =>
       this.octokit.paginate(this.octokit.rest.issues.listComments, {...this.repository, issue_number: issue, per_page: 100}),
     )
     return comments.map(commentOf)
   }
 
-  async comment(id: number): Promise<IssueComment> {
-    const {data} = await this.call(`GET comment ${id}`, () => this.octokit.rest.issues.getComment({...this.repository, comment_id: id}))
-    return commentOf(data)
-  }
-
-  async createComment(issue: number, body: string): Promise<IssueComment> {
+  async createComment(thread: Thread, body: string): Promise<ForgeComment> {
+    const issue = thread.number
     const {data} = await this.call(`POST a comment on #${issue}`, () => this.octokit.rest.issues.createComment({...this.repository, body: scrubSecrets(body), issue_number: issue}))
     return commentOf(data)
   }
 
-  async updateComment(id: number, body: string): Promise<IssueComment> {
+  async updateComment(_thread: Thread, id: number, body: string): Promise<ForgeComment> {
     const {data} = await this.call(`PATCH comment ${id}`, () => this.octokit.rest.issues.updateComment({...this.repository, body: scrubSecrets(body), comment_id: id}))
     return commentOf(data)
   }
@@ -128,9 +148,17 @@ export class GitHubClient {
     return {number: data.number, pull: false, url: data.html_url}
   }
 
-  async createPull(pull: {title: string; body: string; head: string; base: string}): Promise<{number: number; url: string}> {
+  async createChangeRequest(pull: {title: string; body: string; head: string; base: string}): Promise<{number: number; url: string}> {
     const {data} = await this.call(`POST a pull request from ${pull.head} into ${pull.base}`, () => this.octokit.rest.pulls.create({...this.repository, ...pull, body: scrubSecrets(pull.body), title: scrubSecrets(pull.title)}))
     return {number: data.number, url: data.html_url}
+  }
+
+  commitUrl(sha: string): string {
+    return `${this.serverUrl}/${this.repository.owner}/${this.repository.repo}/commit/${sha}`
+  }
+
+  headRef(number: number): string {
+    return `refs/pull/${number}/head`
   }
 
   // Everything posted goes through the one scrubber every sink uses: GitHub is a sink too.
@@ -145,7 +173,7 @@ export class GitHubClient {
 
 type RawComment = {id: number; body?: string | null; user: {login: string} | null; created_at: string; updated_at: string; html_url: string}
 
-function commentOf(data: RawComment): IssueComment {
+function commentOf(data: RawComment): ForgeComment {
   return {author: data.user?.login ?? '', body: data.body ?? '', createdAt: data.created_at, id: data.id, updatedAt: data.updated_at, url: data.html_url}
 }
 

@@ -5,9 +5,9 @@
  */
 import {usageError} from '../errors.js'
 import {EXECUTION_MODES, type ExecutionMode} from '../policy/modes.js'
-import {ruleSchema} from '../policy/policy.js'
 import type {RepositoryName} from './client.js'
-import {PR_DELIVERIES, type PrDelivery} from './delivery.js'
+import {PR_DELIVERIES, type PrDelivery} from '../review/delivery.js'
+import {given, optionReader} from '../review/options.js'
 import {type Role, ROLES} from './permissions.js'
 
 export interface GitHubEnvironment {
@@ -27,8 +27,6 @@ export interface GitHubAccess {
   apiUrl: string
   token: string
 }
-
-const given = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim())
 
 /** The event to handle: what is needed to tell whether anything applies. */
 export function githubEnvironment(env: NodeJS.ProcessEnv = process.env): GitHubEnvironment {
@@ -87,22 +85,10 @@ export interface GitHubOptions {
 }
 
 export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = process.env): GitHubOptions {
-  const pick = (flag: keyof GitHubFlags, variable: string, fallback: string) => {
-    const value = flags[flag]
-    return (typeof value === 'string' ? given(value) : undefined) ?? given(env[variable]) ?? fallback
-  }
-
-  const oneOf = <T extends string>(value: string, options: readonly T[], what: string): T => {
-    if ((options as readonly string[]).includes(value)) return value as T
-    throw usageError(`${what} must be one of ${options.join(', ')} (got "${value}").`)
-  }
-
-  const allow = flags.allow?.length ? flags.allow : (given(env.WAVE_GITHUB_ALLOW) ?? '').split('\n').map((rule) => rule.trim()).filter(Boolean)
-  for (const rule of allow) {
-    const checked = ruleSchema.safeParse(rule)
-    if (!checked.success) throw usageError(`Allow rule ${rule}: ${checked.error.issues[0].message}`)
-  }
-
+  const read = optionReader(flags, env)
+  const pick = (flag: keyof GitHubFlags, variable: string, fallback: string) => read.pick(flag, variable) ?? fallback
+  const {oneOf} = read
+  const allow = read.allow(flags.allow, 'WAVE_GITHUB_ALLOW')
   return {
     allow,
     botLogin: pick('bot-login', 'WAVE_GITHUB_BOT_LOGIN', 'github-actions[bot]'),

@@ -7,9 +7,8 @@ import {readFile} from 'node:fs/promises'
 import {z} from 'zod'
 
 import {usageError} from '../errors.js'
-import type {ExecutionMode} from '../policy/modes.js'
-import type {Thread} from './client.js'
-import {CommentSyntaxError, isWaveComment, parseWaveComment} from './commands.js'
+import {isWaveComment} from '../review/commands.js'
+import {commentIntent, type Intent, type Trigger} from '../review/intent.js'
 
 const userSchema = z.object({login: z.string(), type: z.string().optional()})
 
@@ -31,23 +30,7 @@ const dispatchSchema = z.object({
   sender: userSchema,
 })
 
-/** Who asked, where, and with which comment. */
-export interface Trigger {
-  actor: string
-  /** The issue or pull request to answer in (none for a dispatch without one). */
-  thread?: Thread
-  comment?: {id: number; url: string; createdAt: string; body: string}
-}
-
-export type Intent =
-  | {kind: 'ignore'; reason: string}
-  /** A `/wave` comment that does not parse: the reply says why. */
-  | {kind: 'invalid'; trigger: Trigger; message: string}
-  | {kind: 'help'; trigger: Trigger}
-  | {kind: 'plan'; trigger: Trigger; task: string; dispatch?: {issue?: number}}
-  | {kind: 'approve'; trigger: Trigger; plan?: string; sha256?: string; mode?: ExecutionMode; allow?: string[]}
-  | {kind: 'request-changes'; trigger: Trigger; text: string}
-  | {kind: 'reject'; trigger: Trigger; text: string}
+export type {Intent, Trigger} from '../review/intent.js'
 
 export async function readEvent(eventPath: string): Promise<unknown> {
   let text: string
@@ -81,29 +64,7 @@ export function intentOf(eventName: string, payload: unknown, options: {label: s
         comment: {body, createdAt: comment.created_at, id: comment.id, url: comment.html_url},
         thread: {number: event.issue.number, pull: Boolean(event.issue.pull_request)},
       }
-      try {
-        const command = parseWaveComment(body)
-        switch (command.command) {
-          case 'help': {
-            return {kind: 'help', trigger}
-          }
-
-          case 'plan': {
-            return {kind: 'plan', task: command.task, trigger}
-          }
-
-          case 'approve': {
-            return {allow: command.allow, kind: 'approve', mode: command.mode, plan: command.plan, sha256: command.sha256, trigger}
-          }
-
-          default: {
-            return {kind: command.command, text: command.text, trigger}
-          }
-        }
-      } catch (error) {
-        if (error instanceof CommentSyntaxError) return {kind: 'invalid', message: error.message, trigger}
-        throw error
-      }
+      return commentIntent(body, trigger)
     }
 
     case 'pull_request': {

@@ -8,6 +8,7 @@
 import {appendFile} from 'node:fs/promises'
 
 import type {AgentEvent, TokenUsage} from '../session/loop.js'
+import type {FailureDetails} from '../errors.js'
 import {scrubSecrets} from '../secrets.js'
 import {type Reporter, withProgress} from './progress.js'
 import {runReportSchema} from '../plans/report.js'
@@ -66,7 +67,7 @@ export interface Failure {
   message: string
   hint?: string
   /** What the session did before it failed (turns, usage, costUsd, filesChanged, planPath, ...). */
-  details?: Record<string, unknown>
+  details?: FailureDetails
 }
 
 /** What a running session reports to. */

@@ -9,6 +9,9 @@
  * What never changes: the first user message (the task, the plan) stays verbatim, the list of files
  * changed so far is restated in full, and the system prompt (with the plan-mode reminder) is not part
  * of the conversation at all. Nothing here talks to the API: the loop passes `summarize`.
+ *
+ * When to compact is here too: a ContextMeter estimates how full the window is, and the Compactor
+ * decides before each request and carries out the steps on the loop's conversation, in place.
  */
 import type {ContentBlockParam, MessageParam, TextBlockParam, ToolResultBlockParam, ToolUseBlockParam} from '@anthropic-ai/sdk/resources/messages'
 
@@ -21,8 +24,119 @@ const KEEP_RECENT_TURNS = 2
 /** How much of one block the summary request shows. */
 const SUMMARY_BLOCK_CHARS = 2000
 
+/** Compact before a request whose prompt would fill this much of the window (less the output it may take). */
+const COMPACT_AT = 0.9
+/** After clearing tool results, summarise as well unless the prompt is down to this much of the window. */
+const COMPACT_TO = 0.6
+/** How much the prompt must grow after a compaction before the window's nearness compacts again. */
+const REGROWTH = 0.05
+
 const CLEARED_MARK = '[wave cleared this tool result'
 const SUMMARY_MARK = '[wave: summary of earlier turns]'
+
+/** The conversation was compacted to fit the model's window. Token counts are estimates. */
+export interface CompactionEvent {
+  type: 'compaction'
+  turn: number
+  /** The API refused the prompt as too long, or the conversation neared the window. */
+  trigger: 'prompt_too_long' | 'near_window'
+  clearedToolResults: number
+  summarizedMessages: number
+  tokensBefore: number
+  tokensAfter: number
+}
+
+/**
+ * How full the window is, estimated from the size of a request: the API's count of the last prompt
+ * (input, cache reads and writes) over that request's characters calibrates the next estimate.
+ */
+export class ContextMeter {
+  tokensPerChar = 0.25
+
+  constructor(public window: number) {}
+
+  calibrate(chars: number, usage: {input_tokens?: number | null; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null}): void {
+    this.calibrateTokens(chars, (usage.input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0))
+  }
+
+  calibrateTokens(chars: number, tokens: number): void {
+    if (chars > 0 && tokens > 0) this.tokensPerChar = tokens / chars
+  }
+
+  estimate(chars: number): number {
+    return Math.round(chars * this.tokensPerChar)
+  }
+
+  /** Whether a prompt leaves too little of the window for the answer (whose share is capped, for small windows). */
+  nearWindow(tokens: number, maxTokens: number): boolean {
+    return tokens > (this.window - Math.min(maxTokens, this.window / 4)) * COMPACT_AT
+  }
+}
+
+/** What one compaction did: the event's figures, less the turn it happened in. */
+export type CompactionStep = Omit<CompactionEvent, 'turn' | 'type'>
+
+/** Compacts one conversation (the loop's, in place) when it nears the window or the API finds it too long. */
+export class Compactor {
+  compactions = 0
+  /** A response was cut because the window is full: the next request compacts first. */
+  compactFirst = false
+  /** The estimated prompt after the last compaction. */
+  private compactedTo = 0
+
+  constructor(
+    private readonly messages: MessageParam[],
+    readonly meter: ContextMeter,
+    private readonly options: Omit<SummarizeOptions, 'maxChars' | 'changedFiles'> & {changedFiles(): string[]},
+  ) {}
+
+  /** Whether a request of `chars` characters should be compacted before it is sent. */
+  due(chars: number, maxTokens: number): boolean {
+    const estimate = this.meter.estimate(chars)
+    // Near the window, and grown since the last compaction (else every turn would summarise again).
+    const due = this.compactFirst || (this.meter.nearWindow(estimate, maxTokens) && estimate > this.compactedTo + this.meter.window * REGROWTH)
+    this.compactFirst = false
+    return due
+  }
+
+  /**
+   * Clears old tool results, then summarises older turns unless clearing was enough; undefined when
+   * nothing could be cleared or summarised. `overhead` is the request's characters besides the messages;
+   * `counted` the API's own count and limit, when it refused the prompt as too long.
+   */
+  async compact(trigger: CompactionEvent['trigger'], overhead: number, counted: {tokens?: number; limit?: number} = {}, summaryOnly = false): Promise<CompactionStep | undefined> {
+    const {meter, messages} = this
+    const promptChars = () => overhead + JSON.stringify(messages).length
+    // The API's own count is the truth: it calibrates the estimates, and its limit is the window.
+    if (counted.tokens) meter.calibrateTokens(promptChars(), counted.tokens)
+    if (counted.limit) meter.window = Math.min(meter.window, counted.limit)
+    const tokensBefore = counted.tokens ?? meter.estimate(promptChars())
+    const replace = (step: Compacted) => messages.splice(0, messages.length, ...step.messages)
+
+    let cleared = 0
+    if (!summaryOnly) {
+      const step = clearOldToolResults(messages)
+      cleared = step.cleared
+      if (cleared > 0) replace(step)
+    }
+
+    let summarized = 0
+    if (cleared === 0 || meter.estimate(promptChars()) > meter.window * COMPACT_TO) {
+      const maxChars = Math.floor((meter.window * 0.5) / meter.tokensPerChar)
+      const step = await summarizeOlderTurns(messages, {changedFiles: this.options.changedFiles(), maxChars, summarize: this.options.summarize})
+      if (step) {
+        replace(step)
+        summarized = step.summarized
+      }
+    }
+
+    if (cleared === 0 && summarized === 0) return undefined
+    this.compactions++
+    const tokensAfter = meter.estimate(promptChars())
+    this.compactedTo = tokensAfter
+    return {clearedToolResults: cleared, summarizedMessages: summarized, tokensAfter, tokensBefore, trigger}
+  }
+}
 
 export interface Compacted {
   messages: MessageParam[]

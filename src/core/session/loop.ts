@@ -1,17 +1,22 @@
-import type Anthropic from '@anthropic-ai/sdk'
-import type {ContentBlockParam, Message, MessageParam, TextBlockParam, ToolResultBlockParam, ToolUseBlock} from '@anthropic-ai/sdk/resources/messages'
+/**
+ * The agent loop: one streamed request per turn, the turn's tool calls run through the session's call
+ * executor, every denial or failure answered as an error result. It returns an outcome for every way a
+ * session ends (outcome.ts) and throws only for API failures and interrupts, each carrying what the
+ * session did in `details`. What it leans on lives beside it: making a request (request.ts), compacting
+ * the conversation (compaction.ts), and adding up usage, cost and budget (tally.ts).
+ */
+import type {ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock} from '@anthropic-ai/sdk/resources/messages'
 
-import type {ToolRegistry} from '../../plugins/registry.js'
-import type {SessionControl} from '../../plugins/tool.js'
-import {errorLine, ExitCode, WaveError} from '../errors.js'
-import type {PolicyContext} from '../policy/policy.js'
-import type {SandboxSettings} from '../policy/sandbox.js'
-import {clearOldToolResults, type Compacted, type SummaryRequest, summarizeOlderTurns} from './compaction.js'
-import {dispatch, type ToolCallOutcome} from './dispatch.js'
-import {apiFailure, apiSettings, FALLBACK_CONTEXT_WINDOW, integerFromEnv, modelLimits, promptTooLong, retryObserver} from './model.js'
-import {scrubSecrets} from '../secrets.js'
-import {costOf, emptyUsage, formatUsd, type PriceTable, priceOf, roundUsd, type TokenUsage} from './pricing.js'
+import {ExitCode, type FailureDetails, WaveError} from '../errors.js'
+import {type CompactionEvent, Compactor, ContextMeter, type SummaryRequest} from './compaction.js'
+import {FALLBACK_CONTEXT_WINDOW, modelLimits} from './model.js'
+import type {AgentOutcome, Ending, SessionTotals} from './outcome.js'
+import type {PriceTable, TokenUsage} from './pricing.js'
+import {charsOf, interrupted, PromptTooLong, type StreamParams, type TurnRequest, turnParams} from './request.js'
+import {Tally} from './tally.js'
 
+export type {CompactionEvent} from './compaction.js'
+export type {AgentOutcome, StopReason} from './outcome.js'
 export {emptyUsage, type TokenUsage} from './pricing.js'
 
 export type AgentEvent =
@@ -36,125 +41,65 @@ export type OutputLimitAction =
   /** A final answer was cut: the model is asked to continue it, once. */
   | 'continue'
 
-/** The conversation was compacted to fit the model's window (see compaction.ts). Token counts are estimates. */
-export interface CompactionEvent {
-  type: 'compaction'
-  turn: number
-  /** The API refused the prompt as too long, or the conversation neared the window. */
-  trigger: 'prompt_too_long' | 'near_window'
-  clearedToolResults: number
-  summarizedMessages: number
-  tokensBefore: number
-  tokensAfter: number
+/** What one tool call came to, as the loop answers the model with it. */
+export interface CallResult {
+  /** What the model is sent (secrets already scrubbed). */
+  content: string
+  isError: boolean
+  denied: boolean
+  /** The real path a write tool changed. */
+  changed?: string
 }
 
-export interface AgentOptions {
-  client: Anthropic
+/**
+ * Runs a turn's tool calls (each reported as an event by the executor) and returns their results in
+ * call order. Bound once per session: the registry, the policy, the sandbox, plan mode's control.
+ */
+export type CallExecutor = (calls: ToolUseBlock[]) => Promise<CallResult[]>
+
+export interface LoopOptions {
   model: string
   maxTurns: number
   maxTokens?: number
-  registry: ToolRegistry
-  /** The policy in force; read every turn, since a control tool may change the mode. */
-  policy: () => PolicyContext
+  /** Makes one request (bound to the session's client, model and signal). */
+  request: TurnRequest
+  /** Runs the turn's calls. */
+  execute: CallExecutor
+  /** The tools offered this turn, as the API takes them, and the mode they are offered in (a control tool may change it). */
+  offer(): {mode: string; tools: object[]}
   /** The system prompt, recomputed every turn (the plan-mode reminder depends on the plan file). */
-  system: () => Promise<string> | string
+  system(): Promise<string> | string
   /** The conversation so far; the loop appends to it (and a compaction replaces it, in place). */
   messages: MessageParam[]
-  session: SessionControl
   signal: AbortSignal
-  onEvent?: (event: AgentEvent) => void
+  onEvent?(event: AgentEvent): void
   /** Called with each message appended, for the transcript. */
-  onMessage?: (message: MessageParam) => Promise<void> | void
+  onMessage?(message: MessageParam): Promise<void> | void
   /** Awaited before tool calls run: what the session must read of the workspace before any tool can change it. */
-  beforeTools?: () => Promise<unknown>
-  /**
-   * Called with the whole conversation after a compaction replaced it (and the compaction's event): the
-   * transcript's new starting point, from which a resumed session would go on.
-   */
-  onCompacted?: (messages: MessageParam[], compaction: CompactionEvent) => Promise<void> | void
+  beforeTools?(): Promise<unknown>
+  /** The whole conversation after a compaction replaced it: the transcript's new starting point. */
+  onCompacted?(messages: MessageParam[], compaction: CompactionEvent): Promise<void> | void
   /** Checked after each round of tool calls: a control tool may end the session (ExitPlanMode). */
-  stopRequested?: () => boolean
-  /**
-   * Around each allowed command (an execute-class call): `before` reads what `after` compares with, and
-   * `after` may return a note appended to the call's result (what the command changed outside the scope).
-   */
-  commandWatch?: CommandWatch
+  stopRequested?(): boolean
   /**
    * When the model ends its turn without tool calls: a message to send for another turn (the approved
-   * checks failed), or undefined to end the session.
+   * checks failed, enforcement.ts), or undefined to end the session.
    */
-  onEndTurn?: () => Promise<string | undefined>
+  onEndTurn?(): Promise<string | undefined>
   /** The model's context window in tokens (settings); default: the known window of the model, else 200k. */
   contextWindow?: number
   /** Prices over the built-in table (pricing.ts), by model ID prefix (settings). */
   prices?: PriceTable
-  /** Stop with exit 5 once the session has spent more than this many USD (--max-budget-usd). */
+  /** End with the budget outcome once the session has spent more than this many USD (--max-budget-usd). */
   maxBudgetUsd?: number
-  /** The OS sandbox of the tools' commands (the approval record's, or --sandbox); absent: on, no network. */
-  sandbox?: SandboxSettings
   /**
    * What the session's earlier part spent (a resumed run): turns, usage and cost go on from these, so
-   * `maxTurns` and `maxBudgetUsd` bound the whole session. `priorCostUsd` null: the earlier cost is unknown.
+   * `maxTurns` and `maxBudgetUsd` bound the whole session. `costUsd` null: the earlier cost is unknown.
    */
-  priorTurns?: number
-  priorUsage?: TokenUsage
-  priorCostUsd?: number | null
+  prior?: Partial<SessionTotals>
 }
 
-export interface CommandWatch {
-  before(): Promise<unknown>
-  after(before: unknown): Promise<string | undefined>
-}
-
-/** How a session ended: the API's stop reasons, and wave's own. */
-export type StopReason =
-  | 'end_turn'
-  | 'stop_sequence'
-  | 'stop_requested'
-  | 'max_tokens'
-  | 'max_turns'
-  | 'budget'
-  | 'refusal'
-  | 'pause_turn'
-  | 'model_context_window_exceeded'
-  | 'api_error'
-  | 'interrupted'
-
-export interface AgentResult {
-  stopReason: StopReason
-  turns: number
-  usage: TokenUsage
-  /** What the session cost, or null when the model has no known price. */
-  costUsd: number | null
-  /** How many times the conversation was compacted. */
-  compactions: number
-  finalText: string
-  /** Real paths written by write tools. */
-  changed: Set<string>
-  denials: number
-}
-
-/** What every WaveError from runAgent carries in `details`: what the session did before it stopped. */
-export type AgentFailureDetails = {
-  stopReason: StopReason
-  turns: number
-  usage: TokenUsage
-  costUsd: number | null
-  /** Real paths written by write tools. */
-  filesChanged: string[]
-}
-
-/** How often wave re-sends a request whose stream was cut after the response began (the SDK does not). */
-const STREAM_RETRIES = 3
-/** The first backoff of those retries, doubled each time; `WAVE_RETRY_BASE_MS` sets it (tests use a few ms). */
-const STREAM_RETRY_BASE_MS = 500
 const DEFAULT_MAX_TOKENS = 16_000
-/** Compact before a request whose prompt would fill this much of the window (less the output it may take). */
-const COMPACT_AT = 0.9
-/** After clearing tool results, summarise as well unless the prompt is down to this much of the window. */
-const COMPACT_TO = 0.6
-/** How much the prompt must grow after a compaction before the window's nearness compacts again. */
-const REGROWTH = 0.05
 /** Compactions tried for one request the API refuses as too long, before giving up. */
 const COMPACTIONS_PER_REQUEST = 2
 const SUMMARY_MAX_TOKENS = 8000
@@ -163,151 +108,160 @@ const WINDOW_MARGIN = 2000
 
 const CONTINUE_PROMPT = 'Your answer was cut off at the output limit. Continue it exactly where it stopped, without repeating anything.'
 
-/**
- * The agent loop: one streamed request per turn, every tool call through the shared wrapper, every
- * denial or failure returned as an error result. Ends on a turn with no tool calls, at the turn or
- * budget limit (exit 5), on a refusal or an answer that stays cut (exit 6), or when a control tool asks
- * it to stop. Every WaveError it throws carries `details` (AgentFailureDetails).
- */
-export async function runAgent(options: AgentOptions): Promise<AgentResult> {
-  const {messages, registry} = options
-  const tally = new Tally(options.model, options.prices, options.priorUsage, options.priorCostUsd)
-  const limits = modelLimits(options.model)
-  const context = new ContextMeter(options.contextWindow ?? limits?.contextWindow ?? FALLBACK_CONTEXT_WINDOW)
-  const baseMaxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
-  const changed = new Set<string>()
-  let denials = 0
-  let turns = options.priorTurns ?? 0
-  let compactions = 0
-  let finalText = ''
+export class AgentLoop {
+  private readonly messages: MessageParam[]
+  private readonly tally: Tally
+  private readonly compactor: Compactor
+  private readonly limits: ReturnType<typeof modelLimits>
+  private readonly baseMaxTokens: number
+  private readonly changed = new Set<string>()
+  private denials = 0
+  private turns: number
+  private finalText = ''
   /** The text the next turn goes on with (a paused turn, an answer being continued). */
-  let carried = ''
-  let continued = false
-  let nextMaxTokens: number | undefined
-  let compactFirst = false
-  /** The estimated prompt after the last compaction. */
-  let compactedTo = 0
-  let policy: PolicyContext
+  private carried = ''
+  private continued = false
+  private nextMaxTokens: number | undefined
 
-  const details = (stopReason: StopReason): AgentFailureDetails => ({
-    costUsd: tally.reportedCost(),
-    filesChanged: [...changed],
-    stopReason,
-    turns,
-    usage: {...tally.usage},
-  })
-  const fail = (message: string, exitCode: WaveError['exitCode'], hint: string, stopReason: StopReason) =>
-    new WaveError(message, exitCode, hint, details(stopReason))
-
-  const append = async (message: MessageParam) => {
-    messages.push(message)
-    await options.onMessage?.(message)
+  constructor(private readonly options: LoopOptions) {
+    const {model, prior} = options
+    this.messages = options.messages
+    this.tally = new Tally(model, options.prices, options.maxBudgetUsd, prior)
+    this.limits = modelLimits(model)
+    this.baseMaxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
+    this.turns = prior?.turns ?? 0
+    const meter = new ContextMeter(options.contextWindow ?? this.limits?.contextWindow ?? FALLBACK_CONTEXT_WINDOW)
+    this.compactor = new Compactor(this.messages, meter, {changedFiles: () => [...this.changed], summarize: (request) => this.summarize(request)})
   }
 
-  const checkBudget = () => {
-    const spent = tally.costUsd
-    if (options.maxBudgetUsd === undefined || spent === null || spent <= options.maxBudgetUsd) return
-    throw fail(
-      `Stopped at the budget: ${formatUsd(spent)} spent, more than --max-budget-usd ${options.maxBudgetUsd}, before the agent finished.`,
-      ExitCode.limit,
-      `${formatUsd(spent)} spent so far; raise --max-budget-usd to let it go on.`,
-      'budget',
-    )
-  }
-
-  /** One request and its accounting: usage, cost, and the calibration of the next prompt's estimate. */
-  const send = async (params: StreamParams): Promise<Message> => {
-    const response = await requestTurn(options, params)
-    tally.add(response.usage)
-    context.calibrate(charsOf(params), response.usage)
-    options.onEvent?.({costUsd: tally.reportedCost(), turn: turns, type: 'usage', usage: {...tally.usage}})
-    return response
-  }
-
-  const turnParams = async (maxTokens: number): Promise<StreamParams> => ({
-    max_tokens: maxTokens,
-    messages: withCacheBreakpoint(messages),
-    model: options.model,
-    system: [{cache_control: {type: 'ephemeral'}, text: await options.system(), type: 'text'}],
-    tools: cacheLastTool(registry.apiTools(policy)),
-  })
-
-  const summarize = async (request: SummaryRequest): Promise<string> => {
-    const params = {max_tokens: Math.min(SUMMARY_MAX_TOKENS, limits?.maxOutput ?? SUMMARY_MAX_TOKENS), messages: [{content: request.prompt, role: 'user' as const}], model: options.model, system: request.system}
-    const response = await send(params).catch((error: unknown) => {
-      throw error instanceof PromptTooLong ? error.failure : error
-    })
-    return textOf(response).trim()
-  }
-
-  /** Compacts the conversation in place; false when nothing could be cleared or summarised. */
-  const compact = async (trigger: CompactionEvent['trigger'], params: StreamParams, counted: {tokens?: number; limit?: number} = {}, summaryOnly = false) => {
-    const overhead = charsOf({...params, messages: []})
-    const promptChars = () => overhead + JSON.stringify(messages).length
-    // The API's own count is the truth: it calibrates the estimates, and its limit is the window.
-    if (counted.tokens) context.calibrateTokens(promptChars(), counted.tokens)
-    if (counted.limit) context.window = Math.min(context.window, counted.limit)
-    const tokensBefore = counted.tokens ?? context.estimate(promptChars())
-    const replace = (step: Compacted) => messages.splice(0, messages.length, ...step.messages)
-
-    let cleared = 0
-    if (!summaryOnly) {
-      const step = clearOldToolResults(messages)
-      cleared = step.cleared
-      if (cleared > 0) replace(step)
+  /** Runs turns until the session ends; each WaveError thrown carries what the session did in `details`. */
+  async run(): Promise<AgentOutcome> {
+    try {
+      this.tally.assertPriced()
+      return await this.turnsUntilEnd()
+    } catch (error) {
+      const failure = error instanceof PromptTooLong ? error.failure : error
+      if (!(failure instanceof WaveError) || failure.details?.stopReason !== undefined) throw failure
+      const stopped = failure.exitCode === ExitCode.interrupted || failure.exitCode === ExitCode.terminated
+      throw failure.withDetails({...this.totals(), filesChanged: [...this.changed], stopReason: stopped ? 'interrupted' : 'api_error'})
     }
+  }
 
-    let summarized = 0
-    if (cleared === 0 || context.estimate(promptChars()) > context.window * COMPACT_TO) {
-      const maxChars = Math.floor((context.window * 0.5) / context.tokensPerChar)
-      const step = await summarizeOlderTurns(messages, {changedFiles: [...changed], maxChars, summarize})
-      if (step) {
-        replace(step)
-        summarized = step.summarized
+  private async turnsUntilEnd(): Promise<AgentOutcome> {
+    const {options} = this
+    // A resumed session may have spent its budget before: no request then.
+    const spent = this.tally.overBudget()
+    if (spent) return this.end(spent)
+    while (true) {
+      if (options.signal.aborted) throw interrupted(options.signal)
+      if (this.turns >= options.maxTurns) return this.end({maxTurns: options.maxTurns, stopReason: 'max_turns'})
+
+      this.turns++
+      let maxTokens = this.nextMaxTokens ?? this.baseMaxTokens
+      this.nextMaxTokens = undefined
+      // The tools on offer this turn: a control tool of the turn before may have changed the mode.
+      const {mode, tools} = options.offer()
+      this.emit({mode, turn: this.turns, type: 'request'})
+      let response = await this.ask(maxTokens, tools)
+      if (!response) return this.end(this.tally.overBudget()!)
+
+      // The SDK parses a cut tool call's input leniently, so a Write cut at the limit would write half a
+      // file: a cut turn's calls never run. Asking the same again with the model's whole output limit
+      // usually lets the call complete (nothing of the cut response ran or was kept); at the limit
+      // already, the calls are answered with an error that asks for smaller pieces, below.
+      const raised = this.largestMaxTokens(response)
+      if (stoppedAt(response, 'max_tokens') && callsOf(response).length > 0 && raised > maxTokens) {
+        const over = this.tally.overBudget()
+        if (over) return this.end(over)
+        this.emit({action: 'raise', maxTokens, turn: this.turns, type: 'output_limit'})
+        maxTokens = raised
+        response = await this.ask(maxTokens, tools)
+        if (!response) return this.end(this.tally.overBudget()!)
       }
-    }
 
-    if (cleared === 0 && summarized === 0) return false
-    compactions++
-    const tokensAfter = context.estimate(promptChars())
-    compactedTo = tokensAfter
-    const event: CompactionEvent = {clearedToolResults: cleared, summarizedMessages: summarized, tokensAfter, tokensBefore, trigger, turn: turns, type: 'compaction'}
-    options.onEvent?.(event)
-    await options.onCompacted?.(messages, event)
-    checkBudget()
-    return true
+      await this.append({content: response.content as ContentBlockParam[], role: 'assistant'})
+      const over = this.tally.overBudget()
+      if (over) return this.end(over)
+      const text = textOf(response)
+      if (text.trim()) {
+        this.finalText = (this.carried + text).trim()
+        this.emit({text: text.trim(), type: 'text'})
+      }
+
+      if (response.stop_reason === 'refusal') return this.end({category: response.stop_details?.category, stopReason: 'refusal'})
+
+      const calls = callsOf(response)
+      const cut = stoppedAt(response, 'max_tokens') || stoppedAt(response, 'model_context_window_exceeded')
+      if (stoppedAt(response, 'model_context_window_exceeded')) this.compactor.compactFirst = true
+      if (cut && calls.length > 0) {
+        await this.answerCutCalls(calls, maxTokens)
+        continue
+      }
+
+      if (cut) {
+        // A final answer cut at the limit gets one continuation, with the model's whole output limit.
+        if (this.continued) return this.end({cutBy: response.stop_reason ?? 'max_tokens', maxTokens, stopReason: 'max_tokens'})
+        this.continued = true
+        this.carried += text
+        this.nextMaxTokens = Math.max(maxTokens, this.largestMaxTokens(response))
+        this.emit({action: 'continue', maxTokens, turn: this.turns, type: 'output_limit'})
+        await this.append({content: CONTINUE_PROMPT, role: 'user'})
+        continue
+      }
+
+      this.continued = false
+      // A paused turn (a long server-side step) goes on when sent back as it is.
+      if (response.stop_reason === 'pause_turn' && calls.length === 0) {
+        this.carried += text
+        continue
+      }
+
+      this.carried = ''
+      if (calls.length === 0) {
+        // The approved checks run now; failing ones come back as the next user message.
+        const more = await options.onEndTurn?.()
+        if (more) {
+          await this.append({content: more, role: 'user'})
+          continue
+        }
+
+        return this.end({stopReason: response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'})
+      }
+
+      await options.beforeTools?.()
+      const results = await options.execute(calls)
+      const blocks: ToolResultBlockParam[] = calls.map((call, index) => {
+        const result = results[index]
+        if (result.denied) this.denials++
+        if (result.changed) this.changed.add(result.changed)
+        return {content: result.content, is_error: result.isError || undefined, tool_use_id: call.id, type: 'tool_result'}
+      })
+      await this.append({content: blocks, role: 'user'})
+      if (options.stopRequested?.()) return this.end({stopReason: 'stop_requested'})
+    }
   }
 
   /**
-   * The largest `max_tokens` worth asking for after `response`: the model's output limit, within what
-   * the window leaves (older models refuse a prompt and max_tokens that together exceed it); 0 when the
-   * model's limit is unknown.
+   * The turn's request, compacted first when it nears the window, and again when the API finds it too
+   * long. Undefined when a compaction's summary spent the rest of the budget.
    */
-  const largestMaxTokens = (response: Message): number => {
-    if (!limits) return 0
-    const {cache_creation_input_tokens: written, cache_read_input_tokens: read, input_tokens: input, output_tokens: output} = response.usage
-    const used = (input ?? 0) + (read ?? 0) + (written ?? 0) + (output ?? 0)
-    return Math.min(limits.maxOutput, context.window - used - WINDOW_MARGIN)
-  }
-
-  /** The turn's request: compacted first when it nears the window, and again when the API finds it too long. */
-  const ask = async (maxTokens: number): Promise<Message> => {
-    let params = await turnParams(maxTokens)
-    // Near the window, and grown since the last compaction (else every turn would summarise again).
-    const estimate = context.estimate(charsOf(params))
-    if (compactFirst || (context.nearWindow(estimate, baseMaxTokens) && estimate > compactedTo + context.window * REGROWTH)) {
-      compactFirst = false
-      if (await compact('near_window', params)) params = await turnParams(maxTokens)
+  private async ask(maxTokens: number, tools: object[]): Promise<Message | undefined> {
+    const params = async () => turnParams({maxTokens, messages: this.messages, model: this.options.model, system: await this.options.system(), tools})
+    let request = await params()
+    if (this.compactor.due(charsOf(request), this.baseMaxTokens) && (await this.compact('near_window', request))) {
+      if (this.tally.overBudget()) return undefined
+      request = await params()
     }
 
     for (let compacted = 0; ; compacted++) {
       try {
-        return await send(params)
+        return await this.send(request)
       } catch (error) {
         if (!(error instanceof PromptTooLong)) throw error
         // A second refusal after clearing means clearing was not enough: summarise.
-        if (compacted < COMPACTIONS_PER_REQUEST && (await compact('prompt_too_long', params, error.counted, compacted > 0))) {
-          params = await turnParams(maxTokens)
+        if (compacted < COMPACTIONS_PER_REQUEST && (await this.compact('prompt_too_long', request, error.counted, compacted > 0))) {
+          if (this.tally.overBudget()) return undefined
+          request = await params()
           continue
         }
 
@@ -317,154 +271,80 @@ export async function runAgent(options: AgentOptions): Promise<AgentResult> {
     }
   }
 
-  try {
-    if (options.maxBudgetUsd !== undefined && !priceOf(options.model, options.prices)) {
-      throw fail(
-        `--max-budget-usd needs the price of ${options.model}, and wave knows none.`,
-        ExitCode.usage,
-        'Add the model to the settings\' "prices" (USD per million tokens: input, output, cacheWrite, cacheRead).',
-        'budget',
-      )
-    }
-
-    // A resumed session may have spent its budget before: no request then.
-    checkBudget()
-    while (true) {
-      if (options.signal.aborted) throw interrupted(options.signal)
-      if (turns >= options.maxTurns) {
-        throw fail(`Stopped at the turn limit (${options.maxTurns} turns) before the agent finished.`, ExitCode.limit, 'Raise --max-turns to let it go on.', 'max_turns')
-      }
-
-      turns++
-      policy = options.policy()
-      options.onEvent?.({mode: policy.mode, turn: turns, type: 'request'})
-      let maxTokens = nextMaxTokens ?? baseMaxTokens
-      nextMaxTokens = undefined
-      let response = await ask(maxTokens)
-
-      // The SDK parses a cut tool call's input leniently, so a Write cut at the limit would write half a
-      // file: a cut turn's calls never run. Asking the same again with the model's whole output limit
-      // usually lets the call complete (nothing of the cut response ran or was kept); at the limit
-      // already, the calls are answered with an error that asks for smaller pieces, below.
-      const raised = largestMaxTokens(response)
-      if (stoppedAt(response, 'max_tokens') && callsOf(response).length > 0 && raised > maxTokens) {
-        checkBudget()
-        options.onEvent?.({action: 'raise', maxTokens, turn: turns, type: 'output_limit'})
-        maxTokens = raised
-        response = await ask(maxTokens)
-      }
-
-      await append({content: response.content as ContentBlockParam[], role: 'assistant'})
-      checkBudget()
-      const text = textOf(response)
-      if (text.trim()) {
-        finalText = (carried + text).trim()
-        options.onEvent?.({text: text.trim(), type: 'text'})
-      }
-
-      if (response.stop_reason === 'refusal') {
-        const category = response.stop_details?.category
-        throw fail(
-          `The model refused to go on (stop_reason refusal${category ? `, category ${category}` : ''}).`,
-          ExitCode.refused,
-          'None of the refused turn\'s tool calls ran. Rephrase the task, or try another model (--model).',
-          'refusal',
-        )
-      }
-
-      const calls = callsOf(response)
-      const cut = stoppedAt(response, 'max_tokens') || stoppedAt(response, 'model_context_window_exceeded')
-      // A response cut because the window is full: the next request compacts first.
-      if (stoppedAt(response, 'model_context_window_exceeded')) compactFirst = true
-      if (cut && calls.length > 0) {
-        options.onEvent?.({action: 'smaller_pieces', maxTokens, turn: turns, type: 'output_limit'})
-        const results = calls.map((call, index) => cutCallResult(call, index === calls.length - 1, maxTokens))
-        for (const [index, call] of calls.entries()) {
-          options.onEvent?.({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
-          options.onEvent?.({content: results[index].content as string, denied: false, id: call.id, isError: true, name: call.name, type: 'tool_result'})
-        }
-
-        carried = ''
-        await append({content: results, role: 'user'})
-        continue
-      }
-
-      if (cut) {
-        // A final answer cut at the limit gets one continuation, with the model's whole output limit.
-        if (continued) {
-          throw fail(
-            `The model's answer stayed cut at the output limit (stop_reason ${response.stop_reason}, max_tokens ${maxTokens}) after a continuation.`,
-            ExitCode.refused,
-            'Ask for a shorter answer, or choose a model with a larger output limit (--model).',
-            'max_tokens',
-          )
-        }
-
-        continued = true
-        carried += text
-        nextMaxTokens = Math.max(maxTokens, largestMaxTokens(response))
-        options.onEvent?.({action: 'continue', maxTokens, turn: turns, type: 'output_limit'})
-        await append({content: CONTINUE_PROMPT, role: 'user'})
-        continue
-      }
-
-      continued = false
-      // A paused turn (a long server-side step) goes on when sent back as it is.
-      if (response.stop_reason === 'pause_turn' && calls.length === 0) {
-        carried += text
-        continue
-      }
-
-      carried = ''
-      if (calls.length === 0) {
-        // The approved checks run now; failing ones come back as the next user message.
-        const more = await options.onEndTurn?.()
-        if (more) {
-          await append({content: more, role: 'user'})
-          continue
-        }
-
-        const stopReason = response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'
-        return {changed, compactions, costUsd: tally.reportedCost(), denials, finalText, stopReason, turns, usage: {...tally.usage}}
-      }
-
-      await options.beforeTools?.()
-      const results: ToolResultBlockParam[] = []
-      for (const call of calls) {
-        options.onEvent?.({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
-        // Calls run one after another: a later call may depend on an earlier write.
-        const watched = options.commandWatch && registry.get(call.name)?.access === 'execute' && !options.signal.aborted ? options.commandWatch : undefined
-        const watch = await watched?.before()
-        const outcome: ToolCallOutcome = options.signal.aborted
-          ? {content: 'The session was interrupted before this call ran.', isError: true}
-          : await dispatch({id: call.id, input: call.input, name: call.name}, {
-              policy: options.policy(),
-              registry,
-              sandbox: options.sandbox,
-              session: options.session,
-              signal: options.signal,
-            })
-        const note = watched && outcome.decision?.decision === 'allow' ? await watched.after(watch) : undefined
-        if (note) outcome.content = `${outcome.content}\n\n${note}`
-        const denied = outcome.decision?.decision === 'deny'
-        if (denied) denials++
-        if (outcome.changed) changed.add(outcome.changed)
-        const clean = scrubSecrets(outcome.content)
-        options.onEvent?.({content: clean, denied, id: call.id, isError: outcome.isError, name: call.name, type: 'tool_result'})
-        results.push({content: clean, is_error: outcome.isError || undefined, tool_use_id: call.id, type: 'tool_result'})
-      }
-
-      await append({content: results, role: 'user'})
-      if (options.stopRequested?.()) {
-        return {changed, compactions, costUsd: tally.reportedCost(), denials, finalText, stopReason: 'stop_requested', turns, usage: {...tally.usage}}
-      }
-    }
-  } catch (error) {
-    const failure = error instanceof PromptTooLong ? error.failure : error
-    if (!(failure instanceof WaveError) || failure.details?.stopReason !== undefined) throw failure
-    const stopped = failure.exitCode === ExitCode.interrupted || failure.exitCode === ExitCode.terminated
-    throw failure.withDetails(details(stopped ? 'interrupted' : 'api_error'))
+  /** One request and its accounting: usage, cost, and the calibration of the next prompt's estimate. */
+  private async send(params: StreamParams): Promise<Message> {
+    const response = await this.options.request(params)
+    this.tally.add(response.usage)
+    this.compactor.meter.calibrate(charsOf(params), response.usage)
+    this.emit({costUsd: this.tally.costUsd(), turn: this.turns, type: 'usage', usage: {...this.tally.usage}})
+    return response
   }
+
+  private async compact(trigger: CompactionEvent['trigger'], params: StreamParams, counted: {tokens?: number; limit?: number} = {}, summaryOnly = false): Promise<boolean> {
+    const step = await this.compactor.compact(trigger, charsOf({...params, messages: []}), counted, summaryOnly)
+    if (!step) return false
+    const event: CompactionEvent = {...step, turn: this.turns, type: 'compaction'}
+    this.emit(event)
+    await this.options.onCompacted?.(this.messages, event)
+    return true
+  }
+
+  /** The summary request of a compaction: no tools, the model's answer only. */
+  private async summarize(request: SummaryRequest): Promise<string> {
+    const maxTokens = Math.min(SUMMARY_MAX_TOKENS, this.limits?.maxOutput ?? SUMMARY_MAX_TOKENS)
+    const params = {max_tokens: maxTokens, messages: [{content: request.prompt, role: 'user' as const}], model: this.options.model, system: request.system}
+    const response = await this.send(params).catch((error: unknown) => {
+      throw error instanceof PromptTooLong ? error.failure : error
+    })
+    return textOf(response).trim()
+  }
+
+  /** A turn cut with tool calls: none runs, each answered with an error (the cut one told how to go on). */
+  private async answerCutCalls(calls: ToolUseBlock[], maxTokens: number): Promise<void> {
+    this.emit({action: 'smaller_pieces', maxTokens, turn: this.turns, type: 'output_limit'})
+    const results = calls.map((call, index) => cutCallResult(call, index === calls.length - 1, maxTokens))
+    for (const [index, call] of calls.entries()) {
+      this.emit({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
+      this.emit({content: results[index].content as string, denied: false, id: call.id, isError: true, name: call.name, type: 'tool_result'})
+    }
+
+    this.carried = ''
+    await this.append({content: results, role: 'user'})
+  }
+
+  /**
+   * The largest `max_tokens` worth asking for after `response`: the model's output limit, within what
+   * the window leaves (older models refuse a prompt and max_tokens that together exceed it); 0 when the
+   * model's limit is unknown.
+   */
+  private largestMaxTokens(response: Message): number {
+    if (!this.limits) return 0
+    const {cache_creation_input_tokens: written, cache_read_input_tokens: read, input_tokens: input, output_tokens: output} = response.usage
+    const used = (input ?? 0) + (read ?? 0) + (written ?? 0) + (output ?? 0)
+    return Math.min(this.limits.maxOutput, this.compactor.meter.window - used - WINDOW_MARGIN)
+  }
+
+  private async append(message: MessageParam): Promise<void> {
+    this.messages.push(message)
+    await this.options.onMessage?.(message)
+  }
+
+  private emit(event: AgentEvent): void {
+    this.options.onEvent?.(event)
+  }
+
+  private totals(): SessionTotals {
+    return {costUsd: this.tally.costUsd(), turns: this.turns, usage: {...this.tally.usage}}
+  }
+
+  private end(ending: Ending): AgentOutcome {
+    return {...ending, ...this.totals(), changed: this.changed, compactions: this.compactor.compactions, denials: this.denials, finalText: this.finalText}
+  }
+}
+
+/** What a session that ended reports if its ending is a failure (errors.ts, endingError). */
+export function outcomeDetails(outcome: AgentOutcome): FailureDetails {
+  return {costUsd: outcome.costUsd, filesChanged: [...outcome.changed], stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage}
 }
 
 /** What a cut turn's call gets instead of running: the cut one is told why and how to go on. */
@@ -485,185 +365,3 @@ const textOf = (response: Message): string =>
     .join('\n')
 
 const stoppedAt = (response: Message, reason: string): boolean => (response.stop_reason as string | null) === reason
-
-/** The session's usage and cost, added up response by response (a price may depend on each prompt's size). */
-class Tally {
-  readonly usage: TokenUsage
-  costUsd: number | null
-
-  constructor(
-    private readonly model: string,
-    private readonly prices?: PriceTable,
-    prior: TokenUsage = emptyUsage(),
-    priorCostUsd: number | null = 0,
-  ) {
-    this.usage = {...emptyUsage(), ...prior}
-    this.costUsd = priorCostUsd
-  }
-
-  add(turn: Message['usage']): void {
-    const usage: TokenUsage = {
-      cache_creation_input_tokens: turn.cache_creation_input_tokens ?? 0,
-      cache_read_input_tokens: turn.cache_read_input_tokens ?? 0,
-      input_tokens: turn.input_tokens ?? 0,
-      output_tokens: turn.output_tokens ?? 0,
-    }
-    for (const key of Object.keys(usage) as Array<keyof TokenUsage>) this.usage[key] += usage[key]
-    const cost = costOf(this.model, usage, this.prices)
-    this.costUsd = cost === null || this.costUsd === null ? null : this.costUsd + cost
-  }
-
-  reportedCost(): number | null {
-    return this.costUsd === null ? null : roundUsd(this.costUsd)
-  }
-}
-
-/**
- * How full the window is, estimated from the size of a request: the API's count of the last prompt
- * (input, cache reads and writes) over that request's characters calibrates the next estimate.
- */
-class ContextMeter {
-  tokensPerChar = 0.25
-
-  constructor(public window: number) {}
-
-  calibrate(chars: number, usage: Message['usage']): void {
-    this.calibrateTokens(chars, (usage.input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0))
-  }
-
-  calibrateTokens(chars: number, tokens: number): void {
-    if (chars > 0 && tokens > 0) this.tokensPerChar = tokens / chars
-  }
-
-  estimate(chars: number): number {
-    return Math.round(chars * this.tokensPerChar)
-  }
-
-  /** Whether a prompt leaves too little of the window for the answer (whose share is capped, for small windows). */
-  nearWindow(tokens: number, maxTokens: number): boolean {
-    return tokens > (this.window - Math.min(maxTokens, this.window / 4)) * COMPACT_AT
-  }
-}
-
-/** Counted prompts: a turn's request is estimated before it is sent and calibrated after, one count. */
-const counted = new WeakMap<StreamParams, number>()
-
-/** The characters of what a request sends as its prompt: system, tools and messages. */
-function charsOf(params: StreamParams): number {
-  let chars = counted.get(params)
-  if (chars === undefined) {
-    chars = JSON.stringify(params.system ?? '').length + JSON.stringify(params.tools ?? []).length + JSON.stringify(params.messages).length
-    counted.set(params, chars)
-  }
-
-  return chars
-}
-
-type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
-
-/** The API refused the prompt as too long: the loop compacts and asks again, else `failure` is the error. */
-class PromptTooLong extends Error {
-  constructor(
-    readonly counted: {tokens?: number; limit?: number},
-    readonly failure: WaveError,
-  ) {
-    super(failure.message)
-  }
-}
-
-async function requestTurn(options: AgentOptions, params: StreamParams): Promise<Message> {
-  const {timeoutMs} = apiSettings()
-  const retryBase = integerFromEnv('WAVE_RETRY_BASE_MS', STREAM_RETRY_BASE_MS, 0, 60_000)
-  const reportRetry = ({attempt, reason}: {attempt: number; reason: string}) => options.onEvent?.({attempt, reason, type: 'retry'})
-  for (let attempt = 0; ; attempt++) {
-    // Set once the response has begun (its headers arrived): from then on the SDK retries nothing.
-    let began = false
-    let stalled = false
-    let requestId: string | null | undefined
-    // One controller per attempt: the session's abort stops it, and so does a stream gone silent.
-    const attemptAbort = new AbortController()
-    const forward = () => attemptAbort.abort(options.signal.reason)
-    options.signal.addEventListener('abort', forward, {once: true})
-    let idle: NodeJS.Timeout | undefined
-    const watch = () => {
-      clearTimeout(idle)
-      idle = setTimeout(() => {
-        stalled = true
-        attemptAbort.abort()
-      }, timeoutMs)
-    }
-
-    try {
-      if (options.signal.aborted) throw interrupted(options.signal)
-      const stream = options.client.messages.stream(params, {middleware: [retryObserver(reportRetry)], signal: attemptAbort.signal})
-      stream.on('connect', () => {
-        began = true
-        requestId = stream.request_id
-        watch()
-      })
-      stream.on('streamEvent', watch)
-      return await stream.finalMessage()
-    } catch (error) {
-      if (options.signal.aborted) throw interrupted(options.signal)
-      // The SDK retries failed requests; a stream cut or stalled after the response began is ours to
-      // retry. No tool has run for this turn yet (tools run on the complete message only), and nothing
-      // of the partial message was kept, so re-sending the same request is safe.
-      const failure = stalled ? new Error(`the response stream stalled: no event for ${timeoutMs} ms`) : error
-      if (began && attempt < STREAM_RETRIES && isTransientStreamFailure(failure)) {
-        reportRetry({attempt: attempt + 1, reason: `stream cut: ${scrubSecrets(errorLine(failure))}`})
-        await sleep(retryBase * 2 ** attempt, options.signal)
-        continue
-      }
-
-      const wave = apiFailure(failure, {baseURL: options.client.baseURL, model: options.model, requestId})
-      const tooLong = promptTooLong(failure)
-      throw tooLong ? new PromptTooLong(tooLong, wave) : wave
-    } finally {
-      clearTimeout(idle)
-      options.signal.removeEventListener('abort', forward)
-    }
-  }
-}
-
-/** Error types an API stream reports that no retry will cure. */
-const PERMANENT_STREAM_ERRORS = new Set(['authentication_error', 'invalid_request_error', 'not_found_error', 'permission_error', 'request_too_large'])
-
-/** A failure after the response began: a cut connection, a stall, or a transient error event (overloaded). */
-function isTransientStreamFailure(error: unknown): boolean {
-  const e = error as {status?: number; type?: string | null}
-  if (typeof e?.status === 'number') return false
-  return !PERMANENT_STREAM_ERRORS.has(e?.type ?? '')
-}
-
-/** The abort's reason when it is a WaveError (the command's signal handler sets one), else a plain line. */
-function interrupted(signal: AbortSignal): WaveError {
-  return signal.reason instanceof WaveError ? signal.reason : new WaveError('The session was interrupted.', ExitCode.interrupted)
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const wake = () => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', wake)
-      resolve()
-    }
-
-    const timer = setTimeout(wake, ms)
-    signal.addEventListener('abort', wake, {once: true})
-  })
-}
-
-/** Marks the newest turn as a cache breakpoint, on a copy: stored history stays unmarked. */
-function withCacheBreakpoint(messages: MessageParam[]): MessageParam[] {
-  if (messages.length === 0) return messages
-  const last = messages.at(-1)!
-  const blocks: ContentBlockParam[] = typeof last.content === 'string' ? [{text: last.content, type: 'text'} as TextBlockParam] : [...last.content]
-  const tail = blocks.at(-1)
-  if (tail) blocks[blocks.length - 1] = {...tail, cache_control: {type: 'ephemeral'}} as ContentBlockParam
-  return [...messages.slice(0, -1), {...last, content: blocks} as MessageParam]
-}
-
-function cacheLastTool<T extends object>(tools: T[]): T[] {
-  if (tools.length === 0) return tools
-  return [...tools.slice(0, -1), {...tools.at(-1)!, cache_control: {type: 'ephemeral'}}]
-}

@@ -8,14 +8,14 @@ import path from 'node:path'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
 import {type PlanContract, planContractOf} from '../plans/contract.js'
 import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, recordDirty, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
-import {ExitCode, usageError, WaveError} from '../errors.js'
-import type {loadSettings} from '../settings.js'
-import type {SessionPlace} from '../workspace/git.js'
-import {type RepositorySnapshot, sessionSnapshot} from '../workspace/snapshot.js'
-import type {StopReason, TokenUsage} from './loop.js'
+import {endingError, ExitCode, usageError, WaveError} from '../errors.js'
+import type {RepositorySnapshot} from '../workspace/snapshot.js'
+import {openSession, type SessionContext, type SessionOptions} from './context.js'
+import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
+import type {AgentOutcome} from './outcome.js'
 import {planningProfile} from './profiles.js'
 import {planOpening, reviseOpening} from './prompts/plan.js'
-import {runSession, type SessionHost, sessionPlace, sessionSettings} from './session.js'
+import {runSession} from './session.js'
 
 export interface SessionStart {
   /** How the session's commands are contained (runs only: plan mode runs none). */
@@ -27,22 +27,9 @@ export interface SessionStart {
   planPath?: string
 }
 
-interface PlanSessionOptions {
-  host: SessionHost
-  /** `--model`; else WAVE_MODEL, the settings, the default. */
-  model?: string
-  maxTurns: number
-  /** `--max-budget-usd`. */
-  maxBudgetUsd?: number
+interface PlanSessionOptions extends SessionOptions {
   /** `--allow` rules, on top of the settings files' (e.g. WebFetch(domain:docs.example.com) for research). */
   allow: string[]
-  /**
-   * `--cwd`: the workspace. Without it, the top of the git repository holding the current directory;
-   * outside any repository, the current directory (plan mode writes nothing there).
-   */
-  cwd?: string
-  /** `--append-system-prompt`. */
-  appendSystemPrompt?: string
   onStart?(info: SessionStart): void
 }
 
@@ -72,16 +59,14 @@ export interface PlanOutcome {
 
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
 export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
-  const place = await sessionPlace(options.cwd)
-  const {workspace} = place
-  const {model, settings} = sessionSettings(workspace, options.model)
-  const snapshot = await sessionSnapshot(workspace)
-  const repository = await snapshot.state()
+  const session = await openSession(options)
+  const {model, snapshot, workspace} = session
+  const repository = await snapshot!.state()
   const plan = await createPlan({model, repository, task: options.task, workspace})
   // In a large work tree `dirty` is not awaited before the first request: recorded once git has it.
-  const recorded = repository && repository.dirty === undefined ? recordLater(plan.path, snapshot) : undefined
+  const recorded = repository && repository.dirty === undefined ? recordLater(plan.path, snapshot!) : undefined
   const opening = planOpening(options.task, plan.path)
-  return planSession({...options, model, opening, place, planPath: plan.path, recorded, settings, snapshot, transcriptLabel: 'plan'})
+  return planSession(session, {...options, opening, planPath: plan.path, recorded, transcriptLabel: 'plan'})
 }
 
 /**
@@ -100,28 +85,22 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
   }
 
   const feedback = options.feedback?.trim() || newestFeedback(record)
-  const place = await sessionPlace(options.cwd)
-  const {workspace} = place
-  const {model, settings} = sessionSettings(workspace, options.model)
+  const session = await openSession(options)
+  const {workspace} = session
   const planned = record?.repository?.head ?? state?.repository?.head
-  const snapshot = await sessionSnapshot(workspace)
-  const current = await snapshot.head()
+  const current = await session.snapshot!.head()
   if (planned && current?.head && current.head !== planned) {
     options.host.warn(`The plan was made against commit ${planned.slice(0, 12)}; ${workspace} is at ${current.head.slice(0, 12)}.`)
   }
 
   const opening = reviseOpening(task, planPath, feedback)
-  return planSession({...options, feedback, model, opening, place, planPath, settings, snapshot, transcriptLabel: 'revise'})
+  return planSession(session, {...options, feedback, opening, planPath, transcriptLabel: 'revise'})
 }
 
 interface SessionInput extends PlanSessionOptions {
-  model: string
   planPath: string
-  place: SessionPlace
-  settings: ReturnType<typeof loadSettings>
   opening: string
   transcriptLabel: string
-  snapshot: RepositorySnapshot
   /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
   recorded?: Promise<void>
   /** The feedback a revision answers, kept with the revision. */
@@ -129,36 +108,35 @@ interface SessionInput extends PlanSessionOptions {
 }
 
 /** One planning session on one plan file: only that file is writable, the rest read-only. */
-async function planSession(input: SessionInput): Promise<PlanOutcome> {
+async function planSession(session: SessionContext, input: SessionInput): Promise<PlanOutcome> {
   const {planPath} = input
-  const {workspace} = input.place
+  const {workspace} = session
   const name = planNameOf(planPath)
-  input.onStart?.({mode: 'plan', model: input.model, name, planPath, workspace})
+  input.onStart?.({mode: 'plan', model: session.model, name, planPath, workspace})
   const profile = planningProfile({name, path: planPath}, workspace)
   const planMode = profile.planMode
-  const result = await runSession({
-    allow: input.allow,
-    appendSystemPrompt: input.appendSystemPrompt,
-    cwd: input.place.cwd,
-    host: input.host,
-    maxBudgetUsd: input.maxBudgetUsd,
-    maxTurns: input.maxTurns,
-    model: input.model,
-    opening: input.opening,
-    ...profile,
-    settings: input.settings,
-    repository: input.place.repository,
-    snapshot: input.snapshot,
-    onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: input.transcriptLabel}),
-    transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
-    workspace,
-  }).catch(async (error: unknown) => {
+  let outcome: AgentOutcome
+  try {
+    outcome = await runSession(session, {
+      ...profile,
+      allow: input.allow,
+      onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: input.transcriptLabel}),
+      opening: input.opening,
+      transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
+    }).then((ended) => {
+      const stopped = endingError(ended, outcomeDetails(ended))
+      if (stopped) throw stopped
+      return ended
+    })
+  } catch (error) {
     await input.recorded
-    await setPlanStatus(planPath, 'failed', error instanceof WaveError ? (error.details?.costUsd as number | null | undefined) : undefined)
+    await setPlanStatus(planPath, 'failed', error instanceof WaveError ? error.details?.costUsd : undefined)
     const partial = isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
     if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint, {...error.details, planPath})
     throw error
-  })
+  } finally {
+    await session.close()
+  }
 
   await input.recorded
   if (await planMode.problem()) {
@@ -166,9 +144,9 @@ async function planSession(input: SessionInput): Promise<PlanOutcome> {
     throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
 
-  await setPlanStatus(planPath, 'draft', result.costUsd)
+  await setPlanStatus(planPath, 'draft', outcome.costUsd)
   const {contract, revision} = await planContractOf(planPath, input.feedback)
-  return {contract, costUsd: result.costUsd, name, planPath, revision, stopReason: result.stopReason, summary: result.finalText, turns: result.turns, usage: result.usage}
+  return {contract, costUsd: outcome.costUsd, name, planPath, revision, stopReason: outcome.stopReason, summary: outcome.finalText, turns: outcome.turns, usage: outcome.usage}
 }
 
 /** Records the plan's `dirty` once the snapshot has it; a failure leaves it unrecorded (the plan goes on). */

@@ -6,15 +6,13 @@
 import path from 'node:path'
 
 import type {ApiTool} from '../../plugins/registry.js'
-import {openSessionTools} from '../../plugins/toolset.js'
 import {plansDir} from '../plans/plans.js'
 import type {ExecutionMode, PermissionMode} from '../policy/modes.js'
-import {loadSettings} from '../settings.js'
-import {sessionWorkspace} from '../workspace/git.js'
+import {openSession, type SessionOptions} from './context.js'
 import {planningProfile, runProfile, type SessionProfile, taskProfile} from './profiles.js'
 import {planOpening} from './prompts/plan.js'
 import {taskOpening} from './prompts/task.js'
-import {type SessionHost, sessionPrompt} from './session.js'
+import {sessionPrompt} from './session.js'
 
 /** The kinds of session: `wave plan` (and `--revise`), `wave run plan.md`, `wave run --task`. */
 export const PROMPT_KINDS = ['plan', 'run', 'task'] as const
@@ -23,18 +21,14 @@ export type PromptKind = (typeof PROMPT_KINDS)[number]
 /** Stands for the plan's name, which is drawn when a planning session starts. */
 export const PLAN_NAME_PLACEHOLDER = '<name>'
 
-export interface PreviewOptions {
+export interface PreviewOptions extends Pick<SessionOptions, 'appendSystemPrompt' | 'cwd' | 'host'> {
   kind: PromptKind
-  /** `--cwd`; else the workspace is found from the current directory, as a session finds it. */
-  cwd?: string
   /** The task, for the first message (plan and task kinds). */
   task?: string
   /** The permission mode of a run or task (an approval's `mode`, or `--mode`). */
   mode: ExecutionMode
   /** Allow rules beyond the settings files' (an approval's `allow`, or `--allow`). */
   allow: string[]
-  appendSystemPrompt?: string
-  host: SessionHost
 }
 
 export interface PromptPreview {
@@ -51,23 +45,14 @@ export interface PromptPreview {
 }
 
 export async function previewPrompt(options: PreviewOptions): Promise<PromptPreview> {
-  const place = await sessionWorkspace(options.cwd ?? process.cwd(), options.cwd !== undefined)
-  const {workspace} = place
-  const settings = loadSettings(workspace)
+  // No turn is taken: the preview builds the first request's system prompt and tools, and sends nothing.
+  const session = await openSession({...options, maxTurns: 0}, {preview: true})
+  const {workspace} = session
   const planPath = path.join(plansDir(), `${PLAN_NAME_PLACEHOLDER}.md`)
   const profile = profileOf(options, workspace, planPath)
-  const tools = await openSessionTools({config: options.host.config, settings, warn: options.host.warn, workspace})
   try {
-    const prompt = await sessionPrompt({
-      ...profile,
-      allow: options.allow,
-      appendSystemPrompt: options.appendSystemPrompt,
-      cwd: place.cwd,
-      host: options.host,
-      repository: place.repository,
-      settings,
-      workspace,
-    })
+    const tools = await session.tools()
+    const prompt = await sessionPrompt(session, {...profile, allow: options.allow})
     const policy = prompt.policy()
     return {
       firstMessage: firstMessage(options, planPath),
@@ -78,7 +63,7 @@ export async function previewPrompt(options: PreviewOptions): Promise<PromptPrev
       workspace,
     }
   } finally {
-    await tools.close()
+    await session.close()
   }
 }
 

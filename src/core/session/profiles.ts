@@ -4,12 +4,19 @@
  * prompt a user reviews is the one a session sends.
  */
 import type {ExecutionMode} from '../policy/modes.js'
+import type {PermissionMode, Rules} from '../policy/policy.js'
 import {type PlanFile, PlanMode, type PlanModeOptions} from './plan-mode.js'
 import {runPrompt} from './prompts/run.js'
 import {taskPrompt} from './prompts/task.js'
-import type {SessionSpec} from './session.js'
 
-export type SessionProfile = Pick<SessionSpec, 'mode' | 'planMode' | 'system'>
+export interface SessionProfile {
+  /** The permission mode while plan mode is not active. */
+  mode: PermissionMode
+  /** Plan mode's state: active from the start (plan, revise), enterable (run --task), or neither (run). */
+  planMode: PlanMode
+  /** The system prompt while plan mode is not active, given the rules in force. */
+  system(rules: Rules): string
+}
 
 /** `wave plan` and `--revise`: plan mode on one plan file from the start; its prompt is plan mode's own. */
 export function planningProfile(plan: PlanFile, workspace: string): SessionProfile {

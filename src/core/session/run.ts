@@ -1,12 +1,10 @@
 import {realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
-import type {SessionTools} from '../../plugins/toolset.js'
-import {type EffectiveSettings, loadSettings} from '../settings.js'
-import type {AgentEvent, StopReason, TokenUsage} from './loop.js'
+import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, markSpent, readApproval, writeDecision} from '../plans/approval.js'
-import {ExitCode, WaveError} from '../errors.js'
-import {assertCredentials, modelFrom} from './model.js'
+import {endingError, ExitCode, WaveError} from '../errors.js'
+import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {
   appendTranscript,
   createExclusive,
@@ -25,11 +23,11 @@ import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
-import {changedPaths, headOf, type SessionPlace} from '../workspace/git.js'
-import {type RepositoryHead, type RepositorySnapshot, sessionSnapshot} from '../workspace/snapshot.js'
+import {changedPaths, headOf} from '../workspace/git.js'
+import type {RepositoryHead} from '../workspace/snapshot.js'
 import type {SessionStart} from './plan.js'
 import {newestRun, resumableRun, resumePoint} from './resume.js'
-import {runSession, type SessionHost, sessionPlace} from './session.js'
+import {runSession} from './session.js'
 import {displayPath} from '../workspace/paths.js'
 import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
 import type {RunReport} from '../plans/report.js'
@@ -41,8 +39,7 @@ export interface InlineApproval {
   sandbox: {enabled: boolean; network: boolean}
 }
 
-export interface RunOptions {
-  host: SessionHost
+export interface RunOptions extends SessionOptions {
   /** The plan's path, or its name as `wave plans` lists it. */
   planPath: string
   approvalPath?: string
@@ -52,26 +49,10 @@ export interface RunOptions {
   force?: boolean
   /** `--resume`: continue the plan's newest run, which did not succeed, from its transcript. */
   resume?: boolean
-  /** `--cwd`: the workspace. Without it, the top of the git repository holding the current directory. */
-  cwd?: string
-  /** Where the session works, already chosen (`run --task --approve` runs its plan where the task ran). */
-  place?: SessionPlace
-  /** `--append-system-prompt`. */
-  appendSystemPrompt?: string
   allowStale: boolean
-  /** `--model`; else WAVE_MODEL, the settings, the default. */
-  model?: string
-  maxTurns: number
-  /** `--max-budget-usd`. */
-  maxBudgetUsd?: number
   /** `--verify-retries`: how many more turns the model gets when the approved checks fail (default 2). */
   verifyRetries?: number
   onStart?(info: SessionStart): void
-  /**
-   * `run --task --approve`: the settings and tool set the task session started with. The execution uses
-   * them, so nothing the task wrote (a `.wave/settings.json`) can widen what the run may do.
-   */
-  inherited?: {settings: EffectiveSettings; tools: SessionTools}
 }
 
 export interface RunOutcome {
@@ -94,21 +75,32 @@ export interface RunOutcome {
 
 /**
  * `wave run plan.md`: every check that can refuse happens before the first model request; then a new
- * conversation whose only user message holds the task and the approved plan.
+ * conversation whose only user message holds the task and the approved plan. `inherited`: the session
+ * of `run --task --approve` that made the plan, whose place, settings and tools the run keeps, so
+ * nothing the task wrote (a `.wave/settings.json`) can widen what the run may do.
  */
-export async function executePlan(options: RunOptions): Promise<RunOutcome> {
+export async function executePlan(options: RunOptions, inherited?: SessionContext): Promise<RunOutcome> {
   const planPath = await resolvePlanReference(options.planPath)
   const {bytes, text} = await readPlanFile(planPath)
   const state = await readPlanStateChecked(planPath)
-  const place = options.place ?? (await runPlace(options.cwd, state))
-  const {workspace} = place
-  const settings = options.inherited?.settings ?? loadSettings(workspace)
+  const session = await openSession(options, {changes: true, credentials: false, inherited, outside: {hint: runPlaceHint(state)}})
+  try {
+    return await executeIn(session, {...options, planPath}, {bytes, state, text})
+  } finally {
+    await session.close()
+  }
+}
+
+async function executeIn(session: SessionContext, options: RunOptions, plan: {bytes: Buffer; state: PlanState | undefined; text: string}): Promise<RunOutcome> {
+  const {planPath} = options
+  const {bytes, state, text} = plan
+  const {workspace} = session
 
   let record: ApprovalRecord
   const recordPath = options.approvalPath ? path.resolve(options.approvalPath) : approvalPathFor(planPath)
   if (options.approve) {
     // No record is written for a run that cannot start for want of a key.
-    assertCredentials(settings.provider)
+    session.assertCredentials()
     if (!options.force) await assertNotOverriding(recordPath, planPath)
     record = (
       await writeDecision({
@@ -130,7 +122,7 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
   const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined
   if (!resumed) assertUnspent(record, recordPath, planPath, state)
-  const snapshot = await sessionSnapshot(workspace, {changes: true})
+  const snapshot = session.snapshot!
   const current = await snapshot.head()
   const plannedHead = record.repository?.head ?? state?.repository?.head ?? null
   // The run being resumed may have moved HEAD itself (a commit it made): that is not staleness.
@@ -144,11 +136,11 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
     )
   }
 
-  assertCredentials(settings.provider)
+  session.assertCredentials()
   const release = await lockPlan(planPath)
   try {
     if (resumed) await assertStillNewest(planPath, resumed)
-    return await execute({...options, planPath}, {current, snapshot, model: modelFrom(options.model, settings.model), place, record, recordPath, resumed, settings, state, text, workspace})
+    return await execute(session, options, {current, record, recordPath, resumed, state, text})
   } finally {
     await release()
   }
@@ -159,9 +151,9 @@ export async function executePlan(options: RunOptions): Promise<RunOutcome> {
  * directory. Outside any repository there is no such top, and a guess could run the plan in the wrong
  * place: a usage error naming --cwd and, as a hint only, the workspace the plan was made in.
  */
-async function runPlace(cwd: string | undefined, state: PlanState | undefined): Promise<SessionPlace> {
+function runPlaceHint(state: PlanState | undefined): string {
   const planned = state?.workspace ? ` (the plan was made in ${state.workspace})` : ''
-  return sessionPlace(cwd, {hint: `Run it from the repository the plan is for, or name the workspace with --cwd${planned}.`})
+  return `Run it from the repository the plan is for, or name the workspace with --cwd${planned}.`
 }
 
 /**
@@ -208,27 +200,23 @@ async function assertStillNewest(planPath: string, resumed: PlanRun): Promise<vo
 }
 
 interface Prepared {
-  model: string
   /** The run `--resume` continues. */
   resumed?: PlanRun
-  place: SessionPlace
   recordPath: string
-  settings: EffectiveSettings
   text: string
   record: ApprovalRecord
   state: PlanState | undefined
-  workspace: string
   current: RepositoryHead | null
-  snapshot: RepositorySnapshot
 }
 
-async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
+async function execute(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
   const {planPath} = options
-  const {record, resumed, workspace} = prepared
+  const {record, resumed} = prepared
+  const {workspace} = session
   const name = planNameOf(planPath)
   // What the run's changes are measured from: read while the first request goes out, and awaited
   // before any tool runs (beforeTools below), so no tool can change the workspace before it is taken.
-  const before = prepared.current ? prepared.snapshot.changes() : Promise.resolve(new Map<string, string>())
+  const before = prepared.current ? session.snapshot!.changes() : Promise.resolve(new Map<string, string>())
   // A resumed run goes on in its own record: same start, its totals kept, its end to be written again.
   const run: PlanRun = resumed
     ? {...withoutEnd(resumed), changedFiles: [...resumed.changedFiles]}
@@ -237,82 +225,68 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
   // The task comes from the record alone: the state file beside a plan is bookkeeping, not authority.
   const opening = runOpening(record.task, name, record.plan.sha256, prepared.text)
   const point = resumed ? await resumePoint(planPath, resumed, opening) : undefined
-  options.onStart?.({mode: record.mode, model: prepared.model, name, planPath, sandbox: describeSandbox(record.sandbox), workspace})
+  options.onStart?.({mode: record.mode, model: session.model, name, planPath, sandbox: describeSandbox(record.sandbox), workspace})
   if (point && point.unanswered.length > 0) {
     options.host.warn(`The run was killed during a turn: ${point.unanswered.join(', ')} ${point.unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`)
   }
 
   // Recorded as running only once nothing but the session itself can fail: the finally below ends it.
-  await saveRun(planPath, prepared, run, 'running')
+  await saveRun(planPath, session, prepared, run, 'running')
 
   /** What the run has spent so far, written with each transcript entry: a killed run's resume counts on from it. */
   let progress = point?.prior
-  const host = {
-    ...options.host,
-    onEvent(event: AgentEvent) {
-      if (event.type === 'usage') progress = {costUsd: event.costUsd, turns: event.turn, usage: {...event.usage}}
-      // Denials are kept for the report (the session starts only once `enforcement` exists, below).
-      enforcement.observe(event)
-      options.host.onEvent?.(event)
-    },
-  }
   const entry = (fields: Record<string, unknown>) => appendTranscript(planPath, {...fields, progress, session: 'run', startedAt: run.startedAt})
 
   // The approved contract: commands watched against the scope, the checks run when the model is done.
-  const own = await sidecarsOf(planPath)
   const enforcement = new Enforcement({
     checks: {
       onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
       root: workspace,
-      sandbox: {...record.sandbox, env: prepared.settings.sandboxEnv},
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv},
       signal: options.host.signal,
     },
     earlier: resumed?.report,
-    place: prepared.current ? {own, top: prepared.current.root, workspace} : undefined,
+    place: prepared.current ? {own: await sidecarsOf(planPath), top: prepared.current.root, workspace} : undefined,
     record,
     retries: options.verifyRetries ?? DEFAULT_VERIFY_RETRIES,
   })
-
   /** What the model changed, as of the last time the checks ran: what the checks themselves write is not the run's. */
   let beforeChecks: string[] | undefined
+
   let exitCode: number = ExitCode.runtime
   let changed = new Set<string>()
   try {
     // The resumed conversation replaces the recorded one in the transcript: a second resume starts from it.
     if (point?.history) await entry({conversation: point.history, resumed: {after: resumed?.exitCode ?? null, at: new Date().toISOString()}})
-    const result = await runSession({
+    const result = await runSession(session, {
+      ...runProfile(record.mode, workspace),
       // The record's rules; the settings files add theirs (and their deny rules beat any allow).
       allow: record.allow,
-      // The record decides whether commands are contained; the settings may only name more variables.
-      sandbox: {...record.sandbox, env: prepared.settings.sandboxEnv},
-      appendSystemPrompt: options.appendSystemPrompt,
-      cwd: prepared.place.cwd,
-      history: point?.history,
-      host,
-      maxTurns: options.maxTurns,
-      model: prepared.model,
-      opening,
-      prior: point?.prior,
-      repository: prepared.place.repository,
-      settings: prepared.settings,
-      snapshot: prepared.snapshot,
       beforeTools: () => before,
       commandWatch: enforcement.watchesCommands ? {after: (state) => enforcement.afterCommand(state as Awaited<ReturnType<Enforcement['beforeCommand']>>), before: () => enforcement.beforeCommand()} : undefined,
-      onEndTurn: async () => {
+      history: point?.history,
+      observe(event) {
+        if (event.type === 'usage') progress = {costUsd: event.costUsd, turns: event.turn, usage: {...event.usage}}
+        // Denials are kept for the report.
+        enforcement.observe(event)
+      },
+      async onEndTurn() {
         if ((record.verify ?? []).length === 0) return undefined
         beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
         return enforcement.onEndTurn()
       },
       scope: record.scope,
-      ...runProfile(record.mode, workspace),
-      tools: options.inherited?.tools,
-      maxBudgetUsd: options.maxBudgetUsd,
       onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
+      opening,
+      prior: point?.prior,
+      // The record decides whether commands are contained; the settings may only name more variables.
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv},
       transcript: (message) => entry({message}),
-      workspace,
     })
     changed = result.changed
     Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
+    const stopped = endingError(result, outcomeDetails(result))
+    if (stopped) throw stopped
     const written = [...changed].map((real) => displayPath(workspace, real))
     const filesChanged = union(earlierFiles, beforeChecks ? union(beforeChecks, written) : await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
     run.changedFiles = filesChanged
@@ -323,14 +297,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
       // The run stops with the failing output as the conversation's last message: --resume goes on from it.
       const failing = enforcement.failingMessage()
       if (failing) await entry({message: {content: failing, role: 'user'}})
-      throw new WaveError(`The run did not meet its approved checks: ${unmet}.`, ExitCode.unmet, undefined, {
-        costUsd: result.costUsd,
-        filesChanged,
-        report,
-        stopReason: result.stopReason,
-        turns: result.turns,
-        usage: result.usage,
-      })
+      throw new WaveError(`The run did not meet its approved checks: ${unmet}.`, ExitCode.unmet, undefined, {...outcomeDetails(result), filesChanged, report})
     }
 
     exitCode = ExitCode.ok
@@ -358,8 +325,9 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     }
 
     // What the run changed before it failed is the error's to report, in workspace terms.
-    const failed = error instanceof WaveError ? (error.details?.filesChanged as string[] | undefined) : undefined
+    const failed = error instanceof WaveError ? error.details?.filesChanged : undefined
     run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), prepared.current?.root, planPath))
+    // After the checks ran, what they wrote is not the run's: the files as the failure counted them.
     if (beforeChecks && error instanceof WaveError && error.exitCode === ExitCode.unmet) run.changedFiles = (error.details?.filesChanged as string[]) ?? run.changedFiles
     // Every result carries the report, a failed run's too (what it did before it stopped).
     run.report ??= enforcement.report(run.changedFiles)
@@ -373,7 +341,7 @@ async function execute(options: RunOptions, prepared: Prepared): Promise<RunOutc
     run.endedAt = new Date().toISOString()
     run.exitCode = exitCode
     if (prepared.current) run.head = await headOf(workspace)
-    await saveRun(planPath, prepared, run, exitCode === ExitCode.ok ? 'ran' : 'failed')
+    await saveRun(planPath, session, prepared, run, exitCode === ExitCode.ok ? 'ran' : 'failed')
     if (exitCode === ExitCode.ok) {
       await markSpent(prepared.recordPath, record, run.endedAt).catch((error: unknown) => {
         options.host.warn(`Could not mark the approval ${prepared.recordPath} as spent (${(error as Error).message}); the plan's state records the run.`)
@@ -415,7 +383,7 @@ async function sidecarsOf(planPath: string): Promise<Set<string>> {
   return new Set(Object.values(planSidecars(path.join(dir, path.basename(planPath)))))
 }
 
-async function saveRun(planPath: string, prepared: Prepared, run: PlanRun, status: PlanState['status']): Promise<void> {
+async function saveRun(planPath: string, session: SessionContext, prepared: Prepared, run: PlanRun, status: PlanState['status']): Promise<void> {
   const now = new Date().toISOString()
   const state: PlanState = (await readPlanState(planPath)) ?? {
     // A plan copied here with only its approval record: start its state from the record.
@@ -428,7 +396,7 @@ async function saveRun(planPath: string, prepared: Prepared, run: PlanRun, statu
     task: prepared.record.task ?? '',
     updatedAt: now,
     version: 1,
-    workspace: prepared.workspace,
+    workspace: session.workspace,
   }
   const runs = state.runs.filter((r) => r.startedAt !== run.startedAt)
   await writePlanState(planPath, {...state, runs: [...runs, {...run}], status})

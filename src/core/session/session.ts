@@ -1,62 +1,35 @@
 /**
- * One model session, whatever drives it (a plan, a revision, a run of an approved plan, `run --task`):
- * open the tools, build the policy, wire the transcript, create the client, run the loop, and close
- * what was opened, in `finally`. The drivers (plan.ts, run.ts, task.ts) keep only what differs: the
- * opening message, the plan bookkeeping, the outcome.
+ * One conversation of a session, whatever drives it (a plan, a revision, a run of an approved plan, `run
+ * --task`): the policy and the system prompt built, the transcript wired, the loop bound to a way to make
+ * requests and a way to run the turn's calls, and run. The drivers (plan.ts, run.ts, task.ts) keep only
+ * what differs: the opening message, the plan bookkeeping, what an outcome means for them.
  */
 import type Anthropic from '@anthropic-ai/sdk'
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
-import type {Config} from '@oclif/core'
 
-import {ExitCode, WaveError} from '../errors.js'
-import {openSessionTools, type SessionTools} from '../../plugins/toolset.js'
-import {parseRules, type PermissionMode, type PolicyContext, readDenials, type Rules} from '../policy/policy.js'
+import type {ToolRegistry} from '../../plugins/registry.js'
+import type {SessionControl} from '../../plugins/tool.js'
+import {parseRules, type PolicyContext, readDenials} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
-import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings} from '../settings.js'
-import {type SessionPlace, sessionWorkspace} from '../workspace/git.js'
-import type {RepositorySnapshot} from '../workspace/snapshot.js'
-import {environmentSection, readEnvironment} from './environment.js'
-import {type AgentEvent, type AgentResult, type CommandWatch, type CompactionEvent, runAgent, type TokenUsage} from './loop.js'
 import type {Scope} from '../policy/scope.js'
+import {scrubSecrets} from '../secrets.js'
+import type {SessionContext} from './context.js'
+import {dispatch} from './dispatch.js'
+import {environmentSection, readEnvironment} from './environment.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
-import {assertCredentials, createClient, modelFrom} from './model.js'
-import type {PlanMode} from './plan-mode.js'
+import {type AgentEvent, AgentLoop, type CallExecutor, type CompactionEvent, type LoopOptions} from './loop.js'
+import type {AgentOutcome, SessionTotals} from './outcome.js'
+import type {SessionProfile} from './profiles.js'
+import {turnRequest} from './request.js'
 
-/** What the command gives every session it starts: read once, passed in, never kept in module state. */
-export interface SessionHost {
-  /** The running CLI's oclif config, whose installed plugins contribute tools. */
-  config?: Config
-  /** Aborted on SIGINT or SIGTERM. */
-  signal: AbortSignal
-  /** Warnings (a plugin that failed to load, a server that did not start). */
-  warn(message: string): void
-  /** Every event of the session, for progress and stream output. */
-  onEvent?(event: AgentEvent): void
-}
+export type {SessionHost, SessionOptions} from './context.js'
 
-export interface SessionSpec {
-  host: SessionHost
-  /** The workspace root, a real path. */
-  workspace: string
-  /**
-   * Where the command was started (or `--cwd`), a real path, and the top of the git repository around
-   * the workspace: the repository's AGENTS.md / CLAUDE.md files are read from `repository` (else the
-   * workspace) down to `cwd` (else the workspace).
-   */
-  cwd?: string
-  repository?: string | null
-  /** `--append-system-prompt`: the last of the system prompt's own sections. */
-  appendSystemPrompt?: string
-  /** The settings in force, read once when the driver started: a session never re-reads them. */
-  settings: EffectiveSettings
-  model: string
-  maxTurns: number
-  /** The permission mode while plan mode is not active. */
-  mode: PermissionMode
+/** What one conversation of a session is, besides its context: its kind (profile), rules, sandbox and messages. */
+export interface ConversationSpec extends SessionProfile {
   /** Rules beyond the settings files': `--allow` flags, or an approval record's `allow`. */
   allow: string[]
-  /** Plan mode's state: active from the start (plan, revise), enterable (run --task), or neither (run). */
-  planMode: PlanMode
+  /** The OS sandbox of the session's commands (the approval record's, or --sandbox); absent: on, no network. */
+  sandbox?: SandboxSettings
   /** The first user message. */
   opening: string
   /**
@@ -65,74 +38,139 @@ export interface SessionSpec {
    */
   history?: MessageParam[]
   /** What the session's earlier part spent (a resumed run): turns, usage and cost go on counting from it. */
-  prior?: {turns: number; usage: TokenUsage; costUsd: number | null}
-  /** The system prompt while plan mode is not active, given the rules in force. */
-  system(rules: Rules): string
+  prior?: SessionTotals
   /** Appends a message to the transcript (the opening included). */
   transcript(message: MessageParam): Promise<void>
-  /** An open tool set to use, which the caller closes; else one is opened and closed here. */
-  tools?: SessionTools
-  client?: Anthropic
-  /** The OS sandbox of the session's commands (the approval record's, or --sandbox); absent: on, no network. */
-  sandbox?: SandboxSettings
-  /** `--max-budget-usd`: the session stops (exit 5) once it has spent more. */
-  maxBudgetUsd?: number
   /** After a compaction replaced the conversation: the transcript records the new starting point. */
   onCompacted?(messages: MessageParam[], compaction: CompactionEvent): Promise<void>
-  /** The repository as the session found it (snapshot.ts): the environment block is read from it. */
-  snapshot?: RepositorySnapshot
   /** Awaited before the first tool call runs: what must be read of the workspace before any tool can change it. */
   beforeTools?(): Promise<unknown>
+  /** Told of every event before the host is. */
+  observe?(event: AgentEvent): void
   /** The approved scope every write is held to (a run's approval record). */
   scope?: Scope
-  /** Around each command: what it changed outside the scope (enforcement.ts). */
+  /** Around each allowed command: what it changed outside the scope (enforcement.ts). */
   commandWatch?: CommandWatch
   /** When the model ends its turn: the approved checks, and a message for another turn when they fail. */
   onEndTurn?(): Promise<string | undefined>
 }
 
-export async function runSession(spec: SessionSpec): Promise<AgentResult> {
-  const {host, planMode, settings, workspace} = spec
+/**
+ * Around each allowed command (an execute-class call): `before` reads what `after` compares with, and
+ * `after` may return a note appended to the call's result (what the command changed outside the scope).
+ */
+export interface CommandWatch {
+  before(): Promise<unknown>
+  after(before: unknown): Promise<string | undefined>
+}
+
+export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<AgentOutcome> {
+  const {host, options, settings} = session
   // The prompt's context (git, the instruction files) is read while the tools load.
-  const prompt = sessionPrompt(spec)
+  const prompt = sessionPrompt(session, spec)
   prompt.catch(() => {}) // awaited below, unless opening the tools fails first
-  const tools = spec.tools ?? (await openSessionTools({config: host.config, settings, warn: host.warn, workspace}))
-  try {
-    const {policy, system} = await prompt
-    const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
-    if (!spec.history) await spec.transcript(messages[0])
-    return await runAgent({
-      beforeTools: spec.beforeTools,
-      commandWatch: spec.commandWatch,
-      onEndTurn: spec.onEndTurn,
-      client: spec.client ?? (await createClient(settings.provider)),
-      contextWindow: settings.contextWindow,
-      maxBudgetUsd: spec.maxBudgetUsd,
-      maxTurns: spec.maxTurns,
-      messages,
-      model: spec.model,
-      onEvent: host.onEvent,
-      onCompacted: spec.onCompacted,
-      onMessage: spec.transcript,
-      policy,
-      priorCostUsd: spec.prior?.costUsd,
-      priorTurns: spec.prior?.turns,
-      priorUsage: spec.prior?.usage,
-      prices: settings.prices,
-      sandbox: spec.sandbox,
-      registry: tools.registry,
-      session: planMode,
-      signal: host.signal,
-      stopRequested: () => planMode.finished,
-      system,
-    })
-  } finally {
-    if (!spec.tools) await tools.close()
+  const tools = await session.tools()
+  const {policy, system} = await prompt
+  const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
+  if (!spec.history) await spec.transcript(messages[0])
+  const onEvent = (event: AgentEvent) => {
+    spec.observe?.(event)
+    host.onEvent?.(event)
+  }
+
+  return agentLoop({
+    beforeTools: spec.beforeTools,
+    client: await session.client(),
+    commandWatch: spec.commandWatch,
+    onEndTurn: spec.onEndTurn,
+    contextWindow: settings.contextWindow,
+    maxBudgetUsd: options.maxBudgetUsd,
+    maxTurns: options.maxTurns,
+    messages,
+    model: session.model,
+    onCompacted: spec.onCompacted,
+    onEvent,
+    onMessage: spec.transcript,
+    policy,
+    prices: settings.prices,
+    prior: spec.prior,
+    registry: tools.registry,
+    sandbox: spec.sandbox,
+    session: spec.planMode,
+    signal: host.signal,
+    stopRequested: () => spec.planMode.finished,
+    system,
+  }).run()
+}
+
+/** What a loop is bound to: the client to ask, the tools and policy to run calls with. */
+export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 'request'> {
+  client: Anthropic
+  registry: ToolRegistry
+  /** The policy in force; read every turn, since a control tool may change the mode. */
+  policy(): PolicyContext
+  /** What control tools may do (plan mode). */
+  session: SessionControl
+  sandbox?: SandboxSettings
+  commandWatch?: CommandWatch
+}
+
+/** The loop, bound once to a way to make a request and a way to run the turn's calls. */
+export function agentLoop(binding: LoopBinding): AgentLoop {
+  const {client, commandWatch, policy, registry, sandbox, session, ...loop} = binding
+  const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
+  return new AgentLoop({
+    ...loop,
+    execute: callExecutor({commandWatch, onEvent, policy, registry, sandbox, session, signal: loop.signal}),
+    offer() {
+      const now = policy()
+      return {mode: now.mode, tools: registry.apiTools(now)}
+    },
+    request: turnRequest({client, model: loop.model, onRetry: ({attempt, reason}) => onEvent({attempt, reason, type: 'retry'}), signal: loop.signal}),
+  })
+}
+
+/**
+ * Runs a turn's calls one after another (a later call may depend on an earlier write), each through the
+ * shared wrapper (dispatch.ts), each reported as it starts and ends; what the model is sent is scrubbed
+ * of secrets.
+ */
+function callExecutor(env: {
+  registry: ToolRegistry
+  policy: () => PolicyContext
+  session: SessionControl
+  sandbox?: SandboxSettings
+  signal: AbortSignal
+  onEvent(event: AgentEvent): void
+  commandWatch?: CommandWatch
+}): CallExecutor {
+  return async (calls) => {
+    const results = []
+    for (const call of calls) {
+      env.onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
+      // A command's changes are found from the work tree before and after it (a run held to a scope).
+      const watched = env.commandWatch && !env.signal.aborted && env.registry.get(call.name)?.access === 'execute' ? env.commandWatch : undefined
+      const before = await watched?.before()
+      const outcome = env.signal.aborted
+        ? {content: 'The session was interrupted before this call ran.', isError: true}
+        : await dispatch(
+            {id: call.id, input: call.input, name: call.name},
+            {policy: env.policy(), registry: env.registry, sandbox: env.sandbox, session: env.session, signal: env.signal},
+          )
+      const denied = 'decision' in outcome && outcome.decision?.decision === 'deny'
+      const allowed = 'decision' in outcome && outcome.decision?.decision === 'allow'
+      const note = watched && allowed ? await watched.after(before) : undefined
+      const content = scrubSecrets(note ? `${outcome.content}\n\n${note}` : outcome.content)
+      env.onEvent({content, denied, id: call.id, isError: outcome.isError, name: call.name, type: 'tool_result'})
+      results.push({changed: 'changed' in outcome ? outcome.changed : undefined, content, denied, isError: outcome.isError})
+    }
+
+    return results
   }
 }
 
-/** What decides the system prompt and the tools a session offers: its spec less the conversation and the model. */
-export type PromptSpec = Omit<SessionSpec, 'client' | 'commandWatch' | 'onEndTurn' | 'history' | 'maxBudgetUsd' | 'sandbox' | 'maxTurns' | 'model' | 'onCompacted' | 'opening' | 'prior' | 'tools' | 'transcript'>
+/** What decides a session's system prompt and tools besides its context: its kind and its rules. */
+export type PromptSpec = SessionProfile & {allow: string[]; scope?: Scope}
 
 /** What a session sends the model besides the conversation, turn by turn. */
 export interface SessionPrompt {
@@ -146,13 +184,14 @@ export interface SessionPrompt {
  * The one place a session's system prompt and policy are built: runSession sends what this gives, and
  * `wave prompt` prints it (src/core/session/preview.ts), so what a user reviews is what the model gets.
  */
-export async function sessionPrompt(spec: PromptSpec): Promise<SessionPrompt> {
-  const {planMode, settings} = spec
+export async function sessionPrompt(session: SessionContext, spec: PromptSpec): Promise<SessionPrompt> {
+  const {planMode} = spec
+  const {settings} = session
   // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
   const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
-  const base: PolicyContext = {headless: true, mode: spec.mode, rules, scope: spec.scope, workspaceRoot: spec.workspace}
+  const base: PolicyContext = {headless: true, mode: spec.mode, rules, scope: spec.scope, workspaceRoot: session.workspace}
   // Built once: the system prompt must not change between turns, or the prompt cache is lost.
-  const context = await sessionContext(spec, base)
+  const context = await sessionContext(session, base)
   const own = spec.system(rules)
   return {
     policy: () => ({...base, ...planMode.policy()}),
@@ -164,41 +203,18 @@ export async function sessionPrompt(spec: PromptSpec): Promise<SessionPrompt> {
  * What every session's system prompt carries besides its mode's own text, in sections joined by blank
  * lines: the environment first. Plan mode puts it before its reminder, which must end the prompt.
  */
-async function sessionContext(spec: PromptSpec, policy: PolicyContext): Promise<string> {
+async function sessionContext(session: SessionContext, policy: PolicyContext): Promise<string> {
+  const {place, workspace} = session
   // Names a Read(...) deny rule hides from the tools are not named in the environment block either.
   const denied = readDenials(policy, {access: 'read', name: 'LS'})
-  const environment = readEnvironment({hidden: (absolute) => denied({absolute, real: absolute}), repository: spec.snapshot?.summary(), workspace: spec.workspace})
-  const sections: string[] = []
-  const top = spec.repository ?? spec.workspace
+  const environment = readEnvironment({hidden: (absolute) => denied({absolute, real: absolute}), repository: session.snapshot?.summary(), workspace})
+  // The repository's AGENTS.md / CLAUDE.md files are read from its top (else the workspace) down to where the command started.
+  const top = place.repository ?? workspace
   const instructions = instructionsSections({
-    appended: spec.appendSystemPrompt,
-    repository: await readInstructionFiles(top, spec.cwd ?? spec.workspace),
-    settings: spec.settings.instructions,
+    appended: session.options.appendSystemPrompt,
+    repository: await readInstructionFiles(top, place.cwd ?? workspace),
+    settings: session.settings.instructions,
   })
-  if (instructions.cut) spec.host.warn(instructions.cut)
-  sections.push(instructions.text)
-  return [environmentSection(await environment), ...sections].filter(Boolean).join('\n\n')
-}
-
-/**
- * Where a session works: `--cwd`, else the top of the git repository around the current directory.
- * Never a workspace holding WAVE_HOME (or held by it): the session could write its own settings and plans.
- */
-export async function sessionPlace(cwd: string | undefined, outside?: {hint: string}): Promise<SessionPlace> {
-  const place = await sessionWorkspace(cwd ?? process.cwd(), cwd !== undefined)
-  await assertHomeOutsideWorkspace(place.workspace)
-  // A session that writes works where the user says, never in a directory guessed for them.
-  if (outside && cwd === undefined && !place.repository) {
-    throw new WaveError(`${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`, ExitCode.usage, outside.hint)
-  }
-
-  return place
-}
-
-/** The settings in force, read once here, and the model they and `--model` choose; credentials checked before any request. */
-export function sessionSettings(workspace: string, modelFlag: string | undefined): {settings: EffectiveSettings; model: string} {
-  const settings = loadSettings(workspace)
-  const model = modelFrom(modelFlag, settings.model)
-  assertCredentials(settings.provider)
-  return {model, settings}
+  if (instructions.cut) session.host.warn(instructions.cut)
+  return [environmentSection(await environment), instructions.text].filter(Boolean).join('\n\n')
 }

@@ -5,36 +5,26 @@
  */
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
-import {openSessionTools} from '../../plugins/toolset.js'
-import {ExitCode, WaveError} from '../errors.js'
+import {endingError, ExitCode, WaveError} from '../errors.js'
 import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
-import {sessionSnapshot} from '../workspace/snapshot.js'
-import type {StopReason, TokenUsage} from './loop.js'
+import {openSession, type SessionOptions} from './context.js'
+import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
 import type {SessionStart} from './plan.js'
 import {taskProfile} from './profiles.js'
 import {taskOpening} from './prompts/task.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
-import {runSession, type SessionHost, sessionPlace, sessionSettings} from './session.js'
+import {runSession} from './session.js'
 
-export interface TaskOptions {
-  host: SessionHost
+export interface TaskOptions extends SessionOptions {
   task: string
-  /** `--cwd`: the workspace. Without it, the top of the git repository holding the current directory. */
-  cwd?: string
-  /** `--append-system-prompt`. */
-  appendSystemPrompt?: string
   mode: ExecutionMode
   allow: string[]
   /** `--sandbox` / `--sandbox-network`: for this session's commands and, with --approve, in the record. */
   sandbox: {enabled: boolean; network: boolean}
   /** `--approve`: a plan the model makes is approved and executed at once, in a fresh context. */
   approve?: InlineApproval
-  model?: string
-  maxTurns: number
-  /** `--max-budget-usd`. */
-  maxBudgetUsd?: number
   onStart?(info: SessionStart): void
   onPlanMode?(info: {planPath: string; name: string}): void
 }
@@ -52,11 +42,9 @@ export type TaskOutcome =
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
 
 export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
-  const place = await sessionPlace(options.cwd, {hint: 'Start it in a repository, or name the workspace with --cwd DIR.'})
-
-  const {workspace} = place
-  const {model, settings} = sessionSettings(workspace, options.model)
-  const snapshot = await sessionSnapshot(workspace, {changes: true})
+  const session = await openSession(options, {changes: true, outside: {hint: 'Start it in a repository, or name the workspace with --cwd DIR.'}})
+  const {model, settings, workspace} = session
+  const snapshot = session.snapshot!
   const repository = await snapshot.state()
   // What the task's changes are measured from: read while the first request goes out, and awaited
   // before any tool runs (beforeTools below), so no tool can change the workspace before it is taken.
@@ -83,33 +71,23 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   const planMode = profile.planMode
 
   // One tool set for the task and, with --approve, the execution of its plan: MCP servers start once.
-  const tools = await openSessionTools({config: options.host.config, settings, warn: options.host.warn, workspace})
   try {
-    const result = await runSession({
-      allow: options.allow,
-      sandbox: {...options.sandbox, env: settings.sandboxEnv},
-      appendSystemPrompt: options.appendSystemPrompt,
-      cwd: place.cwd,
-      host: options.host,
-      maxTurns: options.maxTurns,
-      model,
-      opening: taskOpening(options.task),
+    const result = await runSession(session, {
       ...profile,
+      allow: options.allow,
       beforeTools: () => before,
-      repository: place.repository,
-      settings,
-      snapshot,
-      tools,
-      maxBudgetUsd: options.maxBudgetUsd,
       async onCompacted(messages, compaction) {
         if (planPath) await appendTranscript(planPath, {compacted: messages, compaction, session: 'task'})
       },
+      opening: taskOpening(options.task),
+      sandbox: {...options.sandbox, env: settings.sandboxEnv},
       async transcript(message) {
         held.push(message)
         if (planPath) await appendTranscript(planPath, {message, session: 'task'})
       },
-      workspace,
     })
+    const stopped = endingError(result, outcomeDetails(result))
+    if (stopped) throw stopped
     const tally = {costUsd: result.costUsd, stopReason: result.stopReason, turns: result.turns, usage: result.usage}
 
     const plan = planMode.planFile
@@ -128,28 +106,28 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     await setPlanStatus(plan.path, 'draft', result.costUsd)
     if (!options.approve) return {...tally, kind: 'awaiting_approval', name: plan.name, planPath: plan.path}
 
-    const run = await executePlan({
-      allowStale: false,
-      appendSystemPrompt: options.appendSystemPrompt,
-      approve: options.approve,
-      host: options.host,
-      // The settings and tools taken before the task ran: whatever it wrote cannot widen the run.
-      inherited: {settings, tools},
-      // The budget covers both sessions: the run gets what planning left.
-      maxBudgetUsd: options.maxBudgetUsd === undefined ? undefined : Math.max(0, options.maxBudgetUsd - (result.costUsd ?? 0)),
-      maxTurns: options.maxTurns,
-      model,
-      place,
-      planPath: plan.path,
-    })
+    const run = await executePlan(
+      {
+        ...options,
+        allowStale: false,
+        approve: options.approve,
+        // The budget covers both sessions: the run gets what planning left.
+        maxBudgetUsd: options.maxBudgetUsd === undefined ? undefined : Math.max(0, options.maxBudgetUsd - (result.costUsd ?? 0)),
+        // The model the task ran with, whatever a settings file it wrote now names.
+        model,
+        onStart: undefined,
+        planPath: plan.path,
+      },
+      session,
+    )
     return {kind: 'executed', name: plan.name, planPath: plan.path, planning: tally, run}
   } catch (error) {
     // A run of the plan reports its own details; the task's session reports its changes and plan here.
     if (!(error instanceof WaveError) || error.details?.planPath) throw error
-    const written = new Set((error.details?.filesChanged as string[] | undefined) ?? [])
+    const written = new Set(error.details?.filesChanged ?? [])
     const filesChanged = await filesChangedBy(workspace, await before, written, repository?.root)
     throw error.withDetails({filesChanged, planPath: planMode.planFile?.path ?? null})
   } finally {
-    await tools.close()
+    await session.close()
   }
 }

@@ -12,9 +12,10 @@ import Anthropic from '@anthropic-ai/sdk'
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {ExitCode, WaveError} from '../../../src/core/errors.js'
+import {endingError, ExitCode, WaveError} from '../../../src/core/errors.js'
 import {NO_RULES} from '../../../src/core/policy/policy.js'
-import {type AgentEvent, type AgentOptions, type AgentResult, runAgent} from '../../../src/core/session/loop.js'
+import {type AgentEvent, type AgentOutcome, outcomeDetails} from '../../../src/core/session/loop.js'
+import {agentLoop, type LoopBinding} from '../../../src/core/session/session.js'
 import {costOf} from '../../../src/core/session/pricing.js'
 import {builtinRegistry} from '../../../src/plugins/registry.js'
 import {
@@ -48,7 +49,7 @@ afterEach(async () => {
 })
 
 interface Session {
-  result?: AgentResult
+  result?: AgentOutcome
   error?: WaveError
   events: AgentEvent[]
   messages: MessageParam[]
@@ -57,7 +58,7 @@ interface Session {
 }
 
 /** Runs the loop against the server in acceptEdits (Write and Edit allowed in the workspace). */
-async function session(overrides: Partial<AgentOptions> & {maxRetries?: number; baseURL?: string} = {}): Promise<Session> {
+async function session(overrides: Partial<LoopBinding> & {maxRetries?: number; baseURL?: string} = {}): Promise<Session> {
   const {baseURL, maxRetries, ...options} = overrides
   const client = new Anthropic({apiKey: 'test-key', baseURL: baseURL ?? server.url, maxRetries: maxRetries ?? 2})
   const events: AgentEvent[] = []
@@ -69,7 +70,7 @@ async function session(overrides: Partial<AgentOptions> & {maxRetries?: number; 
 
   const out: Session = {compacted, events, messages}
   try {
-    out.result = await runAgent({
+    const outcome = await agentLoop({
       client,
       maxTurns: 20,
       messages,
@@ -84,7 +85,11 @@ async function session(overrides: Partial<AgentOptions> & {maxRetries?: number; 
       signal: new AbortController().signal,
       system: () => 'You are a careful engineer.',
       ...options,
-    })
+    }).run()
+    // A session stopped before it finished is the error its driver raises (errors.ts, ENDINGS).
+    const stopped = endingError(outcome, outcomeDetails(outcome))
+    if (stopped) throw stopped
+    out.result = outcome
   } catch (error) {
     if (!(error instanceof WaveError)) throw error
     out.error = error

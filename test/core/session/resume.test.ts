@@ -11,11 +11,12 @@ import Anthropic from '@anthropic-ai/sdk'
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {ExitCode, WaveError} from '../../../src/core/errors.js'
+import {endingError, ExitCode, WaveError} from '../../../src/core/errors.js'
 import {type ApprovalRecord, approvalRecordSchema} from '../../../src/core/plans/approval.js'
 import type {PlanRun, PlanState} from '../../../src/core/plans/plans.js'
 import {NO_RULES} from '../../../src/core/policy/policy.js'
-import {runAgent} from '../../../src/core/session/loop.js'
+import {outcomeDetails} from '../../../src/core/session/loop.js'
+import {agentLoop} from '../../../src/core/session/session.js'
 import {costOf} from '../../../src/core/session/pricing.js'
 import {resumableRun, resumePoint} from '../../../src/core/session/resume.js'
 import {builtinRegistry} from '../../../src/plugins/registry.js'
@@ -177,19 +178,24 @@ describe('the loop of a resumed run', () => {
   afterEach(() => server.close())
 
   const MODEL = 'claude-sonnet-5-5'
-  const agent = (options: {priorTurns: number; maxTurns: number; priorCostUsd?: number | null; maxBudgetUsd?: number}) =>
-    runAgent({
+  const agent = async ({priorCostUsd, priorTurns, ...options}: {priorTurns: number; maxTurns: number; priorCostUsd?: number | null; maxBudgetUsd?: number}) => {
+    const outcome = await agentLoop({
       client: new Anthropic({apiKey: 'test-key', baseURL: server.url, maxRetries: 0}),
       messages: [user('go on')],
       model: MODEL,
       policy: () => ({headless: true, mode: 'acceptEdits', rules: NO_RULES, workspaceRoot: dir}),
-      priorUsage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 1000, output_tokens: 100},
+      prior: {costUsd: priorCostUsd, turns: priorTurns, usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 1000, output_tokens: 100}},
       registry: builtinRegistry(),
       session: {enterPlanMode: async () => '', exitPlanMode: async () => ''},
       signal: new AbortController().signal,
       system: () => 'system',
       ...options,
-    })
+    }).run()
+    // A session stopped before it finished is the error its driver raises (errors.ts, ENDINGS).
+    const stopped = endingError(outcome, outcomeDetails(outcome))
+    if (stopped) throw stopped
+    return outcome
+  }
 
   it('counts turns, usage and cost on from the earlier part', async () => {
     const turn = {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 20_000, output_tokens: 2000}

@@ -1,9 +1,9 @@
 /**
- * Delivering a successful run: its changes committed, then pushed to the pull request's own branch, or to
- * a new branch `wave/<plan>` with a pull request (for an issue, against the branch the plan was made
- * from; for a pull request, against its head branch, or its base for one from a fork).
+ * Delivering a successful run: its changes committed, then pushed to the pull (merge) request's own
+ * branch, or to a new branch `wave/<plan>` with a pull (merge) request (for an issue, against the branch
+ * the plan was made from; for a pull request, against its head branch, or its base for one from a fork).
  */
-import type {GitHubClient} from './client.js'
+import type {Forge} from './forge.js'
 import type {Remote} from './remote.js'
 import type {StickyState} from './sticky.js'
 
@@ -23,16 +23,16 @@ export interface DeliveryInput {
   /** The pull request the plan was made on, if it was. */
   pull?: {number: number; headRef: string; baseRef: string; sameRepository: boolean}
   prDelivery: PrDelivery
-  links: {plan: string; approval: string; serverUrl: string; repository: string}
+  links: {plan: string; approval: string}
   approver: string
 }
 
 /** Commits and delivers; undefined when the run changed no file (nothing to deliver). */
-export async function deliver(client: GitHubClient, remote: Remote, input: DeliveryInput): Promise<Delivery | undefined> {
-  const {state, pull, links} = input
+export async function deliver(client: Forge, remote: Remote, input: DeliveryInput): Promise<Delivery | undefined> {
+  const {state, pull} = input
   const commit = await remote.commit(input.files, commitMessage(input))
   if (!commit) return undefined
-  const commitUrl = `${links.serverUrl}/${links.repository}/commit/${commit}`
+  const commitUrl = client.commitUrl(commit)
   if (pull?.sameRepository && input.prDelivery === 'push') {
     await remote.push(pull.headRef)
     return {branch: pull.headRef, commit, kind: 'push', url: commitUrl}
@@ -41,7 +41,7 @@ export async function deliver(client: GitHubClient, remote: Remote, input: Deliv
   const branch = `wave/${state.name}`
   const base = pull ? (pull.sameRepository ? pull.headRef : pull.baseRef) : state.base
   await remote.push(branch)
-  const created = await client.createPull({base, body: pullBody(input), head: branch, title: `wave: ${titleOf(state.task)}`})
+  const created = await client.createChangeRequest({base, body: pullBody(input, client), head: branch, title: `wave: ${titleOf(state.task)}`})
   return {branch, commit, kind: 'pull_request', url: created.url}
 }
 
@@ -55,9 +55,12 @@ Approval: ${links.approval}
 `
 }
 
-function pullBody(input: DeliveryInput): string {
+function pullBody(input: DeliveryInput, client: Forge): string {
   const {state, pull, links} = input
-  const origin = pull ? `pull request #${pull.number}${pull.sameRepository ? '' : ' (from a fork: this branch holds its commits too)'}` : `#${state.thread.number}`
+  const {words} = client
+  const origin = pull
+    ? `${words.changeRequest} ${words.ref({number: pull.number, pull: true})}${pull.sameRepository ? '' : ' (from a fork: this branch holds its commits too)'}`
+    : words.ref(state.thread)
   const rules = state.allow.length > 0 ? state.allow.map((rule) => `\`${rule}\``).join(', ') : 'none'
   return `wave ran the plan [\`${state.name}\`](${links.plan}) (sha256 \`${state.sha256}\`), made against \`${state.commit}\` for ${origin}.
 

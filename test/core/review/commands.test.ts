@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {CommentSyntaxError, isWaveComment, parseWaveComment, planNamed, tokenize} from '../../../src/core/github/commands.js'
+import {CommentSyntaxError, isWaveComment, parseWaveComment, planNamed, tokenize} from '../../../src/core/review/commands.js'
 
 describe('tokenize', () => {
   it('splits on white space and reads quotes as a shell would, expanding nothing', () => {

@@ -1,5 +1,5 @@
 /**
- * git against the repository's remote, for `wave github`: fetch and check out the commit a plan is made
+ * git against the repository's remote, for `wave github` and `wave gitlab`: fetch and check out the commit a plan is made
  * against, commit a run's changes, push them. The token reaches git as an `http.<server>/.extraheader`
  * given through git's GIT_CONFIG_* environment (as actions/checkout sets it up): never in a URL, an
  * argument list anyone can read in `ps`, a config file the agent could read, or a message.
@@ -19,8 +19,14 @@ export interface RemoteOptions {
   /** The remote's name in the workspace's git config (`origin` in an actions/checkout). */
   name: string
   token: string
-  /** GITHUB_SERVER_URL: the header is sent to this server only. */
+  /** GITHUB_SERVER_URL (CI_SERVER_URL): the header is sent to this server only. */
   serverUrl: string
+  /** The user name of HTTP basic authentication beside the token (default GitHub's x-access-token). */
+  user?: string
+  /** Who commits when the repository names no one (default Actions' identity). */
+  identity?: {name: string; email: string}
+  /** What to run first when the workspace is not clean (default actions/checkout). */
+  checkoutStep?: string
 }
 
 export class Remote {
@@ -41,9 +47,9 @@ export class Remote {
     const status = await this.git(['status', '--porcelain', '--untracked-files=normal'], {what: 'read the workspace status'})
     if (status) {
       throw new WaveError(
-        `The workspace ${this.options.workspace} has uncommitted changes; wave github checks out the commit it works on and needs a clean checkout.`,
+        `The workspace ${this.options.workspace} has uncommitted changes; wave checks out the commit it works on and needs a clean checkout.`,
         ExitCode.usage,
-        'Run wave github right after actions/checkout, before steps that change files.',
+        `Run wave right after ${this.options.checkoutStep ?? 'actions/checkout'}, before steps that change files.`,
       )
     }
 
@@ -82,11 +88,11 @@ export class Remote {
     )
   }
 
-  /** The repository's own identity when it has one (user.name and user.email), else Actions'. */
+  /** The repository's own identity when it has one (user.name and user.email), else the forge's. */
   private async identity(): Promise<{name: string; email: string}> {
     const get = (key: string) => this.git(['config', '--get', key], {what: 'read the git identity'}).catch(() => '')
     const [name, email] = await Promise.all([get('user.name'), get('user.email')])
-    return name && email ? {email, name} : FALLBACK_IDENTITY
+    return name && email ? {email, name} : (this.options.identity ?? FALLBACK_IDENTITY)
   }
 
   private async git(args: string[], options: {what: string; authenticated?: boolean; input?: string}): Promise<string> {
@@ -108,7 +114,7 @@ export class Remote {
   private authEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     const count = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10) || 0
     const server = this.options.serverUrl.replace(/\/+$/, '')
-    const basic = Buffer.from(`x-access-token:${this.options.token}`).toString('base64')
+    const basic = Buffer.from(`${this.options.user ?? 'x-access-token'}:${this.options.token}`).toString('base64')
     return {
       GIT_CONFIG_COUNT: String(count + 1),
       [`GIT_CONFIG_KEY_${count}`]: `http.${server}/.extraheader`,

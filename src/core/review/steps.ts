@@ -1,8 +1,8 @@
 /**
- * The review conversation of one plan on GitHub: plan, request changes (then revise), reject, approve
- * (then run and deliver). Each step calls the session drivers in-process (makePlan, revisePlan,
- * executePlan) and the approval module, keeps the plan's sticky comment in step, and reports a failure
- * there before passing it on.
+ * The review conversation of one plan, the same on every forge: plan, request changes (then revise),
+ * reject, approve (then run and deliver). Each step calls the session drivers in-process (makePlan,
+ * revisePlan, executePlan) and the approval module, keeps the plan's sticky comment in step through the
+ * forge (forge.ts), and reports a failure there before passing it on.
  */
 import {readFile} from 'node:fs/promises'
 
@@ -14,38 +14,56 @@ import {runReportSchema} from '../plans/report.js'
 import {textDiff} from '../plans/revisions.js'
 import {makePlan, revisePlan} from '../session/plan.js'
 import {executePlan} from '../session/run.js'
+import type {ExecutionMode} from '../policy/modes.js'
 import type {SessionHost} from '../session/session.js'
-import type {GitHubClient, Thread} from './client.js'
 import {planNamed} from './commands.js'
-import {now, PlanComment, plansOf} from './comment.js'
-import {deliver, type Delivery} from './delivery.js'
-import type {GitHubEnvironment, GitHubOptions} from './env.js'
-import type {Intent, Trigger} from './event.js'
+import {deliver, type Delivery, type PrDelivery} from './delivery.js'
+import {assertDuties, type Duties} from './duties.js'
+import type {Forge, Thread} from './forge.js'
+import type {Intent, Trigger} from './intent.js'
+import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
 import {type StickyState, type StickyStatus, stickyReport} from './sticky.js'
-import {assertAnsweredPlan, materializePlan, type PlanOnGitHub} from './transport.js'
+import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
 
 /** Runs one model session with progress, given the host it needs. */
 export type SessionRunner = <T>(title: string, work: (host: SessionHost) => Promise<T>) => Promise<T>
 
+/** What every forge's flow is configured with, flags or variables (each forge's env.ts). */
+export interface ReviewOptions {
+  /** The proposed mode and rules of every plan; an approval can choose others. */
+  mode: ExecutionMode
+  allow: string[]
+  /** A change request from this repository gets a commit on its branch (push) or a change request against it. */
+  prDelivery: PrDelivery
+  /** Whether the run's commands get the OS sandbox (recorded in the approval). */
+  sandbox: boolean
+}
+
 /** Everything a step needs, made once per event (handler.ts). */
-export interface GitHubRun {
-  environment: GitHubEnvironment
-  options: GitHubOptions
-  client: GitHubClient
+export interface ReviewRun {
+  /** The event's name, for the outcome. */
+  event: string
+  options: ReviewOptions
+  duties: Duties
+  client: Forge
   remote: Remote
   /** The checkout, a real path. */
   workspace: string
-  /** owner/name. */
-  repository: string
   /** The login of wave's own comments. */
   author: string
+  /** How to tell wave its own login, when its comments turn out to be by another (a setting's name). */
+  authorSetting?: string
+  /** The CI job handling this event, linked from the plan's comment. */
+  runUrl?: string
+  /** The commit and branch a dispatched run (a manual or scheduled pipeline) was started on. */
+  dispatched?: {sha?: string; refName?: string}
   session: SessionRunner
   model?: string
   maxTurns?: number
 }
 
-export interface GitHubOutcome {
+export interface ReviewOutcome {
   event: string
   outcome: 'ignored' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
   /** One line saying what happened. */
@@ -60,7 +78,7 @@ type TextIntent = Extract<Intent, {kind: 'request-changes' | 'reject'}>
 
 // ------------------------------------------------------------------------------------------------ plan
 
-export async function plan(run: GitHubRun, intent: PlanIntent): Promise<GitHubOutcome> {
+export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOutcome> {
   const thread = intent.trigger.thread ?? (await dispatchThread(run, intent))
   const meter = costMeter()
   let sticky: PlanComment | undefined
@@ -68,7 +86,7 @@ export async function plan(run: GitHubRun, intent: PlanIntent): Promise<GitHubOu
   try {
     const target = await targetOf(run, thread, intent.dispatch !== undefined)
     await checkout(run, target.commit, thread)
-    const outcome = await run.session('wave github: plan', (host) =>
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: plan`, (host) =>
       makePlan({
         allow: [],
         cwd: run.workspace,
@@ -86,7 +104,7 @@ export async function plan(run: GitHubRun, intent: PlanIntent): Promise<GitHubOu
             model: info.model,
             name: info.name!,
             requestedBy: intent.trigger.actor,
-            runUrl: run.environment.runUrl,
+            runUrl: run.runUrl,
             status: 'planning',
             task: intent.task,
             thread,
@@ -116,7 +134,7 @@ export async function plan(run: GitHubRun, intent: PlanIntent): Promise<GitHubOu
       throw new WaveError(
         `wave's comments are by ${sticky!.author}, but it trusts only comments by ${run.author} as plans: no approval of ${sticky!.state.name} would be found.`,
         ExitCode.usage,
-        `Set bot-login (WAVE_GITHUB_BOT_LOGIN) to ${sticky!.author}.`,
+        `Set ${run.authorSetting ?? "wave's own login"} to ${sticky!.author}.`,
       )
     }
 
@@ -130,11 +148,12 @@ export async function plan(run: GitHubRun, intent: PlanIntent): Promise<GitHubOu
 }
 
 /** A dispatch names the thread to plan in, or gets a new issue holding its task. */
-async function dispatchThread(run: GitHubRun, intent: PlanIntent): Promise<Thread> {
-  const number = intent.dispatch?.issue
-  if (number) return run.client.thread(number)
+async function dispatchThread(run: ReviewRun, intent: PlanIntent): Promise<Thread> {
+  const {issue, pull} = intent.dispatch ?? {}
+  if (pull) return run.client.thread(pull, true)
+  if (issue) return run.client.thread(issue, false)
   const title = `wave: ${intent.task.split('\n')[0].slice(0, 80)}`
-  const body = `@${intent.trigger.actor} asked wave to plan this${run.environment.refName ? ` on \`${run.environment.refName}\`` : ''}:\n\n${intent.task
+  const body = `@${intent.trigger.actor} asked wave to plan this${run.dispatched?.refName ? ` on \`${run.dispatched.refName}\`` : ''}:\n\n${intent.task
     .split('\n')
     .map((line) => `> ${line}`)
     .join('\n')}`
@@ -150,31 +169,31 @@ interface Target {
  * The commit a plan is made against: a pull request's head; for an issue, the tip of the default branch,
  * or the commit a dispatch was started on.
  */
-async function targetOf(run: GitHubRun, thread: Thread, dispatched: boolean): Promise<Target> {
+async function targetOf(run: ReviewRun, thread: Thread, dispatched: boolean): Promise<Target> {
   if (thread.pull) {
-    const pull = await run.client.pull(thread.number)
+    const pull = await run.client.changeRequest(thread.number)
     return {base: pull.head.ref, commit: pull.head.sha}
   }
 
-  if (dispatched && run.environment.sha && run.environment.refName) return {base: run.environment.refName, commit: run.environment.sha}
+  if (dispatched && run.dispatched?.sha && run.dispatched.refName) return {base: run.dispatched.refName, commit: run.dispatched.sha}
   const base = await run.client.defaultBranch()
   return {base, commit: await run.remote.fetch(`refs/heads/${base}`)}
 }
 
-/** Checks the commit out; a pull request's head from a fork may be reachable only through refs/pull/N/head. */
-async function checkout(run: GitHubRun, commit: string, thread: Thread): Promise<void> {
+/** Checks the commit out; a change request's head from a fork may be reachable only through the forge's ref for it. */
+async function checkout(run: ReviewRun, commit: string, thread: Thread): Promise<void> {
   try {
     await run.remote.checkout(commit)
   } catch (error) {
     if (!thread.pull || !(error instanceof WaveError) || error.exitCode !== ExitCode.runtime) throw error
-    await run.remote.fetch(`refs/pull/${thread.number}/head`)
+    await run.remote.fetch(run.client.headRef(thread.number))
     await run.remote.checkout(commit)
   }
 }
 
 // ------------------------------------------------------------------------------------------------ decisions
 
-export async function requestChanges(run: GitHubRun, intent: TextIntent): Promise<GitHubOutcome> {
+export async function requestChanges(run: ReviewRun, intent: TextIntent): Promise<ReviewOutcome> {
   const plans = await plansOf(run.client, intent.trigger.thread!, run.author)
   const named = planNamed(intent.text, plans.map(nameOf))
   if (!named.rest) return refuse(run, intent.trigger, usageError('/wave request-changes needs feedback saying what to change.'))
@@ -187,7 +206,7 @@ export async function requestChanges(run: GitHubRun, intent: TextIntent): Promis
     ...sticky.state,
     failure: undefined,
     history: [...sticky.state.history, {at: now(), by: actor, event: 'changes_requested', sha256: found.state.sha256, text: feedback, url: intent.trigger.comment?.url}],
-    runUrl: run.environment.runUrl,
+    runUrl: run.runUrl,
     status: 'changes_requested',
   }
   await sticky.save()
@@ -208,7 +227,7 @@ export async function requestChanges(run: GitHubRun, intent: TextIntent): Promis
       repository: {branch: null, dirty: false, head: found.state.commit},
       task: found.state.task,
     })
-    const outcome = await run.session('wave github: revise', (host) =>
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: revise`, (host) =>
       revisePlan({
         allow: [],
         cwd: run.workspace,
@@ -245,7 +264,7 @@ export async function requestChanges(run: GitHubRun, intent: TextIntent): Promis
   }
 }
 
-export async function reject(run: GitHubRun, intent: TextIntent): Promise<GitHubOutcome> {
+export async function reject(run: ReviewRun, intent: TextIntent): Promise<ReviewOutcome> {
   const plans = await plansOf(run.client, intent.trigger.thread!, run.author)
   const named = planNamed(intent.text, plans.map(nameOf))
   const found = await pick(run, intent.trigger, plans, named.plan, ['awaiting_approval', 'failed', 'changes_requested'], 'to reject')
@@ -255,7 +274,7 @@ export async function reject(run: GitHubRun, intent: TextIntent): Promise<GitHub
     ...sticky.state,
     failure: undefined,
     history: [...sticky.state.history, {at: now(), by: actor, event: 'rejected', sha256: found.state.sha256, text: named.rest || undefined, url: intent.trigger.comment?.url}],
-    runUrl: run.environment.runUrl,
+    runUrl: run.runUrl,
     status: 'rejected',
   }
   await sticky.save()
@@ -264,7 +283,7 @@ export async function reject(run: GitHubRun, intent: TextIntent): Promise<GitHub
 
 // ------------------------------------------------------------------------------------------------ approve
 
-export async function approve(run: GitHubRun, intent: ApproveIntent): Promise<GitHubOutcome> {
+export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<ReviewOutcome> {
   const {trigger} = intent
   const plans = await plansOf(run.client, trigger.thread!, run.author)
   const found = await pick(run, trigger, plans, intent.plan, ['awaiting_approval', 'failed'], 'to approve')
@@ -276,8 +295,14 @@ export async function approve(run: GitHubRun, intent: ApproveIntent): Promise<Gi
   }
 
   const state = found.state
-  const pull = state.thread.pull ? await run.client.pull(state.thread.number) : undefined
-  const sameRepository = pull?.head.repository === run.repository
+  const pull = state.thread.pull ? await run.client.changeRequest(state.thread.number) : undefined
+  try {
+    await assertDuties(run.duties, run.client, {actor: trigger.actor, author: run.author, pull, state})
+  } catch (error) {
+    return refuse(run, trigger, error as WaveError)
+  }
+
+  const sameRepository = pull?.head.sameRepository === true
   if (pull && sameRepository && run.options.prDelivery === 'push' && pull.head.sha !== state.commit) {
     return refuse(
       run,
@@ -300,7 +325,7 @@ export async function approve(run: GitHubRun, intent: ApproveIntent): Promise<Gi
     failure: undefined,
     history: [...state.history, {at: now(), by: trigger.actor, event: 'approved', sha256: state.sha256, url: trigger.comment!.url}],
     mode,
-    runUrl: run.environment.runUrl,
+    runUrl: run.runUrl,
     status: 'running',
   }
   // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
@@ -325,7 +350,7 @@ export async function approve(run: GitHubRun, intent: ApproveIntent): Promise<Gi
       task: state.task,
     })
     await sticky.save()
-    const outcome = await run.session('wave github: run', (host) =>
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
       executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
     )
     sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}, report: stickyReport(outcome.report)}
@@ -333,7 +358,7 @@ export async function approve(run: GitHubRun, intent: ApproveIntent): Promise<Gi
     const delivery = await deliver(run.client, run.remote, {
       approver: trigger.actor,
       files: outcome.filesChanged,
-      links: {approval: trigger.comment!.url, plan: sticky.url ?? found.comment.url, repository: run.repository, serverUrl: run.environment.serverUrl},
+      links: {approval: trigger.comment!.url, plan: sticky.url ?? found.comment.url},
       prDelivery: run.options.prDelivery,
       pull: pull && {baseRef: pull.base.ref, headRef: pull.head.ref, number: pull.number, sameRepository},
       state: sticky.state,
@@ -360,7 +385,7 @@ export async function approve(run: GitHubRun, intent: ApproveIntent): Promise<Gi
 // ------------------------------------------------------------------------------------------------ shared
 
 /** "Changed since your last review": the plan the reviewer asked changes of (carried in its comment) against the revision. */
-async function changesSinceReview(found: PlanOnGitHub, bytes: Buffer, sha256: string, feedback: string): Promise<string | undefined> {
+async function changesSinceReview(found: PlanOnForge, bytes: Buffer, sha256: string, feedback: string): Promise<string | undefined> {
   if (!found.plan || !found.state.sha256) return undefined
   const from = {label: 'as reviewed', sha256: found.state.sha256, text: found.plan.toString('utf8')}
   const to = {label: 'revised', sha256, text: bytes.toString('utf8')}
@@ -372,13 +397,13 @@ async function changesSinceReview(found: PlanOnGitHub, bytes: Buffer, sha256: st
  * Anything else is answered in a reply (no plan, several, one in another status) and refused.
  */
 async function pick(
-  run: GitHubRun,
+  run: ReviewRun,
   trigger: Trigger,
   plans: Awaited<ReturnType<typeof plansOf>>,
   name: string | undefined,
   statuses: StickyStatus[],
   purpose: string,
-): Promise<PlanOnGitHub> {
+): Promise<PlanOnForge> {
   if (name) {
     const named = plans.find((p) => nameOf(p) === name)
     if (!named) return refuse(run, trigger, usageError(`No plan named ${name} in this thread.`, planList(plans)))
@@ -390,7 +415,7 @@ async function pick(
     return named
   }
 
-  const open = plans.filter((p): p is PlanOnGitHub => !('damaged' in p) && statuses.includes(p.state.status))
+  const open = plans.filter((p): p is PlanOnForge => !('damaged' in p) && statuses.includes(p.state.status))
   if (open.length === 1) return open[0]
   if (open.length === 0) return refuse(run, trigger, usageError(`No plan in this thread ${purpose}.`, plans.length > 0 ? planList(plans) : 'Make one with /wave plan <task>.'))
   return refuse(run, trigger, usageError(`Several plans in this thread could be meant (${open.map((p) => p.state.name).join(', ')}): name one.`, `For example: /wave ${purpose === 'to approve' ? 'approve' : purpose === 'to reject' ? 'reject' : 'request-changes'} ${open[0].state.name} ...`))
@@ -402,22 +427,22 @@ const planList = (plans: Awaited<ReturnType<typeof plansOf>>) =>
   plans.length > 0 ? `Plans here: ${plans.map((p) => ('damaged' in p ? `${p.name} (damaged)` : `${p.state.name} (${p.state.status.replace('_', ' ')})`)).join(', ')}.` : 'No plan here yet.'
 
 /** Replies to the comment (or in the thread) with the error's line and hint, then throws it. */
-async function refuse(run: GitHubRun, trigger: Trigger, error: WaveError): Promise<never> {
+async function refuse(run: ReviewRun, trigger: Trigger, error: WaveError): Promise<never> {
   await reply(run, trigger, `${error.message}${error.hint ? `\n\n${error.hint}` : ''}`).catch(() => {})
   throw error
 }
 
 /** A reply in the thread: the comment answered, quoted by its first line, and whom it answers. */
-export async function reply(run: Pick<GitHubRun, 'client'>, trigger: Trigger, text: string): Promise<void> {
+export async function reply(run: Pick<ReviewRun, 'client'>, trigger: Trigger, text: string): Promise<void> {
   if (!trigger.thread) return
   const quoted = trigger.comment ? `> ${escapeLine(trigger.comment.body.trim().split('\n')[0])}\n\n` : ''
-  await run.client.createComment(trigger.thread.number, `${quoted}@${trigger.actor} ${text}`)
+  await run.client.createComment(trigger.thread, `${quoted}@${trigger.actor} ${text}`)
 }
 
 const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').replaceAll('@', '@\u200B')
 
-function outcomeOf(run: GitHubRun, outcome: GitHubOutcome['outcome'], message: string, sticky: PlanComment): GitHubOutcome {
-  return {event: run.environment.eventName, message, outcome, plan: {comment: sticky.url, name: sticky.state.name, sha256: sticky.state.sha256, status: sticky.state.status}}
+function outcomeOf(run: ReviewRun, outcome: ReviewOutcome['outcome'], message: string, sticky: PlanComment): ReviewOutcome {
+  return {event: run.event, message, outcome, plan: {comment: sticky.url, name: sticky.state.name, sha256: sticky.state.sha256, status: sticky.state.status}}
 }
 
 /** A session's cost, from its own usage events (the last says the total so far). */

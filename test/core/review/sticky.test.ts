@@ -1,9 +1,9 @@
 
 import {describe, expect, it} from 'vitest'
 
-import type {IssueComment} from '../../../src/core/github/client.js'
-import {parseSticky, renderSticky, stickyBody, type StickyState} from '../../../src/core/github/sticky.js'
-import {assertAnsweredPlan, decodeData, encodeData} from '../../../src/core/github/transport.js'
+import type {ForgeComment as IssueComment} from '../../../src/core/review/forge.js'
+import {parseSticky, renderSticky, stickyBody, type StickyState} from '../../../src/core/review/sticky.js'
+import {assertAnsweredPlan, decodeData, encodeData} from '../../../src/core/review/transport.js'
 import {sha256} from '../../support/cli.js'
 
 // CRLF, a BOM, a fence and an HTML comment: bytes a rendered or re-encoded copy would not keep.

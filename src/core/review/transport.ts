@@ -1,5 +1,5 @@
 /**
- * How a plan travels between workflow runs: inside its own sticky comment, as a hidden block at the end
+ * How a plan travels between workflow runs (GitHub) or pipelines (GitLab): inside its own sticky comment, as a hidden block at the end
  * of the body holding the plan's exact bytes and its state (gzip, then base64).
  *
  * Why the comment and not a `wave/plans` branch: the comment already has to show the whole plan to the
@@ -8,7 +8,8 @@
  * branch to protect or clean up, and the plan, its status and its decisions live in one place that
  * GitHub timestamps: `updated_at`, which no one can set, tells the approving run whether the comment
  * changed after the reviewer answered it. The bytes travel encoded because GitHub may rewrite a comment's
- * text (line endings), and the approval binds bytes.
+ * text (line endings), and the approval binds bytes. All of this holds for a GitLab note as well (its
+ * limit is 1,000,000 characters; its `updated_at` is GitLab's).
  */
 import {rm, writeFile} from 'node:fs/promises'
 import path from 'node:path'
@@ -19,7 +20,7 @@ import {z} from 'zod'
 import {errorLine, ExitCode, WaveError} from '../errors.js'
 import {sha256Of} from '../plans/approval.js'
 import {ensurePlansDir, planSidecars, writePlanState} from '../plans/plans.js'
-import type {IssueComment} from './client.js'
+import type {ForgeComment} from './forge.js'
 import {type ParsedSticky, PLAN_NAME, type StickyState, stickyStateSchema} from './sticky.js'
 
 /** Far above any plan a comment can hold: a bigger block is not one wave wrote. */
@@ -40,8 +41,8 @@ export function encodeData(state: StickyState, plan: Uint8Array | undefined, sho
 
 const shownSha256 = (shown: string) => sha256Of(Buffer.from(shown.replaceAll('\r\n', '\n')))
 
-export interface PlanOnGitHub {
-  comment: IssueComment
+export interface PlanOnForge {
+  comment: ForgeComment
   state: StickyState
   /** The plan's bytes, once there is a plan. */
   plan?: Buffer
@@ -53,7 +54,7 @@ export interface PlanOnGitHub {
  * missing or does not decode, or a comment whose text was edited (what a reviewer reads would not be
  * what runs), is a damaged comment (exit 4).
  */
-export function decodeData(sticky: ParsedSticky, comment: IssueComment): PlanOnGitHub {
+export function decodeData(sticky: ParsedSticky, comment: ForgeComment): PlanOnForge {
   const damaged = (why: string) =>
     new WaveError(`The comment of plan ${sticky.name} (${comment.url}) is damaged: ${why}.`, ExitCode.mismatch, 'Make a new plan: /wave plan <task>')
   let data: z.infer<typeof dataSchema>
@@ -75,7 +76,7 @@ export function decodeData(sticky: ParsedSticky, comment: IssueComment): PlanOnG
  * answered it (GitHub's `updated_at`, which only GitHub sets), and the plan it carries has the sha256 the
  * comment shows, and the one the reviewer named if they named one. Each failure is exit 4.
  */
-export function assertAnsweredPlan(found: PlanOnGitHub, answer: {createdAt: string; url: string; sha256?: string}): Buffer {
+export function assertAnsweredPlan(found: PlanOnForge, answer: {createdAt: string; url: string; sha256?: string}): Buffer {
   const {comment, plan, state} = found
   const name = state.name
   if (!plan || !state.sha256) throw new WaveError(`Plan ${name} has no plan to approve yet (${state.status.replace('_', ' ')}).`, ExitCode.notApproved)

@@ -11,6 +11,10 @@ import {markdownTable} from '../output/sink.js'
 import {formatCost} from '../output/progress.js'
 import {reportMarkdown} from '../output/report.js'
 import {runReportSchema} from '../plans/report.js'
+import type {ForgeWords} from './forge.js'
+
+/** GitHub's words: what a sticky comment says where its forge is not named. */
+const DEFAULT_WORDS: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = {changeRequest: 'pull request', comment: 'comment', run: 'Workflow run'}
 
 export const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected'] as const
 export type StickyStatus = (typeof STICKY_STATUSES)[number]
@@ -103,11 +107,16 @@ export interface StickyExtras {
 }
 
 /** What the comment shows (everything but the hidden block): what a reviewer reads. */
-export function renderSticky(state: StickyState, plan: string | undefined, extras: StickyExtras = {}): string {
+export function renderSticky(
+  state: StickyState,
+  plan: string | undefined,
+  words: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = DEFAULT_WORDS,
+  extras: StickyExtras = {},
+): string {
   const parts = [markerOf(state.name), `### wave plan \`${state.name}\`: ${STATUS_LABELS[state.status]}`, '']
-  const news = newsOf(state)
+  const news = newsOf(state, words)
   if (news) parts.push(news, '')
-  parts.push(markdownTable(rowsOf(state)), '')
+  parts.push(markdownTable(rowsOf(state, words)), '')
   parts.push(...contractParts(state, extras))
   if (plan !== undefined) {
     const lines = plan.split('\n').length
@@ -126,10 +135,10 @@ export function renderSticky(state: StickyState, plan: string | undefined, extra
     )
   }
 
-  const answers = answersOf(state)
+  const answers = answersOf(state, words)
   if (answers) parts.push(answers, '')
   if (state.history.length > 0) {
-    parts.push('<details><summary>History</summary>', '', ...state.history.map(historyLine), '', '</details>', '')
+    parts.push('<details><summary>History</summary>', '', ...state.history.map((entry) => historyLine(entry, words)), '', '</details>', '')
   }
 
   return parts.join('\n')
@@ -153,7 +162,7 @@ export function stickyReport(report: z.infer<typeof runReportSchema>): z.infer<t
 export const stickyBody = (shown: string, data: string) => `${shown}<!-- wave:data ${data} -->`
 
 /** What just happened, above the table: the newest decision, or the failure. */
-function newsOf(state: StickyState): string | undefined {
+function newsOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): string | undefined {
   const last = state.history.at(-1)
   if (state.status === 'failed' && state.failure) {
     const {exitCode, message, phase} = state.failure
@@ -164,11 +173,11 @@ function newsOf(state: StickyState): string | undefined {
   if (!last?.by) return undefined
   if (state.status === 'changes_requested' || state.status === 'revising') return `@${last.by} requested changes:\n${quote(last.text ?? '')}`
   if (state.status === 'rejected') return `Rejected by @${last.by}${last.text ? ':' : '.'}${last.text ? '\n' + quote(last.text) : ''}`
-  if (state.status === 'running') return `Approved by @${last.by}${last.url ? ` ([comment](${last.url}))` : ''}; running now.`
+  if (state.status === 'running') return `Approved by @${last.by}${last.url ? ` ([${words.comment}](${last.url}))` : ''}; running now.`
   return undefined
 }
 
-function rowsOf(state: StickyState): Array<[string, string]> {
+function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'run'>): Array<[string, string]> {
   const rows: Array<[string, string]> = [
     ['Status', STATUS_LABELS[state.status]],
     ['Task', inline(firstLines(state.task))],
@@ -190,15 +199,15 @@ function rowsOf(state: StickyState): Array<[string, string]> {
   if (costs.length > 0) rows.push(['Cost', costs.join(' · ')])
   if (state.delivery) {
     const {delivery} = state
-    rows.push(['Delivered', delivery.kind === 'push' ? `[${delivery.commit.slice(0, 12)}](${delivery.url}) pushed to \`${delivery.branch}\`` : `[pull request](${delivery.url}) from \`${delivery.branch}\``])
+    rows.push(['Delivered', delivery.kind === 'push' ? `[${delivery.commit.slice(0, 12)}](${delivery.url}) pushed to \`${delivery.branch}\`` : `[${words.changeRequest}](${delivery.url}) from \`${delivery.branch}\``])
   }
 
-  if (state.runUrl) rows.push(['Workflow run', `[logs](${state.runUrl})`])
+  if (state.runUrl) rows.push([words.run, `[logs](${state.runUrl})`])
   return rows
 }
 
 /** The exact comments that answer the plan, where it can be answered. */
-function answersOf(state: StickyState): string | undefined {
+function answersOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): string | undefined {
   const {name} = state
   const revise = `\`/wave request-changes ${name} <what to change>\``
   if (state.status === 'rejected') return `To revise it instead, comment ${revise}; for a new plan, \`/wave plan <task>\`.`
@@ -206,7 +215,7 @@ function answersOf(state: StickyState): string | undefined {
   if (!approvable) return undefined
   const rules = state.allow.length > 0 ? `the rules ${state.allow.map((rule) => `\`${rule}\``).join(', ')}` : 'no extra rules'
   return [
-    `**Answer with one of these comments.** To approve and run this version of the plan (in mode \`${state.mode}\` with ${rules}):`,
+    `**Answer with one of these ${words.comment}s.** To approve and run this version of the plan (in mode \`${state.mode}\` with ${rules}):`,
     '',
     '```',
     `/wave approve ${name} --sha256 ${state.sha256}`,
@@ -217,10 +226,10 @@ function answersOf(state: StickyState): string | undefined {
   ].join('\n')
 }
 
-function historyLine(entry: HistoryEntry): string {
+function historyLine(entry: HistoryEntry, words: Pick<ForgeWords, 'comment'>): string {
   const by = entry.by ? ` by @${entry.by}` : ''
   const sha = entry.sha256 ? ` (sha256 \`${entry.sha256.slice(0, 12)}\`)` : ''
-  const link = entry.url ? ` ([comment](${entry.url}))` : ''
+  const link = entry.url ? ` ([${words.comment}](${entry.url}))` : ''
   const text = entry.text ? `: ${inline(firstLines(entry.text, 1))}` : ''
   return `- ${entry.at} ${entry.event.replace('_', ' ')}${by}${sha}${link}${text}`
 }

@@ -1,17 +1,17 @@
 /**
- * The sticky comment on GitHub: created once, then edited in place, and found again among wave's own
- * comments of the thread by its marker. Only comments by wave's own login count: anyone can write a
+ * The sticky comment (GitHub) or note (GitLab): created once, then edited in place, and found again among
+ * wave's own comments of the thread by its marker. Only comments by wave's own login count: anyone can write a
  * comment that looks like one, and a plan found in a stranger's comment would run the stranger's plan.
  */
 import {errorLine, ExitCode, WaveError} from '../errors.js'
-import {type GitHubClient, type IssueComment, MAX_COMMENT_LENGTH, type Thread} from './client.js'
+import type {Forge, ForgeComment, Thread} from './forge.js'
 import {parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './sticky.js'
-import {decodeData, encodeData, type PlanOnGitHub} from './transport.js'
+import {decodeData, encodeData, type PlanOnForge} from './transport.js'
 
 export class PlanComment {
   private constructor(
-    private readonly client: GitHubClient,
-    private current: IssueComment | undefined,
+    private readonly client: Forge,
+    private current: ForgeComment | undefined,
     public state: StickyState,
     public plan: Buffer | undefined,
     private readonly thread: Thread,
@@ -21,11 +21,11 @@ export class PlanComment {
   public extras: StickyExtras = {}
 
   /** A new plan's comment; nothing is posted until the first save. */
-  static start(client: GitHubClient, thread: Thread, state: StickyState): PlanComment {
+  static start(client: Forge, thread: Thread, state: StickyState): PlanComment {
     return new PlanComment(client, undefined, state, undefined, thread)
   }
 
-  static of(client: GitHubClient, found: PlanOnGitHub): PlanComment {
+  static of(client: Forge, found: PlanOnForge): PlanComment {
     return new PlanComment(client, found.comment, structuredClone(found.state), found.plan, found.state.thread)
   }
 
@@ -40,7 +40,7 @@ export class PlanComment {
   /** Posts the comment, or edits it in place. */
   async save(): Promise<void> {
     const body = this.render(this.plan)
-    this.current = this.current ? await this.client.updateComment(this.current.id, body) : await this.client.createComment(this.thread.number, body)
+    this.current = this.current ? await this.client.updateComment(this.thread, this.current.id, body) : await this.client.createComment(this.thread, body)
   }
 
   /**
@@ -51,17 +51,19 @@ export class PlanComment {
     const exitCode = error instanceof WaveError ? error.exitCode : ExitCode.runtime
     const message = errorLine(error)
     this.state = {...this.state, failure: {exitCode, message, phase}, history: [...this.state.history, {at: now(), event: 'failed', text: message}], status: 'failed'}
-    if (this.render(this.plan).length > MAX_COMMENT_LENGTH) this.extras = {...this.extras, changes: undefined}
-    if (this.plan && this.render(this.plan).length > MAX_COMMENT_LENGTH) this.plan = undefined
+    // The diff goes first, then the plan, rather than leaving the failure unsaid.
+    if (this.render(this.plan).length > this.client.words.maxCommentLength) this.extras = {...this.extras, changes: undefined}
+    if (this.plan && this.render(this.plan).length > this.client.words.maxCommentLength) this.plan = undefined
     await this.save()
   }
 
   private render(plan: Buffer | undefined): string {
-    const shown = renderSticky(this.state, plan?.toString('utf8'), this.extras)
+    const {words} = this.client
+    const shown = renderSticky(this.state, plan?.toString('utf8'), words, this.extras)
     const body = stickyBody(shown, encodeData(this.state, plan, shown))
-    if (body.length > MAX_COMMENT_LENGTH) {
+    if (body.length > words.maxCommentLength) {
       throw new WaveError(
-        `The plan ${this.state.name} is too large for its comment: ${body.length} characters with the plan shown and carried, and GitHub takes ${MAX_COMMENT_LENGTH}.`,
+        `The plan ${this.state.name} is too large for its ${words.comment}: ${body.length} characters with the plan shown and carried, and ${words.forge} takes ${words.maxCommentLength}.`,
         ExitCode.runtime,
         'Ask for a narrower task, or a shorter plan.',
       )
@@ -72,9 +74,9 @@ export class PlanComment {
 }
 
 /** Every plan of the thread in a comment by `author` (wave's own login), oldest first; damaged ones as errors. */
-export async function plansOf(client: GitHubClient, thread: Thread, author: string): Promise<Array<PlanOnGitHub | {name: string; damaged: WaveError}>> {
-  const plans: Array<PlanOnGitHub | {name: string; damaged: WaveError}> = []
-  for (const comment of await client.comments(thread.number)) {
+export async function plansOf(client: Forge, thread: Thread, author: string): Promise<Array<PlanOnForge | {name: string; damaged: WaveError}>> {
+  const plans: Array<PlanOnForge | {name: string; damaged: WaveError}> = []
+  for (const comment of await client.comments(thread)) {
     if (comment.author !== author) continue
     const sticky = parseSticky(comment.body)
     if (!sticky) continue

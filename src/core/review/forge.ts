@@ -1,0 +1,83 @@
+/**
+ * What the review core asks of a forge (GitHub, GitLab): its comments, its pull or merge requests, its
+ * issues, and the words its users know them by. The core (steps.ts) decides; a forge's client only
+ * reads and writes through these calls, each answering plain objects.
+ */
+
+/** An issue or a pull (merge) request: where a plan's conversation happens. */
+export interface Thread {
+  /** The number people use: a GitHub issue or pull request number, a GitLab issue or merge request IID. */
+  number: number
+  /** A pull request (GitHub) or merge request (GitLab), not an issue. */
+  pull: boolean
+}
+
+/** A comment (GitHub) or note (GitLab), as the forge stores it. */
+export interface ForgeComment {
+  id: number
+  body: string
+  author: string
+  createdAt: string
+  /** Set by the forge on every edit, by no one else: what binds an approval to the text it answered. */
+  updatedAt: string
+  url: string
+}
+
+/** A pull request (GitHub) or merge request (GitLab). */
+export interface ChangeRequest {
+  number: number
+  url: string
+  title: string
+  author?: string
+  head: {sha: string; ref: string; sameRepository: boolean}
+  base: {ref: string}
+}
+
+/** The names a forge's users know things by, in what wave writes there. */
+export interface ForgeWords {
+  /** GitHub, GitLab: in messages. */
+  forge: string
+  /** pull request, merge request. */
+  changeRequest: string
+  /** comment, note. */
+  comment: string
+  /** Workflow run, Pipeline: the row linking the job that last changed the plan's comment. */
+  run: string
+  /** How a thread is referred to in text: #12, !7. */
+  ref(thread: Thread): string
+  /** Comment bodies the forge accepts, in characters. */
+  maxCommentLength: number
+}
+
+/** Whether a person may act, and the words for a refusal: "that takes <needs>, and you have <has>". */
+export interface Access {
+  allowed: boolean
+  needs: string
+  has: string
+}
+
+export interface Forge {
+  readonly words: ForgeWords
+  /** The login the token acts as, where the forge says. */
+  viewer(): Promise<string | undefined>
+  /** Whether the person may act (their role against the configured minimum). */
+  access(actor: {login: string; id?: number}): Promise<Access>
+  defaultBranch(): Promise<string>
+  thread(number: number, pull: boolean): Promise<Thread & {title: string; url: string}>
+  changeRequest(number: number): Promise<ChangeRequest>
+  /** Who approved the change request (GitHub: an approving review, the newest of each person; GitLab: its approvals). */
+  approvers(number: number): Promise<string[]>
+  /** Whether the change request can be merged; undefined where the forge cannot say. */
+  mergeable(number: number): Promise<boolean | undefined>
+  /** Every comment of a thread, oldest first (all pages). */
+  comments(thread: Thread): Promise<ForgeComment[]>
+  /** Text posted goes through the secrets scrubber inside these: the forge is a sink too. */
+  createComment(thread: Thread, body: string): Promise<ForgeComment>
+  updateComment(thread: Thread, id: number, body: string): Promise<ForgeComment>
+  createIssue(title: string, body: string): Promise<Thread & {url: string}>
+  createChangeRequest(request: {title: string; body: string; head: string; base: string}): Promise<{number: number; url: string}>
+  /** The web page of a commit. */
+  commitUrl(sha: string): string
+  /** The ref a change request's head can be fetched by when its branch lives in a fork. */
+  headRef(number: number): string
+}

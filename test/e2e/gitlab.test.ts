@@ -1,0 +1,437 @@
+/**
+ * `wave gitlab` end to end: bin/run.js handles one GitLab CI job at a time, as one pipeline would, against
+ * a stand-in for the GitLab REST API (test/support/gitlab-server.ts), a bare git repository as the remote,
+ * and the scripted Messages API. A note event reaches the job as GitLab gives it: TRIGGER_PAYLOAD names a
+ * file holding the webhook's body. Every job gets a fresh clone and a fresh WAVE_HOME, as a fresh runner
+ * would: whatever a later job knows of a plan came through GitLab (its note) and git.
+ */
+import {execFileSync} from 'node:child_process'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
+import {type GitLabServer, startGitLabServer, type StoredNote} from '../support/gitlab-server.js'
+import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
+import {useScriptedSession} from '../support/session.js'
+
+const TOKEN = 'glpat-test-token-never-logged-0123456789'
+const PROJECT = 42
+const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n'
+const REVISED = '# Plan: add a goodbye\n\n1. Create src/farewell.ts exporting goodbye(name).\n'
+const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
+const MR = {iid: 7, type: 'MergeRequest'} as const
+const ISSUE = {iid: 12, type: 'Issue'} as const
+
+/** Each test runs two to four pipeline jobs, each a fresh clone and a fresh wave process: more than the default 30 s on a busy machine. */
+const JOBS = {timeout: 120_000}
+
+let sandbox: Sandbox
+let server: MessagesServer
+let gitlab: GitLabServer
+let remote: string
+let headSha: string
+let jobs = 0
+useScriptedSession((session) => ({sandbox, server} = session))
+
+function git(cwd: string, args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', HOME: cwd, LC_ALL: 'C', PATH: process.env.PATH ?? '/usr/bin:/bin'},
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim()
+}
+
+beforeEach(async () => {
+  // The remote, holding main and a merge request's source branch "feature" (one commit ahead).
+  remote = path.join(sandbox.root, 'remote.git')
+  git(sandbox.root, ['-c', 'init.defaultBranch=main', 'init', '-q', '--bare', remote])
+  git(sandbox.repo, ['remote', 'add', 'origin', remote])
+  git(sandbox.repo, ['push', '-q', 'origin', 'main'])
+  git(sandbox.repo, ['checkout', '-q', '-b', 'feature'])
+  writeFileSync(path.join(sandbox.repo, 'README.md'), '# demo\n\nNow with greetings.\n')
+  git(sandbox.repo, ['commit', '-q', '-am', 'Greet people'])
+  git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
+  git(sandbox.repo, ['checkout', '-q', 'main'])
+  headSha = git(remote, ['rev-parse', 'refs/heads/feature'])
+
+  // alice and dave are developers, mona a maintainer, rita a reporter.
+  gitlab = await startGitLabServer({members: {alice: 30, dave: 30, mona: 40, rita: 20}, path: 'group/demo', projectId: PROJECT, remote, token: TOKEN})
+  gitlab.addMergeRequest({author: 'alice', description: 'Adds a greeting.', iid: 7, sha: headSha, source_branch: 'feature', target_branch: 'main', title: 'Greet people by name'})
+  gitlab.addIssue({description: 'The app should also say goodbye.', iid: 12, title: 'Say goodbye too'})
+})
+
+afterEach(async () => {
+  await gitlab.close()
+})
+
+/** One pipeline job: a fresh clone of the remote, a fresh WAVE_HOME, GitLab's predefined variables. */
+async function job(env: Record<string, string>, payload?: unknown): Promise<RunWaveResult> {
+  const runner = path.join(sandbox.root, `runner-${++jobs}`)
+  mkdirSync(runner)
+  const checkout = path.join(runner, 'checkout')
+  git(runner, ['clone', '-q', remote, checkout])
+  const variables: Record<string, string> = {
+    CI: 'true',
+    CI_API_V4_URL: gitlab.apiUrl,
+    CI_COMMIT_REF_NAME: 'main',
+    CI_COMMIT_SHA: git(remote, ['rev-parse', 'refs/heads/main']),
+    CI_PIPELINE_SOURCE: payload === undefined ? 'web' : 'trigger',
+    CI_PIPELINE_URL: `https://gitlab.test/group/demo/-/pipelines/${9000 + jobs}`,
+    CI_PROJECT_ID: String(PROJECT),
+    CI_PROJECT_PATH: 'group/demo',
+    CI_PROJECT_URL: 'https://gitlab.test/group/demo',
+    CI_SERVER_URL: 'https://gitlab.test',
+    GITLAB_TOKEN: TOKEN,
+    WAVE_GITLAB_REMOTE: 'origin',
+    WAVE_HOME: path.join(runner, 'wave'),
+    ...env,
+  }
+  if (payload !== undefined) {
+    // A file variable: the value is the file's path.
+    const payloadPath = path.join(runner, 'TRIGGER_PAYLOAD')
+    writeFileSync(payloadPath, JSON.stringify(payload))
+    variables.TRIGGER_PAYLOAD = payloadPath
+  }
+
+  const result = await runWave(['gitlab'], {cwd: checkout, env: variables, home: sandbox.home, server, timeoutMs: 60_000})
+  // The token never shows, wherever wave writes.
+  expect(result.stdout + result.stderr).not.toContain(TOKEN)
+  expect(readFileSync(path.join(checkout, '.git', 'config'), 'utf8')).not.toContain(TOKEN)
+  for (const note of gitlab.notes) expect(note.body).not.toContain(TOKEN)
+  return result
+}
+
+/** A person's note, written on the merge request (or issue) now, and the note event GitLab's webhook sends for it. */
+function note(on: StoredNote['noteable'], body: string, by = 'alice'): {payload: unknown; stored: StoredNote} {
+  const stored = gitlab.addNote(on, body, by)
+  const noteable = on.type === 'MergeRequest' ? {merge_request: {iid: on.iid, source_branch: 'feature', target_branch: 'main', title: 'Greet people by name'}} : {issue: {iid: on.iid, title: 'Say goodbye too'}}
+  const payload = {
+    event_type: 'note',
+    object_attributes: {
+      author_id: stored.author.id,
+      created_at: stored.created_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'),
+      id: stored.id,
+      note: body,
+      noteable_type: on.type,
+      system: false,
+      url: `https://gitlab.test/group/demo/-/${on.type === 'MergeRequest' ? 'merge_requests' : 'issues'}/${on.iid}#note_${stored.id}`,
+    },
+    object_kind: 'note',
+    project: {id: PROJECT, path_with_namespace: 'group/demo', web_url: 'https://gitlab.test/group/demo'},
+    project_id: PROJECT,
+    user: {id: stored.author.id, name: by, username: by},
+    ...noteable,
+  }
+  return {payload, stored}
+}
+
+const planTurns = (plan = PLAN) => [(request: RecordedRequest) => reply(toolUse('Write', {content: plan, file_path: planPathIn(request)})), reply('Planned.')]
+const runTurns = () => [reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Added src/farewell.ts.')]
+
+const stickies = (on: StoredNote['noteable']) => gitlab.notesOn(on).filter((n) => n.body.startsWith('<!-- wave:plan:'))
+function stickyOn(on: StoredNote['noteable']): StoredNote {
+  const found = stickies(on)
+  expect(found).toHaveLength(1)
+  return found[0]
+}
+
+const nameIn = (body: string) => /^<!-- wave:plan:(\S+) -->/.exec(body)![1]
+const statusOf = (body: string) => /^\| Status \| (.+) \|$/m.exec(body)?.[1]
+const firstUserText = (request: RecordedRequest): string => {
+  const content = request.body.messages[0].content
+  return typeof content === 'string' ? content : content.map((block: {text?: string}) => block.text ?? '').join('\n')
+}
+
+const repliesTo = (on: StoredNote['noteable'], username: string) => gitlab.notesOn(on).filter((n) => n.author.username.endsWith('_bot_5f2a9c') && n.body.includes(`@${username} `) && !n.body.startsWith('<!--'))
+
+/** `/wave plan` on the merge request by alice, checked to have worked. */
+async function planOnMergeRequest(): Promise<{name: string; sha: string; sticky: StoredNote}> {
+  server.push(...planTurns())
+  const result = await job({}, note(MR, '/wave plan Add a farewell function').payload)
+  expect(result.code, result.stderr).toBe(0)
+  const sticky = stickyOn(MR)
+  return {name: nameIn(sticky.body), sha: sha256(PLAN), sticky}
+}
+
+describe('wave gitlab: /wave plan', JOBS, () => {
+  it("a developer's note: one note with the plan and its sha256, against the merge request's head, created then edited in place", async () => {
+    server.push(...planTurns())
+    const result = await job({}, note(MR, '/wave plan Add a farewell function\r\n\r\nKeep it small.').payload)
+    expect(result.code, result.stderr).toBe(0)
+
+    const sticky = stickyOn(MR)
+    const name = nameIn(sticky.body)
+    expect(statusOf(sticky.body)).toBe('⏳ awaiting approval')
+    expect(sticky.body).toContain('```markdown\n' + PLAN.trimEnd() + '\n```')
+    expect(sticky.body).toContain(`| sha256 | \`${sha256(PLAN)}\` |`)
+    expect(sticky.body).toContain(`| Commit | \`${headSha}\` (feature) |`)
+    expect(sticky.body).toContain(`/wave approve ${name} --sha256 ${sha256(PLAN)}`)
+    expect(sticky.body).toContain('**Answer with one of these notes.**')
+    expect(sticky.body).toMatch(/\| Pipeline \| \[logs\]\(https:\/\/gitlab\.test\/group\/demo\/-\/pipelines\/\d+\) \|/)
+
+    // Posted once while planning, then edited in place, through the project's notes API.
+    expect(gitlab.writes().map((r) => `${r.method} ${r.path}`)).toEqual([`POST /projects/${PROJECT}/merge_requests/7/notes`, `PUT /projects/${PROJECT}/merge_requests/7/notes/${sticky.id}`])
+    expect(gitlab.requests.every((r) => r.headers['private-token'] === TOKEN)).toBe(true)
+    // alice's access was read from the members API (inherited memberships included).
+    expect(gitlab.requests.map((r) => r.path)).toContain(`/projects/${PROJECT}/members/all/${gitlab.userId('alice')}`)
+    expect(firstUserText(server.messageRequests[0])).toContain('Add a farewell function\n\nKeep it small.')
+    expect(result.stdout).toContain(`Planned ${name}`)
+  })
+})
+
+describe('wave gitlab: /wave approve', JOBS, () => {
+  it("a reporter's approval: refused in a reply saying why, nothing else done", async () => {
+    const {name, sha, sticky} = await planOnMergeRequest()
+    const before = {body: sticky.body, updated: sticky.updated_at}
+    const planning = server.messageRequests.length
+    const result = await job({}, note(MR, `/wave approve ${name} --sha256 ${sha}`, 'rita').payload)
+
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('@rita may not')
+    const [answer] = repliesTo(MR, 'rita')
+    expect(answer.body).toContain('@rita you may not ask wave to act here: that takes the Developer role (access level 30) or higher on the project, and you have the Reporter role (20).')
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(stickyOn(MR)).toMatchObject({body: before.body, updated_at: before.updated})
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+  })
+
+  it("a developer's approval: runs the plan from the note, pushes a commit to the source branch, and says so in the same note", async () => {
+    const {name, sha, sticky} = await planOnMergeRequest()
+    const planning = server.messageRequests.length
+    server.push(...runTurns())
+    const approval = note(MR, `/wave approve ${name} --sha256 ${sha}\n\nLooks right.`, 'dave')
+    const result = await job({}, approval.payload)
+    expect(result.code, result.stderr).toBe(0)
+
+    const run = server.messageRequests.slice(planning)
+    expect(run).toHaveLength(2)
+    expect(firstUserText(run[0])).toContain(PLAN.trimEnd())
+
+    const [commit, parent, subject] = git(remote, ['log', '-1', '--format=%H%n%P%n%s', 'refs/heads/feature']).split('\n')
+    expect(parent).toBe(headSha)
+    expect(subject).toBe('wave: Add a farewell function')
+    expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts']) + '\n').toBe(FAREWELL)
+    expect(git(remote, ['log', '-1', '--format=%B', 'refs/heads/feature'])).toContain(`https://gitlab.test/group/demo/-/merge_requests/7#note_${approval.stored.id}`)
+    expect(gitlab.createdMergeRequests).toEqual([])
+
+    const record = JSON.parse(readFileSync(path.join(sandbox.root, `runner-${jobs}`, 'wave', 'plans', `${name}.approval.json`), 'utf8'))
+    expect(record).toMatchObject({approver: 'dave', decision: 'approved', mode: 'acceptEdits', plan: {name, sha256: sha}, repository: {head: headSha}})
+
+    const after = stickyOn(MR)
+    expect(after.id).toBe(sticky.id)
+    expect(statusOf(after.body)).toBe('✅ done')
+    expect(after.body).toContain('| Approved by | @dave |')
+    expect(after.body).toContain(`https://gitlab.test/group/demo/-/commit/${commit}`)
+    expect(result.stdout).toContain(`pushed ${commit.slice(0, 12)} to feature`)
+  })
+
+  it('refuses an approval written before the plan\'s note was edited (exit 4), and one naming an older sha256', async () => {
+    const {name, sha} = await planOnMergeRequest()
+    // dave approves the plan he read...
+    const early = note(MR, `/wave approve ${name}`, 'dave')
+    // ...while mona's request for changes is handled first: the plan is revised, its note edited.
+    server.push(...planTurns(REVISED))
+    expect((await job({}, note(MR, `/wave request-changes ${name} Call it goodbye`, 'mona').payload)).code).toBe(0)
+    const revised = stickyOn(MR)
+    const modelCalls = server.messageRequests.length
+
+    const refused = await job({}, early.payload)
+    expect(refused.code).toBe(4)
+    expect(refused.stderr).toContain('changed after the approval was written')
+    expect(repliesTo(MR, 'dave')[0].body).toContain('changed after the approval was written')
+
+    const stale = await job({}, note(MR, `/wave approve ${name} --sha256 ${sha}`, 'dave').payload)
+    expect(stale.code).toBe(4)
+    expect(stale.stderr).toContain(`names sha256 ${sha.slice(0, 12)}`)
+
+    expect(server.messageRequests).toHaveLength(modelCalls)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+    expect(stickyOn(MR)).toMatchObject({body: revised.body, updated_at: revised.updated_at})
+  })
+
+  it("believes GitLab's notes API, not the webhook's body: a forged author or a note GitLab lacks gets nothing", async () => {
+    const {name} = await planOnMergeRequest()
+    const planning = server.messageRequests.length
+    // rita (a reporter) writes the approval; the body sent to the trigger claims mona wrote it.
+    const forged = note(MR, `/wave approve ${name}`, 'rita')
+    const payload = forged.payload as {user: {id: number; username: string}}
+    payload.user = {id: gitlab.userId('mona'), username: 'mona'}
+    const result = await job({}, payload)
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('@rita may not')
+
+    // A body naming a note that does not exist.
+    const missing = note(MR, `/wave approve ${name}`, 'mona').payload as {object_attributes: {id: number}}
+    missing.object_attributes.id = 999_999
+    const ignored = await job({}, missing)
+    expect(ignored.code).toBe(0)
+    expect(ignored.stdout).toMatch(/^Nothing applies: note 999999 is not on !7/)
+
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+  })
+})
+
+describe('wave gitlab: delivery as a new merge request', JOBS, () => {
+  it('a plan on an issue: pushes wave/<plan> and opens a merge request against the default branch, linked from the note', async () => {
+    server.push(...planTurns())
+    expect((await job({}, note(ISSUE, '/wave plan Add a farewell function').payload)).code).toBe(0)
+    const sticky = stickyOn(ISSUE)
+    const name = nameIn(sticky.body)
+    const main = git(remote, ['rev-parse', 'refs/heads/main'])
+    expect(sticky.body).toContain(`| Commit | \`${main}\` (main) |`)
+
+    server.push(...runTurns())
+    const approval = note(ISSUE, '/wave approve', 'mona')
+    const result = await job({}, approval.payload)
+    expect(result.code, result.stderr).toBe(0)
+    expect(git(remote, ['show', `refs/heads/wave/${name}:src/farewell.ts`]) + '\n').toBe(FAREWELL)
+    expect(git(remote, ['rev-parse', `refs/heads/wave/${name}^`])).toBe(main)
+    expect(gitlab.createdMergeRequests).toHaveLength(1)
+    const created = gitlab.createdMergeRequests[0]
+    expect(created).toMatchObject({source_branch: `wave/${name}`, target_branch: 'main', title: 'wave: Add a farewell function'})
+    expect(created.description).toContain(`made against \`${main}\` for #12`)
+    expect(created.description).toContain(`https://gitlab.test/group/demo/-/issues/12#note_${approval.stored.id}`)
+    expect(stickyOn(ISSUE).body).toContain(`| Delivered | [merge request](https://gitlab.test/group/demo/-/merge_requests/${created.iid}) from \`wave/${name}\` |`)
+  })
+
+  it('a merge request from a fork: planned on its head through refs/merge-requests, delivered as a merge request in the project, never pushed to the fork', async () => {
+    // The fork's commit reaches the project only as GitLab keeps it: refs/merge-requests/8/head.
+    git(sandbox.repo, ['checkout', '-q', '-b', 'fork-work', 'main'])
+    writeFileSync(path.join(sandbox.repo, 'FORK.md'), 'from a fork\n')
+    git(sandbox.repo, ['add', 'FORK.md'])
+    git(sandbox.repo, ['commit', '-q', '-m', 'Fork work'])
+    const forkSha = git(sandbox.repo, ['rev-parse', 'HEAD'])
+    git(sandbox.repo, ['push', '-q', 'origin', 'HEAD:refs/merge-requests/8/head'])
+    git(sandbox.repo, ['checkout', '-q', 'main'])
+    gitlab.addMergeRequest({author: 'alice', iid: 8, sha: forkSha, source_branch: 'fork-work', source_project_id: 99, target_branch: 'main', title: 'From a fork'})
+    const FORK_MR = {iid: 8, type: 'MergeRequest'} as const
+
+    server.push(...planTurns())
+    expect((await job({}, note(FORK_MR, '/wave plan Add a farewell function').payload)).code).toBe(0)
+    const name = nameIn(stickyOn(FORK_MR).body)
+    expect(stickyOn(FORK_MR).body).toContain(`| Commit | \`${forkSha}\` (fork-work) |`)
+
+    server.push(...runTurns())
+    const result = await job({}, note(FORK_MR, `/wave approve ${name}`, 'mona').payload)
+    expect(result.code, result.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', `refs/heads/wave/${name}^`])).toBe(forkSha)
+    expect(gitlab.createdMergeRequests).toHaveLength(1)
+    expect(gitlab.createdMergeRequests[0]).toMatchObject({source_branch: `wave/${name}`, target_branch: 'main'})
+    expect(gitlab.createdMergeRequests[0].description).toContain('merge request !8 (from a fork: this branch holds its commits too)')
+    expect(git(remote, ['for-each-ref', '--format=%(refname)', 'refs/heads/fork-work'])).toBe('')
+  })
+})
+
+describe('wave gitlab: /wave request-changes', JOBS, () => {
+  it('revises the plan with the feedback in the same note; the revised plan is what then runs', async () => {
+    const {name, sticky} = await planOnMergeRequest()
+    const planning = server.messageRequests.length
+    const written = gitlab.writes().length
+    server.push(...planTurns(REVISED))
+    const feedback = 'Name the function goodbye, not farewell.'
+    const result = await job({}, note(MR, `/wave request-changes ${name} ${feedback}`).payload)
+    expect(result.code, result.stderr).toBe(0)
+
+    expect(firstUserText(server.messageRequests[planning])).toContain(feedback)
+    const writes = gitlab.writes().slice(written)
+    expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual(Array(3).fill(`PUT /projects/${PROJECT}/merge_requests/7/notes/${sticky.id}`))
+    expect(writes.map((r) => statusOf(r.body.body))).toEqual(['✏️ changes requested', '🕐 revising', '⏳ awaiting approval'])
+    const revised = stickyOn(MR)
+    expect(revised.body).toContain('```markdown\n' + REVISED.trimEnd() + '\n```')
+    expect(revised.body).toContain(`/wave approve ${name} --sha256 ${sha256(REVISED)}`)
+
+    server.push(...runTurns())
+    const approved = await job({}, note(MR, `/wave approve ${name} --sha256 ${sha256(REVISED)}`, 'mona').payload)
+    expect(approved.code, approved.stderr).toBe(0)
+    expect(firstUserText(server.messageRequests.at(-2)!)).toContain(REVISED.trimEnd())
+  })
+})
+
+describe('wave gitlab: separation of duties', JOBS, () => {
+  it('require-other-approver: the requester may not approve their own plan; someone else may', async () => {
+    const {name} = await planOnMergeRequest()
+    const planning = server.messageRequests.length
+    const own = await job({WAVE_REQUIRE_OTHER_APPROVER: '1'}, note(MR, `/wave approve ${name}`, 'alice').payload)
+    expect(own.code).toBe(3)
+    expect(own.stderr).toContain(`Plan ${name} was asked for by @alice, who may not approve it too`)
+    expect(repliesTo(MR, 'alice').at(-1)!.body).toContain('(require-other-approver)')
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(statusOf(stickyOn(MR).body)).toBe('⏳ awaiting approval')
+
+    server.push(...runTurns())
+    const other = await job({WAVE_REQUIRE_OTHER_APPROVER: '1'}, note(MR, `/wave approve ${name}`, 'dave').payload)
+    expect(other.code, other.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+  })
+
+  it('require-review: refused until someone other than the requester and the author approved the merge request', async () => {
+    const {name} = await planOnMergeRequest()
+    const planning = server.messageRequests.length
+    // alice (the requester and the author) approving her own merge request does not count.
+    gitlab.mergeRequests.get(7)!.approvedBy = ['alice']
+    const refused = await job({WAVE_REQUIRE_REVIEW: '1'}, note(MR, `/wave approve ${name}`, 'dave').payload)
+    expect(refused.code).toBe(3)
+    expect(refused.stderr).toContain('Merge request !7 needs an approval by someone other than @alice before wave runs a plan, and its only approvals are by @alice (require-review)')
+    expect(repliesTo(MR, 'dave').at(-1)!.body).toContain('Approve the merge request on GitLab, then approve the plan again.')
+    expect(gitlab.requests.map((r) => r.path)).toContain(`/projects/${PROJECT}/merge_requests/7/approvals`)
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+
+    gitlab.mergeRequests.get(7)!.approvedBy = ['alice', 'mona']
+    server.push(...runTurns())
+    const approved = await job({WAVE_REQUIRE_REVIEW: '1'}, note(MR, `/wave approve ${name}`, 'dave').payload)
+    expect(approved.code, approved.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+  })
+})
+
+describe('wave gitlab: a WAVE_TASK pipeline', JOBS, () => {
+  it('opens an issue holding the task and plans there, against the commit the pipeline runs on', async () => {
+    server.push(...planTurns())
+    const main = git(remote, ['rev-parse', 'refs/heads/main'])
+    const result = await job({GITLAB_USER_ID: String(gitlab.userId('alice')), GITLAB_USER_LOGIN: 'alice', WAVE_TASK: 'Add a farewell function'})
+    expect(result.code, result.stderr).toBe(0)
+    const opened = [...gitlab.issues.values()].filter((issue) => issue.iid !== 12)
+    expect(opened).toHaveLength(1)
+    expect(opened[0].title).toBe('wave: Add a farewell function')
+    expect(opened[0].description).toContain('@alice asked wave to plan this on `main`')
+    const sticky = stickyOn({iid: opened[0].iid, type: 'Issue'})
+    expect(sticky.body).toContain(`| Commit | \`${main}\` (main) |`)
+    expect(statusOf(sticky.body)).toBe('⏳ awaiting approval')
+  })
+
+  it('plans into the merge request WAVE_MERGE_REQUEST_IID names; a reporter starting it gets no plan', async () => {
+    server.push(...planTurns())
+    const result = await job({GITLAB_USER_ID: String(gitlab.userId('mona')), GITLAB_USER_LOGIN: 'mona', WAVE_MERGE_REQUEST_IID: '7', WAVE_TASK: 'Add a farewell function'})
+    expect(result.code, result.stderr).toBe(0)
+    expect(stickyOn(MR).body).toContain(`| Commit | \`${headSha}\` (feature) |`)
+
+    const reporter = await job({GITLAB_USER_ID: String(gitlab.userId('rita')), GITLAB_USER_LOGIN: 'rita', WAVE_ISSUE_IID: '12', WAVE_TASK: 'Add a farewell function'})
+    expect(reporter.code).toBe(0)
+    expect(reporter.stdout).toContain('@rita may not')
+    expect(stickies(ISSUE)).toEqual([])
+    expect(server.messageRequests).toHaveLength(2)
+  })
+})
+
+describe('wave gitlab: jobs that ask nothing', JOBS, () => {
+  it('exits 0 without a request for a note not starting with /wave, a bot, another event, and a job without a task', async () => {
+    const plain = note(MR, 'Thanks! /wave plan later').payload
+    const bot = note(MR, '/wave approve', 'project_42_bot_0a1b2c').payload
+    const push = {object_kind: 'push', ref: 'refs/heads/main'}
+    for (const payload of [plain, bot, push]) {
+      const result = await job({}, payload)
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toMatch(/^Nothing applies: /)
+    }
+
+    const idle = await job({})
+    expect(idle.stdout).toContain('Nothing applies: the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)')
+    expect(gitlab.requests).toEqual([])
+    expect(server.requests).toEqual([])
+  })
+})

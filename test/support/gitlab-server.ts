@@ -1,0 +1,410 @@
+/**
+ * A local stand-in for the GitLab REST API (v4), enough of it for `wave gitlab`: the token's user, users
+ * by name, the project, project members (members/all/:user_id, inherited included), merge requests (get,
+ * create, approvals), issues (get, create) and their notes (list with pages, get, create, edit). It
+ * records every request, answers as GitLab does (status codes, shapes, `updated_at` on edits, the
+ * PRIVATE-TOKEN header, `X-Next-Page` pagination, only a note's author may edit it), and keeps its own
+ * clock, one second per change, so tests can say what was written before or after what.
+ *
+ *   const gitlab = await startGitLabServer({projectId: 42, path: 'group/demo', token, members: {alice: 30}})
+ *   // CI_API_V4_URL=gitlab.apiUrl ...
+ *   await gitlab.close()
+ */
+import {execFileSync} from 'node:child_process'
+import {createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse} from 'node:http'
+import type {AddressInfo, Socket} from 'node:net'
+
+export interface GitLabServerOptions {
+  projectId: number
+  /** The project's path with namespace (group/demo). */
+  path: string
+  /** The token every request must carry in PRIVATE-TOKEN (or Authorization: Bearer). */
+  token: string
+  defaultBranch?: string
+  /** Where web_url links point (default https://gitlab.test). */
+  webBase?: string
+  /** The token's user (a project access token's bot user by default). */
+  botUser?: string
+  /** Username → access level (10 Guest ... 50 Owner); anyone else is no member (404). */
+  members?: Record<string, number>
+  /** A bare repository: POST /merge_requests checks that its source branch exists there, as GitLab does. */
+  remote?: string
+  /** Notes per page when the client does not ask (GitLab: 20). */
+  pageSize?: number
+}
+
+export interface RecordedGitLabRequest {
+  method: string
+  /** Without the query string, and without the /api/v4 prefix. */
+  path: string
+  query: Record<string, string>
+  // biome-ignore lint/suspicious/noExplicitAny: a request body of any shape, as tests assert on it
+  body: any
+  headers: IncomingHttpHeaders
+  status?: number
+}
+
+export interface StoredNote {
+  id: number
+  /** `MergeRequest` or `Issue`, and its IID. */
+  noteable: {type: 'MergeRequest' | 'Issue'; iid: number}
+  body: string
+  author: {id: number; username: string}
+  system: boolean
+  created_at: string
+  updated_at: string
+}
+
+export interface StoredMergeRequest {
+  iid: number
+  title: string
+  description: string
+  author: string
+  source_branch: string
+  target_branch: string
+  sha: string
+  /** The fork's project id for a merge request from a fork. */
+  source_project_id: number
+  approvedBy: string[]
+  has_conflicts: boolean
+}
+
+export interface StoredIssue {
+  iid: number
+  title: string
+  description: string
+}
+
+export interface GitLabServer {
+  readonly url: string
+  /** CI_API_V4_URL. */
+  readonly apiUrl: string
+  readonly requests: RecordedGitLabRequest[]
+  readonly notes: StoredNote[]
+  readonly mergeRequests: Map<number, StoredMergeRequest>
+  readonly issues: Map<number, StoredIssue>
+  readonly createdMergeRequests: Array<{iid: number; title: string; description: string; source_branch: string; target_branch: string}>
+  members: Record<string, number>
+  /** The id GitLab would give the user (stable per name). */
+  userId(username: string): number
+  addMergeRequest(mr: {iid: number; title: string; description?: string; author?: string; source_branch: string; target_branch: string; sha: string; source_project_id?: number}): StoredMergeRequest
+  addIssue(issue: StoredIssue): StoredIssue
+  /** A note written by someone (not through the API under test). */
+  addNote(noteable: StoredNote['noteable'], body: string, username: string): StoredNote
+  /** An edit by its author: the body replaced, `updated_at` moved on. */
+  editNote(id: number, body: string): StoredNote
+  notesOn(noteable: StoredNote['noteable']): StoredNote[]
+  now(): string
+  tick(): string
+  /** Requests other than reads. */
+  writes(): RecordedGitLabRequest[]
+  close(): Promise<void>
+}
+
+export async function startGitLabServer(options: GitLabServerOptions): Promise<GitLabServer> {
+  const webBase = options.webBase ?? 'https://gitlab.test'
+  const projectUrl = `${webBase}/${options.path}`
+  const botUser = options.botUser ?? `project_${options.projectId}_bot_5f2a9c`
+  const requests: RecordedGitLabRequest[] = []
+  const notes: StoredNote[] = []
+  const mergeRequests = new Map<number, StoredMergeRequest>()
+  const issues = new Map<number, StoredIssue>()
+  const createdMergeRequests: GitLabServer['createdMergeRequests'] = []
+  const state = {members: {...options.members}}
+  const ids = new Map<string, number>()
+  const userId = (username: string) => {
+    if (!ids.has(username)) ids.set(username, 500 + ids.size)
+    return ids.get(username)!
+  }
+
+  let clock = Date.parse('2030-01-01T00:00:00Z')
+  let nextNoteId = 7001
+  let nextIid = 100
+  const iso = () => new Date(clock).toISOString()
+  const tick = () => {
+    clock += 1000
+    return iso()
+  }
+
+  function addNote(noteable: StoredNote['noteable'], body: string, username: string): StoredNote {
+    const at = tick()
+    const note: StoredNote = {author: {id: userId(username), username}, body, created_at: at, id: nextNoteId++, noteable, system: false, updated_at: at}
+    notes.push(note)
+    return note
+  }
+
+  function editNote(id: number, body: string): StoredNote {
+    const note = notes.find((n) => n.id === id)
+    if (!note) throw new Error(`no note ${id}`)
+    note.body = body
+    note.updated_at = tick()
+    return note
+  }
+
+  const userJson = (username: string) => ({avatar_url: null, id: userId(username), name: username === botUser ? 'wave bot' : username, state: 'active', username, web_url: `${webBase}/${username}`})
+  const noteJson = (n: StoredNote) => ({
+    attachment: null,
+    author: userJson(n.author.username),
+    body: n.body,
+    created_at: n.created_at,
+    id: n.id,
+    noteable_iid: n.noteable.iid,
+    noteable_type: n.noteable.type,
+    resolvable: false,
+    system: n.system,
+    type: null,
+    updated_at: n.updated_at,
+  })
+  const mrJson = (mr: StoredMergeRequest) => ({
+    author: userJson(mr.author),
+    description: mr.description,
+    detailed_merge_status: mr.has_conflicts ? 'conflict' : 'mergeable',
+    has_conflicts: mr.has_conflicts,
+    iid: mr.iid,
+    merge_status: mr.has_conflicts ? 'cannot_be_merged' : 'can_be_merged',
+    project_id: options.projectId,
+    sha: mr.sha,
+    source_branch: mr.source_branch,
+    source_project_id: mr.source_project_id,
+    state: 'opened',
+    target_branch: mr.target_branch,
+    target_project_id: options.projectId,
+    title: mr.title,
+    web_url: `${projectUrl}/-/merge_requests/${mr.iid}`,
+  })
+  const issueJson = (issue: StoredIssue) => ({description: issue.description, iid: issue.iid, project_id: options.projectId, state: 'opened', title: issue.title, web_url: `${projectUrl}/-/issues/${issue.iid}`})
+
+  type Answer = [number, unknown, Record<string, string>?]
+  type Handler = (match: RegExpExecArray, req: RecordedGitLabRequest) => Answer
+  const project = `/projects/(?:${options.projectId}|${encodeURIComponent(options.path)})`
+  const noteable = (kind: string, iid: string): StoredNote['noteable'] | undefined => {
+    const number = Number(iid)
+    if (kind === 'merge_requests') return mergeRequests.has(number) ? {iid: number, type: 'MergeRequest'} : undefined
+    return issues.has(number) ? {iid: number, type: 'Issue'} : undefined
+  }
+
+  const same = (a: StoredNote['noteable'], b: StoredNote['noteable']) => a.type === b.type && a.iid === b.iid
+  const notFound: Answer = [404, {message: '404 Not found'}]
+  const routes: Array<[string, RegExp, Handler]> = [
+    ['GET', /^\/user$/, () => [200, {...userJson(botUser), bot: true}]],
+    ['GET', /^\/users$/, (_m, req) => [200, req.query.username ? [userJson(req.query.username)] : []]],
+    ['GET', new RegExp(`^${project}$`), () => [200, {default_branch: options.defaultBranch ?? 'main', id: options.projectId, path_with_namespace: options.path, web_url: projectUrl}]],
+    [
+      'GET',
+      new RegExp(`^${project}/members/all/(\\d+)$`),
+      (m) => {
+        const username = [...ids].find(([, id]) => id === Number(m[1]))?.[0]
+        const level = username === undefined ? undefined : state.members[username]
+        return level === undefined ? notFound : [200, {...userJson(username!), access_level: level}]
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${project}/(merge_requests|issues)/(\\d+)$`),
+      (m) => {
+        const iid = Number(m[2])
+        if (m[1] === 'merge_requests') return mergeRequests.has(iid) ? [200, mrJson(mergeRequests.get(iid)!)] : notFound
+        return issues.has(iid) ? [200, issueJson(issues.get(iid)!)] : notFound
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${project}/merge_requests/(\\d+)/approvals$`),
+      (m) => {
+        const mr = mergeRequests.get(Number(m[1]))
+        if (!mr) return notFound
+        return [200, {approvals_left: mr.approvedBy.length > 0 ? 0 : 1, approvals_required: 1, approved: mr.approvedBy.length > 0, approved_by: mr.approvedBy.map((username) => ({user: userJson(username)})), iid: mr.iid}]
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${project}/(merge_requests|issues)/(\\d+)/notes$`),
+      (m, req) => {
+        const on = noteable(m[1], m[2])
+        if (!on) return notFound
+        const all = notes.filter((n) => same(n.noteable, on))
+        if (req.query.sort !== 'asc') all.reverse()
+        const perPage = Math.min(Number(req.query.per_page ?? options.pageSize ?? 20), 100)
+        const page = Number(req.query.page ?? 1)
+        const more = page * perPage < all.length
+        return [200, all.slice((page - 1) * perPage, page * perPage).map(noteJson), {'x-next-page': more ? String(page + 1) : '', 'x-page': String(page), 'x-per-page': String(perPage)}]
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${project}/(merge_requests|issues)/(\\d+)/notes/(\\d+)$`),
+      (m) => {
+        const on = noteable(m[1], m[2])
+        const note = on && notes.find((n) => n.id === Number(m[3]) && same(n.noteable, on))
+        return note ? [200, noteJson(note)] : notFound
+      },
+    ],
+    [
+      'POST',
+      new RegExp(`^${project}/(merge_requests|issues)/(\\d+)/notes$`),
+      (m, req) => {
+        const on = noteable(m[1], m[2])
+        if (!on) return notFound
+        const problem = bodyProblem(req.body?.body)
+        if (problem) return [400, {message: problem}]
+        return [201, noteJson(addNote(on, req.body.body, botUser))]
+      },
+    ],
+    [
+      'PUT',
+      new RegExp(`^${project}/(merge_requests|issues)/(\\d+)/notes/(\\d+)$`),
+      (m, req) => {
+        const on = noteable(m[1], m[2])
+        const note = on && notes.find((n) => n.id === Number(m[3]) && same(n.noteable, on))
+        if (!note) return notFound
+        if (note.author.username !== botUser) return [403, {message: '403 Forbidden'}]
+        const problem = bodyProblem(req.body?.body)
+        if (problem) return [400, {message: problem}]
+        return [200, noteJson(editNote(note.id, req.body.body))]
+      },
+    ],
+    [
+      'POST',
+      new RegExp(`^${project}/issues$`),
+      (_m, req) => {
+        if (typeof req.body?.title !== 'string' || !req.body.title) return [400, {error: 'title is missing'}]
+        const issue: StoredIssue = {description: req.body.description ?? '', iid: nextIid++, title: req.body.title}
+        issues.set(issue.iid, issue)
+        tick()
+        return [201, issueJson(issue)]
+      },
+    ],
+    [
+      'POST',
+      new RegExp(`^${project}/merge_requests$`),
+      (_m, req) => {
+        const {description, source_branch, target_branch, title} = req.body ?? {}
+        if (typeof source_branch !== 'string' || typeof target_branch !== 'string' || typeof title !== 'string') return [400, {error: 'source_branch, target_branch, title are missing'}]
+        if (options.remote && !branchExists(options.remote, source_branch)) return [400, {message: ['Source branch does not exist']}]
+        const iid = nextIid++
+        const sha = options.remote ? execFileSync('git', ['rev-parse', `refs/heads/${source_branch}`], {cwd: options.remote, encoding: 'utf8'}).trim() : '0'.repeat(40)
+        const mr: StoredMergeRequest = {approvedBy: [], author: botUser, description: description ?? '', has_conflicts: false, iid, sha, source_branch, source_project_id: options.projectId, target_branch, title}
+        mergeRequests.set(iid, mr)
+        createdMergeRequests.push({description: mr.description, iid, source_branch, target_branch, title})
+        tick()
+        return [201, mrJson(mr)]
+      },
+    ],
+  ]
+
+  const sockets = new Set<Socket>()
+  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of request) chunks.push(chunk as Buffer)
+    const raw = Buffer.concat(chunks).toString('utf8')
+    const url = new URL(request.url ?? '/', 'http://localhost')
+    const path = url.pathname.replace(/^\/api\/v4/, '')
+    const recorded: RecordedGitLabRequest = {body: raw ? safeJson(raw) : undefined, headers: request.headers, method: request.method ?? 'GET', path, query: Object.fromEntries(url.searchParams)}
+    requests.push(recorded)
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      recorded.status = status
+      response.writeHead(status, {'content-type': 'application/json', ...headers})
+      response.end(JSON.stringify(body))
+    }
+
+    const token = request.headers['private-token'] ?? (request.headers.authorization ?? '').replace(/^bearer /i, '')
+    if (token !== options.token) {
+      send(401, {message: '401 Unauthorized'})
+      return
+    }
+
+    if (!url.pathname.startsWith('/api/v4/')) {
+      send(404, {error: '404 Not Found'})
+      return
+    }
+
+    for (const [method, pattern, handler] of routes) {
+      const match = pattern.exec(path)
+      if (match && method === recorded.method) {
+        const [status, body, headers] = handler(match, recorded)
+        send(status, body, headers)
+        return
+      }
+    }
+
+    send(404, {error: '404 Not Found'})
+  })
+  server.on('connection', (socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const {port} = server.address() as AddressInfo
+  const serverUrl = `http://127.0.0.1:${port}`
+
+  return {
+    addIssue(issue) {
+      issues.set(issue.iid, {...issue})
+      return issues.get(issue.iid)!
+    },
+    addMergeRequest(mr) {
+      const stored: StoredMergeRequest = {
+        approvedBy: [],
+        author: mr.author ?? 'alice',
+        description: mr.description ?? '',
+        has_conflicts: false,
+        iid: mr.iid,
+        sha: mr.sha,
+        source_branch: mr.source_branch,
+        source_project_id: mr.source_project_id ?? options.projectId,
+        target_branch: mr.target_branch,
+        title: mr.title,
+      }
+      mergeRequests.set(mr.iid, stored)
+      return stored
+    },
+    addNote,
+    apiUrl: `${serverUrl}/api/v4`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      }),
+    createdMergeRequests,
+    editNote,
+    issues,
+    get members() {
+      return state.members
+    },
+    set members(value) {
+      state.members = value
+    },
+    mergeRequests,
+    notes,
+    notesOn: (on) => notes.filter((n) => same(n.noteable, on)),
+    now: iso,
+    requests,
+    tick,
+    url: serverUrl,
+    userId,
+    writes: () => requests.filter((r) => r.method !== 'GET'),
+  }
+}
+
+function bodyProblem(body: unknown): string | undefined {
+  if (typeof body !== 'string' || body === '') return "Note can't be blank"
+  if (body.length > 1_000_000) return 'Note is too long (maximum is 1000000 characters)'
+  return undefined
+}
+
+function branchExists(remote: string, branch: string): boolean {
+  try {
+    execFileSync('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {cwd: remote, stdio: 'ignore'})
+    return true
+  } catch {
+    return false
+  }
+}
+
+function safeJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw)
+  } catch {
+    return raw
+  }
+}
