@@ -236,7 +236,7 @@ describe('wave plan: hostile calls are refused with nothing changed', () => {
     const planPath = result.stdout.trim()
     const added = Object.keys(snapshotTree(sandbox.home)).filter((file) => !(file in homeBefore))
     const base = path.basename(planPath, '.md')
-    expect(added.sort()).toEqual([`.wave/plans/${base}.md`, `.wave/plans/${base}.state.json`, `.wave/plans/${base}.transcript.jsonl`])
+    expect(added.sort()).toEqual([`.wave/plans/${base}.md`, `.wave/plans/${base}.revisions.jsonl`, `.wave/plans/${base}.state.json`, `.wave/plans/${base}.transcript.jsonl`])
     expect(readFileSync(path.join(sandbox.plansDir, 'other-plan.md'), 'utf8')).toBe('# someone else\'s plan\n')
     expect(readFileSync(planPath, 'utf8')).toBe('# Plan\n')
   })
