@@ -178,7 +178,8 @@ describe.concurrent('API faults', () => {
     const requests = server.messageRequests
     expect(requests.map((r) => r.status)).toEqual([429, 500, 529, 200, 200])
     // The SDK waited what the server asked (5 ms), not its default backoff (0.5 s, 1 s, 2 s, less jitter).
-    expect(requests[3].receivedAt - requests[0].receivedAt).toBeLessThan(1500)
+    // (The default's least is ~2.6 s with its jitter: the margin below is for a loaded machine, not a speed target.)
+    expect(requests[3].receivedAt - requests[0].receivedAt).toBeLessThan(2500)
     // The retries are visible in the progress on stderr.
     expect(result.stderr).toMatch(/retrying \(attempt 1\): status 429/)
     expect(result.stderr).toMatch(/retrying \(attempt 3\): status 529/)
@@ -296,7 +297,8 @@ describe.concurrent('API faults', () => {
     expect(result.code).toBe(1)
     expect(errorLine(result)).toMatch(/timed out/i)
     expect(server.messageRequests).toHaveLength(2)
-    expect(result.durationMs).toBeLessThan(10_000)
+    // Two stalls of 20 s would outlast the harness's 30 s deadline: wave ended them itself.
+    expect(result.timedOut).toBe(false)
   })
 
   it('cuts and retries a stream that goes silent mid-message', async ({t: {server, wave}}) => {
@@ -325,12 +327,12 @@ describe.concurrent('interruption', () => {
     server.push(writePlan('# Plan\n\n1. Partial.\n'), {stallMs: 30_000})
     const session = startWave(['plan', '--task', 'Interrupt me'])
     await waitFor(() => server.messageRequests.length === 2, 'the stalled second request')
-    const started = Date.now()
     session.child.kill(signal)
     const result = await session.done
 
+    // Ended by the signal, not by the harness's SIGKILL at its deadline (the stalled request lasts as long).
+    expect(result.signal, result.stderr).toBeNull()
     expect(result.code).toBe(exitCode)
-    expect(Date.now() - started).toBeLessThan(5000)
     expect(result.stdout).toBe('')
     const planPath = planPathIn(server.messageRequests[0])
     const lines = result.stderr.split('\n').filter((line) => line.startsWith('Error:'))

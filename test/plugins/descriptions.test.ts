@@ -36,7 +36,7 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   },
   Grep: {
     failures: ['An invalid pattern fails with the reason', 'escape literal'],
-    limits: ['at most 250', 'at most 500 lines or 30000 characters', 'lines cut at 500', 'over 10 MB', 'A truncated result says so', 'not grep or rg in Bash'],
+    limits: ['head_limit (default 250', 'up to 30000 characters a page', 'lines cut at 500', 'over 10 MB', 'says which offset comes next', 'not grep or rg in Bash'],
   },
   LS: {
     failures: ['Fails on a missing path or a file (use Read)', 'denied by a rule are left out'],

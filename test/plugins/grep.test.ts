@@ -99,17 +99,26 @@ describe('Grep', () => {
     expect((error as Error).message).toBe('Invalid regular expression: missing closing ): `foo(`.')
   })
 
-  it('caps files at 250 and content lines at 500, with visible notes', async () => {
+  it('shows 250 entries by default (head_limit), and pages on with offset until the last page', async () => {
     const many: Record<string, string> = {}
     for (let i = 0; i < 260; i++) many[`f${String(i).padStart(3, '0')}.txt`] = 'hit\nhit\n'
     const root = await workspace(many)
     const list = (await runGrep(root, {pattern: 'hit'})).split('\n')
     expect(list).toHaveLength(251)
-    expect(list[250]).toBe('(truncated: showing 250 of 260 files; narrow the pattern, path or glob)')
+    expect(list[250]).toBe('(more: showing files 1-250 of 260; pass offset: 250 for the next page, or narrow the pattern, path, glob or type)')
+    // The next page: the rest, and no note, for there is nothing after it.
+    const rest = (await runGrep(root, {offset: 250, pattern: 'hit'})).split('\n')
+    expect(rest).toEqual(Array.from({length: 10}, (_, i) => `f${250 + i}.txt`))
     const content = (await runGrep(root, {output_mode: 'content', pattern: 'hit'})).split('\n')
-    expect(content).toHaveLength(501)
+    expect(content).toHaveLength(251)
     expect(content[0]).toBe('f000.txt:1:hit')
-    expect(content[500]).toBe('(truncated: showing 500 of 520 matching lines; narrow the pattern, path or glob)')
+    expect(content[250]).toBe('(more: showing lines 1-250 of 520; pass offset: 250 for the next page, or narrow the pattern, path, glob or type)')
+    const second = (await runGrep(root, {head_limit: 100, offset: 250, output_mode: 'content', pattern: 'hit'})).split('\n')
+    expect(second[0]).toBe('f125.txt:1:hit')
+    expect(second).toHaveLength(101)
+    expect(second[100]).toMatch(/^\(more: showing lines 251-350 of 520; pass offset: 350/)
+    expect((await runGrep(root, {head_limit: 0, output_mode: 'count', pattern: 'hit'})).split('\n')).toHaveLength(260)
+    expect(await runGrep(root, {offset: 600, output_mode: 'count', pattern: 'hit'})).toBe('No files past offset 600: there are 260 in all.')
   })
 
   it('cuts very long matching lines', async () => {
@@ -162,8 +171,59 @@ describe('Grep', () => {
     for (let i = 0; i < 3000; i++) many[`d${i % 30}/f${i}.txt`] = 'x\n'.repeat(50)
     const root = await workspace(many)
     const query = {flags: '', maxFileBytes: 1 << 20, maxLineChars: 500, maxLines: 500, mode: 'count' as const, source: 'x+'}
-    await expect(searchWithin(1, await contextFor(root, {}), undefined, query)).rejects.toThrow(
+    await expect(searchWithin(1, await contextFor(root, {}), {}, query)).rejects.toThrow(
       /^Grep timed out after 0\.001 s and was stopped\. Narrow path or glob, or simplify the pattern/,
     )
+  })
+
+  it('shows context lines as ripgrep does: -A, -B, -C and context, groups split by --, -n false', async () => {
+    const root = await workspace({'a.txt': 'one\ntwo\nhit three\nfour\nfive\nsix\nseven\nhit eight\nnine\n', 'b.txt': 'hit b\n'})
+    expect(await runGrep(root, {'-A': 1, output_mode: 'content', pattern: 'hit'})).toBe(
+      ['a.txt:3:hit three', 'a.txt-4-four', '--', 'a.txt:8:hit eight', 'a.txt-9-nine', '--', 'b.txt:1:hit b'].join('\n'),
+    )
+    expect(await runGrep(root, {'-B': 2, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe(
+      ['a.txt-1-one', 'a.txt-2-two', 'a.txt:3:hit three', '--', 'a.txt-6-six', 'a.txt-7-seven', 'a.txt:8:hit eight'].join('\n'),
+    )
+    // Groups that touch are one group; -C and context are the same; -A over -C.
+    const both = ['a.txt-1-one', 'a.txt-2-two', 'a.txt:3:hit three', 'a.txt-4-four', 'a.txt-5-five', 'a.txt-6-six', 'a.txt-7-seven', 'a.txt:8:hit eight', 'a.txt-9-nine']
+    expect(await runGrep(root, {'-C': 2, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe(both.join('\n'))
+    expect(await runGrep(root, {context: 2, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe(both.join('\n'))
+    expect(await runGrep(root, {'-A': 0, '-C': 1, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe(['a.txt-2-two', 'a.txt:3:hit three', '--', 'a.txt-7-seven', 'a.txt:8:hit eight'].join('\n'))
+    expect(await runGrep(root, {'-n': false, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe('a.txt:hit three\na.txt:hit eight')
+    // Context belongs to content mode only.
+    expect(await runGrep(root, {'-C': 3, output_mode: 'count', pattern: 'hit'})).toBe('a.txt:2\nb.txt:1')
+  })
+
+  it('filters by type as ripgrep does, with glob too, and names the known types for an unknown one', async () => {
+    const root = await workspace({'Makefile': 'hit\n', 'a.ts': 'hit\n', 'b.tsx': 'hit\n', 'c.js': 'hit\n', 'd.py': 'hit\n', 'src/e.ts': 'hit\n'})
+    expect(await runGrep(root, {pattern: 'hit', type: 'ts'})).toBe('a.ts\nb.tsx\nsrc/e.ts')
+    expect(await runGrep(root, {pattern: 'hit', type: 'make'})).toBe('Makefile')
+    expect(await runGrep(root, {glob: 'src/**', pattern: 'hit', type: 'ts'})).toBe('src/e.ts')
+    await expect(runGrep(root, {pattern: 'hit', type: 'cobol'})).rejects.toThrow(/^Unknown file type "cobol"\. Known types: .*\bpy\b/)
+  })
+
+  it('matches across lines with multiline, where a line-by-line search finds nothing', async () => {
+    const root = await workspace({
+      'a.ts': 'interface Props {\n  name: string\n}\nconst x = 1\n',
+      'b.ts': 'struct Point {\n  x: i32,\n}\n',
+      'c.ts': 'interface Other {}\n',
+    })
+    expect(await runGrep(root, {pattern: String.raw`interface \w+ \{\n\s+name`})).toBe('No files found')
+    expect(await runGrep(root, {multiline: true, pattern: String.raw`interface \w+ \{\n\s+name`})).toBe('a.ts')
+    // . matches line breaks; every line a match spans is shown, and counted.
+    expect(await runGrep(root, {multiline: true, output_mode: 'content', pattern: String.raw`\{.*?\}`})).toBe(
+      ['a.ts:1:interface Props {', 'a.ts:2:  name: string', 'a.ts:3:}', 'b.ts:1:struct Point {', 'b.ts:2:  x: i32,', 'b.ts:3:}', 'c.ts:1:interface Other {}'].join('\n'),
+    )
+    expect(await runGrep(root, {multiline: true, output_mode: 'count', pattern: String.raw`\{.*?\}`})).toBe('a.ts:3\nb.ts:3\nc.ts:1')
+    // ^ and $ still anchor at line ends; context works too; -i as well.
+    expect(await runGrep(root, {'-A': 1, multiline: true, output_mode: 'content', path: 'a.ts', pattern: String.raw`^\}\nCONST`, '-i': true})).toBe(
+      'a.ts:3:}\na.ts:4:const x = 1',
+    )
+    expect(await runGrep(root, {multiline: true, output_mode: 'content', pattern: 'ü|Point'})).toBe('b.ts:1:struct Point {')
+  })
+
+  it('numbers multiline matches right after non-ASCII text', async () => {
+    const root = await workspace({'u.txt': 'héllo wörld 🎉\nnext\nend 🎉 here\nlast\n'})
+    expect(await runGrep(root, {multiline: true, output_mode: 'content', pattern: String.raw`🎉 here\nla`})).toBe('u.txt:3:end 🎉 here\nu.txt:4:last')
   })
 })

@@ -20,7 +20,18 @@
  * reply then stops at `max_tokens`), `{...reply('...'), stop_reason: 'refusal'}` refuses, and
  * `server.limitPrompt(bytes)` makes the server answer 400 "prompt is too long" to every request whose
  * body is larger, without consuming a turn, as the API does when a conversation outgrows the window.
+ * Behaviour of real models: `thinking('...')` (signed; `{cut: true}` stops before its signature, at
+ * max_tokens), `redactedThinking()`, thinking between tool calls, `text('')` and `text(' \n')` blocks,
+ * several tool calls in one reply.
+ *
+ * The server is strict, always: before a request consumes a turn it is checked against the Messages
+ * API's rules (checkRequest, below), and a request the real API would refuse is answered with the API's
+ * 400 `invalid_request_error`, its message in the API's words, consuming no turn (outcome 'invalid').
+ * So every test is also a conformance test of what wave sends. `GET /v1/models/{id}` answers from the
+ * server's model catalogue (MODELS, or the `models` option), 404 for a model it does not know; those
+ * look-ups are kept apart, in `modelRequests`, so counts of `requests` stay about the conversation.
  */
+import {createHash, createHmac, randomBytes} from 'node:crypto'
 import {createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'
 import {performance} from 'node:perf_hooks'
@@ -44,7 +55,21 @@ export interface ToolUseBlock {
   partialJson?: string
 }
 
-export type Block = TextBlock | ToolUseBlock
+/** A thinking block: signed by the server unless `signature` is given; `cut` streams no signature (max_tokens). */
+export interface ThinkingBlock {
+  type: 'thinking'
+  thinking: string
+  signature?: string
+  cut?: boolean
+}
+
+/** A redacted thinking block: opaque `data` the server issues and later recognises. */
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking'
+  data?: string
+}
+
+export type Block = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
 
 export interface Usage {
   input_tokens: number
@@ -113,20 +138,32 @@ export interface RecordedRequest {
   receivedAt: number
   /** Whether the request asked for SSE (`stream: true`). */
   stream: boolean
-  /** What the server did: 'reply', 'error', 'cut', 'stream-error', 'stall', 'exhausted', 'bad-request', 'not-found', 'too-long'. */
+  /**
+   * What the server did: 'reply', 'error', 'cut', 'stream-error', 'stall', 'exhausted', 'bad-request',
+   * 'invalid' (refused by the API's rules: see `error`), 'not-found', 'too-long', 'model' (a model look-up).
+   */
   outcome?: string
   /** HTTP status answered (undefined when the connection was cut before headers). */
   status?: number
+  /** The message of the 400 the server answered (outcome 'invalid', 'too-long', 'bad-request'). */
+  error?: string
 }
 
 export interface MessagesServer {
   /** `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL` / `baseURL`. */
   readonly url: string
   readonly port: number
-  /** Every request received, in order (including ones answered with faults or "script exhausted"). */
+  /**
+   * Every request received, in order (including ones answered with faults, refused as invalid, or
+   * "script exhausted"), but the model look-ups (`GET /v1/models...`), which are in `modelRequests`.
+   */
   readonly requests: RecordedRequest[]
   /** Only the `POST /v1/messages` requests. */
   readonly messageRequests: RecordedRequest[]
+  /** The `GET /v1/models` and `GET /v1/models/{id}` requests, in order. */
+  readonly modelRequests: RecordedRequest[]
+  /** Requests refused by the API's rules (outcome 'invalid'), with their `error`. */
+  readonly invalidRequests: RecordedRequest[]
   /** Turns not yet consumed. */
   readonly remaining: number
   /** Append turns to the script. */
@@ -156,6 +193,16 @@ export function toolUse(name: string, input: unknown = {}, id?: string): ToolUse
 export function cutToolUse(name: string, input: unknown, keep?: number, id?: string): ToolUseBlock {
   const json = JSON.stringify(input)
   return {...toolUse(name, input, id), partialJson: json.slice(0, keep ?? Math.floor(json.length / 2))}
+}
+
+/** Thinking, signed when the reply is built; `{cut: true}`: stopped before its signature (the reply stops at max_tokens). */
+export function thinking(t: string, options: {cut?: boolean; signature?: string} = {}): ThinkingBlock {
+  return {type: 'thinking', thinking: t, ...options}
+}
+
+/** Redacted thinking (opaque data generated and signed by the server unless given). */
+export function redactedThinking(data?: string): RedactedThinkingBlock {
+  return data === undefined ? {type: 'redacted_thinking'} : {type: 'redacted_thinking', data}
 }
 
 /** `reply(text('hi'), toolUse('Read', {...}))`; strings are taken as text blocks. */
@@ -227,6 +274,398 @@ function isObject(v: unknown): v is Record<string, any> {
   return typeof v === 'object' && v !== null
 }
 
+// ---------------------------------------------------------------------------------------------- models
+
+export type Effort = 'low' | 'medium' | 'high' | 'xhigh' | 'max'
+
+/** A model the server serves: its limits and what its requests may ask for. */
+export interface ServedModel {
+  id: string
+  display_name?: string
+  /** The largest window: beyond 200k tokens only with the `context-1m-2025-08-07` beta. */
+  max_input_tokens: number
+  /** The largest `max_tokens`. */
+  max_tokens: number
+  /** The `thinking.type` values accepted besides `disabled`. */
+  thinking: Array<'adaptive' | 'enabled'>
+  /** Effort levels accepted in `output_config.effort` (none: effort is not supported). */
+  effort: Effort[]
+}
+
+/** The 1M-token window beta, and the window without it. */
+export const CONTEXT_1M_BETA = 'context-1m-2025-08-07'
+export const STANDARD_WINDOW = 200_000
+
+const ALL_EFFORTS: Effort[] = ['low', 'medium', 'high', 'xhigh', 'max']
+
+/**
+ * The models the scripted server knows (a few, as the API would describe them); any other model ID is
+ * accepted on `POST /v1/messages` without limits (tests name models freely) and is a 404 on `GET /v1/models/{id}`.
+ */
+export const MODELS: readonly ServedModel[] = [
+  {effort: ALL_EFFORTS, id: 'claude-sonnet-5-5', max_input_tokens: 1_000_000, max_tokens: 128_000, thinking: ['adaptive', 'enabled']},
+  {effort: ALL_EFFORTS, id: 'claude-opus-5-5', max_input_tokens: 1_000_000, max_tokens: 128_000, thinking: ['adaptive', 'enabled']},
+  {effort: ['low', 'medium', 'high'], id: 'claude-opus-4-5', max_input_tokens: 200_000, max_tokens: 64_000, thinking: ['enabled']},
+  {effort: [], id: 'claude-haiku-4-5', max_input_tokens: 200_000, max_tokens: 64_000, thinking: ['enabled']},
+]
+
+/** The API's description of a model (`GET /v1/models/{id}`), as SDK 1.x types it (ModelInfo). */
+export function modelInfo(model: ServedModel): Record<string, unknown> {
+  const supported = (yes: boolean) => ({supported: yes})
+  return {
+    capabilities: {
+      batch: supported(true),
+      citations: supported(true),
+      code_execution: supported(false),
+      context_management: {clear_thinking_20251015: null, clear_tool_uses_20250919: null, compact_20260112: null, supported: false},
+      effort: {
+        high: supported(model.effort.includes('high')),
+        low: supported(model.effort.includes('low')),
+        max: supported(model.effort.includes('max')),
+        medium: supported(model.effort.includes('medium')),
+        supported: model.effort.length > 0,
+        xhigh: supported(model.effort.includes('xhigh')),
+      },
+      image_input: supported(true),
+      pdf_input: supported(true),
+      server_tools: {code_execution: supported(false), supported: false, web_search: supported(false)},
+      structured_outputs: supported(true),
+      thinking: {
+        supported: model.thinking.length > 0,
+        types: {
+          adaptive: supported(model.thinking.includes('adaptive')),
+          between_tools: supported(false),
+          disabled: supported(true),
+          enabled: supported(model.thinking.includes('enabled')),
+        },
+      },
+    },
+    created_at: '2026-01-01T00:00:00Z',
+    deprecated_at: null,
+    display_name: model.display_name ?? model.id,
+    id: model.id,
+    lifecycle: 'active',
+    line: /-(haiku|sonnet|opus|fable|mythos)-/.exec(model.id)?.[1] ?? null,
+    max_input_tokens: model.max_input_tokens,
+    max_tokens: model.max_tokens,
+    retires_at: null,
+    type: 'model',
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- signatures
+
+/**
+ * Thinking signatures and redacted data are self-verifying (an HMAC under a key of this module), so a
+ * block sent back is recognised as one this server issued, unchanged, even by another server instance
+ * in the same or a later process (a resumed session talks to a new server).
+ */
+const SIGNING_KEY = 'wave scripted messages server: thinking signatures'
+
+function mac(kind: string, payload: string): string {
+  return createHmac('sha256', SIGNING_KEY).update(`${kind}\0${payload}`).digest('base64')
+}
+
+/** The signature the server gives a thinking block with this text. */
+export function signThinking(thinkingText: string): string {
+  return `Er${mac('thinking', thinkingText)}`
+}
+
+function newRedactedData(): string {
+  const payload = randomBytes(24).toString('base64')
+  return `${payload}.${mac('redacted', payload)}`
+}
+
+function validThinking(block: Record<string, unknown>): boolean {
+  return typeof block.signature === 'string' && typeof block.thinking === 'string' && block.signature === signThinking(block.thinking)
+}
+
+function validRedacted(block: Record<string, unknown>): boolean {
+  if (typeof block.data !== 'string') return false
+  const at = block.data.lastIndexOf('.')
+  return at > 0 && block.data.slice(at + 1) === mac('redacted', block.data.slice(0, at))
+}
+
+/** A stable key for a thinking or redacted block, to compare what was issued with what came back. */
+function thinkingKey(block: Record<string, unknown>): string {
+  return block.type === 'redacted_thinking' ? `r:${String(block.data)}` : `t:${createHash('sha256').update(String(block.thinking)).digest('base64')}:${String(block.signature)}`
+}
+
+// ---------------------------------------------------------------------------------------------- conformance
+
+export interface CheckContext {
+  /** The served model named by the request, if the server knows it. */
+  model?: ServedModel
+  /** The request's `anthropic-beta` values. */
+  betas: string[]
+  /** Thinking blocks (keys) the server issued with each tool_use id: a turn mid-tool-loop must send them back. */
+  issuedThinking?: ReadonlyMap<string, string[]>
+}
+
+const THINKING_DOC = 'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
+
+/**
+ * The first rule of the Messages API a request breaks, in the API's words, or undefined when the real
+ * API would take it: roles alternating from a user turn; no empty message but a final assistant one;
+ * text blocks non-empty and not whitespace only; each tool_use answered by its tool_result in the very
+ * next user message, results first; ids unique; thinking blocks signed and unchanged when thinking is
+ * on (and a turn mid-tool-loop keeping the thinking it was issued with); at most 4 cache_control
+ * breakpoints, a 1h TTL never after a 5m one; max_tokens within the model's limit; thinking and effort
+ * the model takes, a budget of at least 1024 below max_tokens.
+ */
+export function checkRequest(body: Record<string, unknown>, context: CheckContext): string | undefined {
+  const model = context.model
+  if (typeof body.model !== 'string' || !body.model) return 'model: Field required'
+  const maxTokens = body.max_tokens
+  if (maxTokens === undefined) return 'max_tokens: Field required'
+  if (!Number.isInteger(maxTokens) || (maxTokens as number) < 1) return 'max_tokens: Input should be a valid integer greater than or equal to 1'
+  if (model && (maxTokens as number) > model.max_tokens) {
+    return `max_tokens: ${maxTokens} > ${model.max_tokens}, which is the maximum allowed number of output tokens for ${model.id}`
+  }
+
+  const thinkingProblem = checkThinkingConfig(body, maxTokens as number, model)
+  if (thinkingProblem) return thinkingProblem
+  const thinkingOn = isObject(body.thinking) && (body.thinking.type === 'enabled' || body.thinking.type === 'adaptive')
+
+  const cacheProblem = checkCacheControl(body)
+  if (cacheProblem) return cacheProblem
+
+  if (Array.isArray(body.tools)) {
+    const names = body.tools.filter(isObject).map((t) => t.name)
+    if (new Set(names).size !== names.length) return 'tools: Tool names must be unique.'
+  }
+
+  if (body.system !== undefined) {
+    const problem = checkTextContent(body.system, 'system')
+    if (problem) return problem
+  }
+
+  const messages = body.messages
+  if (!Array.isArray(messages)) return 'messages: Field required'
+  if (messages.length === 0) return 'messages: at least one message is required'
+  const seenToolUse = new Set<string>()
+  for (const [i, message] of messages.entries()) {
+    const at = `messages.${i}`
+    if (!isObject(message)) return `${at}: Input should be a valid dictionary`
+    if (message.role !== 'user' && message.role !== 'assistant') return `${at}.role: Input should be 'user' or 'assistant'`
+    if (i === 0 && message.role !== 'user') return 'messages: first message must use the "user" role'
+    if (i > 0 && messages[i - 1].role === message.role) {
+      return `messages: roles must alternate between "user" and "assistant", but found multiple "${message.role}" roles in a row`
+    }
+
+    const content = message.content
+    const isFinalAssistant = i === messages.length - 1 && message.role === 'assistant'
+    if (typeof content !== 'string' && !Array.isArray(content)) return `${at}.content: Field required`
+    if ((typeof content === 'string' ? content.length === 0 : content.length === 0) && !isFinalAssistant) {
+      return `${at}: all messages must have non-empty content except for the optional final assistant message`
+    }
+
+    const problem = checkTextContent(content, `${at}.content`)
+    if (problem) return problem
+    if (!Array.isArray(content)) continue
+
+    for (const [j, block] of content.entries()) {
+      if (!isObject(block)) return `${at}.content.${j}: Input should be a valid dictionary`
+      const where = `${at}.content.${j}`
+      if (block.type === 'tool_use') {
+        if (message.role !== 'assistant') return `${where}: tool_use blocks may only appear in assistant messages`
+        if (typeof block.id !== 'string' || !/^[a-zA-Z0-9_-]+$/.test(block.id)) return `${where}.id: String should match pattern '^[a-zA-Z0-9_-]+$'`
+        if (seenToolUse.has(block.id)) return `${where}: \`tool_use\` ids must be unique`
+        seenToolUse.add(block.id)
+      }
+
+      if ((block.type === 'thinking' || block.type === 'redacted_thinking') && message.role !== 'assistant') {
+        return `${where}: thinking blocks may only appear in assistant messages`
+      }
+
+      if (block.type === 'thinking' && thinkingOn) {
+        if (block.signature === undefined) return `${where}.thinking.signature: Field required`
+        if (!validThinking(block)) return `${where}: Invalid \`signature\` in \`thinking\` block`
+      }
+
+      if (block.type === 'redacted_thinking' && thinkingOn && !validRedacted(block)) {
+        return `${where}: Invalid \`data\` in \`redacted_thinking\` block`
+      }
+    }
+
+    const problemWithTools = message.role === 'assistant' ? checkToolResultsAfter(messages, i) : checkToolResultsBefore(messages, i)
+    if (problemWithTools) return problemWithTools
+  }
+
+  if (thinkingOn) {
+    const problem = checkThinkingKept(messages, context.issuedThinking)
+    if (problem) return problem
+  }
+
+  const window = model ? (context.betas.includes(CONTEXT_1M_BETA) ? model.max_input_tokens : Math.min(model.max_input_tokens, STANDARD_WINDOW)) : undefined
+  if (window !== undefined) {
+    const tokens = Math.ceil(JSON.stringify({messages: body.messages, system: body.system, tools: body.tools}).length / 4)
+    if (tokens > window) return `prompt is too long: ${tokens} tokens > ${window} maximum`
+  }
+
+  return undefined
+}
+
+function checkThinkingConfig(body: Record<string, unknown>, maxTokens: number, model: ServedModel | undefined): string | undefined {
+  const config = body.thinking
+  if (config !== undefined) {
+    if (!isObject(config)) return 'thinking: Input should be a valid dictionary'
+    const type = config.type
+    if (type !== 'enabled' && type !== 'adaptive' && type !== 'disabled' && type !== 'between_tools') {
+      return "thinking: Input tag does not match any of the expected tags: 'enabled', 'disabled', 'adaptive', 'between_tools'"
+    }
+
+    if (type === 'enabled') {
+      if (!Number.isInteger(config.budget_tokens)) return 'thinking.enabled.budget_tokens: Field required'
+      if ((config.budget_tokens as number) < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024'
+      if ((config.budget_tokens as number) >= maxTokens) return `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. ${THINKING_DOC}#max-tokens-and-context-window-size`
+    }
+
+    if (model && (type === 'enabled' || type === 'adaptive') && !model.thinking.includes(type)) {
+      return `thinking.type: "${type}" is not supported by this model (${model.id}).`
+    }
+
+    if ((type === 'enabled' || type === 'adaptive') && body.temperature !== undefined && body.temperature !== 1) {
+      return '`temperature` may only be set to 1 when thinking is enabled or in adaptive mode.'
+    }
+  }
+
+  const outputConfig = body.output_config
+  if (isObject(outputConfig) && outputConfig.effort !== undefined && outputConfig.effort !== null) {
+    const effort = outputConfig.effort as Effort
+    if (!ALL_EFFORTS.includes(effort)) return "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+    if (model && !model.effort.includes(effort)) {
+      return model.effort.length === 0
+        ? `output_config.effort: This model (${model.id}) does not support the effort parameter.`
+        : `output_config.effort: "${effort}" is not supported by this model (${model.id}); supported: ${model.effort.join(', ')}.`
+    }
+  }
+
+  return undefined
+}
+
+/** Text blocks in a content (or system) array, or a string content: never empty, never whitespace only. */
+function checkTextContent(content: unknown, at: string): string | undefined {
+  // An empty string is an empty message, which the caller judges (allowed for a final assistant turn).
+  const blocks = typeof content === 'string' ? (content ? [{text: content, type: 'text'}] : []) : Array.isArray(content) ? content : []
+  const where = at.startsWith('system') ? 'system' : 'messages'
+  for (const block of blocks) {
+    if (!isObject(block)) continue
+    if (block.type === 'text') {
+      if (typeof block.text !== 'string' || block.text.length === 0) return `${where}: text content blocks must be non-empty`
+      if (block.text.trim() === '') return `${where}: text content blocks must contain non-whitespace text`
+    }
+
+    if (block.type === 'tool_result' && Array.isArray(block.content)) {
+      const problem = checkTextContent(block.content, at)
+      if (problem) return problem
+    }
+  }
+
+  return undefined
+}
+
+/** An assistant message's tool_use ids must all be answered by tool_result blocks, first, in the next message. */
+function checkToolResultsAfter(messages: unknown[], i: number): string | undefined {
+  const message = messages[i] as Record<string, unknown>
+  const ids = Array.isArray(message.content) ? message.content.filter((b) => isObject(b) && b.type === 'tool_use').map((b) => String(b.id)) : []
+  if (ids.length === 0 || i === messages.length - 1) return undefined
+  const next = messages[i + 1] as Record<string, unknown>
+  const nextContent = Array.isArray(next.content) ? next.content : []
+  // Results first: only the leading run of tool_result blocks counts as "immediately after".
+  const leading: string[] = []
+  for (const block of nextContent) {
+    if (!isObject(block) || block.type !== 'tool_result') break
+    leading.push(String(block.tool_use_id))
+  }
+
+  const missing = ids.filter((id) => !leading.includes(id))
+  if (missing.length === 0) return undefined
+  return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`
+}
+
+/** A user message's tool_result blocks must each answer a tool_use of the message before, once. */
+function checkToolResultsBefore(messages: unknown[], i: number): string | undefined {
+  const message = messages[i] as Record<string, unknown>
+  if (!Array.isArray(message.content)) return undefined
+  const previous = i > 0 ? (messages[i - 1] as Record<string, unknown>) : undefined
+  const ids = new Set(
+    previous && Array.isArray(previous.content) ? previous.content.filter((b) => isObject(b) && b.type === 'tool_use').map((b) => String(b.id)) : [],
+  )
+  const answered = new Set<string>()
+  for (const [j, block] of message.content.entries()) {
+    if (!isObject(block) || block.type !== 'tool_result') continue
+    const id = String(block.tool_use_id)
+    if (!ids.has(id)) {
+      return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`
+    }
+
+    if (answered.has(id)) return `messages.${i}.content.${j}: each \`tool_use\` id may be answered by only one \`tool_result\` block: ${id}`
+    answered.add(id)
+  }
+
+  return undefined
+}
+
+/**
+ * With thinking on, the last assistant turn of an ongoing tool loop (the final user message holds tool
+ * results) is sent back with the thinking it was issued with, unchanged and in order, first.
+ */
+function checkThinkingKept(messages: unknown[], issued: ReadonlyMap<string, string[]> | undefined): string | undefined {
+  if (!issued || messages.length < 2) return undefined
+  const last = messages.at(-1) as Record<string, unknown>
+  if (last.role !== 'user' || !Array.isArray(last.content) || !last.content.some((b) => isObject(b) && b.type === 'tool_result')) return undefined
+  const index = messages.length - 2
+  const turn = messages[index] as Record<string, unknown>
+  if (!Array.isArray(turn.content)) return undefined
+  const blocks = turn.content.filter(isObject)
+  const toolUse = blocks.find((b) => b.type === 'tool_use')
+  const expected = toolUse ? issued.get(String(toolUse.id)) : undefined
+  if (!expected || expected.length === 0) return undefined
+  const first = blocks[0]
+  if (first?.type !== 'thinking' && first?.type !== 'redacted_thinking') {
+    return `messages.${index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. ${THINKING_DOC}`
+  }
+
+  const sent = blocks.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').map(thinkingKey)
+  if (sent.length !== expected.length || sent.some((key, k) => key !== expected[k])) {
+    return `messages.${index}.content: \`thinking\` or \`redacted_thinking\` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.`
+  }
+
+  return undefined
+}
+
+/** At most 4 blocks with cache_control (tools, then system, then messages), and a 1h TTL never after a 5m one. */
+function checkCacheControl(body: Record<string, unknown>): string | undefined {
+  const marks: unknown[] = []
+  const collect = (blocks: unknown) => {
+    if (!Array.isArray(blocks)) return
+    for (const block of blocks) {
+      if (!isObject(block)) continue
+      if (block.cache_control !== undefined && block.cache_control !== null) marks.push(block.cache_control)
+      if (block.type === 'tool_result') collect(block.content)
+    }
+  }
+
+  collect(body.tools)
+  collect(body.system)
+  if (Array.isArray(body.messages)) for (const message of body.messages) if (isObject(message)) collect(message.content)
+  if (marks.length > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marks.length}.`
+  let seenShort = false
+  for (const mark of marks) {
+    if (!isObject(mark) || mark.type !== 'ephemeral') return "cache_control.type: Input should be 'ephemeral'"
+    const ttl = mark.ttl ?? '5m'
+    if (ttl !== '5m' && ttl !== '1h') return "cache_control.ttl: Input should be '5m' or '1h'"
+    if (ttl === '1h' && seenShort) {
+      return "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`."
+    }
+
+    if (ttl === '5m') seenShort = true
+  }
+
+  return undefined
+}
+
 // ---------------------------------------------------------------------------------------------- server
 
 const ERROR_TYPES: Record<number, string> = {
@@ -250,9 +689,18 @@ function isReply(t: StaticTurn): t is Reply {
   return Array.isArray((t as Reply).content)
 }
 
-export async function startMessagesServer(script: Turn[] = []): Promise<MessagesServer> {
+export interface ServerOptions {
+  /** The models the server knows, in place of MODELS (their limits are enforced; others are accepted as named). */
+  models?: readonly ServedModel[]
+}
+
+export async function startMessagesServer(script: Turn[] = [], options: ServerOptions = {}): Promise<MessagesServer> {
   const queue: Turn[] = [...script]
   const requests: RecordedRequest[] = []
+  const modelRequests: RecordedRequest[] = []
+  const models = new Map((options.models ?? MODELS).map((m) => [m.id, m]))
+  /** The thinking blocks (keys) issued in the same message as each tool_use id. */
+  const issuedThinking = new Map<string, string[]>()
   const sockets = new Set<Socket>()
   let seq = 0
   let closed = false
@@ -312,8 +760,9 @@ export async function startMessagesServer(script: Turn[] = []): Promise<Messages
       body = undefined
     }
     const path = (req.url ?? '/').split('?')[0]
+    const isModelLookup = (req.method ?? 'GET') === 'GET' && /^\/v1\/models(?:\/|$)/.test(path)
     const record: RecordedRequest = {
-      index: requests.length,
+      index: isModelLookup ? modelRequests.length : requests.length,
       method: req.method ?? 'GET',
       path,
       body,
@@ -322,10 +771,35 @@ export async function startMessagesServer(script: Turn[] = []): Promise<Messages
       receivedAt: performance.now(),
       stream: isObject(body) && body.stream === true,
     }
-    requests.push(record)
+    ;(isModelLookup ? modelRequests : requests).push(record)
     const done = (outcome: string, status?: number) => {
       record.outcome = outcome
       record.status = status
+    }
+
+    if (isModelLookup) {
+      const id = decodeURIComponent(path.slice('/v1/models/'.length))
+      if (path === '/v1/models' || path === '/v1/models/') {
+        const data = [...models.values()].map(modelInfo)
+        const json = JSON.stringify({data, first_id: data[0]?.id ?? null, has_more: false, last_id: data.at(-1)?.id ?? null})
+        done('model', 200)
+        res.writeHead(200, {'content-length': Buffer.byteLength(json), 'content-type': 'application/json', 'request-id': nextId('req_01')})
+        res.end(json)
+        return
+      }
+
+      const model = models.get(id)
+      if (!model) {
+        done('not-found', 404)
+        sendError(res, 404, 'not_found_error', `model: ${id}`)
+        return
+      }
+
+      const json = JSON.stringify(modelInfo(model))
+      done('model', 200)
+      res.writeHead(200, {'content-length': Buffer.byteLength(json), 'content-type': 'application/json', 'request-id': nextId('req_01')})
+      res.end(json)
+      return
     }
 
     if (record.method !== 'POST' || path !== '/v1/messages') {
@@ -335,14 +809,29 @@ export async function startMessagesServer(script: Turn[] = []): Promise<Messages
     }
     if (!isObject(body)) {
       done('bad-request', 400)
-      sendError(res, 400, 'invalid_request_error', 'messages-server: request body is not a JSON object')
+      record.error = 'messages-server: request body is not a JSON object'
+      sendError(res, 400, 'invalid_request_error', record.error)
+      return
+    }
+
+    // The API's rules, before anything else: a refused request consumes no turn, as it reaches no model.
+    const betas = String(req.headers['anthropic-beta'] ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean)
+    const invalid = checkRequest(body, {betas, issuedThinking, model: models.get(String(body.model))})
+    if (invalid) {
+      done('invalid', 400)
+      record.error = invalid
+      sendError(res, 400, 'invalid_request_error', invalid)
       return
     }
 
     if (promptLimit !== undefined && rawBody.length > promptLimit) {
       done('too-long', 400)
       const tokens = Math.ceil(rawBody.length / 4)
-      sendError(res, 400, 'invalid_request_error', `prompt is too long: ${tokens} tokens > ${Math.floor(promptLimit / 4)} maximum`)
+      record.error = `prompt is too long: ${tokens} tokens > ${Math.floor(promptLimit / 4)} maximum`
+      sendError(res, 400, 'invalid_request_error', record.error)
       return
     }
 
@@ -397,7 +886,7 @@ export async function startMessagesServer(script: Turn[] = []): Promise<Messages
         return
       }
       // JSON carries the whole input of a cut call: only a stream can show where it was cut.
-      const json = JSON.stringify({...message, content: message.content.map(({partialJson, ...block}: Record<string, unknown>) => block)})
+      const json = JSON.stringify({...message, content: message.content.map(({cut, partialJson, ...block}: Record<string, unknown>) => block)})
       const requestId = nextId('req_01')
       done('reply', 200)
       res.writeHead(200, {
@@ -451,19 +940,38 @@ export async function startMessagesServer(script: Turn[] = []): Promise<Messages
     res.end()
   }
 
-  function buildMessage(turn: Reply, record: RecordedRequest) {
-    const content = turn.content.map((b) =>
-      b.type === 'tool_use'
-        ? {
+  function buildMessage(turn: Reply, record: RecordedRequest): ApiMessage {
+    const content: ApiMessage['content'] = turn.content.map((b) => {
+      switch (b.type) {
+        case 'tool_use': {
+          return {
             type: 'tool_use' as const,
             id: b.id ?? nextId('toolu_01'),
             name: b.name,
             input: b.input ?? {},
             ...(b.partialJson === undefined ? {} : {partialJson: b.partialJson}),
           }
-        : {type: 'text' as const, text: b.text},
-    )
-    const cut = turn.content.some((b) => b.type === 'tool_use' && b.partialJson !== undefined)
+        }
+
+        case 'thinking': {
+          // A block cut at max_tokens ends before its signature arrives.
+          const signature = b.cut ? '' : (b.signature ?? signThinking(b.thinking))
+          return {type: 'thinking' as const, thinking: b.thinking, signature, ...(b.cut ? {cut: true} : {})}
+        }
+
+        case 'redacted_thinking': {
+          return {type: 'redacted_thinking' as const, data: b.data ?? newRedactedData()}
+        }
+
+        default: {
+          return {type: 'text' as const, text: b.text}
+        }
+      }
+    })
+    // A turn mid-tool-loop must come back with its thinking: remember what each call was issued with.
+    const issued = content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').map((b) => thinkingKey(b))
+    for (const block of content) if (block.type === 'tool_use') issuedThinking.set(block.id, issued)
+    const cut = turn.content.some((b) => (b.type === 'tool_use' && b.partialJson !== undefined) || (b.type === 'thinking' && b.cut))
     const stop_reason: StopReason =
       turn.stop_reason ?? (cut ? 'max_tokens' : content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn')
     const usage: Usage = {
@@ -500,8 +1008,12 @@ export async function startMessagesServer(script: Turn[] = []): Promise<Messages
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
+    modelRequests,
     get messageRequests() {
       return requests.filter((r) => r.method === 'POST' && r.path === '/v1/messages')
+    },
+    get invalidRequests() {
+      return requests.filter((r) => r.outcome === 'invalid')
     },
     get remaining() {
       return queue.length
@@ -531,7 +1043,12 @@ export type ApiMessage = {
   type: 'message'
   role: 'assistant'
   model: string
-  content: Array<{type: 'text'; text: string} | {type: 'tool_use'; id: string; name: string; input: unknown; partialJson?: string}>
+  content: Array<
+    | {type: 'text'; text: string}
+    | {type: 'tool_use'; id: string; name: string; input: unknown; partialJson?: string}
+    | {type: 'thinking'; thinking: string; signature: string; cut?: boolean}
+    | {type: 'redacted_thinking'; data: string}
+  >
   stop_reason: StopReason
   stop_sequence: null
   usage: Usage
@@ -567,6 +1084,14 @@ export function sseEvents(message: ApiMessage): Array<{type: string; [k: string]
       for (const piece of chunks(block.text, 2)) {
         events.push({type: 'content_block_delta', index, delta: {type: 'text_delta', text: piece}})
       }
+    } else if (block.type === 'thinking') {
+      events.push({type: 'content_block_start', index, content_block: {type: 'thinking', thinking: '', signature: ''}})
+      for (const piece of chunks(block.thinking, 2)) {
+        events.push({type: 'content_block_delta', index, delta: {type: 'thinking_delta', thinking: piece}})
+      }
+      if (!block.cut) events.push({type: 'content_block_delta', index, delta: {type: 'signature_delta', signature: block.signature}})
+    } else if (block.type === 'redacted_thinking') {
+      events.push({type: 'content_block_start', index, content_block: {type: 'redacted_thinking', data: block.data}})
     } else {
       events.push({
         type: 'content_block_start',

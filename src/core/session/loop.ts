@@ -137,7 +137,6 @@ export class AgentLoop {
   /** Runs turns until the session ends; each WaveError thrown carries what the session did in `details`. */
   async run(): Promise<AgentOutcome> {
     try {
-      this.tally.assertPriced()
       return await this.turnsUntilEnd()
     } catch (error) {
       const failure = error instanceof PromptTooLong ? error.failure : error

@@ -100,43 +100,76 @@ export function lookupByModel<T>(table: Record<string, T>, model: string): T | u
   return best === undefined ? undefined : table[best]
 }
 
+/** Effort levels (`output_config.effort`), lowest first. */
+export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const
+export type Effort = (typeof EFFORTS)[number]
+
+/** The `thinking.type` values besides `disabled` (which every model takes). */
+export type ThinkingType = 'adaptive' | 'enabled'
+
 export interface ModelLimits {
-  /** Tokens a request's prompt may hold. */
+  /** Tokens a request's prompt may hold (beyond 200k only with the 1M-context beta). */
   contextWindow: number
   /** The largest `max_tokens` the model takes. */
   maxOutput: number
 }
 
-/** Known windows and output limits (platform.claude.com model pages), by model ID (snapshots included). */
-const MODEL_LIMITS: Record<string, ModelLimits> = {
-  'claude-3-5-haiku': {contextWindow: 200_000, maxOutput: 8192},
-  'claude-3-7-sonnet': {contextWindow: 200_000, maxOutput: 64_000},
-  'claude-fable-5': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-fable-5-1': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-haiku-4-5': {contextWindow: 200_000, maxOutput: 64_000},
-  'claude-haiku-5-5': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-mythos-5': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-mythos-5-1': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-opus-4': {contextWindow: 200_000, maxOutput: 32_000},
-  'claude-opus-4-0': {contextWindow: 200_000, maxOutput: 32_000},
-  'claude-opus-4-1': {contextWindow: 200_000, maxOutput: 32_000},
-  'claude-opus-4-5': {contextWindow: 200_000, maxOutput: 64_000},
-  'claude-opus-4-6': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-opus-4-7': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-opus-4-8': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-opus-5': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-opus-5-5': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-sonnet-4': {contextWindow: 200_000, maxOutput: 64_000},
-  'claude-sonnet-4-0': {contextWindow: 200_000, maxOutput: 64_000},
-  'claude-sonnet-4-5': {contextWindow: 200_000, maxOutput: 64_000},
-  'claude-sonnet-4-6': {contextWindow: 1_000_000, maxOutput: 64_000},
-  'claude-sonnet-5': {contextWindow: 1_000_000, maxOutput: 128_000},
-  'claude-sonnet-5-5': {contextWindow: 1_000_000, maxOutput: 128_000},
+export interface ModelTableEntry extends ModelLimits {
+  /** The thinking types the model takes: adaptive (it decides), enabled (a budget). */
+  thinking: ThinkingType[]
+  /** The effort levels the model takes; none: no effort parameter. */
+  efforts: Effort[]
+}
+
+const ALL_EFFORTS: Effort[] = [...EFFORTS]
+const entry = (contextWindow: number, maxOutput: number, thinking: ThinkingType[], efforts: Effort[] = []): ModelTableEntry => ({contextWindow, efforts, maxOutput, thinking})
+/** The current generation: a 1M window (with the beta), 128k out, adaptive thinking and every effort level. */
+const CURRENT = entry(1_000_000, 128_000, ['adaptive', 'enabled'], ALL_EFFORTS)
+
+/**
+ * Known windows, output limits and capabilities (platform.claude.com model pages), by model ID
+ * (snapshots included): the fallback when the API's model description (catalog.ts) is not at hand.
+ * Every model of the SDK's `Model` union is here (test/core/session/pricing.test.ts checks it).
+ */
+const MODEL_TABLE: Record<string, ModelTableEntry> = {
+  'claude-3-5-haiku': entry(200_000, 8192, []),
+  'claude-3-7-sonnet': entry(200_000, 64_000, ['enabled']),
+  'claude-3-haiku': entry(200_000, 4096, []),
+  'claude-fable-5': CURRENT,
+  'claude-fable-5-1': CURRENT,
+  'claude-fable-5-2': CURRENT,
+  'claude-haiku-4-5': entry(200_000, 64_000, ['enabled']),
+  'claude-haiku-5-5': CURRENT,
+  'claude-mythos-5': CURRENT,
+  'claude-mythos-5-1': CURRENT,
+  'claude-mythos-5-2': CURRENT,
+  'claude-mythos-preview': CURRENT,
+  'claude-opus-4': entry(200_000, 32_000, ['enabled']),
+  'claude-opus-4-0': entry(200_000, 32_000, ['enabled']),
+  'claude-opus-4-1': entry(200_000, 32_000, ['enabled']),
+  'claude-opus-4-5': entry(200_000, 64_000, ['enabled'], ['low', 'medium', 'high']),
+  'claude-opus-4-6': entry(1_000_000, 128_000, ['adaptive', 'enabled'], ['low', 'medium', 'high', 'max']),
+  'claude-opus-4-7': CURRENT,
+  'claude-opus-4-8': CURRENT,
+  'claude-opus-5': CURRENT,
+  'claude-opus-5-5': CURRENT,
+  'claude-sonnet-4': entry(200_000, 64_000, ['enabled']),
+  'claude-sonnet-4-0': entry(200_000, 64_000, ['enabled']),
+  'claude-sonnet-4-5': entry(200_000, 64_000, ['enabled']),
+  'claude-sonnet-4-6': entry(1_000_000, 64_000, ['adaptive', 'enabled'], ['low', 'medium', 'high']),
+  'claude-sonnet-5': CURRENT,
+  'claude-sonnet-5-5': CURRENT,
 }
 
 /** The model's window and output limit, or undefined for a model wave knows nothing of. */
 export function modelLimits(model: string): ModelLimits | undefined {
-  return lookupByModel(MODEL_LIMITS, model)
+  const known = lookupByModel(MODEL_TABLE, model)
+  return known && {contextWindow: known.contextWindow, maxOutput: known.maxOutput}
+}
+
+/** What the built-in table knows of a model (limits and capabilities), or undefined. */
+export function modelTableEntry(model: string): ModelTableEntry | undefined {
+  return lookupByModel(MODEL_TABLE, model)
 }
 
 /**

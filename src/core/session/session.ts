@@ -19,6 +19,7 @@ import {environmentSection, readEnvironment} from './environment.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
 import {type AgentEvent, AgentLoop, type CallExecutor, type CompactionEvent, type LoopOptions} from './loop.js'
 import type {AgentOutcome, SessionTotals} from './outcome.js'
+import {budgetPriceOf} from './pricing.js'
 import type {SessionProfile} from './profiles.js'
 import {turnRequest} from './request.js'
 
@@ -71,6 +72,8 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   prompt.catch(() => {}) // awaited below, unless opening the tools fails first
   const tools = await session.tools()
   const {policy, system} = await prompt
+  const budgetNote = options.maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
+  if (budgetNote) host.warn(budgetNote)
   const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
   if (!spec.history) await spec.transcript(messages[0])
   const onEvent = (event: AgentEvent) => {

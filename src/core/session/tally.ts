@@ -4,12 +4,14 @@
  */
 import type {Message} from '@anthropic-ai/sdk/resources/messages'
 
-import {ExitCode, WaveError} from '../errors.js'
-import {costOf, emptyUsage, type PriceTable, priceOf, roundUsd, type TokenUsage} from './pricing.js'
+import {budgetPriceOf, costAt, costOf, emptyUsage, type ModelPrice, type PriceTable, roundUsd, type TokenUsage} from './pricing.js'
 
 export class Tally {
   readonly usage: TokenUsage
   private cost: number | null
+  /** What the budget counts: the cost, or for a model without a price, at its family's highest (budgetPriceOf). */
+  private budgetSpent: number
+  private readonly budgetPrice: ModelPrice
 
   constructor(
     private readonly model: string,
@@ -19,17 +21,8 @@ export class Tally {
   ) {
     this.usage = {...emptyUsage(), ...prior.usage}
     this.cost = prior.costUsd === undefined ? 0 : prior.costUsd
-  }
-
-  /** A budget needs a price: refused before any request (exit 2) when the model has none. */
-  assertPriced(): void {
-    if (this.maxBudgetUsd === undefined || priceOf(this.model, this.prices)) return
-    throw new WaveError(
-      `--max-budget-usd needs the price of ${this.model}, and wave knows none.`,
-      ExitCode.usage,
-      'Add the model to the settings\' "prices" (USD per million tokens: input, output, cacheWrite, cacheRead).',
-      {stopReason: 'budget'},
-    )
+    this.budgetPrice = budgetPriceOf(model, prices).price
+    this.budgetSpent = this.cost ?? costAt(this.budgetPrice, this.usage)
   }
 
   add(turn: Message['usage']): void {
@@ -42,6 +35,7 @@ export class Tally {
     for (const key of Object.keys(usage) as Array<keyof TokenUsage>) this.usage[key] += usage[key]
     const cost = costOf(this.model, usage, this.prices)
     this.cost = cost === null || this.cost === null ? null : this.cost + cost
+    this.budgetSpent += cost ?? costAt(this.budgetPrice, usage)
   }
 
   /** The cost so far as reported (rounded to a millionth of a dollar), or null without a price. */
@@ -51,8 +45,8 @@ export class Tally {
 
   /** The budget ending once more than the budget is spent, else undefined. */
   overBudget(): {stopReason: 'budget'; spentUsd: number; maxBudgetUsd: number} | undefined {
-    const spent = this.cost
-    if (this.maxBudgetUsd === undefined || spent === null || spent <= this.maxBudgetUsd) return undefined
+    const spent = this.budgetSpent
+    if (this.maxBudgetUsd === undefined || spent <= this.maxBudgetUsd) return undefined
     return {maxBudgetUsd: this.maxBudgetUsd, spentUsd: spent, stopReason: 'budget'}
   }
 }

@@ -9,6 +9,7 @@ import {isMainThread, parentPort, workerData} from 'node:worker_threads'
 
 import {BINARY_SNIFF_BYTES, decodeForDisplay, looksBinary} from '../../core/workspace/files.js'
 import {compileLinear, plainLiteral} from './linear-regex.js'
+import type {RE2JS} from 're2js'
 
 export type ContentMode = 'content' | 'files_with_matches' | 'count'
 
@@ -24,14 +25,30 @@ export interface ContentQuery {
   maxLines: number
   /** Keep at most this many characters of a matching line; `length` tells the rest. */
   maxLineChars: number
+  /** Content mode: lines of context kept before and after each matching line (ripgrep's -B, -A). */
+  before?: number
+  after?: number
+  /** The pattern runs over the whole file: `.` and `\n` match line breaks (ripgrep's -U --multiline-dotall). */
+  multiline?: boolean
 }
 
 export interface ContentMatch {
   file: string
   /** Matching lines (1 in files_with_matches mode: the search stops at the first). */
   count: number
-  /** Content mode: the first matching lines, 1-based numbers, text cut to maxLineChars. */
-  lines: Array<{number: number; text: string; length: number}>
+  /**
+   * Content mode: the first matching lines (and their context lines, marked), in order, 1-based numbers,
+   * text cut to maxLineChars; at most maxLines of them.
+   */
+  lines: MatchedLine[]
+}
+
+export interface MatchedLine {
+  number: number
+  text: string
+  length: number
+  /** A line shown for context (-A, -B, -C), not a match. */
+  context?: true
 }
 
 /**
@@ -68,6 +85,8 @@ interface CompiledQuery {
   folded: RegExp[]
   /** A string every matching line contains (case-sensitive searches): only lines holding it are tested. */
   anchor?: string
+  /** Multiline: the [start, end) offsets of every match in a whole text. */
+  ranges?: (text: string) => Array<[number, number]>
 }
 
 /**
@@ -92,11 +111,13 @@ let lastCompiled: CompiledQuery | undefined
 
 /** The query as the search runs it: a plain string's search, or RE2 (throws PatternError for a bad pattern). */
 export function compileQuery(query: ContentQuery): CompiledQuery {
-  const key = `${query.flags}/${query.source}`
+  const multiline = query.multiline ?? false
+  const key = `${query.flags}${multiline ? 'U' : ''}/${query.source}`
   if (lastCompiled?.key === key) return lastCompiled
   const literals = requiredLiterals(query.source)
+  // A plain string holds no line break: multiline or not, it matches the same.
   const plain = query.flags.includes('i') ? undefined : plainLiteral(query.source)
-  const linear = plain === undefined ? compileLinear(query.source, {ignoreCase: query.flags.includes('i')}) : undefined
+  const linear = plain === undefined ? compileLinear(query.source, {ignoreCase: query.flags.includes('i'), multiline}) : undefined
   const ignoresCase = linear?.ignoresCase ?? false
   lastCompiled = {
     // Lines found by a plain string's own search hold it: that search is their test.
@@ -106,6 +127,7 @@ export function compileQuery(query: ContentQuery): CompiledQuery {
     folded: ignoresCase ? literals.filter((literal) => /^[\u0020-\u007E]+$/.test(literal)).map((literal) => foldedLiteral(literal)) : [],
     key,
     literals: ignoresCase ? caselessRuns(literals) : literals.map((literal) => Buffer.from(literal, 'utf8')),
+    ranges: multiline && linear ? (text) => matchRanges(linear.regex, text) : undefined,
     test: linear ? (text) => linear.regex.test(text) : (text) => text.includes(plain!),
   }
   return lastCompiled
@@ -210,7 +232,8 @@ function matchLines(file: string, text: string, compiled: CompiledQuery, query: 
   if (text.includes('\r')) text = text.replaceAll(/\r(?=\n|$)/g, '')
   // A final line break ends the last line; it does not start another one.
   const body = text.endsWith('\n') ? text.slice(0, -1) : text
-  const {anchor, crossesLines, test} = compiled
+  const {anchor, crossesLines, ranges, test} = compiled
+  if (ranges) return matchAcrossLines(file, body, ranges, query)
   if (query.mode === 'files_with_matches' && !crossesLines) return test(body) ? {count: 1, file, lines: []} : undefined
   if (!anchor && !test(body)) return undefined
 
@@ -238,12 +261,86 @@ function matchLines(file: string, text: string, compiled: CompiledQuery, query: 
     if (!test(line)) continue
     found.count++
     if (query.mode === 'files_with_matches') break
-    if (numbered && found.lines.length < query.maxLines) {
-      found.lines.push({length: line.length, number: number + 1, text: line.length > query.maxLineChars ? line.slice(0, query.maxLineChars) : line})
+    if (numbered && found.lines.length < query.maxLines) found.lines.push(shownLine(line, number + 1, query))
+  }
+
+  if (found.count === 0) return undefined
+  if (numbered && ((query.before ?? 0) > 0 || (query.after ?? 0) > 0)) found.lines = withContext(body.split('\n'), found.lines.map(({number}) => number), query)
+  return found
+}
+
+function shownLine(line: string, number: number, query: ContentQuery, context = false): MatchedLine {
+  const shown: MatchedLine = {length: line.length, number, text: line.length > query.maxLineChars ? line.slice(0, query.maxLineChars) : line}
+  if (context) shown.context = true
+  return shown
+}
+
+/** The matching lines (1-based numbers, ascending) with `before` and `after` lines of context each, at most maxLines in all. */
+function withContext(lines: string[], matched: number[], query: ContentQuery): MatchedLine[] {
+  const isMatch = new Set(matched)
+  const out: MatchedLine[] = []
+  let last = 0 // the last line number taken
+  for (const number of matched) {
+    const from = Math.max(last + 1, number - (query.before ?? 0))
+    const to = Math.min(lines.length, number + (query.after ?? 0))
+    for (let n = from; n <= to; n++) {
+      if (out.length >= query.maxLines) return out
+      out.push(shownLine(lines[n - 1], n, query, !isMatch.has(n)))
+      last = n
     }
   }
 
-  return found.count > 0 ? found : undefined
+  return out
+}
+
+/**
+ * Multiline: every line a match touches is a matching line (as ripgrep prints them), counted once. The
+ * matches are found over the whole text, so a pattern may span lines.
+ */
+function matchAcrossLines(file: string, body: string, ranges: (text: string) => Array<[number, number]>, query: ContentQuery): ContentMatch | undefined {
+  const found = ranges(body)
+  if (found.length === 0) return undefined
+  if (query.mode === 'files_with_matches') return {count: 1, file, lines: []}
+  // Line starts, to turn offsets into line numbers.
+  const starts = [0]
+  for (let at = body.indexOf('\n'); at !== -1; at = body.indexOf('\n', at + 1)) starts.push(at + 1)
+  const lineOf = (offset: number) => {
+    let low = 0
+    let high = starts.length - 1
+    while (low < high) {
+      const mid = (low + high + 1) >> 1
+      if (starts[mid] <= offset) low = mid
+      else high = mid - 1
+    }
+
+    return low + 1
+  }
+
+  const matched = new Set<number>()
+  for (const [start, end] of found) {
+    const last = lineOf(Math.max(start, end - 1))
+    for (let n = lineOf(start); n <= last; n++) matched.add(n)
+  }
+
+  const numbers = [...matched].sort((a, b) => a - b)
+  if (query.mode === 'count') return {count: numbers.length, file, lines: []}
+  const lines = body.split('\n')
+  return {count: numbers.length, file, lines: withContext(lines, numbers, query)}
+}
+
+/** The [start, end) offsets of the regex's matches in `text`, left to right, an empty match stepping on by one character. */
+function matchRanges(regex: RE2JS, text: string): Array<[number, number]> {
+  const out: Array<[number, number]> = []
+  const matcher = regex.matcher(text)
+  let from = 0
+  while (from <= text.length && matcher.find(from)) {
+    const start = matcher.start()
+    const end = matcher.end()
+    out.push([start, end])
+    from = end > start ? end : end + 1
+  }
+
+  return out
 }
 
 /**

@@ -51,15 +51,20 @@ export interface LinearOptions {
    * string (a path), as JavaScript would.
    */
   lines?: boolean
+  /**
+   * Grep's multiline (ripgrep's `-U --multiline-dotall`): the pattern runs over a whole file, `.` and
+   * `\n` match line breaks, `^` and `$` still match at line ends. Takes the place of `lines`.
+   */
+  multiline?: boolean
 }
 
 /** Compiles a JavaScript-syntax pattern for RE2. Throws PatternError. */
-export function compileLinear(pattern: string, {ignoreCase = false, lines = true}: LinearOptions = {}): LinearRegex {
-  const translated = translate(pattern, lines)
+export function compileLinear(pattern: string, {ignoreCase = false, lines = true, multiline = false}: LinearOptions = {}): LinearRegex {
+  const translated = multiline ? translate(pattern, false, true) : translate(pattern, lines)
   let regex: RE2JS
   try {
     const {RE2JS: Engine} = re2js()
-    regex = Engine.compile(translated.source, (lines ? Engine.MULTILINE : 0) | (ignoreCase ? Engine.CASE_INSENSITIVE : 0))
+    regex = Engine.compile(translated.source, (lines || multiline ? Engine.MULTILINE : 0) | (ignoreCase ? Engine.CASE_INSENSITIVE : 0))
   } catch (error) {
     // re2js: "error parsing regexp: missing closing ): `(`"
     const reason = (error as Error).message.replace(/^error parsing regexp: /, '').replace('`(?m)', '`')
@@ -67,7 +72,7 @@ export function compileLinear(pattern: string, {ignoreCase = false, lines = true
   }
 
   return {
-    crossesLines: translated.crossesLines,
+    crossesLines: multiline || translated.crossesLines,
     ignoresCase: ignoreCase || translated.ignoresCase,
     instructions: regex.re2().numberOfInstructions(),
     regex,
@@ -145,8 +150,11 @@ interface Translation {
   crossesLines: boolean
 }
 
-/** JavaScript regex syntax (without the u flag) → RE2 syntax. Throws PatternError for what RE2 cannot do. */
-export function translate(pattern: string, lines = true): Translation {
+/**
+ * JavaScript regex syntax (without the u flag) → RE2 syntax; `dotAll`: `.` matches line breaks too (the
+ * s flag). Throws PatternError for what RE2 cannot do.
+ */
+export function translate(pattern: string, lines = true, dotAll = false): Translation {
   const out: string[] = []
   let ignoresCase = false
   let crossesLines = false
@@ -190,7 +198,7 @@ export function translate(pattern: string, lines = true): Translation {
       }
 
       case '.': {
-        out.push(DOT)
+        out.push(dotAll ? '(?s:.)' : DOT)
         break
       }
 

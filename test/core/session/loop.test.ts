@@ -236,7 +236,7 @@ function sources(count: number, size: number): string[] {
 
 describe('compaction', () => {
   it('when the API refuses the prompt as too long, clears old tool results and goes on; the first message stays verbatim', async () => {
-    const names = sources(12, 2000)
+    const names = sources(12, 3000)
     const last = names.pop()!
     let limit = 0
     script([
@@ -339,11 +339,15 @@ describe('cost and budget', () => {
     expect(requests()).toHaveLength(1)
   })
 
-  it('refuses a budget it cannot check (no price for the model) before any request: exit 2', async () => {
-    const {error} = await session({maxBudgetUsd: 1, model: 'claude-test'})
-    expect(error?.exitCode).toBe(ExitCode.usage)
-    expect(error?.message).toMatch(/price of claude-test/)
-    expect(requests()).toHaveLength(0)
+  it('keeps a budget for a model without a price, at the highest known price: it stops, never refuses to start', async () => {
+    // Big usage so that even a family's price passes the budget on the first turn.
+    const usage = {input_tokens: 2_000_000, output_tokens: 10}
+    server.push({...reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), usage}, reply('never'))
+    const {error, result} = await session({maxBudgetUsd: 1, model: 'claude-test'})
+    expect(error?.exitCode).toBe(ExitCode.limit)
+    expect(error?.details).toMatchObject({costUsd: null, stopReason: 'budget', turns: 1})
+    expect(result).toBeUndefined()
+    expect(requests()).toHaveLength(1)
   })
 })
 

@@ -204,15 +204,15 @@ describe('glob patterns, crawled selectively', () => {
     const count = (await runGrep(root, {output_mode: 'count', pattern: 'hit'})).split('\n')
     expect(count).toHaveLength(251)
     expect(count[0]).toBe('d0/f0.txt:1')
-    expect(count[250]).toBe('(truncated: showing 250 of 300 files; narrow the pattern, path or glob)')
-    // One line in each of 300 files: content mode shows them all (up to its 500 lines), not 250 files.
-    const content = (await runGrep(root, {output_mode: 'content', pattern: 'hit'})).split('\n')
+    expect(count[250]).toBe('(more: showing files 1-250 of 300; pass offset: 250 for the next page, or narrow the pattern, path, glob or type)')
+    // One line in each of 300 files: content mode pages by lines (head_limit 300 shows them all), not files.
+    const content = (await runGrep(root, {head_limit: 300, output_mode: 'content', pattern: 'hit'})).split('\n')
     expect(content).toHaveLength(300)
     expect(content[0]).toBe('d0/f0.txt:1:hit')
     // Ten times more lines than can be shown: the first 500 in path order, and the total.
-    const every = (await runGrep(root, {output_mode: 'content', pattern: 'i'})).split('\n')
+    const every = (await runGrep(root, {head_limit: 500, output_mode: 'content', pattern: 'i'})).split('\n')
     expect(every).toHaveLength(501)
     expect(every[0]).toBe('d0/f0.txt:1:hit')
-    expect(every[500]).toBe('(truncated: showing 500 of 3000 matching lines; narrow the pattern, path or glob)')
+    expect(every[500]).toBe('(more: showing lines 1-500 of 3000; pass offset: 500 for the next page, or narrow the pattern, path, glob or type)')
   })
 })
