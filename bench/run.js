@@ -5,7 +5,7 @@
  *
  *   npm run bench                  # full: a 50,000-file, 500 MB search tree; a few minutes on 2 cores
  *   npm run bench -- --quick       # a 5,000-file tree and fewer runs (or WAVE_BENCH_QUICK=1)
- *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read,compaction
+ *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read,compaction,install
  *   npm run bench -- --no-write    # print only (a --quick run never writes unless --write)
  *   npm run bench -- --no-rg       # as if ripgrep were not installed (its comparison is skipped)
  *   npm run bench -- --keep-tree   # leave the generated search tree in the temporary directory
@@ -33,7 +33,7 @@ const flag = (name) => argv.includes(`--${name}`)
 const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1]
 const QUICK = flag('quick') || process.env.WAVE_BENCH_QUICK === '1'
 const WRITE = flag('write') || (!QUICK && !flag('no-write'))
-const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox,read,compaction').split(','))
+const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox,read,compaction,install').split(','))
 const RUNS = {cold: QUICK ? 8 : 20, first: QUICK ? 4 : 10, sandbox: QUICK ? 30 : 100, turn: QUICK ? 2 : 5, search: QUICK ? 3 : 5}
 const LIB = path.join(PROJECT_ROOT, 'bench', 'lib')
 
@@ -819,6 +819,36 @@ async function compaction() {
   }
 }
 
+// ---------------------------------------------------------------------------------------------- 10. install
+// The package as a user installs it (scripts/package-install.js, the suite's package test measures the
+// same): size and packages of `npm install -g` of the packed tarball, and the Action's install step
+// (scripts/ci/install-wave.sh) from job start to `wave` ready, with the package already in npm's cache.
+
+async function installCost() {
+  const {INSTALL_LIMITS, install, pack} = await import('../scripts/package-install.js')
+  const work = mkdtempSync(path.join(tmpdir(), 'wave-bench-install-'))
+  try {
+    const packed = pack(path.join(work, 'dist'))
+    const installed = install(packed.tarball, path.join(work, 'prefix'))
+    record({figure: 'npm install -g of the packed tarball: size', ok: installed.bytes <= INSTALL_LIMITS.bytes, section: 'install', target: `≤ ${INSTALL_LIMITS.bytes / 1e6} MB`, value: `${(installed.bytes / 1e6).toFixed(1)} MB`})
+    record({figure: 'npm install -g of the packed tarball: packages', ok: installed.packages <= INSTALL_LIMITS.packages, section: 'install', target: `≤ ${INSTALL_LIMITS.packages}`, value: String(installed.packages)})
+    // The Action's step, npm's cache warm (the install above filled it): a fresh prefix each run.
+    const times = []
+    for (let i = 0; i < (QUICK ? 2 : 3); i++) {
+      const runnerTemp = mkdtempSync(path.join(work, 'runner-'))
+      const env = {...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))), RUNNER_TEMP: runnerTemp, WAVE_PACKAGE: packed.tarball}
+      const begun = performance.now()
+      const step = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts/ci/install-wave.sh')], {encoding: 'utf8', env})
+      if (step.status !== 0) throw new Error(`install-wave.sh failed: ${step.stderr}`)
+      times.push(performance.now() - begun)
+    }
+    const value = median(times)
+    record({figure: "the Action's install step to wave ready (npm cache warm)", ok: value <= 10_000, section: 'install', target: '≤ 10 s', value: ms(value)})
+  } finally {
+    rmSync(work, {force: true, recursive: true})
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- main
 
 function machine() {
@@ -849,6 +879,7 @@ if (ONLY.has('memory')) await memory(context)
 if (ONLY.has('sandbox')) await sandboxCost()
 if (ONLY.has('read')) await readLarge()
 if (ONLY.has('compaction')) await compaction()
+if (ONLY.has('install')) await installCost()
 
 const seconds = (performance.now() - started) / 1000
 const load = `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
@@ -861,7 +892,7 @@ if (WRITE) {
   const BEGIN = '<!-- bench:results:begin (written by `npm run bench`; edit outside these markers) -->'
   const END = '<!-- bench:results:end -->'
   const cell = (text) => String(text ?? '').replaceAll('|', '\\|')
-  const sections = {compaction: '9. Compaction', cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', read: '8. Read of large files', sandbox: '7. Sandbox', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
+  const sections = {compaction: '9. Compaction', cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', read: '8. Read of large files', sandbox: '7. Sandbox', install: '10. Install', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
   const table = [
     '| | figure | wave | baseline (same run) | ratio | target | |',
     '|---|---|---|---|---|---|---|',

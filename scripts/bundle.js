@@ -2,7 +2,7 @@
 // Build step, after tsc: bundles the SDK into one file, oclif into one file, and each command with wave's
 // own modules and zod into one file, so that a command loads a handful of files instead of hundreds.
 import {createHash} from 'node:crypto'
-import {mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import {createRequire} from 'node:module'
 import {dirname, join, relative} from 'node:path'
@@ -46,14 +46,74 @@ writeFileSync(
   ].join('\n'),
 )
 
-// What a command imports at start and is plain JavaScript goes into its bundle: for a package left out,
-// node's ESM loader would resolve it and scan it for its export names, file by file. So does listr2,
-// which every session loads when the first response arrives (its import() in the bundle is evaluated
-// then, from the code cache: ~20 ms through the ESM loader, in the first turn). The rest stays a
-// package: oclif (the one copy above), what loads lazily and rarely (the model SDKs, MCP, turndown,
-// marked), and what finds files beside its own (tree-sitter's WebAssembly).
-const BUNDLED = ['ignore', 'listr2', 'picomatch', 'unique-names-generator', 'write-file-atomic', 'zod']
-const external = Object.keys(pjson.dependencies).filter((name) => !BUNDLED.includes(name))
+// What a command imports goes into its bundle: for a package left out, node's ESM loader would resolve it
+// and scan it for its export names, file by file. So does listr2, which every session loads when the first
+// response arrives (its import() in the bundle is evaluated then, from the code cache: ~20 ms through the
+// ESM loader, in the first turn). What stays a package at run time is the package's `dependencies`, all
+// an installed wave needs: what finds files beside its own (tree-sitter's WebAssembly runtime) and what
+// is require()d lazily (re2js). What loads on demand and rarely (a provider's SDK, MCP, turndown, marked,
+// the GitHub client) is a vendor module (below); oclif and the SDK are bundles of their own (above).
+const external = Object.keys(pjson.dependencies)
+
+/**
+ * Packages loaded on demand and rarely (a provider's SDK, MCP, WebFetch's HTML converter, markdown at a
+ * terminal, the GitHub client), each built into one module under dist/vendor/ that the commands reach as
+ * `#vendor/<file>` (package.json's `imports`), so the installed package needs none of them, nor their
+ * hundreds of dependencies. Each exports what wave's code takes from it. The GitHub client is CommonJS:
+ * a command bundle require()s it (a static import).
+ */
+const VENDORS = {
+  '@anthropic-ai/bedrock-sdk': {file: 'bedrock-sdk.js', source: `export {AnthropicBedrock} from '@anthropic-ai/bedrock-sdk'`},
+  '@anthropic-ai/vertex-sdk': {file: 'vertex-sdk.js', source: `export {AnthropicVertex} from '@anthropic-ai/vertex-sdk'`},
+  '@modelcontextprotocol/sdk/client/index.js': {file: 'mcp.js'},
+  '@modelcontextprotocol/sdk/client/stdio.js': {file: 'mcp.js'},
+  '@modelcontextprotocol/sdk/client/streamableHttp.js': {file: 'mcp.js'},
+  '@octokit/rest': {file: 'octokit.cjs', source: `module.exports = require('@octokit/rest')`},
+  marked: {file: 'marked.js', source: `export {Marked} from 'marked'`},
+  'marked-terminal': {file: 'marked-terminal.js', source: `export {markedTerminal} from 'marked-terminal'`},
+  turndown: {file: 'turndown.js', source: `export {default} from 'turndown'`},
+}
+const mcpSource = [
+  `export {Client} from '@modelcontextprotocol/sdk/client/index.js'`,
+  `export {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'`,
+  `export {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'`,
+].join('\n')
+const vendorDir = join(root, 'dist/vendor')
+for (const file of new Set(Object.values(VENDORS).map((vendor) => vendor.file))) {
+  const source = file === 'mcp.js' ? mcpSource : Object.values(VENDORS).find((vendor) => vendor.file === file).source
+  const esm = file.endsWith('.js')
+  await build({
+    bundle: true,
+    format: esm ? 'esm' : 'cjs',
+    logLevel: 'warning',
+    outfile: join(vendorDir, file),
+    platform: 'node',
+    target: 'node20',
+    // The CommonJS packages inside an ES module still call require() for node's own modules.
+    banner: esm ? {js: `import {createRequire as __waveCreateRequire} from 'node:module'; const require = __waveCreateRequire(import.meta.url);`} : undefined,
+    stdin: {contents: source, resolveDir: root, sourcefile: `vendor-${file}`},
+  })
+}
+// The SDK's own bundle (loaded with a code cache) as a module, for code that imports the package.
+const sdkExports = Object.keys(createRequire(join(root, 'package.json'))('@anthropic-ai/sdk'))
+writeFileSync(
+  join(vendorDir, 'anthropic-sdk.js'),
+  [
+    `// The SDK's bundle (dist/bundles/vendor/anthropic-sdk.cjs) for an import of '@anthropic-ai/sdk'.`,
+    `import {loadBundle} from '../core/bundles.js'`,
+    `const sdk = loadBundle('vendor/anthropic-sdk')`,
+    `export const {${sdkExports.filter((name) => name !== 'default').join(', ')}} = sdk`,
+    'export default sdk.default ?? sdk',
+    '',
+  ].join('\n'),
+)
+VENDORS['@anthropic-ai/sdk'] = {file: 'anthropic-sdk.js'}
+const vendored = {
+  name: 'vendored',
+  setup(build) {
+    build.onResolve({filter: /./}, ({path}) => (VENDORS[path] ? {external: true, path: `#vendor/${VENDORS[path].file}`} : undefined))
+  },
+}
 const oclifVendored = {
   name: 'oclif-vendored',
   setup(build) {
@@ -95,18 +155,86 @@ await build({
   outbase: commands,
   outdir: join(bundles, 'commands'),
   outExtension: {'.js': '.cjs'},
-  plugins: [oclifVendored, zodLocalesOnDemand],
+  plugins: [oclifVendored, vendored, zodLocalesOnDemand],
 })
+
+// oclif's `help` and `plugins` commands as wave's own, bundled like wave's: the installed package then
+// needs neither package, and `wave plugins install` runs the user's own npm (the one on PATH, or the npm
+// installed beside wave) instead of a copy of npm and yarn shipped to every user.
+/** npm missing: plugin-plugins' own error is `not found: npm`; wave's names the fix. The build fails if its code moved. */
+const npmNamed = {
+  name: 'npm-named',
+  setup(build) {
+    build.onLoad({filter: /plugin-plugins[\\/]lib[\\/]npm\.js$/}, async ({path}) => {
+      const source = await readFile(path, 'utf8')
+      const lookup = `this.bin = await which('npm');`
+      const missing = `throw new Errors.CLIError('npm not found');`
+      if (!source.includes(lookup) || !source.includes(missing)) throw new Error(`${path}: its npm lookup changed; update scripts/bundle.js`)
+      const fix = 'wave plugins installs plugins with npm, which is not on PATH: install Node.js with npm (https://nodejs.org), or put npm on PATH'
+      return {contents: source.replace(lookup, `this.bin = await which('npm', {nothrow: true});`).replace(missing, `throw new Errors.CLIError(${JSON.stringify(fix)});`), loader: 'js'}
+    })
+  },
+}
+const pluginCommands = []
+for (const name of ['@oclif/plugin-help', '@oclif/plugin-plugins']) {
+  const dir = join(root, 'node_modules', name, 'lib/commands')
+  const files = readdirSync(dir, {recursive: true}).filter((file) => file.endsWith('.js'))
+  await build({
+    ...common,
+    entryPoints: files.map((file) => join(dir, file)),
+    external: [...external, ...external.map((name) => `${name}/*`)],
+    outbase: dir,
+    outdir: join(bundles, 'commands'),
+    outExtension: {'.js': '.cjs'},
+    plugins: [oclifVendored, npmNamed],
+  })
+  pluginCommands.push(...files)
+}
 // What oclif loads for a command (the module the manifest names) becomes the bundle's door: its exports,
 // with import.meta.url in the bundle meaning this module's URL, which the code's relative URLs assume.
-for (const file of entries) {
+for (const file of [...entries, ...pluginCommands]) {
   const name = `commands/${file.replace(/\\/g, '/').replace(/\.js$/, '')}`
   const core = relative(dirname(join(commands, file)), join(root, 'dist/core/bundles.js')).replace(/\\/g, '/')
+  mkdirSync(dirname(join(commands, file)), {recursive: true})
   writeFileSync(
     join(commands, file),
     [`import {loadBundle} from '${core.startsWith('.') ? core : `./${core}`}'`, `export default loadBundle('${name}', import.meta.url).default`, ''].join('\n'),
   )
 }
+
+// The modules that run outside a command's bundle become bundles in place, so that the package carries no
+// other compiler output: the search's worker (each thread loads dist/plugins/search/content.js) and the
+// plugin contract a plugin imports ('wave-cli'). bin/run.js's own imports import node's modules only.
+for (const entry of ['plugins/search/content.js', 'plugins/index.js']) {
+  await build({
+    allowOverwrite: true,
+    banner: {js: `import {createRequire as __waveCreateRequire} from 'node:module'; const require = __waveCreateRequire(import.meta.url);`},
+    bundle: true,
+    entryPoints: [join(root, 'dist', entry)],
+    external: [...external, ...external.map((name) => `${name}/*`)],
+    format: 'esm',
+    logLevel: 'warning',
+    outfile: join(root, 'dist', entry),
+    platform: 'node',
+    plugins: [
+      vendored,
+      {
+        // The loader of the bundles stays the one module it is (src/core/bundles.ts), beside this one in the package.
+        name: 'bundles-loader',
+        setup(build) {
+          const loader = relative(dirname(join(root, 'dist', entry)), join(root, 'dist/core/bundles.js')).replace(/\\/g, '/')
+          build.onResolve({filter: /[\\/]bundles\.js$/}, () => ({external: true, path: loader.startsWith('.') ? loader : `./${loader}`}))
+        },
+      },
+    ],
+    target: 'node20',
+  })
+}
+
+// The Bash grammar's WebAssembly, the one file of tree-sitter-bash wave uses (src/core/policy/shell.ts
+// finds it here through package.json's `imports`): the package's C sources and prebuilt binaries stay out.
+mkdirSync(join(root, 'dist/grammar'), {recursive: true})
+copyFileSync(createRequire(join(root, 'package.json')).resolve('tree-sitter-bash/tree-sitter-bash.wasm'), join(root, 'dist/grammar/tree-sitter-bash.wasm'))
 
 /**
  * Every `import()` in a bundle becomes `__waveImport()`, the loader's (src/core/bundles.ts): on Node 20 a

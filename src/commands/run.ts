@@ -143,7 +143,10 @@ function completedData(outcome: Ran) {
 
 /** The closing stderr line of every completed run. */
 const ranTally = (outcome: Ran) =>
-  `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`
+  `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${deniedCalls(outcome.denials)}${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`
+
+/** Denied calls, when there were any: a run that was refused what it tried did not do all it was asked. */
+const deniedCalls = (denials: number) => (denials === 0 ? '' : `${denials} ${denials === 1 ? 'call' : 'calls'} denied; `)
 
 function runResult(outcome: RunOutcome): CommandResult {
   return {

@@ -7,14 +7,16 @@ import http from 'node:http'
 import https from 'node:https'
 import {performance} from 'node:perf_hooks'
 
+import {usageError} from './errors.js'
 import {sandboxStatus} from './policy/sandbox.js'
+import {checkShellGrammar} from './policy/shell.js'
 import {assertCloudSettings, type Provider, providerFrom} from './session/providers.js'
 import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from './settings.js'
 
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
 
 export interface Check {
-  name: 'sandbox' | 'credentials' | 'endpoint' | 'settings'
+  name: 'sandbox' | 'shell-grammar' | 'credentials' | 'endpoint' | 'settings'
   status: CheckStatus
   /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
   required: boolean
@@ -44,7 +46,7 @@ export async function runPreflight(options: PreflightOptions = {}): Promise<{ok:
   }
 
   const provider = settings instanceof Error ? undefined : settings.provider
-  const checks = [sandboxCheck(), credentialsCheck(provider), await endpointCheck(options, provider), settingsCheck(options.workspace, settings)]
+  const checks = [sandboxCheck(), await shellGrammarCheck(), credentialsCheck(provider), await endpointCheck(options, provider), settingsCheck(options.workspace, settings)]
   return {checks, ok: !checks.some((check) => check.required && check.status === 'fail')}
 }
 
@@ -53,6 +55,13 @@ function sandboxCheck(): Check {
   if (!status.available) return {detail: status.problem, name: 'sandbox', required: true, status: 'fail'}
   const version = spawnSync(status.bwrap, ['--version'], {encoding: 'utf8', timeout: 5000}).stdout?.trim()
   return {detail: `${version || 'bubblewrap'} at ${status.bwrap} starts a sandbox here`, name: 'sandbox', required: true, status: 'pass'}
+}
+
+/** Whether Bash rules can be read: the shell grammar (a WebAssembly file of the install) loads. */
+async function shellGrammarCheck(): Promise<Check> {
+  const problem = await checkShellGrammar()
+  if (problem === undefined) return {detail: 'Bash commands are read with the bash grammar (tree-sitter-bash)', name: 'shell-grammar', required: true, status: 'pass'}
+  return {detail: `no Bash rule can match: ${problem}`, name: 'shell-grammar', required: true, status: 'fail'}
 }
 
 function credentialsCheck(settingsProvider: Provider | undefined): Check {
@@ -131,4 +140,35 @@ function settingsCheck(workspace: string | undefined, settings: EffectiveSetting
   const found = settings.files.length > 0 ? `valid: ${settings.files.join(', ')}` : `none (looked for ${files.join(', ')})`
   if (settings.ignored.length > 0) return {detail: `${found}; ${settings.ignored.join('; ')}`, name: 'settings', required: true, status: 'warn'}
   return {detail: found, name: 'settings', required: true, status: 'pass'}
+}
+
+/** What an approval lets a run execute, as far as the sandbox is concerned. */
+export interface CommandGrant {
+  mode: string
+  allow: readonly string[]
+  sandbox?: {enabled: boolean}
+  /** The approved checks, which wave runs in the sandbox itself. */
+  verify?: readonly unknown[]
+}
+
+/** Whether the approval lets commands run: Bash rules, bypassPermissions (every tool), or checks. */
+export function grantsCommands(grant: CommandGrant): boolean {
+  return grant.mode === 'bypassPermissions' || grant.allow.some((rule) => /^Bash(\(|$)/.test(rule.trim())) || (grant.verify?.length ?? 0) > 0
+}
+
+/**
+ * A run whose approval grants commands refuses to start (exit 2, before any model request) when the
+ * sandbox they would run in cannot start: else every command would be refused one by one and the run
+ * would still end "successfully", with the approved tests never run. An approval with `sandbox: off`
+ * asked for commands unsandboxed and is not refused.
+ */
+export function assertSandboxForCommands(grant: CommandGrant): void {
+  if (grant.sandbox?.enabled === false || !grantsCommands(grant)) return
+  const status = sandboxStatus()
+  if (status.available) return
+  const what = (grant.verify?.length ?? 0) > 0 ? 'commands and checks' : 'commands'
+  throw usageError(
+    `The approval grants ${what}, and the sandbox they would run in cannot start here, so the run does not start: ${status.problem}`,
+    'wave doctor shows the sandbox check; in CI, prepare the sandbox as the wave Action does (scripts/ci/prepare-sandbox.sh).',
+  )
 }

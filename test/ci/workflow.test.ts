@@ -141,21 +141,33 @@ describe('the GitHub Actions workflow: structure', () => {
     expect(planCode.with?.ref).toBe('${{ github.event.pull_request.head.sha || github.sha }}')
     // apply: whatever commit the plan job actually had checked out
     expect(applyCode.with?.ref).toBe('${{ needs.plan.outputs.sha }}')
-    for (const checkout of [planCode, applyCode, ...planRest, ...applyRest]) {
-      expect(checkout.with?.['persist-credentials']).toBe(false)
-    }
+    expect(planCode.with?.['persist-credentials']).toBe(false)
+    expect(applyCode.with?.['persist-credentials']).toBe(false)
+    // Nothing else is checked out, packed or installed from a repository: wave comes from npm.
+    expect([...planRest, ...applyRest]).toEqual([])
+    expect(source).not.toMatch(/npm pack|WAVE_REPOSITORY|\.wave-cli/)
+  })
 
-    // wave itself: checked out beside, packed, installed globally, removed; apply installs the same commit
-    for (const [job, wave] of [[plan, planRest], [apply, applyRest]] as const) {
-      expect(wave).toHaveLength(1)
-      expect(wave[0].with).toMatchObject({path: '.wave-cli', repository: '${{ vars.WAVE_REPOSITORY }}'})
-      const install = stepRunning(job, /npm pack/)
-      expect(install.run).toContain('rm -rf .wave-cli')
-      expect(install.run).toMatch(/npm install -g "\$RUNNER_TEMP"\/wave-cli-\*\.tgz/)
+  it('sets wave up from npm with the setup action in both jobs, apply with the version plan used and the sandbox', () => {
+    const setupOf = (job: Job) => {
+      const found = job.steps.filter((s) => s.uses !== undefined && /^[\w.-]+\/wave\/setup@/.test(s.uses))
+      expect(found).toHaveLength(1)
+      return found[0]
     }
-
-    expect(applyRest[0].with?.ref).toBe('${{ needs.plan.outputs.wave-commit }}')
-    expect(plan.outputs?.['wave-commit']).toBe('${{ steps.install.outputs.commit }}')
+    const planSetup = setupOf(plan)
+    const applySetup = setupOf(apply)
+    expect(plan.outputs?.['wave-version']).toBe(`\${{ steps.${planSetup.id}.outputs.version }}`)
+    expect(applySetup.with?.version).toBe('${{ needs.plan.outputs.wave-version }}')
+    // Planning runs no command; applying does, in the sandbox the setup prepares (its default, on).
+    expect(planSetup.with?.sandbox).toBe('off')
+    expect(applySetup.with?.sandbox ?? 'on').toBe('on')
+    const setupAction = parse(readRoot('setup/action.yml')) as CompositeAction
+    expect(setupAction.inputs.sandbox.default).toBe('on')
+    // Both come before any step that runs wave.
+    for (const job of [plan, apply]) {
+      const first = job.steps.findIndex((s) => s.run !== undefined && /\bwave (plan|approve|run)\b/.test(s.run))
+      expect(job.steps.indexOf(setupOf(job))).toBeLessThan(first)
+    }
   })
 
   it('approves with the reviewer, acceptEdits and Bash(npm test:*), then runs with --json', () => {
@@ -220,11 +232,10 @@ describe('docs/ci/github-actions.md', () => {
   const doc = readFileSync(fileURLToPath(new URL('../../docs/ci/github-actions.md', import.meta.url)), 'utf8')
   const fences = (lang: string) => [...doc.matchAll(new RegExp('^( *)```' + lang + '\\n([\\s\\S]*?)^\\1```$', 'gm'))].map((m) => m[2].replaceAll(new RegExp(`^${m[1]}`, 'gm'), ''))
 
-  it('shows the install steps exactly as the workflow has them', () => {
-    const block = fences('yaml').find((text) => text.startsWith('- name: Check out wave'))
+  it('shows the setup step exactly as the apply job has it', () => {
+    const block = fences('yaml').find((text) => text.startsWith('- name: Set up wave and its sandbox'))
     expect(block).toBeDefined()
-    const planInstall = plan.steps.filter((s) => s.name === 'Check out wave' || s.name === 'Install wave')
-    expect(parse(block!)).toEqual(planInstall)
+    expect(parse(block!)).toEqual(apply.steps.filter((s) => s.name === 'Set up wave and its sandbox'))
   })
 
   it('shows the approve script exactly as the workflow runs it', () => {
@@ -268,7 +279,7 @@ interface CompositeAction {
 describe('the Action (action.yml)', () => {
   const action = parse(readRoot('action.yml')) as CompositeAction
   const {steps} = action.runs
-  const waveStep = steps.find((step) => step.run?.includes('bin/run.js'))!
+  const waveStep = steps.find((step) => step.id === 'wave')!
 
   it('is a composite action with inputs for the key, model, endpoint, token, label, permission, mode and rules', () => {
     expect(action.runs.using).toBe('composite')
@@ -278,18 +289,45 @@ describe('the Action (action.yml)', () => {
     for (const [name, input] of Object.entries(action.inputs)) expect(input.description, name).toBeTruthy()
   })
 
-  it('builds wave from its own checkout, then runs wave github there', () => {
+  it('installs wave-cli from npm (caching npm and wave), prepares the sandbox, then runs wave github with the installed wave', () => {
     const setup = steps.find((step) => step.uses?.startsWith('actions/setup-node@'))
     expect(setup?.with?.['node-version']).toBe('${{ inputs.node-version }}')
-    const install = steps.find((step) => step.run?.includes('npm ci'))!
-    expect(install['working-directory']).toBe('${{ github.action_path }}')
-    expect(install.run!.split('\n').filter(Boolean)).toEqual(['npm ci --ignore-scripts --no-audit --no-fund', 'npm run build'])
-    expect(steps.indexOf(install)).toBeLessThan(steps.indexOf(waveStep))
+    const cache = steps.find((step) => step.uses?.startsWith('actions/cache@'))
+    expect(String(cache?.with?.path).trim().split('\n')).toEqual(['~/.npm', '~/.cache/wave'])
+    const install = steps.find((step) => step.run?.includes('install-wave.sh'))!
+    expect(install.run!.trim()).toBe('bash "$GITHUB_ACTION_PATH/scripts/ci/install-wave.sh"')
+    expect(install.env).toEqual({WAVE_BUILD: '${{ inputs.build-from-source }}', WAVE_PACKAGE: '${{ inputs.package }}', WAVE_VERSION: '${{ inputs.version }}'})
+    expect(action.inputs['build-from-source'].default).toBe('false')
+    expect(steps.some((step) => step.run?.includes('npm ci'))).toBe(false)
+    const sandbox = steps.find((step) => step.run?.includes('prepare-sandbox.sh'))!
+    expect(sandbox.run!.trim()).toBe('bash "$GITHUB_ACTION_PATH/scripts/ci/prepare-sandbox.sh"')
+    expect(sandbox.if).toContain("inputs.sandbox == 'on'")
+    for (const step of [setup!, cache!, install, sandbox]) expect(steps.indexOf(step)).toBeLessThan(steps.indexOf(waveStep))
+    expect(waveStep.env?.WAVE_BIN).toBe(`\${{ steps.${install.id}.outputs.bin }}`)
     expect(waveStep.run).toContain('set -- github --json')
-    expect(waveStep.run).toContain('node "$GITHUB_ACTION_PATH/bin/run.js" "$@" > "$result" || status=$?')
+    expect(waveStep.run).toContain('"$WAVE_BIN" "$@" > "$result" || status=$?')
     expect(waveStep.run).toContain('exit "$status"')
     expect(waveStep.env?.WAVE_HOME).toBe('${{ runner.temp }}/wave')
     for (const [name, output] of Object.entries(action.outputs)) expect(output.value, name).toBe(`\${{ steps.wave.outputs.${name} }}`)
+  })
+
+  it('sets up exactly as setup/action.yml does (the step wave.yml uses): same steps, same scripts', () => {
+    const setupAction = parse(readRoot('setup/action.yml')) as CompositeAction
+    const own = steps.slice(0, setupAction.runs.steps.length)
+    const shared = setupAction.runs.steps.map((step) => (step.run ? {...step, run: step.run.replace('$GITHUB_ACTION_PATH/../', '$GITHUB_ACTION_PATH/')} : step))
+    expect(own).toEqual(shared)
+    // The same inputs, with the same defaults (the sandbox's says more in the Action: it is recorded in approvals).
+    for (const [name, input] of Object.entries(setupAction.inputs)) expect(action.inputs[name]?.default, name).toBe(input.default)
+    // The project's own CI prepares its sandbox with the same script.
+    expect(readRoot('.ci/run')).toContain('scripts/ci/prepare-sandbox.sh')
+  })
+
+  it('uploads the plan, its record, state and transcript, and the report of wave github as an artifact, failed runs included', () => {
+    const upload = steps.find((step) => step.uses?.startsWith('actions/upload-artifact@'))!
+    expect(steps.indexOf(upload)).toBeGreaterThan(steps.indexOf(waveStep))
+    expect(upload.if).toContain('!cancelled()')
+    expect(String(upload.with?.path).trim().split('\n')).toEqual(['${{ runner.temp }}/wave/plans/', '${{ runner.temp }}/wave/report/'])
+    expect(waveStep.run).toContain('result="$RUNNER_TEMP/wave/report/wave-github.json"')
   })
 
   it('keeps ${{ }} out of run: scripts (inputs arrive as environment variables), every script parses as bash, and says its shell', () => {
@@ -314,9 +352,11 @@ describe('the Action (action.yml)', () => {
     )
     expect(githubOptions({}, env)).toMatchObject({allow: ['Bash(make test)', 'Read(docs/**)'], label: 'wave-please', minPermission: 'maintain', mode: 'bypassPermissions', prDelivery: 'pull-request', sandbox: false})
     expect(env).toMatchObject({ANTHROPIC_API_KEY: '<anthropic-api-key>', ANTHROPIC_BASE_URL: '<base-url>', GITHUB_TOKEN: '<github-token>', WAVE_MODEL: '<model>'})
-    // Every input but the Node.js version reaches that step.
+    // Every input but those of the setup steps and the artifact upload reaches that step.
     const used = Object.values(waveStep.env ?? {}).join('\n')
-    for (const input of Object.keys(action.inputs).filter((name) => name !== 'node-version')) expect(used, input).toContain(`inputs.${input} }}`)
+    const setupInputs = ['node-version', 'version', 'package', 'build-from-source', 'upload-artifacts']
+    for (const input of Object.keys(action.inputs).filter((name) => !setupInputs.includes(name))) expect(used, input).toContain(`inputs.${input} }}`)
+    expect(env).toMatchObject({WAVE_REQUIRE_MERGEABLE: '<require-mergeable>', WAVE_REQUIRE_OTHER_APPROVER: '<require-other-approver>', WAVE_REQUIRE_REVIEW: '<require-review>'})
   })
 
   it('finds nothing to report with actionlint, its steps linted as the job of a workflow_call with the same inputs', async () => {
@@ -326,6 +366,11 @@ describe('the Action (action.yml)', () => {
     const asWorkflow = stringify({jobs: {action: {'runs-on': 'ubuntu-latest', steps}}, on: {workflow_call: {inputs}}})
     const findings = await actionlint.runLint(asWorkflow, 'action.yml')
     expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+
+    const setupAction = parse(readRoot('setup/action.yml')) as CompositeAction
+    const setupInputs = Object.fromEntries(Object.entries(setupAction.inputs).map(([name, input]) => [name, {description: input.description, required: false, type: 'string', default: input.default}]))
+    const setupWorkflow = stringify({jobs: {setup: {'runs-on': 'ubuntu-latest', steps: setupAction.runs.steps}}, on: {workflow_call: {inputs: setupInputs}}})
+    expect((await actionlint.runLint(setupWorkflow, 'setup/action.yml')).map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
 
     // The same lint does see an input pasted into a script.
     const pasted = stringify({jobs: {action: {'runs-on': 'ubuntu-latest', steps: [{run: 'echo "${{ github.event.comment.body }}"'}]}}, on: {workflow_call: {inputs}}})
@@ -354,8 +399,10 @@ describe('the comments workflow (examples/github-actions/wave-comments.yml)', ()
     expect(condition).toContain('github.event.pull_request.head.repo.full_name == github.repository')
   })
 
-  it('handles one event per thread at a time, in order', () => {
-    expect(comments.concurrency).toEqual({'cancel-in-progress': false, group: 'wave-${{ github.event.issue.number || github.event.pull_request.number || github.run_id }}'})
+  it('handles one wave event per thread at a time, in order: the group is on the job, under its if, so other comments never join it', () => {
+    expect(comments.concurrency).toBeUndefined()
+    expect((job as Job & {concurrency?: unknown}).concurrency).toEqual({'cancel-in-progress': false, group: 'wave-${{ github.event.issue.number || github.event.pull_request.number || github.run_id }}'})
+    expect(job.if).toBeDefined()
   })
 
   it('asks for what comments, pull requests and pushes need, and nothing else', () => {
@@ -384,5 +431,63 @@ describe('docs/ci/github-actions.md: the Action', () => {
   it('documents every input of the Action and every /wave command', () => {
     for (const input of Object.keys((parse(readRoot('action.yml')) as CompositeAction).inputs)) expect(doc, input).toContain(`| \`${input}\` |`)
     for (const command of ['/wave plan', '/wave approve', '/wave request-changes', '/wave reject']) expect(doc, command).toContain(command)
+  })
+})
+
+describe('the release workflow (.github/workflows/release.yml)', () => {
+  const text = readRoot('.github/workflows/release.yml')
+  const release = parse(text) as Workflow
+  const job = release.jobs.release
+  const stepRunning = (pattern: RegExp) => {
+    const step = job.steps.find((s) => s.run !== undefined && pattern.test(s.run))
+    if (!step) throw new Error(`no step runs ${pattern}`)
+    return step
+  }
+
+  it('finds nothing to report with actionlint', async () => {
+    const findings = await actionlint.runLint(text, '.github/workflows/release.yml')
+    expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+  })
+
+  it('runs for a version tag, tests, then checks version, changelog and packed contents before publishing', () => {
+    expect(release.on).toEqual({push: {tags: ['v[0-9]+.[0-9]+.[0-9]+*']}})
+    const test = stepRunning(/npm test/)
+    const check = stepRunning(/npm run release:check -- --tag "\$TAG"/)
+    const publish = stepRunning(/npm publish/)
+    expect(check.env?.TAG).toBe('${{ github.ref_name }}')
+    expect(job.steps.indexOf(test)).toBeLessThan(job.steps.indexOf(check))
+    expect(job.steps.indexOf(check)).toBeLessThan(job.steps.indexOf(publish))
+  })
+
+  it('publishes the packed tarball with provenance, writing only where it must', () => {
+    const publish = stepRunning(/npm publish/)
+    expect(publish.run).toContain('npm publish "$TARBALL" --provenance --access public --tag "$channel"')
+    expect(publish.env?.NODE_AUTH_TOKEN).toBe('${{ secrets.NPM_TOKEN }}')
+    expect(stepRunning(/scripts\/pack\.js/).run).toContain('node scripts/pack.js --destination "$RUNNER_TEMP"')
+    expect(release.permissions).toEqual({contents: 'read'})
+    expect(job.permissions).toEqual({contents: 'write', 'id-token': 'write'})
+  })
+
+  it("makes the GitHub release from the changelog's section, and moves the major tag for a full release only", () => {
+    const notes = stepRunning(/gh release create/)
+    expect(notes.run).toContain('node scripts/release-check.js --notes "$TAG" > "$RUNNER_TEMP/notes.md"')
+    expect(notes.run).toContain('--notes-file "$RUNNER_TEMP/notes.md"')
+    const major = stepRunning(/git push --force origin/)
+    expect(major.run).toContain('major=${TAG%%.*}')
+    expect(major.if).toBe("${{ !contains(github.ref_name, '-') }}")
+  })
+
+  it('prepares the sandbox with the same script as the Action', () => {
+    expect(stepRunning(/prepare-sandbox\.sh/).run!.trim()).toBe('bash scripts/ci/prepare-sandbox.sh')
+  })
+})
+
+describe('npm run release:check --notes', () => {
+  it("prints the version's changelog section", () => {
+    const manifest = JSON.parse(readRoot('package.json')) as {version: string}
+    const notes = execFileSync(process.execPath, [fileURLToPath(new URL('../../scripts/release-check.js', import.meta.url)), '--notes', `v${manifest.version}`], {encoding: 'utf8'})
+    expect(notes.trim().length).toBeGreaterThan(0)
+    expect(readRoot('CHANGELOG.md')).toContain(notes.trim())
+    expect(notes).not.toMatch(/^## /m)
   })
 })

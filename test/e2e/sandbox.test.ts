@@ -57,7 +57,7 @@ describe('wave doctor', () => {
     expect(result.code, result.stderr).toBe(0)
     const lines = result.stdout.trimEnd().split('\n')
     expect(lines[0]).toMatch(/^CHECK\s+RESULT\s+DETAIL$/)
-    expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual(['sandbox ok', 'credentials ok', 'endpoint ok', 'settings ok'])
+    expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual(['sandbox ok', 'shell-grammar ok', 'credentials ok', 'endpoint ok', 'settings ok'])
     expect(result.stdout).toMatch(/sandbox\s+ok\s+bubblewrap [\d.]+ at \S+\/bwrap starts a sandbox here/)
     expect(result.stdout).toContain('ANTHROPIC_API_KEY is set (value not shown)')
     expect(result.stdout).toContain(`${endpointUrl} answered (HTTP 404)`)
@@ -88,9 +88,10 @@ describe('wave doctor', () => {
     const output = JSON.parse(result.stdout)
     expect(output).toMatchObject({ok: false, version: 1})
     const byName = Object.fromEntries(output.checks.map((check: {name: string}) => [check.name, check]))
-    expect(Object.keys(byName)).toEqual(['sandbox', 'credentials', 'endpoint', 'settings'])
+    expect(Object.keys(byName)).toEqual(['sandbox', 'shell-grammar', 'credentials', 'endpoint', 'settings'])
     expect(byName.sandbox).toMatchObject({required: true, status: 'fail'})
     expect(byName.sandbox.detail).toMatch(FIX)
+    expect(byName['shell-grammar']).toMatchObject({required: true, status: 'pass'})
     expect(byName.credentials).toMatchObject({required: true, status: 'fail'})
     expect(byName.credentials.detail).toMatch(/ANTHROPIC_API_KEY/)
     expect(byName.endpoint).toMatchObject({required: false, status: 'warn'})
@@ -108,19 +109,46 @@ describe('wave doctor', () => {
   })
 })
 
-describe('Bash when the sandbox cannot start', () => {
-  it('is refused with the one line naming the fix; the command does not run and the session goes on', async () => {
+describe('a run granted commands when the sandbox cannot start', () => {
+  it('refuses to start (exit 2) with the fix named: no model request, no record, the command never runs', async () => {
     const planPath = writePlanFile(session.sandbox, '# Plan\n\n1. Touch a file.\n')
     session.server.push(reply(toolUse('Bash', {command: 'touch from-bash.txt'})), reply('Could not run it.'))
     const result = await wave(['run', planPath, '--approve', '--allow', 'Bash(touch:*)'], {PATH: pathWithoutBwrap()})
-    expect(result.code, result.stderr).toBe(0)
-    expect(result.stdout.trim()).toBe('Could not run it.')
-    const [refused] = toolResults(session.server.messageRequests[1])
-    expect(refused.is_error).toBe(true)
-    expect(refused.text).toMatch(/^Command not run: The sandbox cannot start: /)
-    expect(refused.text).toMatch(FIX)
-    expect(refused.text).not.toContain('\n')
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stdout).toBe('')
+    const [first] = result.stderr.split('\n')
+    expect(first).toMatch(/^Error: The approval grants commands, and the sandbox they would run in cannot start here, so the run does not start: /)
+    expect(first).toMatch(FIX)
+    expect(session.server.messageRequests).toHaveLength(0)
+    expect(existsSync(planPath.replace(/\.md$/, '.approval.json'))).toBe(false)
     expect(existsSync(path.join(session.sandbox.repo, 'from-bash.txt'))).toBe(false)
+  })
+
+  it('refuses a recorded approval with a Bash rule the same way, and a plain acceptEdits approval still runs (control)', async () => {
+    const granted = writePlanFile(session.sandbox, '# Plan\n\n1. Run the tests.\n')
+    expect((await wave(['approve', granted, '--allow', 'Bash(npm test:*)'])).code).toBe(0)
+    const noBwrap = pathWithoutBwrap()
+    const refused = await wave(['run', granted], {PATH: noBwrap})
+    expect(refused.code, refused.stderr).toBe(2)
+    expect(refused.stderr).toMatch(FIX)
+    expect(session.server.messageRequests).toHaveLength(0)
+
+    // No command granted: nothing needs the sandbox, and the run starts.
+    const plain = writePlanFile(session.sandbox, '# Plan\n\n1. Say hello.\n')
+    expect((await wave(['approve', plain])).code).toBe(0)
+    session.server.push(reply('Hello.'))
+    const ran = await wave(['run', plain], {PATH: noBwrap})
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout.trim()).toBe('Hello.')
+  })
+
+  it('counts a refused call in the run\'s closing tally', async () => {
+    const planPath = writePlanFile(session.sandbox, '# Plan\n\n1. Read a file outside the workspace.\n')
+    session.server.push(reply(toolUse('Bash', {command: 'curl https://example.com'})), reply('Could not.'))
+    const result = await wave(['run', planPath, '--approve', '--allow', 'Bash(npm test:*)'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(toolResults(session.server.messageRequests[1])[0].is_error).toBe(true)
+    expect(result.stderr).toMatch(/^done in 2 turns; 0 files changed; 1 call denied; /m)
   })
 })
 

@@ -31,8 +31,9 @@ const NOTHING = /^(?:_?none_?|nothing|n\/a|-)\.?$/i
 
 /** The contract a plan's text states. Loads marked on first use: only the commands that read a contract pay for it. */
 export async function parseContract(text: string): Promise<PlanContract> {
-  const {Lexer} = await import('marked')
-  const tokens = Lexer.lex(text)
+  // marked's lexer through its Marked class: the one export of the vendored module (scripts/bundle.js).
+  const {Marked} = await import('marked')
+  const tokens = new Marked().lexer(text)
   const contract: PlanContract = {problems: [], scope: [], sections: {scope: false, verify: false}, verify: []}
   let section: 'scope' | 'verify' | undefined
   let depth = 0

@@ -71,14 +71,38 @@ function shellParser(): Promise<Parser> {
 }
 
 async function loadParser(): Promise<Parser> {
-  const {Language, Parser} = await import('web-tree-sitter')
+  const {Language, Parser} = await import('web-tree-sitter').catch(() => {
+    throw new Error("the web-tree-sitter package is missing from wave's install: reinstall wave-cli")
+  })
   await Parser.init()
-  // Resolved as a package file, so it is found from src/ (tests) and from the bundles in dist/ alike.
-  const grammar = createRequire(import.meta.url).resolve('tree-sitter-bash/tree-sitter-bash.wasm')
-  const language = await Language.load(grammar)
+  const language = await Language.load(grammarFile())
   const loaded = new Parser()
   loaded.setLanguage(language)
   return loaded
+}
+
+/**
+ * The Bash grammar's WebAssembly: the build's copy (dist/grammar, through package.json's `imports`), which
+ * is all an installed wave has of tree-sitter-bash, else the package's (running from src/, in the tests).
+ */
+function grammarFile(): string {
+  const require = createRequire(import.meta.url)
+  for (const specifier of ['#grammar/tree-sitter-bash.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {
+    try {
+      return require.resolve(specifier)
+    } catch {}
+  }
+  throw new Error("dist/grammar/tree-sitter-bash.wasm is missing from wave's install: reinstall wave-cli")
+}
+
+/** Loads the shell grammar, or says in one line why it can't (`wave doctor`'s check). */
+export async function checkShellGrammar(): Promise<string | undefined> {
+  try {
+    await shellParser()
+    return undefined
+  } catch (error) {
+    return (error as Error).message.split('\n')[0]
+  }
 }
 
 /** Nested `bash -c` strings deeper than this are not followed: such a command counts as opaque. */
@@ -93,7 +117,9 @@ async function analyse(command: string, depth: number): Promise<ShellAnalysis> {
   try {
     shell = await shellParser()
   } catch (error) {
-    return {commands: [], literal: false, problem: `the shell parser could not start (${(error as Error).message})`, reached: []}
+    // One line that reads on after "it has" in the policy's messages (an error's first line: no require stack).
+    const reason = (error as Error).message.split('\n')[0]
+    return {commands: [], literal: false, problem: `no analysis: wave's shell grammar could not load (${reason})`, reached: []}
   }
 
   const tree = shell.parse(command)

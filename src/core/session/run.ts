@@ -21,6 +21,7 @@ import {
 } from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
+import {assertSandboxForCommands} from '../preflight.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
 import {changedPaths, headOf} from '../workspace/git.js'
@@ -99,8 +100,9 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   let record: ApprovalRecord
   const recordPath = options.approvalPath ? path.resolve(options.approvalPath) : approvalPathFor(planPath)
   if (options.approve) {
-    // No record is written for a run that cannot start for want of a key.
+    // No record is written for a run that cannot start for want of a key, or of the sandbox.
     session.assertCredentials()
+    assertSandboxForCommands(options.approve)
     if (!options.force) await assertNotOverriding(recordPath, planPath)
     record = (
       await writeDecision({
@@ -119,6 +121,7 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   }
 
   assertApproved(record, recordPath, options.planPath, bytes)
+  assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
   const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined
   if (!resumed) assertUnspent(record, recordPath, planPath, state)

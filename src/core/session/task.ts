@@ -9,6 +9,7 @@ import {endingError, ExitCode, WaveError} from '../errors.js'
 import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
+import {assertSandboxForCommands} from '../preflight.js'
 import {openSession, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
 import type {SessionStart} from './plan.js'
@@ -42,6 +43,8 @@ export type TaskOutcome =
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
 
 export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
+  // Before the session opens (its settings, git reads): a run granted commands needs a sandbox that starts.
+  assertSandboxForCommands(options)
   const session = await openSession(options, {changes: true, outside: {hint: 'Start it in a repository, or name the workspace with --cwd DIR.'}})
   const {model, settings, workspace} = session
   const snapshot = session.snapshot!
