@@ -25,8 +25,9 @@ if (output === undefined) {
   }
 
   // oclif as one bundle loaded with V8's code cache (src/core/bundles.ts), the one copy wave's commands use too.
+  // Not from inside the repository wave starts in, or the one --cwd names: a sandboxed command there could have written it.
   const {useCodeCache} = await import('../dist/core/bundles.js')
-  useCodeCache()
+  useCodeCache({start: process.cwd(), workspaces: cwdFlags(argv)})
   // Its check of node's version against its package's engines looks for a package.json beside the bundle,
   // where there is none: it can't warn, but loads semver to try (3–5 ms). Off while oclif loads.
   const engineCheck = process.env.OCLIF_DISABLE_ENGINE_WARNING
@@ -71,6 +72,16 @@ async function ownCommandConfig(Plugin, args) {
 /** `wave plan` and `wave run` in the directory they start in (not --cwd, which names another workspace). */
 function startsSession(args) {
   return (args[0] === 'plan' || args[0] === 'run') && !helpAsked && !args.some((arg) => arg === '--cwd' || arg.startsWith('--cwd='))
+}
+
+/** The directories --cwd names (`--cwd DIR`, `--cwd=DIR`), as given. */
+function cwdFlags(args) {
+  const dirs = []
+  for (const [at, arg] of args.entries()) {
+    if (arg === '--cwd' && args[at + 1]) dirs.push(args[at + 1])
+    else if (arg.startsWith('--cwd=')) dirs.push(arg.slice('--cwd='.length))
+  }
+  return dirs
 }
 
 /** What oclif would print for these arguments, or undefined to let oclif run. */

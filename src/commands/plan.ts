@@ -7,7 +7,7 @@ import {usageError} from '../core/errors.js'
 import {appendedPrompt, taskText} from '../core/input.js'
 import {parseRule} from '../core/policy/policy.js'
 import {formatCost, formatUsage} from '../core/output/progress.js'
-import {type CommandResult, markdownTable} from '../core/output/sink.js'
+import {type CommandResult, fencedBlock, markdownTable} from '../core/output/sink.js'
 import {contractLine} from '../core/plans/contract.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../core/session/plan.js'
 export default class Plan extends WaveCommand {
@@ -96,7 +96,7 @@ ${markdownTable([
 
 <details><summary>The plan</summary>
 
-${plan.replaceAll('</details>', '&lt;/details&gt;')}
+${fencedBlock(plan, 'markdown')}
 
 </details>`
   return {

@@ -14,14 +14,15 @@
  *
  * The cache lives in the user's cache directory (`~/.cache/wave/v8`, or under XDG_CACHE_HOME; where
  * oclif keeps a CLI's caches), or where WAVE_COMPILE_CACHE says; a directory others can write to is not
- * used (cached data is code). NODE_DISABLE_COMPILE_CACHE=1 (node's own switch) turns it off. A bundle
+ * used (cached data is code), nor one inside a workspace wave may sandbox there (below): a sandboxed command
+ * runs as the same user and writes anywhere in its workspace. NODE_DISABLE_COMPILE_CACHE=1 (node's own switch) turns it off. A bundle
  * whose cache was missing or rejected writes a new one when the process exits, with the functions that
  * run compiled, as Node 22's compile cache does.
  *
  * This module imports nothing but node's own modules, and is never bundled: a bundle's `require` of it
  * (`#wave-bundles`, scripts/bundle.js) gets this one copy, so each bundle has one instance per process.
  */
-import {lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {homedir} from 'node:os'
 import path from 'node:path'
@@ -45,14 +46,27 @@ interface Loaded {
 const loaded = new Map<string, Loaded>()
 let exitHook = false
 let codeCache = false
+/** Where a session of this process may work: the repository around the start directory, and `--cwd`. */
+let places: CachePlaces = {}
+
+export interface CachePlaces {
+  /** Where wave starts: the git repository around it is a workspace a session there sandboxes. */
+  start?: string
+  /** `--cwd`: each one a workspace, as is the repository around it. */
+  workspaces?: string[]
+}
 
 /**
  * Turns the code cache on for this process: wave's executable does (bin/run.js). Other hosts of the
  * bundles, such as oclif's manifest step at build time, load them without one: a cache made by a run
- * that is not a session holds little, and once accepted it is never replaced.
+ * that is not a session holds little, and once accepted it is never replaced. `places`: the directories
+ * a session may work in (the start directory, `--cwd`); a cache inside the repository around one of them
+ * is not used, since a sandboxed command of an earlier session there could have written it. The session
+ * itself refuses to start with the cache inside its workspace (settings.ts), so it never writes one there.
  */
-export function useCodeCache(): void {
+export function useCodeCache(where: CachePlaces = {}): void {
   codeCache = true
+  places = where
 }
 
 /** Whether wave runs from its build's bundles (not from its TypeScript sources, as in the in-process tests). */
@@ -85,7 +99,7 @@ export function loadBundle<T = unknown>(name: string, metaUrl?: string): T {
   const module = {exports: {} as unknown}
   loaded.set(name, Object.assign(entry, {exports: module.exports}))
   const nodeRequire = createRequire(file)
-  const require = Object.assign((id: string) => (id === SELF ? {loadBundle, runningFromBundles} : id in ALIASES ? loadBundle(ALIASES[id]) : nodeRequire(id)), nodeRequire)
+  const require = Object.assign((id: string) => (id === SELF ? {codeCacheDirectory, loadBundle, runningFromBundles} : id in ALIASES ? loadBundle(ALIASES[id]) : nodeRequire(id)), nodeRequire)
   try {
     const url = metaUrl ?? pathToFileURL(file).href
     const importModule = (specifier: string, options?: ImportCallOptions) => import(specifier.startsWith('.') ? new URL(specifier, url).href : specifier, options)
@@ -118,14 +132,61 @@ function digests(): Record<string, string> {
 function cachePath(name: string): string | undefined {
   if (!codeCache || process.env.NODE_DISABLE_COMPILE_CACHE) return undefined
   try {
-    const dir = process.env.WAVE_COMPILE_CACHE || path.join(userCacheDirectory(), 'wave', 'v8')
-    if (!ownDirectory(dir)) return undefined
+    const dir = codeCacheDirectory()
+    if (withinWorkspace(dir) || !ownDirectory(dir)) return undefined
     const digest = digests()[name]
     if (!/^[0-9a-f]{16}$/.test(digest ?? '')) return undefined
     return path.join(dir, `${cacheKey(name)}-${digest}-${process.version}-${process.arch}.bin`)
   } catch {
     return undefined
   }
+}
+
+let withinChecked: {dir: string; within: boolean} | undefined
+
+/**
+ * Whether `dir` lies in one of `workspaces` or the git repository around it (the nearest directory
+ * above holding a `.git`): a few stat calls, once per process.
+ */
+function withinWorkspace(dir: string): boolean {
+  if (withinChecked?.dir === dir) return withinChecked.within
+  const real = realOrAncestor(path.resolve(dir))
+  const roots = (places.workspaces ?? []).map((place) => realOrAncestor(path.resolve(place)))
+  for (const from of [...(places.start ? [realOrAncestor(path.resolve(places.start))] : []), ...roots]) {
+    const top = repositoryTop(from)
+    if (top) roots.push(top)
+  }
+
+  const within = roots.some((root) => isWithin(root, real))
+  withinChecked = {dir, within}
+  return within
+}
+
+/** The nearest directory from `dir` up that holds a `.git`, or undefined. */
+function repositoryTop(dir: string): string | undefined {
+  for (let at = dir; ; at = path.dirname(at)) {
+    if (existsSync(path.join(at, '.git'))) return at
+    if (path.dirname(at) === at) return undefined
+  }
+}
+
+/** The real path of `file`, or of its nearest existing ancestor with the rest appended. */
+function realOrAncestor(file: string): string {
+  try {
+    return realpathSync(file)
+  } catch {
+    const parent = path.dirname(file)
+    return parent === file ? file : path.join(realOrAncestor(parent), path.basename(file))
+  }
+}
+
+function isWithin(parent: string, child: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep)
+}
+
+/** Where the code cache is: WAVE_COMPILE_CACHE, else `wave/v8` in the user's cache directory. */
+export function codeCacheDirectory(): string {
+  return process.env.WAVE_COMPILE_CACHE || path.join(userCacheDirectory(), 'wave', 'v8')
 }
 
 /** Where the platform keeps a user's caches (as oclif's `cacheDir` does). */

@@ -7,6 +7,7 @@ import path from 'node:path'
 
 import {z} from 'zod'
 
+import {codeCacheDirectory} from './bundles.js'
 import {ExitCode, usageError, WaveError} from './errors.js'
 import {type JsonFileOptions, parseJsonText, readJsonFile} from './json.js'
 import {waveHome} from './plans/plans.js'
@@ -50,6 +51,17 @@ export type McpServerConfig = z.infer<typeof mcpServerSchema>
 export type StdioServerConfig = z.infer<typeof stdioServerSchema>
 export type HttpServerConfig = z.infer<typeof httpServerSchema>
 
+/** A size as settings spell it: `512MiB`, `2GiB`, `1G`, or bytes. */
+const SIZE = /^\s*(\d+)\s*(B|K|KB|KiB|M|MB|MiB|G|GB|GiB)?\s*$/i
+
+/** Bytes of a size settings give (see SIZE): binary units, as `df -h` reads them. */
+export function sizeInBytes(size: number | string): number {
+  if (typeof size === 'number') return size
+  const [, digits, unit = 'B'] = SIZE.exec(size) ?? []
+  const power = {b: 0, g: 3, k: 1, m: 2}[unit[0].toLowerCase() as 'b' | 'g' | 'k' | 'm']
+  return Number(digits) * 1024 ** power
+}
+
 export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/
 
 export const settingsSchema = z.strictObject({
@@ -90,6 +102,8 @@ export const settingsSchema = z.strictObject({
   sandbox: z
     .strictObject({
       env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'an environment variable name, or a prefix ending in *')).optional(),
+      /** The private /tmp's (and $HOME's) size: bytes, or a number with KiB, MiB or GiB (default 1 GiB). */
+      tmpSize: z.union([z.number().int().min(1024 * 1024), z.string().regex(SIZE, 'a size such as "512MiB" or "2GiB"')]).optional(),
     })
     .optional(),
   /**
@@ -131,6 +145,8 @@ export interface EffectiveSettings {
   ignored: string[]
   /** Further environment variables sandboxed commands may see (`sandbox.env` of the files). */
   sandboxEnv: string[]
+  /** The private /tmp's size in bytes (`sandbox.tmpSize`); absent: the sandbox's default. */
+  sandboxTmpSize?: number
 }
 
 export interface SettingsFlags {
@@ -187,10 +203,8 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
   const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
   for (const {file, scope, settings} of ordered) {
     merged.files.push(file)
-    if (settings.model) merged.model = settings.model
+    // Words for the model, as the repository's AGENTS.md are: used from any file. They grant nothing.
     if (settings.instructions?.trim()) merged.instructions.push(settings.instructions)
-    if (settings.contextWindow) merged.contextWindow = settings.contextWindow
-    if (settings.prices) merged.prices = {...merged.prices, ...settings.prices}
     if (scope === 'user' && settings.provider) merged.provider = settings.provider
     merged.deny.push(...(settings.permissions?.deny ?? []))
     Object.assign(merged.plugins, settings.plugins)
@@ -198,11 +212,24 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     const allow = settings.permissions?.allow ?? []
     const servers = Object.entries(settings.mcpServers ?? {})
     const sandboxEnv = settings.sandbox?.env ?? []
-    if (!grants && allow.length + servers.length + sandboxEnv.length > 0) {
+    // What the user pays and when --max-budget-usd stops (the model, its window, its prices), and how
+    // much memory a command's /tmp may take, are the user's to choose: a project's file sets them only when trusted.
+    const spending = (['model', 'contextWindow', 'prices'] as const).filter((key) => settings[key] !== undefined)
+    const tmpSize = settings.sandbox?.tmpSize
+    if (grants) {
+      if (settings.model) merged.model = settings.model
+      if (settings.contextWindow) merged.contextWindow = settings.contextWindow
+      if (settings.prices) merged.prices = {...merged.prices, ...settings.prices}
+      if (tmpSize !== undefined) merged.sandboxTmpSize = sizeInBytes(tmpSize)
+    }
+
+    if (!grants && allow.length + servers.length + sandboxEnv.length + spending.length + (tmpSize === undefined ? 0 : 1) > 0) {
       const what = [
         allow.length > 0 ? `allow rules (${allow.join(', ')})` : '',
         servers.length > 0 ? `mcpServers (${servers.map(([name]) => name).join(', ')})` : '',
         sandboxEnv.length > 0 ? `sandbox.env (${sandboxEnv.join(', ')})` : '',
+        tmpSize === undefined ? '' : 'sandbox.tmpSize',
+        ...spending,
       ]
       merged.ignored.push(`${file}: ${what.filter(Boolean).join(' and ')} ignored, since project settings are not trusted (set "trustProjectSettings": true in ${userSettingsPath()} or WAVE_TRUST_PROJECT_SETTINGS=1)`)
       continue
@@ -265,6 +292,15 @@ export async function assertHomeOutsideWorkspace(workspace: string, home = waveH
   }
 
   const [root, wave] = [await real('the workspace', workspace), await real('WAVE_HOME', home)]
+  // What wave's own code reads or runs outside the sandbox: a sandboxed command writes anywhere in the
+  // workspace, as the same user, so none of it may lie there. HOME first: WAVE_HOME is below it by default.
+  for (const {name, what, dir, why} of outsideTheSandbox()) {
+    const real = await realPathOf(path.resolve(dir)).catch(() => undefined)
+    if (real && isInside(root, real)) {
+      throw usageError(`${what} ${dir} lies inside the workspace ${root}: ${why}`, `Set ${name} to a directory outside the workspace.`)
+    }
+  }
+
   const hint = 'Set WAVE_HOME to a directory outside the repository (the default is ~/.wave).'
   if (isInside(root, wave)) {
     throw usageError(`WAVE_HOME ${wave} lies inside the workspace ${root}: the repository could supply wave's own settings and approvals.`, hint)
@@ -273,4 +309,21 @@ export async function assertHomeOutsideWorkspace(workspace: string, home = waveH
   if (isInside(wave, root)) {
     throw usageError(`The workspace ${root} lies inside WAVE_HOME ${wave}: wave's own settings and approvals would be files the session can edit.`, hint)
   }
+}
+
+/** The directories besides WAVE_HOME whose files wave's unsandboxed code reads or runs, each with the variable that places it. */
+function outsideTheSandbox(): Array<{name: string; what: string; dir: string; why: string}> {
+  const env = process.env
+  const gitConfig = 'a sandboxed command could write the git config there, which wave\'s own git reads.'
+  const dirs: Array<{name: string; what: string; dir: string; why: string}> = []
+  for (const name of ['HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL']) {
+    if (env[name]) dirs.push({dir: env[name], name, what: name, why: gitConfig})
+  }
+
+  if (!env.NODE_DISABLE_COMPILE_CACHE) {
+    const name = env.WAVE_COMPILE_CACHE ? 'WAVE_COMPILE_CACHE' : env.XDG_CACHE_HOME ? 'XDG_CACHE_HOME' : 'HOME'
+    dirs.push({dir: codeCacheDirectory(), name, what: `The code cache (from ${name})`, why: 'wave\'s code cache is code the next wave runs, and a sandboxed command could write it (NODE_DISABLE_COMPILE_CACHE=1 turns the cache off).'})
+  }
+
+  return dirs
 }

@@ -29,7 +29,7 @@ export default defineTool({
     if (ctx.signal.aborted) throw new ToolError('The command was not started: the session was interrupted.')
     const timeout = Math.min(input.timeout ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
     const sandbox = ctx.sandbox ?? DEFAULT_SANDBOX
-    const request = {command: input.command, cwd: ctx.root, env: sandbox.env, network: sandbox.network, root: ctx.root}
+    const request = {command: input.command, cwd: ctx.root, env: sandbox.env, network: sandbox.network, root: ctx.root, tmpSize: sandbox.tmpSize}
     let plan: SpawnPlan
     if (sandbox.enabled) {
       // Fail closed: without a sandbox the command does not run, and the line says what fixes that.

@@ -30,8 +30,20 @@ describe('precedence', () => {
   const rows: Row[] = [
     ['nothing', [], {}, {allow: [], deny: [], files: [], mcpServers: {}, plugins: {}}],
     ['the user file alone', [user({model: 'user-model'})], {}, {files: [USER], model: 'user-model'}],
-    ['the project file beats the user file', [user({model: 'user-model'}), project({model: 'project-model'})], {}, {model: 'project-model'}],
-    ['layer order does not matter', [project({model: 'project-model'}), user({model: 'user-model'})], {}, {files: [USER, PROJECT], model: 'project-model'}],
+    ['a trusted project file beats the user file', [user({model: 'user-model'}), project({model: 'project-model'})], {trustProject: true}, {model: 'project-model'}],
+    ['layer order does not matter', [project({model: 'project-model'}), user({model: 'user-model'})], {trustProject: true}, {files: [USER, PROJECT], model: 'project-model'}],
+    [
+      "an untrusted project's model, window and prices are ignored (they decide what the user pays), its instructions used",
+      [user({model: 'user-model'}), project({contextWindow: 5000, instructions: 'Be brief.', model: 'project-model', prices: {'m': {cacheRead: 0, cacheWrite: 0, input: 0, output: 0}}})],
+      {},
+      {ignored: [expect.stringMatching(/: model and contextWindow and prices ignored, since project settings are not trusted/)], instructions: ['Be brief.'], model: 'user-model'},
+    ],
+    [
+      "an untrusted project's sandbox.tmpSize is ignored; the user's applies",
+      [user({sandbox: {tmpSize: '64MiB'}}), project({sandbox: {tmpSize: '64GiB'}})],
+      {},
+      {ignored: [expect.stringMatching(/sandbox\.tmpSize ignored/)], sandboxTmpSize: 64 * 1024 ** 2},
+    ],
     ['a flag beats both files', [user({model: 'user-model'}), project({model: 'project-model'})], {model: 'flag-model'}, {model: 'flag-model'}],
     ['a project without a model keeps the user\'s', [user({model: 'user-model'}), project({})], {}, {model: 'user-model'}],
     [
@@ -71,6 +83,12 @@ describe('precedence', () => {
 
   it.each(rows)('%s', (_name, layers, flags, expected) => {
     expect(mergeSettings(layers, flags)).toMatchObject(expected)
+  })
+
+  it('an untrusted project sets neither contextWindow nor prices', () => {
+    const merged = mergeSettings([project({contextWindow: 5000, prices: {m: {cacheRead: 0, cacheWrite: 0, input: 0, output: 0}}})])
+    expect(merged.contextWindow).toBeUndefined()
+    expect(merged.prices).toBeUndefined()
   })
 
   it('a deny rule from any file beats an allow rule from any other, or a flag', () => {
@@ -187,7 +205,7 @@ describe('files', () => {
     expect(projectSettingsPath(repo)).toBe(path.join(repo, '.wave', 'settings.json'))
     writeFileSync(userSettingsPath(), JSON.stringify({model: 'u', permissions: {allow: ['Edit']}}))
     writeFileSync(projectSettingsPath(repo), JSON.stringify({model: 'p', permissions: {deny: ['Bash']}}))
-    expect(loadSettings(repo, {allow: ['Write']})).toMatchObject({allow: ['Edit', 'Write'], deny: ['Bash'], files: [userSettingsPath(), projectSettingsPath(repo)], model: 'p'})
+    expect(loadSettings(repo, {allow: ['Write'], trustProject: true})).toMatchObject({allow: ['Edit', 'Write'], deny: ['Bash'], files: [userSettingsPath(), projectSettingsPath(repo)], model: 'p'})
     expect(loadSettings(undefined)).toMatchObject({files: [userSettingsPath()], model: 'u'})
   })
 

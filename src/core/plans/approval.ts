@@ -13,6 +13,7 @@ import {type JsonFileOptions, readJsonFile} from '../json.js'
 import {planNameOf, planSidecars} from './plans.js'
 import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
 import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
+import {gitEnvironment, SAFE_GIT_ARGS} from '../workspace/git-safety.js'
 
 export const APPROVAL_VERSION = 1
 export const DECISIONS = ['approved', 'rejected', 'changes_requested'] as const
@@ -99,7 +100,7 @@ export const approvalPathFor = (planPath: string) => planSidecars(planPath).appr
 export async function defaultApprover(): Promise<string> {
   if (process.env.GITHUB_ACTOR) return process.env.GITHUB_ACTOR
   try {
-    const {stdout} = await promisify(execFile)('git', ['config', 'user.name'])
+    const {stdout} = await promisify(execFile)('git', [...SAFE_GIT_ARGS, 'config', 'user.name'], {env: gitEnvironment()})
     if (stdout.trim()) return stdout.trim()
   } catch {}
 

@@ -5,7 +5,7 @@ import {z} from 'zod'
 
 import {isInside, type ResolvedPath} from '../workspace/paths.js'
 import {inScope, outsideScopeReason, type Scope} from './scope.js'
-import {allowMatches, denyMatches, type ShellAnalysis} from './shell.js'
+import {commandAllowed, commandPattern, denyMatches, type ShellAnalysis} from './shell.js'
 
 import type {PermissionMode} from './modes.js'
 
@@ -199,7 +199,8 @@ function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): Pol
   const {tool, target} = call
   const mode = ctx.mode
   // A static query: an allow rule naming the tool might match some call of it.
-  const matching = ctx.rules.allow.find((rule) => (call.input === undefined ? ruleGoverns(rule, tool) : ruleMatches(rule, 'allow', ctx, call)))
+  const matching = call.input === undefined ? ctx.rules.allow.filter((rule) => ruleGoverns(rule, tool)).slice(0, 1) : allowingRules(ctx, call)
+  const allowedBy = () => `Allowed by the rule${matching.length > 1 ? 's' : ''} ${matching.map((rule) => rule.source).join(' and ')}.`
   switch (verdict) {
     case 'allow': {
       return allow(`${mode} mode allows ${tool.name}.`)
@@ -214,12 +215,12 @@ function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): Pol
     }
 
     case 'ask': {
-      if (matching) return allow(`Allowed by the rule ${matching.source}.`)
+      if (matching.length > 0) return allow(allowedBy())
       return {decision: 'ask', reason: `${tool.name} needs approval in ${mode} mode.${unmatchable(call)}`}
     }
 
     case 'rule': {
-      if (matching) return allow(`Allowed by the rule ${matching.source}.`)
+      if (matching.length > 0) return allow(allowedBy())
       return deny(`${tool.name} is off unless a rule allows it, such as ${suggestRule(call)}.`)
     }
 
@@ -258,6 +259,11 @@ function inWaveDir(root: string, real: string): boolean {
 }
 
 
+/** A command's word as a rule spells it: quoted where it holds a blank, a quote, * or shell syntax. */
+function ruleWord(word: string): string {
+  return /^[\w\-./:,+=@%^#~]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+}
+
 function outsideReason(ctx: PolicyContext, target: ResolvedPath): string {
   const via = target.real === target.absolute ? '' : ` (it resolves to ${target.real})`
   const plan = ctx.mode === 'plan' && ctx.planFile ? ` and the plan file ${ctx.planFile}` : ''
@@ -274,11 +280,27 @@ export function offered(ctx: PolicyContext, tool: ToolIdentity): boolean {
 
 const RULE_PATTERN = /^([A-Za-z_][\w-]*)(?:\((.*)\))?$/s
 
+/**
+ * A rule as written, read; throws, naming the rule and why, for one wave cannot read: never a rule
+ * loaded that could not match what its author meant (a deny rule that never fires).
+ */
 export function parseRule(source: string): Rule {
   const match = RULE_PATTERN.exec(source.trim())
   if (!match) throw new Error(`Invalid permission rule "${source}": expected Tool or Tool(specifier), e.g. Bash(npm test:*).`)
   const specifier = match[2]?.trim()
   if (match[2] !== undefined && !specifier) throw new Error(`Invalid permission rule "${source}": the specifier in () is empty.`)
+  if (specifier && match[1] === 'Bash') {
+    try {
+      commandPattern(specifier)
+    } catch (error) {
+      throw new Error(`Invalid permission rule "${source}": wave cannot read ${(error as Error).message}.`)
+    }
+  }
+
+  if (specifier && match[1] === 'WebFetch' && !/^domain:\S+$/.test(specifier)) {
+    throw new Error(`Invalid permission rule "${source}": a WebFetch rule names a host, as WebFetch(domain:example.com).`)
+  }
+
   return {source: source.trim(), specifier: specifier || undefined, tool: match[1]}
 }
 
@@ -329,7 +351,8 @@ export function ruleMatches(rule: Rule, kind: 'allow' | 'deny', ctx: PolicyConte
   const input = call.input ?? {}
   if (call.tool.access === 'execute' && typeof input.command === 'string') {
     if (!call.shell) return kind === 'deny'
-    return kind === 'allow' ? allowMatches(rule.specifier, call.shell) : denyMatches(rule.specifier, call.shell)
+    if (kind === 'deny') return denyMatches(rule.specifier, call.shell)
+    return call.shell.literal && call.shell.commands.length > 0 && call.shell.commands.every((words) => commandAllowed(rule.specifier!, words))
   }
 
   if (rule.specifier.startsWith('domain:') && typeof input.url === 'string') {
@@ -338,6 +361,33 @@ export function ruleMatches(rule: Rule, kind: 'allow' | 'deny', ctx: PolicyConte
 
   if (target) return pathMatches(rule.specifier, ctx.workspaceRoot, target)
   return false
+}
+
+/**
+ * The allow rules that allow a call, or none. A command line is allowed when each of its simple
+ * commands is allowed by some rule (`echo hi && ls` by `Bash(echo:*)` and `Bash(ls:*)`), each command
+ * still literal words; any other call by one rule that matches it.
+ */
+function allowingRules(ctx: PolicyContext, call: ToolCall): Rule[] {
+  const governing = ctx.rules.allow.filter((rule) => ruleGoverns(rule, call.tool))
+  const whole = governing.find((rule) => !rule.specifier)
+  if (whole) return [whole]
+  const input = call.input ?? {}
+  if (call.tool.access !== 'execute' || typeof input.command !== 'string') {
+    const one = governing.find((rule) => ruleMatches(rule, 'allow', ctx, call))
+    return one ? [one] : []
+  }
+
+  const shell = call.shell
+  if (!shell?.literal || shell.commands.length === 0) return []
+  const used: Rule[] = []
+  for (const words of shell.commands) {
+    const rule = governing.find((candidate) => commandAllowed(candidate.specifier!, words))
+    if (!rule) return []
+    if (!used.includes(rule)) used.push(rule)
+  }
+
+  return used
 }
 
 /** Why a deny rule matched, saying so when it matched only because the command could not be analysed. */
@@ -411,13 +461,14 @@ function pathMatcher(specifier: string, root: string): (file: string) => boolean
   return picomatch(specifier.startsWith('/') ? specifier : path.join(root, specifier), {dot: true})
 }
 
+/** A rule that would allow the call: for a command line, one per simple command (each of a compound line). */
 function suggestRule(call: ToolCall): string {
   const {tool} = call
   const input = call.input ?? {}
   if (tool.access === 'execute' && typeof input.command === 'string') {
-    const words = call.shell?.literal && call.shell.commands.length > 0 ? call.shell.commands[0] : input.command.trim().split(/\s+/)
-    const first = words.slice(0, 2).join(' ')
-    return `${tool.name}(${first}:*)`
+    const lines = call.shell?.literal && call.shell.commands.length > 0 ? call.shell.commands : [input.command.trim().split(/\s+/)]
+    const rules = [...new Set(lines.map((words) => `${tool.name}(${words.slice(0, 2).map(ruleWord).join(' ')}:*)`))]
+    return rules.length === 1 ? rules[0] : `${rules.slice(0, -1).join(', ')} and ${rules.at(-1)} (one for each command)`
   }
 
   if (tool.access === 'network' && typeof input.url === 'string') {

@@ -6,10 +6,11 @@
  * section says why.
  */
 import {spawnSync} from 'node:child_process'
-import {accessSync, constants, lstatSync, readFileSync, realpathSync} from 'node:fs'
+import {accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync} from 'node:fs'
 import {homedir} from 'node:os'
 import path from 'node:path'
 
+import {looksSecret} from '../workspace/git-safety.js'
 import {isInside} from '../workspace/paths.js'
 
 /** What a session allows: absent means enabled with no network (fail closed). */
@@ -18,7 +19,14 @@ export interface SandboxSettings {
   network: boolean
   /** Further environment variables commands may see (settings' `sandbox.env`). */
   env?: string[]
+  /** The size of the private /tmp (and $HOME) in bytes (settings' `sandbox.tmpSize`); DEFAULT_TMP_SIZE when absent. */
+  tmpSize?: number
 }
+
+/** The private /tmp's size when settings name none: a command filling it gets ENOSPC, not the host's memory. */
+export const DEFAULT_TMP_SIZE = 1024 ** 3
+/** The size of the empty directories laid over /run and the other shared ones: nothing needs to write there. */
+const HIDDEN_SIZE = 1024 ** 2
 
 export const DEFAULT_SANDBOX: SandboxSettings = {enabled: true, network: false}
 
@@ -40,6 +48,8 @@ export interface CommandRequest {
   network: boolean
   /** Names (or `PREFIX_*` patterns) from settings' `sandbox.env`. */
   env?: string[]
+  /** Bytes for the private /tmp and $HOME (DEFAULT_TMP_SIZE when absent). */
+  tmpSize?: number
 }
 
 const SHELL = '/bin/bash'
@@ -70,7 +80,7 @@ export function probeSandbox(env: NodeJS.ProcessEnv = process.env, platform: Nod
   }
 
   // The namespaces and mounts every command gets, around a command that does nothing.
-  const probe = spawnSync(bwrap, [...isolationArgs(false), '--', SHELL, '-c', ':'], {
+  const probe = spawnSync(bwrap, [...isolationArgs(false, DEFAULT_TMP_SIZE), '--', SHELL, '-c', ':'], {
     encoding: 'utf8',
     env: {PATH: env.PATH ?? ''},
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -116,20 +126,60 @@ export function explainFailure(bwrapSaid: string, sysctl: (key: string) => strin
 export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnPlan {
   const {root} = request
   const home = privateHome(root)
-  const args = isolationArgs(request.network)
-  if (home !== '/tmp') args.push('--tmpfs', home)
+  const tmpSize = request.tmpSize ?? DEFAULT_TMP_SIZE
+  const args = isolationArgs(request.network, tmpSize)
+  if (home !== '/tmp') args.push('--size', String(tmpSize), '--tmpfs', home)
   args.push('--bind', root, root)
-  // git hooks and config, and wave's own settings, would run or grant something later, outside this command.
+  // git hooks and config, and wave's own settings, would run or grant something later, outside this
+  // command: read-only where they exist, and where they do not, an empty directory bound read-only in
+  // their place, so that the command cannot create them (removed when wave exits).
   for (const name of ['.git', '.wave']) {
     const inside = path.join(root, name)
-    const real = existing(inside)
+    const real = existing(inside) ?? placeholder(inside)
     if (real && isInside(root, real)) args.push('--ro-bind', real, real)
   }
 
   args.push('--chdir', request.cwd, '--', SHELL, '-c', request.command)
   // The environment goes to bwrap as its own, not through --clearenv/--setenv: values on the command
   // line would be readable by every process on the machine (ps). bwrap passes it on unchanged.
-  return {args, env: commandEnvironment(request.env, {HOME: home}), file: bwrap}
+  // bash starts bwrap once it has closed every descriptor but 0-2: those wave inherited (a CI runner's
+  // socket or pipe, not close-on-exec) would otherwise reach the command, through the sandbox's walls.
+  return {args: ['-c', CLOSE_INHERITED, 'wave-sandbox', bwrap, ...args], env: commandEnvironment(request.env, {HOME: home}), file: SHELL}
+}
+
+/** Empty directories made to stand where `.git` or `.wave` was missing, removed at exit if still empty. */
+const placeholders = new Set<string>()
+
+function placeholder(dir: string): string | undefined {
+  try {
+    lstatSync(dir)
+    return undefined // something is there (a dangling symlink): not ours to replace
+  } catch {}
+
+  try {
+    mkdirSync(dir, {mode: 0o700})
+  } catch {
+    return undefined
+  }
+
+  if (placeholders.size === 0) {
+    // After Bash's own exit hook (registered when the command is spawned, right after this returns),
+    // which kills what is left of the sandboxes: a directory is removed only once nothing can write in it.
+    setImmediate(() => process.once('exit', removePlaceholders))
+  }
+
+  placeholders.add(dir)
+  return realpathSync(dir)
+}
+
+function removePlaceholders(): void {
+  for (const dir of placeholders) {
+    try {
+      rmdirSync(dir)
+    } catch {} // not empty (it can't be: it was read-only), or gone
+  }
+
+  placeholders.clear()
 }
 
 /** `--sandbox off`: the command as it is, but still with the allowlisted environment. */
@@ -140,8 +190,11 @@ export function unsandboxedCommand(request: CommandRequest): SpawnPlan {
   return {args: ['-c', request.command], env: commandEnvironment(request.env, extra), file: SHELL}
 }
 
+/** Closes every descriptor of the shell above 2, then runs its arguments (`{fd}>&-` takes the number from the variable). */
+const CLOSE_INHERITED = 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && exec {fd}>&-; done; exec "$@"'
+
 /** Namespaces, capabilities, and the mounts every sandbox has, before the workspace is bound in. */
-function isolationArgs(network: boolean): string[] {
+function isolationArgs(network: boolean, tmpSize: number): string[] {
   const args = [
     '--unshare-all',
     ...(network ? ['--share-net'] : []),
@@ -165,13 +218,14 @@ function isolationArgs(network: boolean): string[] {
     '--ro-bind',
     '/proc/sys',
     '/proc/sys',
+    '--size',
+    String(tmpSize),
     '--tmpfs',
     '/tmp',
   ]
-  // Sockets on a read-only mount still accept connections: /run holds docker's, D-Bus's, the user session's.
-  for (const dir of ['/run', '/var/run']) {
-    if (isPlainDirectory(dir)) args.push('--tmpfs', dir)
-  }
+  // Sockets on a read-only mount still accept connections: /run holds docker's, D-Bus's, the user
+  // session's; a directory anyone may write to (/var/tmp) holds whatever other programs put there.
+  for (const dir of sharedDirectories()) args.push('--size', String(HIDDEN_SIZE), '--tmpfs', dir)
 
   // With the network on, name resolution must still work where /etc/resolv.conf lives under /run (systemd-resolved).
   if (network) {
@@ -199,15 +253,8 @@ function isPseudoFilesystem(dir: string): boolean {
 const ALWAYS = new Set(['PATH', 'LANG', 'TERM', 'CI', 'TZ', 'USER', 'SHELL'])
 /** wave's own model credentials: no listing passes them on. */
 const NEVER = new Set(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'])
-/**
- * Names that look like credentials: passed only when listed by their exact name, never by a pattern.
- * Wider than `*_KEY`, `*_TOKEN`, `*_SECRET`: `npm_config__authToken` and `CLIENT_SECRET_ID` count too.
- */
-const SECRET_LIKE = [/^ANTHROPIC_/i, /^AWS_/i, /^GOOGLE_/i, /^GITHUB_TOKEN$/i, /^GH_TOKEN$/i, /KEY$/i, /TOKEN$/i, /SECRET/i, /PASSWORD/i, /PASSWD/i, /CREDENTIAL/i]
-
-export function looksSecret(name: string): boolean {
-  return SECRET_LIKE.some((pattern) => pattern.test(name))
-}
+/** Names that look like credentials (git-safety.ts keeps the list): passed only when listed by their exact name, never by a pattern. */
+export {looksSecret} from '../workspace/git-safety.js'
 
 /**
  * The environment a command gets: PATH, LANG, LC_*, TERM, CI, TZ, USER and SHELL, the names the
@@ -261,6 +308,36 @@ function existing(file: string): string | undefined {
   } catch {
     return undefined
   }
+}
+
+let shared: string[] | undefined
+
+/**
+ * The directories hidden behind empty ones: /run and /var/run, and every directory directly below / and
+ * /var that others may write to (/var/tmp, /var/crash ...; /tmp has its own): where programs put the
+ * Unix sockets a command could otherwise connect to with the network off. Listed once per process.
+ */
+export function sharedDirectories(): string[] {
+  if (shared) return shared
+  const found = ['/run', '/var/run'].filter((dir) => isPlainDirectory(dir))
+  for (const parent of ['/', '/var']) {
+    let names: string[] = []
+    try {
+      names = readdirSync(parent)
+    } catch {}
+
+    for (const name of names) {
+      const dir = path.join(parent, name)
+      if (dir === '/tmp' || found.includes(dir) || isPseudoFilesystem(dir)) continue
+      try {
+        const stat = lstatSync(dir)
+        if (stat.isDirectory() && (stat.mode & 0o002) !== 0) found.push(dir)
+      } catch {}
+    }
+  }
+
+  shared = found
+  return shared
 }
 
 function isPlainDirectory(dir: string): boolean {

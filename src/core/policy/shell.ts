@@ -25,36 +25,177 @@ export interface ShellAnalysis {
    * `timeout 5`, `xargs`, `find -exec` ...) and inside `bash -c` strings.
    */
   reached: string[][]
+  /**
+   * Commands run by a command that takes more of their words from its input (`xargs rm`): the words
+   * written, to which the input may add any. Also in `reached`.
+   */
+  fed: string[][]
   /** Set when a command runs code the analysis cannot see (a shell reading a script, `env -S`); says what. */
   opaque?: string
 }
 
-/** `npm test:*` matches `npm test` and `npm test -- --watch`; `npm test` matches only itself. */
+/**
+ * Whether every simple command of the line matches this one rule: `npm test:*` matches `npm test` and
+ * `npm test -- --watch`; `npm test` matches only itself. The policy allows a line whose commands each
+ * match some allow rule (`commandAllowed`).
+ */
 export function allowMatches(specifier: string, analysis: ShellAnalysis): boolean {
   if (!analysis.literal || analysis.commands.length === 0) return false
-  return analysis.commands.every((words) => wordsMatch(specifier, words, false))
+  return analysis.commands.every((words) => commandAllowed(specifier, words))
+}
+
+/** Whether one simple command (its words after quote removal) matches an allow rule's specifier. */
+export function commandAllowed(specifier: string, words: string[]): boolean {
+  return words.length > 0 && commandPattern(specifier).regex.test(words.join(SEPARATOR))
 }
 
 /**
  * A deny rule matches when any command the analysis found matches it, including those behind
- * wrappers and in `bash -c` strings, also when named by a path (`/bin/rm`); a command that could not be
- * fully analysed matches every deny rule.
+ * wrappers and in `bash -c` strings, also when named by a path (`/bin/rm`), and a command fed by
+ * `xargs` when its input could complete it into a match; a command that could not be fully analysed
+ * matches every deny rule.
  */
 export function denyMatches(specifier: string, analysis: ShellAnalysis): boolean {
   if (!analysis.literal || analysis.opaque !== undefined) return true
-  return [...analysis.commands, ...analysis.reached].some((words) => wordsMatch(specifier, words, true))
+  const pattern = commandPattern(specifier)
+  const spellings = (words: string[]) => {
+    const base = words.length > 0 && words[0].includes('/') ? [path.posix.basename(words[0]), ...words.slice(1)] : undefined
+    return base ? [words, base] : [words]
+  }
+
+  if ([...analysis.commands, ...analysis.reached].some((words) => spellings(words).some((spelled) => words.length > 0 && pattern.regex.test(spelled.join(SEPARATOR))))) {
+    return true
+  }
+
+  return analysis.fed.some((words) => spellings(words).some((spelled) => completable(pattern, spelled)))
 }
 
-/** Words of a rule specifier: split at blanks; `:*` at the end makes it a prefix. */
-function wordsMatch(specifier: string, words: string[], byBasename: boolean): boolean {
-  const prefix = specifier.endsWith(':*')
-  const want = (prefix ? specifier.slice(0, -2) : specifier).trim().split(/\s+/).filter(Boolean)
-  if (want.length === 0) return prefix && words.length > 0
-  if (prefix ? words.length < want.length : words.length !== want.length) return false
-  return want.every((word, at) => {
-    if (words[at] === word) return true
-    return at === 0 && byBasename && !word.includes('/') && path.posix.basename(words[0]) === word
-  })
+// ------------------------------------------------------------------------------------------------ rules
+
+/** Between a command's words when a rule's pattern is matched: no word holds it. */
+const SEPARATOR = '\0'
+
+/** A Bash rule's specifier as wave reads it. */
+export interface CommandPattern {
+  /** Matches a command's words joined by SEPARATOR. */
+  regex: RegExp
+  /** The rule's words: each literal, or null where it holds a wildcard. */
+  words: Array<string | null>
+  /** Whether more words may follow (`:*`, or a last word ` *`). */
+  open: boolean
+}
+
+const patterns = new Map<string, CommandPattern>()
+
+/**
+ * Reads a Bash rule's specifier as Claude Code documents it: words split at blanks, quotes removed
+ * (`git commit -m "fix bug"` names three words and the argument `fix bug`); `:*` at the end, or a last
+ * word `*` after a blank, lets any further words follow (`npm run test *` matches `npm run test` and
+ * `npm run test --watch`, not `npm run testing`); an unquoted `*` elsewhere matches any characters, blanks
+ * included (`*gcloud*`, `git * main`). Throws, saying why, for a specifier it cannot read: unbalanced
+ * quotes, `:*` other than at the end, or shell syntax (a rule names one command's words).
+ */
+export function commandPattern(specifier: string): CommandPattern {
+  const known = patterns.get(specifier)
+  if (known) return known
+  let body = specifier.trim()
+  let open = false
+  if (body.endsWith(':*')) {
+    open = true
+    body = body.slice(0, -2)
+  }
+
+  if (body.includes(':*')) throw new Error(':* may only end the rule (npm test:*)')
+  const words = splitRule(body)
+  const last = words.at(-1)
+  if (words.length > 1 && last?.length === 1 && last[0] === WILDCARD) {
+    words.pop()
+    open = true
+  }
+
+  const source = words.map((parts) => parts.map((part) => (part === WILDCARD ? '[\\s\\S]*' : escapeRegExp(part))).join('')).join(SEPARATOR)
+  const tail = open ? (words.length === 0 ? '[\\s\\S]*' : `(?:${SEPARATOR}[\\s\\S]*)?`) : ''
+  const pattern: CommandPattern = {
+    open,
+    regex: new RegExp(`^${source}${tail}$`),
+    words: words.map((parts) => (parts.includes(WILDCARD) ? null : parts.join(''))),
+  }
+  patterns.set(specifier, pattern)
+  return pattern
+}
+
+const WILDCARD = Symbol('*')
+type RulePart = string | typeof WILDCARD
+
+/** Characters that in a command would be shell syntax, not a word: a rule holding one unquoted names no single command. */
+const RULE_SYNTAX = new Set([';', '&', '|', '<', '>', '(', ')', '$', '`', '\n'])
+
+/** A rule's words, each as literal parts and wildcards, quotes removed. */
+function splitRule(body: string): RulePart[][] {
+  const words: RulePart[][] = []
+  let word: RulePart[] | undefined
+  const push = (part: RulePart) => {
+    word ??= []
+    const previous = word.at(-1)
+    if (typeof part === 'string' && typeof previous === 'string') word[word.length - 1] = previous + part
+    else word.push(part)
+  }
+
+  for (let at = 0; at < body.length; at++) {
+    const char = body[at]
+    if (char === ' ' || char === '\t') {
+      if (word) words.push(word)
+      word = undefined
+    } else if (char === "'") {
+      const end = body.indexOf("'", at + 1)
+      if (end === -1) throw new Error("an unbalanced ' quote")
+      push(body.slice(at + 1, end))
+      at = end
+    } else if (char === '"') {
+      let value = ''
+      let end = at + 1
+      for (; end < body.length && body[end] !== '"'; end++) {
+        if (body[end] === '\\' && end + 1 < body.length && '$`"\\'.includes(body[end + 1])) end++
+        value += body[end]
+      }
+
+      if (end >= body.length) throw new Error('an unbalanced " quote')
+      push(value)
+      at = end
+    } else if (char === '\\') {
+      if (at + 1 >= body.length) throw new Error('a backslash at the end')
+      push(body[++at])
+    } else if (char === '*') {
+      push(WILDCARD)
+    } else if (RULE_SYNTAX.has(char)) {
+      throw new Error(`shell syntax (${JSON.stringify(char)}); a rule names one command's words, so write one rule per command, and quote a character meant literally`)
+    } else {
+      push(char)
+    }
+  }
+
+  if (word) words.push(word)
+  return words
+}
+
+function escapeRegExp(text: string): string {
+  return text.replaceAll(/[\\^$.*+?()[\]{}|]/g, String.raw`\$&`)
+}
+
+/**
+ * Whether words that input will add to could match the rule: they match its first words, and where
+ * the rule has a wildcard, what follows could be anything. Errs towards yes: it decides denials.
+ */
+function completable(pattern: CommandPattern, words: string[]): boolean {
+  if (words.length > 0 && pattern.regex.test(words.join(SEPARATOR))) return true
+  for (const [at, word] of words.entries()) {
+    if (at >= pattern.words.length) return pattern.words.includes(null)
+    const want = pattern.words[at]
+    if (want === null) return true
+    if (want !== word) return false
+  }
+
+  return true
 }
 
 // ------------------------------------------------------------------------------------------------ parsing
@@ -119,23 +260,23 @@ async function analyse(command: string, depth: number): Promise<ShellAnalysis> {
   } catch (error) {
     // One line that reads on after "it has" in the policy's messages (an error's first line: no require stack).
     const reason = (error as Error).message.split('\n')[0]
-    return {commands: [], literal: false, problem: `no analysis: wave's shell grammar could not load (${reason})`, reached: []}
+    return {commands: [], fed: [], literal: false, problem: `no analysis: wave's shell grammar could not load (${reason})`, reached: []}
   }
 
   const tree = shell.parse(command)
-  if (!tree) return {commands: [], literal: false, problem: 'the shell parser gave no result', reached: []}
+  if (!tree) return {commands: [], fed: [], literal: false, problem: 'the shell parser gave no result', reached: []}
   const walker = new Walker(command)
   try {
     if (tree.rootNode.hasError) throw new NotLiteral('a syntax error, or syntax the shell grammar does not fully understand')
     walker.program(tree.rootNode)
   } catch (error) {
     if (!(error instanceof NotLiteral)) throw error
-    return {commands: walker.commands, literal: false, problem: error.message, reached: []}
+    return {commands: walker.commands, fed: [], literal: false, problem: error.message, reached: []}
   } finally {
     tree.delete()
   }
 
-  const analysis: ShellAnalysis = {commands: walker.commands, literal: true, reached: []}
+  const analysis: ShellAnalysis = {commands: walker.commands, fed: [], literal: true, reached: []}
   for (const words of walker.commands) {
     await reach(words, depth, analysis)
   }
@@ -508,8 +649,11 @@ const WRAPPERS = new Set([
   'unbuffer',
   'watch',
   'xargs',
+  'parallel',
 ])
 const SHELLS = new Set(['ash', 'bash', 'dash', 'ksh', 'mksh', 'sh', 'zsh'])
+/** Wrappers that add words from their input to the command they run. */
+const FEEDERS = new Set(['parallel', 'xargs'])
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir'])
 
 /**
@@ -519,8 +663,18 @@ const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir'])
 async function reach(words: string[], depth: number, analysis: ShellAnalysis): Promise<void> {
   const seen = new Set<number>([0])
   const starts = [0]
-  const add = (start: number) => {
-    if (start >= words.length || seen.has(start)) return
+  /** Starts behind xargs: their input adds words. */
+  const fed = new Set<number>()
+  const add = (start: number, input: boolean) => {
+    if (start >= words.length) return
+    if (input && !fed.has(start)) {
+      fed.add(start)
+      // `{}` (and -I's replacement) stands for input: what the rule sees ends there.
+      const end = words.findIndex((word, at) => at > start && word.includes('{}'))
+      analysis.fed.push(words.slice(start, end === -1 ? undefined : end))
+    }
+
+    if (seen.has(start)) return
     seen.add(start)
     starts.push(start)
     const reached = words.slice(start)
@@ -532,18 +686,35 @@ async function reach(words: string[], depth: number, analysis: ShellAnalysis): P
   for (let next = 0; next < starts.length; next++) {
     const start = starts[next]
     const name = path.posix.basename(words[start])
-    if (WRAPPERS.has(name)) {
+    const input = fed.has(start)
+    if (name === 'command' && lookupOnly(words.slice(start + 1))) {
+      // `command -v NAME` says where NAME is; it runs nothing.
+    } else if (WRAPPERS.has(name)) {
       if (name === 'env' && words.slice(start + 1).some((word) => /^-[^-]*S|^--split-string/.test(word))) {
         analysis.opaque ??= 'env -S splits a string into a command'
       }
 
-      for (let at = start + 1; at < words.length; at++) add(at)
+      for (let at = start + 1; at < words.length; at++) add(at, input || FEEDERS.has(name))
+    } else if (SHELLS.has(name) && input) {
+      analysis.opaque ??= `${name} run by xargs may take its script from the input`
     } else if (name === 'find') {
-      for (let at = start + 1; at < words.length; at++) if (FIND_ACTIONS.has(words[at])) add(at + 1)
+      for (let at = start + 1; at < words.length; at++) if (FIND_ACTIONS.has(words[at])) add(at + 1, input)
     } else if (SHELLS.has(name)) {
         await reachShell(name, words.slice(start + 1), depth, analysis)
     }
   }
+}
+
+/** Whether `command`'s options are -v or -V (it prints what a name is, and runs nothing) before the name. */
+function lookupOnly(args: string[]): boolean {
+  let lookup = false
+  for (const arg of args) {
+    if (arg === '--' || !arg.startsWith('-') || arg === '-') break
+    if (!/^-[pvV]+$/.test(arg)) return false
+    if (/[vV]/.test(arg)) lookup = true
+  }
+
+  return lookup
 }
 
 /** `bash -c '…'`: the string is parsed in turn; a shell reading a script or stdin is opaque. */

@@ -8,6 +8,7 @@ import {execFile} from 'node:child_process'
 import {promisify} from 'node:util'
 
 import {ExitCode, WaveError} from '../errors.js'
+import {SAFE_GIT_ARGS, safeGitEnvironment} from '../workspace/git-safety.js'
 
 const run = promisify(execFile)
 
@@ -96,10 +97,14 @@ export class Remote {
   }
 
   private async git(args: string[], options: {what: string; authenticated?: boolean; input?: string}): Promise<string> {
-    const env: NodeJS.ProcessEnv = {...process.env, GIT_TERMINAL_PROMPT: '0'}
+    // Hardened (git-safety.ts): no program the repository's config names runs, and git gets no
+    // credential but, for the commands that reach the remote, the token's header.
+    const env = await safeGitEnvironment(this.options.workspace)
     if (options.authenticated) Object.assign(env, this.authEnvironment(env))
+    const remote = this.options.name
+    const transport = ['-c', `remote.${remote}.uploadpack=git-upload-pack`, '-c', `remote.${remote}.receivepack=git-receive-pack`]
     try {
-      const child = run('git', args, {cwd: this.options.workspace, encoding: 'utf8', env, maxBuffer: 16 * 1024 * 1024})
+      const child = run('git', [...SAFE_GIT_ARGS, ...transport, ...args], {cwd: this.options.workspace, encoding: 'utf8', env, maxBuffer: 16 * 1024 * 1024})
       if (options.input !== undefined) child.child.stdin?.end(options.input)
       const {stdout} = await child
       return stdout.trim()
@@ -111,7 +116,7 @@ export class Remote {
   }
 
   /** The extraheader as environment, after any GIT_CONFIG_* entries already there. */
-  private authEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  private authEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
     const count = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10) || 0
     const server = this.options.serverUrl.replace(/\/+$/, '')
     const basic = Buffer.from(`${this.options.user ?? 'x-access-token'}:${this.options.token}`).toString('base64')

@@ -7,7 +7,7 @@
 import {z} from 'zod'
 
 import {EXECUTION_MODES} from '../policy/modes.js'
-import {markdownTable} from '../output/sink.js'
+import {fencedBlock, markdownTable} from '../output/sink.js'
 import {formatCost} from '../output/progress.js'
 import {reportMarkdown} from '../output/report.js'
 import {runReportSchema} from '../plans/report.js'
@@ -122,13 +122,10 @@ export function renderSticky(
     const lines = plan.split('\n').length
     // Shown verbatim in a fence, not rendered: rendered Markdown can hide text (an HTML comment, a
     // collapsed block), and the reviewer approves every byte.
-    const fence = '`'.repeat(Math.max(3, longestRun(plan, '`') + 1))
     parts.push(
       `<details${state.status === 'awaiting_approval' ? ' open' : ''}><summary>The plan (${lines} lines)</summary>`,
       '',
-      `${fence}markdown`,
-      plan.replace(/\n$/, ''),
-      fence,
+      fencedBlock(plan, 'markdown'),
       '',
       '</details>',
       '',
@@ -271,10 +268,4 @@ function quote(text: string): string {
 function firstLines(text: string, lines = 3, max = 300): string {
   const kept = text.trim().split('\n').slice(0, lines).join(' ')
   return kept.length > max ? kept.slice(0, max) + '…' : kept.length < text.trim().length ? kept + ' …' : kept
-}
-
-function longestRun(text: string, char: string): number {
-  let longest = 0
-  for (const run of text.match(new RegExp(`\\${char}+`, 'g')) ?? []) longest = Math.max(longest, run.length)
-  return longest
 }

@@ -283,7 +283,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       opening,
       prior: point?.prior,
       // The record decides whether commands are contained; the settings may only name more variables.
-      sandbox: {...record.sandbox, env: session.settings.sandboxEnv},
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, tmpSize: session.settings.sandboxTmpSize},
       transcript: (message) => entry({message}),
     })
     changed = result.changed

@@ -83,7 +83,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
         if (planPath) await appendTranscript(planPath, {compacted: messages, compaction, session: 'task'})
       },
       opening: taskOpening(options.task),
-      sandbox: {...options.sandbox, env: settings.sandboxEnv},
+      sandbox: {...options.sandbox, env: settings.sandboxEnv, tmpSize: settings.sandboxTmpSize},
       async transcript(message) {
         held.push(message)
         if (planPath) await appendTranscript(planPath, {message, session: 'task'})

@@ -14,12 +14,17 @@
  * gets it from a status started on demand at a lower priority, awaited before it is needed (before
  * the first tool call for a run's changes), never before the first request.
  *
- * This module imports nothing but node's own modules: bin/run.js loads it before anything else.
+ * Every git here runs as git-safety.ts says: no program the repository's config names, no credentials.
+ *
+ * This module imports nothing but node's own modules and git-safety.ts (which imports only node's):
+ * bin/run.js loads it before anything else.
  */
 import {type ChildProcess, spawn} from 'node:child_process'
 import {realpathSync} from 'node:fs'
 import {open} from 'node:fs/promises'
 import {setPriority} from 'node:os'
+
+import {FILTER_KEYS, gitEnvironment, SAFE_GIT_ARGS, safeGitEnvironment} from './git-safety.js'
 
 /** Above this many files in the index, `git status` is not awaited before the first request. */
 export const LARGE_WORK_TREE = 20_000
@@ -71,10 +76,19 @@ const BATCH: Array<{name: ReadName; script: string}> = [
   {name: 'head', script: 'git rev-parse --verify --quiet HEAD >&5; echo head $?'},
   {name: 'branch', script: 'git symbolic-ref --quiet --short HEAD >&6; echo branch $?'},
   {name: 'subjects', script: `git log -n${RECENT_COMMITS} --format=%s >&7; echo subjects $?`},
-  {name: 'status', script: `if [ "$files" -le "$limit" ]; then git ${SUMMARY_STATUS.join(' ')} >&8; echo status $?; fi`},
+  // Filters the config names are emptied (git-safety.ts) before the first read of work-tree files.
+  {name: 'status', script: `if [ "$files" -le "$limit" ]; then emptyFilters; fi; if [ "$files" -le "$limit" ]; then git ${SUMMARY_STATUS.join(' ')} >&8; echo status $?; fi`},
   {name: 'changes', script: `if [ "$files" -le "$limit" ] && [ "$changes" = 1 ]; then git ${CHANGES_STATUS.join(' ')} >&9; echo changes $?; fi`},
 ]
-const SCRIPT = ['limit=$1; changes=$2', ...BATCH.map(({script}, index) => `${script}; exec ${index + 3}>&-`)].join('\n')
+/** Every git in the batch is the hardened one; emptyFilters adds the filter keys to GIT_CONFIG_*. */
+const PRELUDE = [
+  `git() { command git ${SAFE_GIT_ARGS.join(' ')} "$@"; }`,
+  `emptyFilters() { keys=$(git config --name-only --get-regexp '${FILTER_KEYS}') || return 0; n=\${GIT_CONFIG_COUNT:-0}; while IFS= read -r key; do case $key in *.required) v=false;; *) v=;; esac; export "GIT_CONFIG_KEY_$n=$key" "GIT_CONFIG_VALUE_$n=$v"; n=$((n + 1)); done <<EOF
+$keys
+EOF
+export GIT_CONFIG_COUNT=$n; }`,
+]
+const SCRIPT = [...PRELUDE, 'limit=$1; changes=$2', ...BATCH.map(({script}, index) => `${script}; exec ${index + 3}>&-`)].join('\n')
 
 /** What a read gave: its output, or undefined when it failed or did not run. */
 type Output = string | undefined
@@ -176,6 +190,7 @@ export class RepositorySnapshot {
 function readInOneShell(dir: string, changes: boolean): Map<ReadName, Promise<Output>> {
   const child = spawn('/bin/sh', ['-c', SCRIPT, 'sh', String(LARGE_WORK_TREE), changes ? '1' : '0'], {
     cwd: dir,
+    env: gitEnvironment(),
     stdio: ['ignore', 'pipe', 'ignore', ...BATCH.map(() => 'pipe' as const)],
   })
   const exited = new Promise<void>((resolve) => {
@@ -249,10 +264,11 @@ async function indexEntries(file: string | undefined): Promise<string> {
   }
 }
 
-/** One git command's stdout, or undefined when it fails (or git is missing). */
-function git(cwd: string, args: string[], started?: (child: ChildProcess) => void): Promise<Output> {
+/** One hardened git command's stdout, or undefined when it fails (or git is missing). */
+async function git(cwd: string, args: string[], started?: (child: ChildProcess) => void): Promise<Output> {
+  const env = await safeGitEnvironment(cwd)
   return new Promise((resolve) => {
-    const child = spawn('git', args, {cwd, stdio: ['ignore', 'pipe', 'ignore']})
+    const child = spawn('git', [...SAFE_GIT_ARGS, ...args], {cwd, env, stdio: ['ignore', 'pipe', 'ignore']})
     started?.(child)
     const chunks: Buffer[] = []
     child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk))

@@ -1,10 +1,24 @@
+import {spawn} from 'node:child_process'
 import {mkdtempSync, rmSync} from 'node:fs'
+import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {commandEnvironment, explainFailure, looksSecret, probeSandbox, sandboxStatus} from '../../../src/core/policy/sandbox.js'
+import {
+  type CommandRequest,
+  commandEnvironment,
+  DEFAULT_TMP_SIZE,
+  explainFailure,
+  looksSecret,
+  probeSandbox,
+  sandboxedCommand,
+  sandboxStatus,
+  type SpawnPlan,
+  sharedDirectories,
+  unsandboxedCommand,
+} from '../../../src/core/policy/sandbox.js'
 import {mergeSettings, parseSettings, type SettingsLayer} from '../../../src/core/settings.js'
 
 const dirs: string[] = []
@@ -133,5 +147,82 @@ describe("settings' sandbox.env", () => {
     for (const bad of ['"A B"', '"*"', '"A*B"', '"1A"', '""']) {
       expect(() => parseSettings(`{"sandbox": {"env": [${bad}]}}`, '/s.json', 'user')).toThrow(/Invalid settings file \/s\.json: sandbox\.env\[0\]: an environment variable name/)
     }
+  })
+})
+
+/** Runs a spawn plan; resolves with its exit code and output. `extra`: descriptors 3.. the process inherits. */
+function runPlan(plan: SpawnPlan, cwd: string, extra: Array<'pipe'> = []): Promise<{code: number | null; output: string; pipes: string[]}> {
+  return new Promise((resolve) => {
+    const child = spawn(plan.file, plan.args, {cwd, env: plan.env, stdio: ['ignore', 'pipe', 'pipe', ...extra]})
+    let output = ''
+    const pipes = extra.map(() => '')
+    child.stdout?.on('data', (chunk) => (output += chunk))
+    child.stderr?.on('data', (chunk) => (output += chunk))
+    for (const [index] of extra.entries()) (child.stdio[index + 3] as NodeJS.ReadableStream).on('data', (chunk) => (pipes[index] += chunk))
+    child.on('close', (code) => resolve({code, output, pipes}))
+  })
+}
+
+describe('the sandbox’s openings (issue #26)', () => {
+  const request = (root: string, command: string, extra: Partial<CommandRequest> = {}): CommandRequest => ({command, cwd: root, network: false, root, ...extra})
+  const bwrap = () => {
+    const status = sandboxStatus()
+    if (!status.available) throw new Error(status.problem)
+    return status.bwrap
+  }
+
+  it('a host Unix socket under /var/tmp is out of reach; the same connect from outside reaches it (control)', async () => {
+    const socket = path.join('/var/tmp', `wave-test-${process.pid}-${Date.now()}.sock`)
+    let connections = 0
+    const server = createServer((connection) => {
+      connections++
+      connection.end()
+    })
+    await new Promise<void>((resolve) => server.listen(socket, resolve))
+    try {
+      const root = emptyDir()
+      const connect = `${process.execPath} -e "require('net').connect('${socket}').on('connect', () => {console.log('connected'); process.exit(0)}).on('error', (e) => {console.log(e.code); process.exit(3)})"`
+      const inside = await runPlan(sandboxedCommand(request(root, connect), bwrap()), root)
+      expect(inside.output).toMatch(/ENOENT|ECONNREFUSED|EACCES/)
+      expect(inside.code).toBe(3)
+      expect(connections).toBe(0)
+
+      const outside = await runPlan(unsandboxedCommand(request(root, connect)), root)
+      expect(outside.output.trim()).toBe('connected')
+      expect(connections).toBe(1)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+      rmSync(socket, {force: true})
+    }
+  })
+
+  it('hides /var/tmp and /run behind empty directories', () => {
+    expect(sharedDirectories()).toEqual(expect.arrayContaining(['/var/tmp']))
+    expect(sharedDirectories()).not.toContain('/tmp')
+  })
+
+  it('caps the private /tmp: 1 GiB by default, as settings say otherwise; filling it fails there, not on the host', async () => {
+    const root = emptyDir()
+    const size = await runPlan(sandboxedCommand(request(root, 'df -B1 --output=size /tmp | tail -1'), bwrap()), root)
+    expect(Number(size.output.trim())).toBe(DEFAULT_TMP_SIZE)
+
+    const small = {tmpSize: 8 * 1024 ** 2}
+    const over = await runPlan(sandboxedCommand(request(root, 'dd if=/dev/zero of=/tmp/fill bs=1M count=16 && echo filled', small), bwrap()), root)
+    expect(over.output).toContain('No space left on device')
+    expect(over.output).not.toContain('filled')
+    expect(over.code).not.toBe(0)
+    // Control: what fits is written.
+    const under = await runPlan(sandboxedCommand(request(root, 'dd if=/dev/zero of=/tmp/fill bs=1M count=4 2>/dev/null && echo filled', small), bwrap()), root)
+    expect(under.output.trim()).toBe('filled')
+  })
+
+  it('closes descriptors wave inherited before the command runs; without the sandbox they reach it (control)', async () => {
+    const root = emptyDir()
+    const write = 'echo leaked >&3; echo done'
+    const inside = await runPlan(sandboxedCommand(request(root, write), bwrap()), root, ['pipe'])
+    expect(inside.output).toMatch(/Bad file descriptor/)
+    expect(inside.pipes[0]).toBe('')
+    const control = await runPlan({args: ['-c', write], env: {PATH: process.env.PATH ?? ''}, file: '/bin/bash'}, root, ['pipe'])
+    expect(control.pipes[0]).toBe('leaked\n')
   })
 })
