@@ -5,7 +5,7 @@
  *
  *   npm run bench                  # full: a 50,000-file, 500 MB search tree; a few minutes on 2 cores
  *   npm run bench -- --quick       # a 5,000-file tree and fewer runs (or WAVE_BENCH_QUICK=1)
- *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read,compaction,install
+ *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read,compaction,install,parallel
  *   npm run bench -- --no-write    # print only (a --quick run never writes unless --write)
  *   npm run bench -- --no-rg       # as if ripgrep were not installed (its comparison is skipped)
  *   npm run bench -- --keep-tree   # leave the generated search tree in the temporary directory
@@ -15,6 +15,7 @@
  */
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
 import {closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync} from 'node:fs'
+import {createServer} from 'node:http'
 import {cpus, loadavg, tmpdir, totalmem} from 'node:os'
 import path from 'node:path'
 import {performance} from 'node:perf_hooks'
@@ -33,7 +34,7 @@ const flag = (name) => argv.includes(`--${name}`)
 const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1]
 const QUICK = flag('quick') || process.env.WAVE_BENCH_QUICK === '1'
 const WRITE = flag('write') || (!QUICK && !flag('no-write'))
-const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox,read,compaction,install').split(','))
+const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox,read,compaction,install,parallel').split(','))
 const RUNS = {cold: QUICK ? 8 : 20, first: QUICK ? 4 : 10, sandbox: QUICK ? 30 : 100, turn: QUICK ? 2 : 5, search: QUICK ? 3 : 5}
 const LIB = path.join(PROJECT_ROOT, 'bench', 'lib')
 
@@ -867,6 +868,78 @@ function machine() {
 
 const info = machine()
 const loadAtStart = loadavg()[0]
+// ---------------------------------------------------------------------------------------------- 11. parallel reads
+
+/**
+ * Reads of one turn run together (src/plugins/turn.ts): three calls in one turn against the same call
+ * alone, each turn in a fresh process through the executor the loop uses, with the calls' spans as the
+ * executor reported them. Two kinds of read: Grep over the quick search tree, CPU-bound (on 2 cores
+ * three searches cannot all run at once, and one search already takes a worker thread per further
+ * core), and WebFetch of a local page answered after 200 ms, which waits like a real fetch.
+ */
+async function parallelReads() {
+  heading('11. Parallel reads (three reads in one turn against one alone; each call\'s span as the executor saw it)')
+  const tree = await generateTree('quick')
+  const LATENCY_MS = 200
+  const web = createServer((_req, res) => {
+    setTimeout(() => res.writeHead(200, {'content-type': 'text/plain'}).end('a page\n'), LATENCY_MS)
+  })
+  await new Promise((resolve) => web.listen(0, '127.0.0.1', () => resolve(undefined)))
+  const address = web.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  const cases = [
+    {call: {input: {pattern: NEEDLE}, name: 'Grep'}, name: `Grep literal over the quick tree (${tree.files.toLocaleString('en')} files)`},
+    {allow: ['WebFetch(domain:127.0.0.1)'], call: {input: {url: `http://127.0.0.1:${port}/page`}, name: 'WebFetch'}, name: `WebFetch of a page answered after ${LATENCY_MS} ms`},
+  ]
+  try {
+    for (const {allow = [], call, name} of cases) {
+      /** @type {{one: number[], three: number[]}} */
+      const walls = {one: [], three: []}
+      let spans = []
+      for (let run = 0; run < RUNS.search; run++) {
+        walls.one.push((await turnChild(tree.root, [call], allow)).wall)
+        const three = await turnChild(tree.root, [call, call, call], allow)
+        walls.three.push(three.wall)
+        spans = three.spans
+      }
+
+      const together = Math.min(...spans.map((span) => span.end)) - Math.max(...spans.map((span) => span.start))
+      const busy = spans.reduce((sum, span) => sum + span.end - span.start, 0)
+      const value = median(walls.three)
+      record({
+        baseline: `one alone ${ms(median(walls.one))}`,
+        figure: `${name}, ×3 in one turn`,
+        note: `spans ${spans.map((span) => `${span.start.toFixed(0)}–${span.end.toFixed(0)}`).join(', ')} ms: all three in flight together for ${ms(Math.max(0, together))}, ${(busy / Math.max(...spans.map((span) => span.end))).toFixed(1)} at once on average (3.0 = fully overlapped, 1.0 = one after another)`,
+        ratio: ratio(value, median(walls.one)),
+        section: 'parallel',
+        value: ms(value),
+      })
+    }
+  } finally {
+    web.closeAllConnections()
+    web.close()
+    rmSync(tree.root, {force: true, recursive: true})
+  }
+}
+
+/** Runs one turn of `calls` in bench/lib/turn-child.js (asynchronously: the page server lives in this process). */
+function turnChild(root, calls, allow) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(LIB, 'turn-child.js'), root, JSON.stringify(calls), ...allow], {stdio: ['ignore', 'pipe', 'pipe']})
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (chunk) => (out += chunk))
+    child.stderr.on('data', (chunk) => (err += chunk))
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`turn-child failed (${code}): ${err}`))
+      const result = JSON.parse(out)
+      if (result.failed.length > 0) return reject(new Error(`a call failed: ${result.failed.join('; ')}`))
+      resolve(result)
+    })
+  })
+}
+
 const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
 console.log(`wave bench (${QUICK ? 'quick' : 'full'}): ${date}; ${info.nproc} cores (${info.cpu}), ${info.memory}; node ${info.node}; ${info.rg}; ${info.git}`)
 const context = {}
@@ -880,6 +953,7 @@ if (ONLY.has('sandbox')) await sandboxCost()
 if (ONLY.has('read')) await readLarge()
 if (ONLY.has('compaction')) await compaction()
 if (ONLY.has('install')) await installCost()
+if (ONLY.has('parallel')) await parallelReads()
 
 const seconds = (performance.now() - started) / 1000
 const load = `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
@@ -892,7 +966,7 @@ if (WRITE) {
   const BEGIN = '<!-- bench:results:begin (written by `npm run bench`; edit outside these markers) -->'
   const END = '<!-- bench:results:end -->'
   const cell = (text) => String(text ?? '').replaceAll('|', '\\|')
-  const sections = {compaction: '9. Compaction', cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', read: '8. Read of large files', sandbox: '7. Sandbox', install: '10. Install', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
+  const sections = {compaction: '9. Compaction', cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', read: '8. Read of large files', sandbox: '7. Sandbox', install: '10. Install', parallel: '11. Parallel reads', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
   const table = [
     '| | figure | wave | baseline (same run) | ratio | target | |',
     '|---|---|---|---|---|---|---|',

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {approvalPathFor, defaultApprover, type DecisionKind, lastDecidedSha256, writeDecision} from '../core/plans/approval.js'
+import {approvalPathFor, defaultApprover, lastDecidedSha256, writeDecision} from '../core/plans/approval.js'
 import {bindContract, parseContract} from '../core/plans/contract.js'
 import {contractMarkdown} from '../core/output/report.js'
 import {recordRevision, revisionDiff} from '../core/plans/revisions.js'
@@ -8,10 +8,10 @@ import {SCOPE_ENFORCEMENTS} from '../core/policy/scope.js'
 import {checkedRules, sandboxFlags, sandboxFrom, WaveCommand} from '../core/command.js'
 import {describeSandbox} from '../core/policy/sandbox.js'
 import {usageError} from '../core/errors.js'
-import {readPlanFile, readPlanState, resolvePlanReference} from '../core/plans/plans.js'
+import {type Decision, readPlanState} from '../core/plans/lifecycle.js'
+import {readPlanFile, resolvePlanReference} from '../core/plans/plans.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/output/review.js'
-import {recordDecisionInState} from '../core/session/run.js'
 
 export default class Approve extends WaveCommand {
   static args = {
@@ -98,7 +98,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       })
     }
 
-    const decision: DecisionKind =
+    const decision: Decision =
       review?.decision ?? (flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested')
     const {path, record} = await writeDecision({
       allow,
@@ -116,7 +116,6 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       verify: contract.verify,
     })
     if (decision === 'approved') for (const warning of contract.warnings) this.output.warn(warning)
-    await recordDecisionInState(planPath, decision)
     await this.output.result({
       data: {...record, recordPath: path},
       tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)}; ${contractTally(record)})`,

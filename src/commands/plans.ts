@@ -3,7 +3,8 @@ import {Args} from '@oclif/core'
 import {WaveCommand} from '../core/command.js'
 import {overviewText} from '../core/output/report.js'
 import {planOverview} from '../core/plans/overview.js'
-import {listPlans, resolvePlanReference} from '../core/plans/plans.js'
+import {listPlans} from '../core/plans/lifecycle.js'
+import {resolvePlanReference} from '../core/plans/plans.js'
 
 export default class Plans extends WaveCommand {
   static description = `List the plans, newest first, with their status.

@@ -88,7 +88,7 @@ function credentialsCheck(settingsProvider: Provider | undefined): Check {
   }
 }
 
-/** Whether the endpoint answers at all: any HTTP response will do, and no credential is sent. */
+/** Whether the endpoint answers, and accepts the credentials: refused ones fail the check (and doctor). */
 async function endpointCheck(options: PreflightOptions, settingsProvider: Provider | undefined): Promise<Check> {
   const check = (status: CheckStatus, detail: string): Check => ({detail, name: 'endpoint', required: false, status})
   let provider: Provider
@@ -111,15 +111,30 @@ async function endpointCheck(options: PreflightOptions, settingsProvider: Provid
   const shown = url.origin
   if (options.offline) return check('skip', `${shown}: not checked (--offline)`)
   const answer = await ask(url, options.timeoutMs ?? ENDPOINT_TIMEOUT_MS)
-  if (answer.status !== undefined) return check('pass', `${shown} answered (HTTP ${answer.status}) in ${answer.ms} ms`)
+  if (answer.status === 401 || answer.status === 403) {
+    // The key is what fails here, and nothing would work with it: required, so doctor exits 1.
+    return {...check('fail', `${shown} refused the credentials (HTTP ${answer.status}). Fix: check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for this endpoint`), required: true}
+  }
+  if (answer.status !== undefined && answer.status >= 200 && answer.status < 300) return check('pass', `${shown} accepted the credentials (HTTP ${answer.status}, listing models) in ${answer.ms} ms`)
+  if (answer.status !== undefined) return check('pass', `${shown} answered (HTTP ${answer.status}) in ${answer.ms} ms; the credentials were not confirmed`)
   return check('warn', `${shown} did not answer: ${answer.error}. Check the network, a proxy, or ANTHROPIC_BASE_URL`)
 }
 
-function ask(url: URL, timeoutMs: number): Promise<{status?: number; error?: string; ms: number}> {
+/**
+ * Lists one model (`GET /v1/models?limit=1`): a request that costs nothing, answered 401/403 when the
+ * endpoint refuses the credentials. The credentials go only to the endpoint they are configured for.
+ */
+function ask(base: URL, timeoutMs: number): Promise<{status?: number; error?: string; ms: number}> {
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
+  const url = new URL(`${base.pathname.replace(/\/$/, '')}/v1/models?limit=1`, base)
+  const headers: Record<string, string> = {'anthropic-version': '2023-06-01'}
+  const key = process.env.ANTHROPIC_API_KEY?.trim()
+  const token = process.env.ANTHROPIC_AUTH_TOKEN?.trim()
+  if (key) headers['x-api-key'] = key
+  else if (token) headers.authorization = `Bearer ${token}`
   return new Promise((resolve) => {
-    const request = (url.protocol === 'https:' ? https : http).request(url, {method: 'HEAD', timeout: timeoutMs}, (response) => {
+    const request = (url.protocol === 'https:' ? https : http).request(url, {headers, method: 'GET', timeout: timeoutMs}, (response) => {
       response.resume()
       resolve({ms: elapsed(), status: response.statusCode})
       request.destroy()

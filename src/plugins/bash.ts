@@ -10,7 +10,9 @@ const MAX_TIMEOUT_MS = 600_000
 const KILL_GRACE_MS = 2000
 /** After bash exits, how long a background process may keep its output pipes open before we stop reading. */
 const DRAIN_GRACE_MS = 500
+/** Each stream keeps its head and tail within this, below the declared cap, so that the notes after it survive. */
 const MAX_OUTPUT_CHARS = 30_000
+const RESULT_CAP = 40_000
 
 export default defineTool({
   access: 'execute',
@@ -25,6 +27,7 @@ export default defineTool({
     timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional().describe('Timeout in milliseconds (default 120000, max 600000)'),
   }),
   name: 'Bash',
+  resultCap: RESULT_CAP,
   async run(input, ctx) {
     if (ctx.signal.aborted) throw new ToolError('The command was not started: the session was interrupted.')
     const timeout = Math.min(input.timeout ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)

@@ -4,7 +4,7 @@ import {z} from 'zod'
 import {writableRoot, writeFileWithin} from '../core/workspace/confinement.js'
 import {decodeForEditing, detectLineEnding, looksBinary, withLineEnding} from '../core/workspace/files.js'
 import {displayPath} from '../core/workspace/paths.js'
-import {defineTool, ToolError} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 export default defineTool({
   access: 'write',
@@ -19,6 +19,7 @@ export default defineTool({
     replace_all: z.boolean().optional().describe('Replace every occurrence (default false)'),
   }),
   name: 'Edit',
+  resultCap: DEFAULT_RESULT_CAP,
   pathField: 'file_path',
   async run(input, ctx) {
     const target = ctx.target

@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {defineTool} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool} from './tool.js'
 
 export default defineTool({
   access: 'control',
@@ -11,5 +11,6 @@ export default defineTool({
     reason: z.string().optional().describe('Why planning first helps here'),
   }),
   name: 'EnterPlanMode',
+  resultCap: DEFAULT_RESULT_CAP,
   run: (input, ctx) => ctx.session.enterPlanMode(input.reason),
 })

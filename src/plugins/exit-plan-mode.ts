@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {defineTool} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool} from './tool.js'
 
 export default defineTool({
   access: 'control',
@@ -11,5 +11,6 @@ export default defineTool({
     plan_path: z.string().optional().describe('Path of the finished plan file (defaults to this session\'s plan)'),
   }),
   name: 'ExitPlanMode',
+  resultCap: DEFAULT_RESULT_CAP,
   run: (input, ctx) => ctx.session.exitPlanMode(input.plan_path),
 })

@@ -3,7 +3,7 @@ import {z} from 'zod'
 
 import {listFiles} from './search/engine.js'
 import {displayPath} from '../core/workspace/paths.js'
-import {defineTool, type ToolContext, ToolError} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, type ToolContext, ToolError} from './tool.js'
 
 const MAX_RESULTS = 500
 /** How long the synchronous stat loop runs before it yields to the event loop. */
@@ -21,6 +21,7 @@ export default defineTool({
     pattern: z.string().describe('Glob pattern to match files against'),
   }),
   name: 'Glob',
+  resultCap: DEFAULT_RESULT_CAP,
   pathField: 'path',
   async run(input, ctx) {
     const base = searchDirectory(ctx)

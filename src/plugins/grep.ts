@@ -10,7 +10,8 @@ import {defineTool, type ToolContext, ToolError} from './tool.js'
 
 /** Claude Code's default head_limit: entries (lines, files or counts) shown when the model names none. */
 const DEFAULT_HEAD_LIMIT = 250
-/** Stay below the dispatcher's result cap, which would cut lines out of the middle. */
+const RESULT_CAP = 40_000
+/** Content output stops here, below the declared cap, so that the wrapper never cuts lines out of its middle. */
 const MAX_OUTPUT_CHARS = 30_000
 /** A matching line of a minified file can be huge; show its start. */
 const MAX_LINE_CHARS = 500
@@ -52,6 +53,7 @@ export default defineTool({
     type: z.string().optional().describe('Only search files of this type (rg --type): js, ts, py, rust, go, java, c, cpp, md, json, yaml, sh, ...'),
   }),
   name: 'Grep',
+  resultCap: RESULT_CAP,
   pathField: 'path',
   async run(input, ctx) {
     const mode = input.output_mode ?? 'files_with_matches'

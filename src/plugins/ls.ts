@@ -3,7 +3,7 @@ import path from 'node:path'
 import {z} from 'zod'
 
 import {displayPath} from '../core/workspace/paths.js'
-import {defineTool, ToolError} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 const MAX_ENTRIES = 1000
 
@@ -16,6 +16,7 @@ export default defineTool({
     path: z.string().describe('Directory to list, absolute or relative to the workspace root ("." for the root)'),
   }),
   name: 'LS',
+  resultCap: DEFAULT_RESULT_CAP,
   pathField: 'path',
   async run(_input, ctx) {
     const target = ctx.target

@@ -8,8 +8,9 @@ import {defineTool, ToolError} from './tool.js'
 
 const DEFAULT_LIMIT = 2000
 const MAX_LINE_CHARS = 2000
-/** Stop before the dispatcher's result cap (40 000) would cut lines out of the middle. */
-const MAX_OUTPUT_CHARS = 36_000
+const RESULT_CAP = 40_000
+/** A page stops here, below the declared cap, so that the wrapper never cuts lines out of its middle and the note on reading on survives. */
+const MAX_OUTPUT_CHARS = RESULT_CAP - 4000
 const NEWLINE = 0x0a
 
 export default defineTool({
@@ -25,6 +26,7 @@ export default defineTool({
     offset: z.number().int().min(0).optional().describe('1-based line number to start at'),
   }),
   name: 'Read',
+  resultCap: RESULT_CAP,
   pathField: 'file_path',
   async run(input, ctx) {
     const target = ctx.target

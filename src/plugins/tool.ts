@@ -1,6 +1,6 @@
 import type {z} from 'zod'
 
-import type {AccessClass, PolicyContext, ToolOrigin} from '../core/policy/policy.js'
+import type {AccessClass, PolicyDecision, ToolOrigin} from '../core/policy/policy.js'
 import type {SandboxSettings} from '../core/policy/sandbox.js'
 import type {ResolvedPath} from '../core/workspace/paths.js'
 
@@ -8,6 +8,20 @@ import type {ResolvedPath} from '../core/workspace/paths.js'
 export interface SessionControl {
   enterPlanMode(reason?: string): Promise<string>
   exitPlanMode(planPath?: string): Promise<string>
+}
+
+/**
+ * The most characters one call's result sends the model, unless a tool declares its own: the wrapper
+ * keeps the head and the tail of anything longer (dispatch.ts).
+ */
+export const DEFAULT_RESULT_CAP = 40_000
+
+/** What a tool may ask of the policy in force, beyond the wrapper's decision on its call. */
+export interface ToolPermissions {
+  /** The decision on another call of this tool, as the wrapper would take it (WebFetch asks it for each redirect). */
+  decide(input: Record<string, unknown>): PolicyDecision
+  /** Whether an allow rule for this tool names this exact host, not merely a parent domain (WebFetch, before a private address). */
+  namesHost(host: string): boolean
 }
 
 /** What a tool's `run` gets besides its validated input. Paths in it have passed the policy. */
@@ -22,7 +36,7 @@ export interface ToolContext {
   readable(absolute: string): Promise<boolean>
   session: SessionControl
   /** The policy in force, for tools that must check more than the first decision (WebFetch's redirects). */
-  policy?: PolicyContext
+  permissions?: ToolPermissions
   /**
    * The OS sandbox the tool's commands run in (src/core/policy/sandbox.ts). Absent means enabled with
    * no network: a tool that starts a process for the model runs it sandboxed unless told otherwise.
@@ -32,7 +46,7 @@ export interface ToolContext {
 
 /**
  * A tool plugin: declarative, like opencode's Tool.define. Validation, path resolution, the policy,
- * re-checks and output caps are the shared wrapper's job (src/core/dispatch.ts), not the tool's.
+ * re-checks and the output cap are the shared wrapper's job (src/plugins/dispatch.ts), not the tool's.
  */
 export interface ToolPlugin<Input extends z.ZodObject = z.ZodObject> {
   name: string
@@ -47,6 +61,12 @@ export interface ToolPlugin<Input extends z.ZodObject = z.ZodObject> {
   pathField?: string
   /** Input fields holding glob patterns, which must stay relative and never climb out with `..`. */
   globFields?: string[]
+  /**
+   * The most characters of a result the model gets; the wrapper cuts the middle of anything longer.
+   * A tool that can end its output more usefully (a page with the offset to read on from, the first N
+   * matches with a note) does so below this. Plugin and MCP tools get DEFAULT_RESULT_CAP.
+   */
+  resultCap: number
   run(input: z.infer<Input>, ctx: ToolContext): Promise<string>
   /** Set by wave when it loads the tool (never by the tool): built-in, an oclif plugin, or an MCP server. */
   origin?: ToolOrigin

@@ -6,15 +6,16 @@ import {BlockList, isIP} from 'node:net'
 import type TurndownService from 'turndown'
 import {z} from 'zod'
 
-import {decide, hostOf, type PolicyContext, ruleNamesHost} from '../core/policy/policy.js'
-import {defineTool, ToolError} from './tool.js'
+import {hostOf} from '../core/policy/policy.js'
+import {defineTool, ToolError, type ToolPermissions} from './tool.js'
 
 /** How long one fetch may take, redirects included. */
 export const FETCH_TIMEOUT_MS = 20_000
 /** Bytes read from a response body; the rest is cut. */
 export const MAX_BODY_BYTES = 5 * 1024 * 1024
-/** Characters of Markdown returned to the model (below the wrapper's cap, so the note survives). */
+/** Characters of Markdown returned to the model (below the declared cap, so the note survives). */
 export const MAX_MARKDOWN_CHARS = 30_000
+const RESULT_CAP = 40_000
 const MAX_REDIRECTS = 5
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
@@ -32,8 +33,9 @@ const webFetch = defineTool({
 - prompt says what you are looking for; the page is returned for you to read, not summarised.`,
   input,
   name: 'WebFetch',
+  resultCap: RESULT_CAP,
   async run({prompt, url}, ctx) {
-    const page = await fetchPage(url, {policy: ctx.policy, signal: ctx.signal})
+    const page = await fetchPage(url, {permissions: ctx.permissions, signal: ctx.signal})
     return formatPage(page, prompt)
   },
 })
@@ -56,7 +58,8 @@ export interface FetchedPage {
 export type Lookup = typeof dnsLookup
 
 export interface FetchOptions {
-  policy?: PolicyContext
+  /** The policy as the wrapper hands it to WebFetch: without it, no redirect is followed and no private address used. */
+  permissions?: ToolPermissions
   signal?: AbortSignal
   timeoutMs?: number
   maxBytes?: number
@@ -70,21 +73,21 @@ export interface FetchOptions {
  * is checked where the connection is made (the socket's lookup), so DNS cannot swap it after the check.
  */
 export async function fetchPage(url: string, options: FetchOptions = {}): Promise<FetchedPage> {
-  const {policy} = options
+  const {permissions} = options
   const timeoutMs = options.timeoutMs ?? FETCH_TIMEOUT_MS
   const timeout = AbortSignal.timeout(timeoutMs)
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout
   let current = checkUrl(url)
   for (let hop = 0; ; hop++) {
     if (hop > 0) {
-      if (!policy) throw new ToolError(`Refused the redirect to ${current.href}: no policy is available to check it.`)
-      const decision = decide(policy, {input: {url: current.href}, tool: webFetch})
+      if (!permissions) throw new ToolError(`Refused the redirect to ${current.href}: no policy is available to check it.`)
+      const decision = permissions.decide({url: current.href})
       if (decision.decision !== 'allow') throw new ToolError(`Refused the redirect from ${url} to ${current.href}: ${decision.reason}`)
     }
 
     let response: http.IncomingMessage
     try {
-      response = await request(current, {guard: addressGuard(current, policy), lookup: options.lookup ?? dnsLookup, signal})
+      response = await request(current, {guard: addressGuard(current, permissions), lookup: options.lookup ?? dnsLookup, signal})
     } catch (error) {
       if (error instanceof ToolError) throw error
       if (timeout.aborted) throw new ToolError(`Fetching ${current.href} timed out after ${timeoutMs} ms.`)
@@ -179,11 +182,11 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 /** Returns why an address may not be used for this URL, or undefined when it may. */
-function addressGuard(url: URL, policy?: PolicyContext): (address: string) => string | undefined {
+function addressGuard(url: URL, permissions?: ToolPermissions): (address: string) => string | undefined {
   const host = hostOf(url.href) ?? url.hostname
   return (address) => {
     if (!isPrivateAddress(address)) return undefined
-    if (policy && (ruleNamesHost(policy.rules, webFetch.name, host) || ruleNamesHost(policy.rules, webFetch.name, address))) return undefined
+    if (permissions && (permissions.namesHost(host) || permissions.namesHost(address))) return undefined
     const via = host === address ? '' : ` (it resolves to ${address})`
     return `Refused ${url.host}${via}: private and loopback addresses are off unless a rule names them, such as WebFetch(domain:${host}).`
   }

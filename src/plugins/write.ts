@@ -2,7 +2,7 @@ import {z} from 'zod'
 
 import {writableRoot, writeFileWithin} from '../core/workspace/confinement.js'
 import {displayPath} from '../core/workspace/paths.js'
-import {defineTool, ToolError} from './tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 export default defineTool({
   access: 'write',
@@ -15,6 +15,7 @@ export default defineTool({
     file_path: z.string().describe('File to write, absolute or relative to the workspace root'),
   }),
   name: 'Write',
+  resultCap: DEFAULT_RESULT_CAP,
   pathField: 'file_path',
   async run(input, ctx) {
     const target = ctx.target

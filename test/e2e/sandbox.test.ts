@@ -41,9 +41,11 @@ describe('wave doctor', () => {
   let endpointUrl: string
   beforeEach(async () => {
     // Any HTTP answer shows the endpoint is reachable: this one answers 404 to everything.
-    endpoint = createServer((_request, response) => {
-      response.statusCode = 404
-      response.end()
+    // Lists models for the test key, refuses any other (as the API does), and is a 404 for anything else.
+    endpoint = createServer((request, response) => {
+      if (request.url?.startsWith('/v1/models')) response.statusCode = request.headers['x-api-key'] === TEST_API_KEY ? 200 : 401
+      else response.statusCode = 404
+      response.end(response.statusCode === 200 ? '{"data": [], "has_more": false}' : '')
     })
     await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve))
     endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`
@@ -51,6 +53,17 @@ describe('wave doctor', () => {
   afterEach(() => new Promise<void>((resolve) => endpoint.close(() => resolve())))
 
   const env = (extra: Record<string, string | undefined> = {}) => ({ANTHROPIC_API_KEY: TEST_API_KEY, ANTHROPIC_BASE_URL: endpointUrl, ...extra})
+
+  it('says the endpoint refused the key, and fails (exit 1), with a request that costs nothing', async () => {
+    const refused = await wave(['doctor'], env({ANTHROPIC_API_KEY: 'sk-refused-key'}))
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toMatch(/^endpoint\s+FAIL\s+http:\/\/127\.0\.0\.1:\d+ refused the credentials \(HTTP 401\)\. Fix: check ANTHROPIC_API_KEY/m)
+    expect(refused.stdout + refused.stderr).not.toContain('sk-refused-key')
+    // Control: the key the endpoint accepts.
+    const accepted = await wave(['doctor'], env())
+    expect(accepted.code, accepted.stdout).toBe(0)
+    expect(accepted.stdout).toMatch(/^endpoint\s+ok\s+http:\/\/127\.0\.0\.1:\d+ accepted the credentials \(HTTP 200, listing models\)/m)
+  })
 
   it('passes every check where the sandbox starts, and never shows the key', async () => {
     const result = await wave(['doctor'], env())
@@ -60,7 +73,7 @@ describe('wave doctor', () => {
     expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual(['sandbox ok', 'shell-grammar ok', 'credentials ok', 'endpoint ok', 'settings ok'])
     expect(result.stdout).toMatch(/sandbox\s+ok\s+bubblewrap [\d.]+ at \S+\/bwrap starts a sandbox here/)
     expect(result.stdout).toContain('ANTHROPIC_API_KEY is set (value not shown)')
-    expect(result.stdout).toContain(`${endpointUrl} answered (HTTP 404)`)
+    expect(result.stdout).toContain(`${endpointUrl} accepted the credentials (HTTP 200, listing models)`)
     expect(result.stdout + result.stderr).not.toContain(TEST_API_KEY)
   })
 

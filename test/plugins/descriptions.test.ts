@@ -6,7 +6,6 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {RESULT_CAP} from '../../src/core/session/dispatch.js'
 import {builtinRegistry} from '../../src/plugins/registry.js'
 
 const registry = builtinRegistry()
@@ -68,10 +67,10 @@ describe('built-in tool descriptions', () => {
     })
   }
 
-  it('keeps every output limit it names below the cap on one tool result', () => {
-    // A tool that cut its own output above the wrapper's cap would have its note cut out of the middle.
+  it('keeps every output limit it names below the result cap it declares', () => {
+    // A tool that cut its own output above its declared cap would have its note cut out of the middle by the wrapper.
     for (const tool of registry.tools) {
-      for (const [, chars] of tool.description.matchAll(/(\d{4,}) characters/g)) expect(Number(chars), tool.name).toBeLessThan(RESULT_CAP)
+      for (const [, chars] of tool.description.matchAll(/(\d{4,}) characters/g)) expect(Number(chars), tool.name).toBeLessThan(tool.resultCap)
     }
   })
 

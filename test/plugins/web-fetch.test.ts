@@ -5,7 +5,8 @@ import type {AddressInfo} from 'node:net'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {parseRules, type PolicyContext} from '../../src/core/policy/policy.js'
-import {fetchPage, formatPage, htmlToMarkdown, isPrivateAddress, type Lookup, MAX_MARKDOWN_CHARS} from '../../src/plugins/web-fetch.js'
+import {toolPermissions} from '../../src/plugins/dispatch.js'
+import webFetch, {fetchPage, formatPage, htmlToMarkdown, isPrivateAddress, type Lookup, MAX_MARKDOWN_CHARS} from '../../src/plugins/web-fetch.js'
 
 describe('isPrivateAddress', () => {
   it.each<[string, boolean]>([
@@ -60,39 +61,41 @@ describe('fetchPage', () => {
     await new Promise((resolve) => web.close(resolve))
   })
 
-  const policy = (...allow: string[]): PolicyContext => ({headless: true, mode: 'plan', planFile: '/p.md', rules: parseRules(allow), workspaceRoot: '/w'})
+  /** What the wrapper hands WebFetch in plan mode with these allow rules. */
+  const permissions = (...allow: string[]) =>
+    toolPermissions({headless: true, mode: 'plan', planFile: '/p.md', rules: parseRules(allow), workspaceRoot: '/w'} satisfies PolicyContext, webFetch)
   /** A resolver where every *.example.test name points at loopback, as a rebinding DNS would. */
   const toLoopback = ((_host: string, _options: unknown, callback: (error: Error | null, addresses: LookupAddress[]) => void) => {
     callback(null, [{address: '127.0.0.1', family: 4}])
   }) as unknown as Lookup
 
   it('refuses a name that resolves to loopback when the rule names only a parent domain', async () => {
-    await expect(fetchPage(`http://docs.example.test:${port}/`, {lookup: toLoopback, policy: policy('WebFetch(domain:example.test)')})).rejects.toThrow(
+    await expect(fetchPage(`http://docs.example.test:${port}/`, {lookup: toLoopback, permissions: permissions('WebFetch(domain:example.test)')})).rejects.toThrow(
       `Refused docs.example.test:${port} (it resolves to 127.0.0.1): private and loopback addresses are off unless a rule names them, such as WebFetch(domain:docs.example.test).`,
     )
   })
 
   it('connects when a rule names that host', async () => {
-    const page = await fetchPage(`http://docs.example.test:${port}/`, {lookup: toLoopback, policy: policy('WebFetch(domain:docs.example.test)')})
+    const page = await fetchPage(`http://docs.example.test:${port}/`, {lookup: toLoopback, permissions: permissions('WebFetch(domain:docs.example.test)')})
     expect(page).toMatchObject({bodyCut: false, contentType: 'text/plain; charset=utf-8', status: 200})
     expect(page.markdown).toHaveLength(1000)
   })
 
   it('cuts a body at the size cap', async () => {
-    const page = await fetchPage(`http://127.0.0.1:${port}/`, {maxBytes: 100, policy: policy('WebFetch(domain:127.0.0.1)')})
+    const page = await fetchPage(`http://127.0.0.1:${port}/`, {maxBytes: 100, permissions: permissions('WebFetch(domain:127.0.0.1)')})
     expect(page.bodyCut).toBe(true)
     expect(page.markdown).toHaveLength(100)
     expect(formatPage(page)).toContain('only the first 5242880 bytes were read')
   })
 
   it('times out', async () => {
-    await expect(fetchPage(`http://127.0.0.1:${port}/stall`, {policy: policy('WebFetch(domain:127.0.0.1)'), timeoutMs: 200})).rejects.toThrow(
+    await expect(fetchPage(`http://127.0.0.1:${port}/stall`, {permissions: permissions('WebFetch(domain:127.0.0.1)'), timeoutMs: 200})).rejects.toThrow(
       `Fetching http://127.0.0.1:${port}/stall timed out after 200 ms.`,
     )
   })
 
   it('stops after five redirects', async () => {
-    await expect(fetchPage(`http://127.0.0.1:${port}/loop`, {policy: policy('WebFetch(domain:127.0.0.1)')})).rejects.toThrow('more than 5 redirects')
+    await expect(fetchPage(`http://127.0.0.1:${port}/loop`, {permissions: permissions('WebFetch(domain:127.0.0.1)')})).rejects.toThrow('more than 5 redirects')
   })
 
   it.each([
@@ -100,7 +103,7 @@ describe('fetchPage', () => {
     ['http://user:secret@example.com/', 'URLs with credentials are refused'],
     ['not a url', 'Invalid URL: not a url.'],
   ])('refuses %s', async (url, message) => {
-    await expect(fetchPage(url, {policy: policy('WebFetch')})).rejects.toThrow(message)
+    await expect(fetchPage(url, {permissions: permissions('WebFetch')})).rejects.toThrow(message)
   })
 })
 

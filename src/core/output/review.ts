@@ -10,7 +10,7 @@
 import {emitKeypressEvents, createInterface, clearScreenDown, moveCursor} from 'node:readline'
 import type {ReadStream, WriteStream} from 'node:tty'
 
-import type {DecisionKind} from '../plans/approval.js'
+import type {Decision} from '../plans/lifecycle.js'
 import type {RevisionDiff} from '../plans/revisions.js'
 import {ExitCode, WaveError} from '../errors.js'
 import {MODE_DESCRIPTIONS} from '../policy/modes.js'
@@ -50,7 +50,7 @@ export function cycleMode(mode: ExecutionMode, initial: ExecutionMode): Executio
 }
 
 export interface ReviewOutcome {
-  decision: DecisionKind
+  decision: Decision
   mode: ExecutionMode
   /** Typed feedback; undefined when none was given. */
   feedback?: string
@@ -84,7 +84,7 @@ const CHOICES = [
   {decision: 'approved', hint: 'run it as planned', hotkey: 'a', label: 'Approve'},
   {decision: 'changes_requested', hint: 'ask for a revision, with feedback', hotkey: 'r', label: 'Request changes'},
   {decision: 'rejected', hint: 'decline it, optionally saying why', hotkey: 'x', label: 'Reject'},
-] as const satisfies ReadonlyArray<{decision: DecisionKind; hint: string; hotkey: string; label: string}>
+] as const satisfies ReadonlyArray<{decision: Decision; hint: string; hotkey: string; label: string}>
 
 /** Shows the plan, then asks for a decision. Throws ReviewAborted on Ctrl+C; never writes a record. */
 export async function reviewPlan(options: ReviewOptions): Promise<ReviewOutcome> {

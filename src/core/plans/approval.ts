@@ -10,14 +10,13 @@ import {z} from 'zod'
 import {ExitCode, WaveError} from '../errors.js'
 import {DEFAULT_SANDBOX} from '../policy/sandbox.js'
 import {type JsonFileOptions, readJsonFile} from '../json.js'
+import {type Decision, DECISIONS, decisionRecorded} from './lifecycle.js'
 import {planNameOf, planSidecars} from './plans.js'
 import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
 import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 import {gitEnvironment, SAFE_GIT_ARGS} from '../workspace/git-safety.js'
 
 export const APPROVAL_VERSION = 1
-export const DECISIONS = ['approved', 'rejected', 'changes_requested'] as const
-export type DecisionKind = (typeof DECISIONS)[number]
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/i, 'a sha256 is 64 hex digits')
 
@@ -141,7 +140,7 @@ export function previousRecord(file: string): ApprovalRecord | undefined {
 export interface DecisionInput {
   planPath: string
   planBytes: Uint8Array
-  decision: DecisionKind
+  decision: Decision
   mode: (typeof EXECUTION_MODES)[number]
   allow: string[]
   approver: string
@@ -162,7 +161,10 @@ export function lastDecidedSha256(file: string): string | undefined {
   return record?.history.at(-1)?.planSha256 ?? record?.plan.sha256
 }
 
-/** Writes the record atomically; the history keeps every decision on this record, newest last. */
+/**
+ * Writes the record atomically; the history keeps every decision on this record, newest last. The
+ * plan's state (lifecycle.ts) takes the decision as its status.
+ */
 export async function writeDecision(input: DecisionInput): Promise<{path: string; record: ApprovalRecord}> {
   const file = input.out ?? approvalPathFor(input.planPath)
   const planSha = sha256Of(input.planBytes)
@@ -193,6 +195,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     throw new WaveError(`Cannot write the approval record ${file}: ${why}.`, ExitCode.usage)
   }
 
+  await decisionRecorded(input.planPath, input.decision)
   return {path: file, record}
 }
 

@@ -3,7 +3,8 @@
  * and the report of its last run (planned versus actual).
  */
 import {type ApprovalRecord, approvalPathFor, previousRecord} from './approval.js'
-import {planNameOf, type PlanRun, type PlanState, readPlanState} from './plans.js'
+import {type PlanRun, type PlanState, planStatus, readPlanState} from './lifecycle.js'
+import {planNameOf} from './plans.js'
 import {readRevisions} from './revisions.js'
 
 export interface PlanOverview {
@@ -30,8 +31,7 @@ export async function planOverview(planPath: string): Promise<PlanOverview> {
     path: planPath,
     record,
     revisions: readRevisions(planPath).map(({text: _text, ...revision}) => revision),
-    // A decision recorded after the state was written (by another tool) is the newer status.
-    status: state && !(record?.decidedAt && record.decidedAt > state.updatedAt) ? state.status : (record?.decision ?? 'draft'),
+    status: planStatus(state, record?.decision ? {at: record.decidedAt ?? '', decision: record.decision} : undefined),
     task: record?.task ?? state?.task ?? null,
   }
 }

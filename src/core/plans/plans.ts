@@ -1,26 +1,21 @@
+/**
+ * A plan's files and names: where plans live, the files wave keeps beside each (approval record, state,
+ * transcript, run lock), how a command's plan reference becomes a path, and removing plans. What a
+ * plan's state says and how it changes is lifecycle.ts; its transcript, transcript.ts.
+ */
 import {randomBytes} from 'node:crypto'
-import {appendFileSync, statSync} from 'node:fs'
+import {statSync} from 'node:fs'
 import {link, lstat, mkdir, readdir, readFile, realpath, rm, stat, writeFile} from 'node:fs/promises'
-import {homedir} from 'node:os'
 import path from 'node:path'
 
 import {adjectives, animals, uniqueNamesGenerator} from 'unique-names-generator'
-import writeFileAtomic from 'write-file-atomic'
-import {z} from 'zod'
 
 import {ExitCode, usageError, WaveError} from '../errors.js'
-import {readJsonFile} from '../json.js'
-import {runReportSchema} from './report.js'
-import {scrubSecrets} from '../secrets.js'
+import {waveHome} from '../home.js'
 import {expandHome} from '../workspace/paths.js'
-import type {RepositoryState} from '../workspace/snapshot.js'
 import {settingsPlansDirectory} from '../settings.js'
 
 export const PLAN_EXTENSION = '.md'
-
-export function waveHome(): string {
-  return process.env.WAVE_HOME ? path.resolve(process.env.WAVE_HOME) : path.join(homedir(), '.wave')
-}
 
 /** `plansDirectory` from the user settings file, else `$WAVE_HOME/plans`. */
 export function plansDir(): string {
@@ -44,8 +39,8 @@ export function planSidecars(planPath: string): Record<keyof typeof SIDECAR_SUFF
 
 export const planNameOf = (planPath: string) => path.basename(planPath, PLAN_EXTENSION)
 
-/** A name `wave plans` could list: no directory part, nothing a path could climb with. */
-const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+/** A name `wave plans` could list (wave draws `gentle-breeze`): no directory part, nothing a path could climb with. */
+export const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 
 /**
  * The plan a command names: a path as given, or a plan's name as `wave plans` lists it (with or
@@ -71,86 +66,6 @@ export async function resolvePlanReference(reference: string, options: {unwritte
   }
 
   return planPath
-}
-
-const repositorySchema = z.object({
-  branch: z.string().nullable(),
-  /** Whether the work tree had changes. Absent until known: in a large work tree it is recorded after the session started (snapshot.ts). */
-  dirty: z.boolean().optional(),
-  head: z.string().nullable(),
-  root: z.string(),
-})
-
-const runSchema = z.object({
-  approvalSha256: z.string().optional(),
-  changedFiles: z.array(z.string()).default([]),
-  endedAt: z.string().optional(),
-  exitCode: z.number().optional(),
-  startedAt: z.string(),
-  /** What the run spent so far (kept when it fails, so `--resume` keeps counting). */
-  turns: z.number().optional(),
-  /** The git HEAD when the run stopped: a resumed run finds HEAD where the run itself may have moved it. */
-  head: z.string().nullable().optional(),
-  costUsd: z.number().nullable().optional(),
-  usage: z.record(z.string(), z.number()).optional(),
-  /** Planned versus actual, as the run ended (report.ts): `wave plans <name>` shows the last one. */
-  report: runReportSchema.optional(),
-})
-
-export const PLAN_STATUSES = ['draft', 'approved', 'rejected', 'changes_requested', 'running', 'ran', 'failed'] as const
-
-export const planStateSchema = z.object({
-  createdAt: z.string(),
-  model: z.string(),
-  name: z.string(),
-  repository: repositorySchema.nullable(),
-  runs: z.array(runSchema).default([]),
-  status: z.enum(PLAN_STATUSES).default('draft'),
-  task: z.string(),
-  updatedAt: z.string(),
-  version: z.literal(1),
-  workspace: z.string(),
-  /** What planning (plan and revise sessions) spent, in USD; null once a session's model had no price. */
-  costUsd: z.number().nullable().optional(),
-})
-
-export type PlanState = z.infer<typeof planStateSchema>
-export type PlanRun = z.infer<typeof runSchema>
-
-export interface NewPlan {
-  name: string
-  path: string
-  state: PlanState
-}
-
-const MAX_DRAWS = 1000
-
-/** A fresh, never-used plan name: reserved by creating its state file exclusively, redrawn on collision. */
-export async function createPlan(init: {task: string; workspace: string; model: string; repository: RepositoryState | null}): Promise<NewPlan> {
-  const dir = await ensurePlansDir()
-  for (let draw = 0; draw < MAX_DRAWS; draw++) {
-    const name = drawName()
-    const planPath = path.join(dir, name + PLAN_EXTENSION)
-    if (await exists(planPath)) continue
-    const now = new Date().toISOString()
-    const state: PlanState = {
-      createdAt: now,
-      model: init.model,
-      name,
-      repository: init.repository,
-      runs: [],
-      status: 'draft',
-      task: init.task,
-      updatedAt: now,
-      version: 1,
-      workspace: init.workspace,
-    }
-    if (!(await createExclusive(planSidecars(planPath).state, JSON.stringify(state, null, 2) + '\n'))) continue
-
-    return {name, path: planPath, state}
-  }
-
-  throw new Error(`Could not find an unused plan name in ${dir} after ${MAX_DRAWS} draws.`)
 }
 
 /**
@@ -183,7 +98,8 @@ export async function createExclusive(file: string, content: string): Promise<bo
   }
 }
 
-function drawName(): string {
+/** A plan name as wave draws them: two lowercase English words joined by `-`. */
+export function drawPlanName(): string {
   return uniqueNamesGenerator({dictionaries: [adjectives, animals], length: 2, separator: '-', style: 'lowerCase'})
     .replaceAll(/[^a-z-]/g, '')
 }
@@ -203,37 +119,14 @@ export async function ensurePlansDir(): Promise<string> {
   }
 }
 
-async function exists(file: string): Promise<boolean> {
+/** Whether anything (a file, a directory, a link that leads somewhere) is at `file`. */
+export async function exists(file: string): Promise<boolean> {
   try {
     await stat(file)
     return true
   } catch {
     return false
   }
-}
-
-/** The plan's state, or undefined when there is none or it cannot be used (listing plans, updating a status). */
-export async function readPlanState(planPath: string): Promise<PlanState | undefined> {
-  return readPlanStateChecked(planPath).catch(() => undefined)
-}
-
-/**
- * The plan's state for a command about to act on it: undefined when there is none, a usage error when
- * it cannot be read or is malformed (rather than a silent fresh state written over it).
- */
-export async function readPlanStateChecked(planPath: string): Promise<PlanState | undefined> {
-  const file = planSidecars(planPath).state
-  return readJsonFile(file, planStateSchema, {
-    exitCode: ExitCode.usage,
-    hint: 'Fix it, or remove it (the plan and its approval record are enough to run it).',
-    invalid: (problem, fault) =>
-      fault === 'unreadable' ? `Cannot read the plan's state file ${file}: ${problem}.` : `The plan's state file ${file} is malformed (${problem}); wave leaves it as it is.`,
-  })
-}
-
-export async function writePlanState(planPath: string, state: PlanState): Promise<void> {
-  const next = {...state, updatedAt: new Date().toISOString()}
-  await writeFileAtomic(planSidecars(planPath).state, JSON.stringify(next, null, 2) + '\n')
 }
 
 /**
@@ -267,76 +160,6 @@ export async function readPlanFile(planPath: string): Promise<{bytes: Buffer; te
   return {bytes, text}
 }
 
-/**
- * Appends one entry to the plan's transcript (JSON lines); secrets are scrubbed on the way to disk.
- * Synchronously: a session appends twice a turn, and open-write-close takes microseconds where the
- * promise-based call costs three trips through libuv's thread pool (bench/RESULTS.md, per-turn overhead).
- */
-export async function appendTranscript(planPath: string, entry: unknown): Promise<void> {
-  appendFileSync(planSidecars(planPath).transcript, scrubSecrets(JSON.stringify(entry)) + '\n', {mode: 0o600})
-}
-
-export interface PlanListing {
-  /** Approved to run with commands unsandboxed (`--sandbox off`): shown wherever the plan is listed. */
-  sandboxOff: boolean
-  /** USD spent on the plan's sessions (planning and runs); null when a model had no known price. */
-  costUsd: number | null
-  name: string
-  path: string
-  status: PlanState['status']
-  task: string
-  workspace: string | null
-  createdAt: string
-  updatedAt: string
-}
-
-/** Every plan in the plans directory with what wave knows of it, newest first. */
-export async function listPlans(): Promise<PlanListing[]> {
-  const dir = plansDir()
-  let names: string[]
-  try {
-    names = (await readdir(dir)).filter((file) => file.endsWith(PLAN_EXTENSION))
-  } catch {
-    return []
-  }
-
-  const listings = await Promise.all(
-    names.map(async (file): Promise<PlanListing | undefined> => {
-      const planPath = path.join(dir, file)
-      const state = await readPlanState(planPath)
-      // A dangling link, a directory, or a plan removed while listing is not a plan to show.
-      const info = await stat(planPath).catch(() => undefined)
-      if (!info?.isFile()) return undefined
-      const decision = await approvalDecision(planPath)
-      // A decision recorded after the state was written (by another tool) is the newer status.
-      const status = state && !(decision && decision.at > state.updatedAt) ? state.status : (decision?.decision ?? 'draft')
-      return {
-        costUsd: state ? planCost(state) : 0,
-        sandboxOff: decision?.sandboxOff ?? false,
-        createdAt: state?.createdAt ?? info.birthtime.toISOString(),
-        name: planNameOf(planPath),
-        path: planPath,
-        status,
-        task: state?.task ?? '',
-        updatedAt: state?.updatedAt ?? info.mtime.toISOString(),
-        workspace: state?.workspace ?? null,
-      }
-    }),
-  )
-  return listings.filter((listing): listing is PlanListing => listing !== undefined).sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-}
-
-async function approvalDecision(planPath: string): Promise<{decision: PlanState['status']; at: string; sandboxOff: boolean} | undefined> {
-  try {
-    const record = JSON.parse(await readFile(planSidecars(planPath).approval, 'utf8'))
-    if (typeof record?.decision === 'string' && (PLAN_STATUSES as readonly string[]).includes(record.decision)) {
-      return {at: String(record.decidedAt ?? ''), decision: record.decision, sandboxOff: record.decision === 'approved' && record.sandbox?.enabled === false}
-    }
-  } catch {}
-
-  return undefined
-}
-
 export function isRegularFile(file: string): boolean {
   // Synchronous: plan mode asks before every request, where a stat through the thread pool costs a trip round the event loop.
   try {
@@ -344,31 +167,6 @@ export function isRegularFile(file: string): boolean {
   } catch {
     return false
   }
-}
-
-/** Records whether the work tree had changes when the plan was made, where that was not known when its state was first written. */
-export async function recordDirty(planPath: string, dirty: boolean): Promise<void> {
-  const state = await readPlanState(planPath)
-  if (state?.repository) await writePlanState(planPath, {...state, repository: {...state.repository, dirty}})
-}
-
-/** Sets the plan's status where wave keeps a state for it. */
-export async function setPlanStatus(planPath: string, status: PlanState['status'], spentUsd?: number | null): Promise<void> {
-  const state = await readPlanState(planPath)
-  if (!state) return
-  const costUsd = spentUsd === undefined ? state.costUsd : addCost(state.costUsd, spentUsd)
-  await writePlanState(planPath, {...state, costUsd, status})
-}
-
-/** Costs add up; an unknown one (null) makes the total unknown. */
-export function addCost(a: number | null | undefined, b: number | null | undefined): number | null {
-  if (a === null || b === null) return null
-  return (a ?? 0) + (b ?? 0)
-}
-
-/** What a plan has cost so far: its planning sessions and its runs. */
-export function planCost(state: PlanState): number | null {
-  return state.runs.reduce<number | null>((total, run) => addCost(total, run.costUsd), state.costUsd ?? 0)
 }
 
 /** The files wave may keep for a plan: the plan itself and its sidecars. */

@@ -73,7 +73,7 @@ export interface ToolCall {
   /** The resolved path the call touches, for tools that declare one. */
   target?: ResolvedPath
   /**
-   * An execute-class call's `command` as the shell grammar reads it (dispatch computes it). Absent for
+   * An execute-class call's `command` as the shell grammar reads it (the wrapper, src/plugins/dispatch.ts, computes it). Absent for
    * such a call, no allow rule with a specifier matches and every deny rule does: the policy fails closed.
    */
   shell?: ShellAnalysis
@@ -179,16 +179,26 @@ function foreignDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision
   return undefined
 }
 
+/**
+ * Why a plan-mode control call is refused: by the policy, and again by plan mode itself when it is
+ * called (src/core/session/plan-mode.ts), in the same words.
+ */
+export const PLAN_MODE_REFUSALS = {
+  alreadyActive: 'Plan mode is already active: build the plan, then call ExitPlanMode.',
+  cannotEnter: 'This session cannot enter plan mode.',
+  notActive: 'Plan mode is not active: there is no plan to exit.',
+} as const
+
 function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision | undefined {
   if (isForeign(tool)) return undefined
   if (tool.name === 'EnterPlanMode') {
-    if (ctx.mode === 'plan') return deny('Plan mode is already active: build the plan, then call ExitPlanMode.')
-    if (!ctx.canEnterPlanMode) return deny('This session cannot enter plan mode.')
+    if (ctx.mode === 'plan') return deny(PLAN_MODE_REFUSALS.alreadyActive)
+    if (!ctx.canEnterPlanMode) return deny(PLAN_MODE_REFUSALS.cannotEnter)
     return allow('Entering plan mode.')
   }
 
   if (tool.name === 'ExitPlanMode') {
-    if (ctx.mode !== 'plan') return deny('Plan mode is not active: there is no plan to exit.')
+    if (ctx.mode !== 'plan') return deny(PLAN_MODE_REFUSALS.notActive)
     return allow('Leaving plan mode.')
   }
 
@@ -236,9 +246,10 @@ function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): Pol
 
 function planFileDecision(ctx: PolicyContext, tool: ToolIdentity, target: ResolvedPath | undefined, query: boolean): PolicyDecision {
   const only = `In plan mode the only file you may write or edit is the plan file ${ctx.planFile ?? '(none assigned)'}; everything else is read-only.`
-  if (isForeign(tool) || !PLAN_FILE_TOOLS.has(tool.name) || !ctx.planFile) return deny(`${tool.name} is not allowed in plan mode. ${only}`)
+  const notAllowed = deny(`${tool.name} is not allowed in plan mode. ${only}`)
+  if (isForeign(tool) || !PLAN_FILE_TOOLS.has(tool.name) || !ctx.planFile) return notAllowed
   if (query) return allow('The plan file is writable in plan mode.')
-  if (!target) return deny(`${tool.name} is not allowed in plan mode. ${only}`)
+  if (!target) return notAllowed
   if (target.real !== ctx.planFile) return deny(`${target.input} is not the plan file. ${only}`)
   if (target.kind !== 'file' && target.kind !== 'missing') return deny(`The plan file must be a regular file. ${only}`)
   return allow('The plan file is writable in plan mode.')

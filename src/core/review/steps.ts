@@ -12,6 +12,7 @@ import {bindContract, parseContract} from '../plans/contract.js'
 import {contractMarkdown, revisionDiffMarkdown} from '../output/report.js'
 import {runReportSchema} from '../plans/report.js'
 import {textDiff} from '../plans/revisions.js'
+import {addCost} from '../plans/lifecycle.js'
 import {makePlan, revisePlan} from '../session/plan.js'
 import {executePlan} from '../session/run.js'
 import type {ExecutionMode} from '../policy/modes.js'
@@ -462,10 +463,5 @@ function costMeter() {
   }
 }
 
-function addCost(before: number | null | undefined, added: number | null | undefined): number | null | undefined {
-  if (added === undefined) return before
-  if (before === undefined) return added
-  return before === null || added === null ? null : Math.round((before + added) * 1e6) / 1e6
-}
 
 

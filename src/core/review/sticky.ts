@@ -11,6 +11,7 @@ import {fencedBlock, markdownTable} from '../output/sink.js'
 import {formatCost} from '../output/progress.js'
 import {reportMarkdown} from '../output/report.js'
 import {runReportSchema} from '../plans/report.js'
+import {PLAN_NAME} from '../plans/plans.js'
 import type {ForgeWords} from './forge.js'
 
 /** GitHub's words: what a sticky comment says where its forge is not named. */
@@ -19,8 +20,6 @@ const DEFAULT_WORDS: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = {ch
 export const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected'] as const
 export type StickyStatus = (typeof STICKY_STATUSES)[number]
 
-/** A plan name as wave draws them (`gentle-breeze`); nothing a path could climb with. */
-export const PLAN_NAME = /^[a-z0-9][a-z0-9._-]*$/
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/)
 const cost = z.number().nullable()

@@ -19,9 +19,10 @@ import {z} from 'zod'
 
 import {errorLine, ExitCode, WaveError} from '../errors.js'
 import {sha256Of} from '../plans/approval.js'
-import {ensurePlansDir, planSidecars, writePlanState} from '../plans/plans.js'
+import {adoptPlan} from '../plans/lifecycle.js'
+import {ensurePlansDir, PLAN_NAME, planSidecars} from '../plans/plans.js'
 import type {ForgeComment} from './forge.js'
-import {type ParsedSticky, PLAN_NAME, type StickyState, stickyStateSchema} from './sticky.js'
+import {type ParsedSticky, type StickyState, stickyStateSchema} from './sticky.js'
 
 /** Far above any plan a comment can hold: a bigger block is not one wave wrote. */
 const MAX_DECODED = 4 * 1024 * 1024
@@ -118,17 +119,11 @@ export async function materializePlan(found: {state: StickyState; plan: Uint8Arr
   const planPath = path.join(dir, `${found.state.name}.md`)
   await writeFile(planPath, found.plan, {mode: 0o600})
   await rm(planSidecars(planPath).approval, {force: true})
-  const now = new Date().toISOString()
-  await writePlanState(planPath, {
-    createdAt: found.state.history[0]?.at ?? now,
+  await adoptPlan(planPath, {
+    createdAt: found.state.history[0]?.at,
     model: found.state.model ?? place.model,
-    name: found.state.name,
     repository: {branch: null, dirty: false, head: found.state.commit, root: place.workspace},
-    runs: [],
-    status: 'draft',
     task: found.state.task,
-    updatedAt: now,
-    version: 1,
     workspace: place.workspace,
   })
   return planPath

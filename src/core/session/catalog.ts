@@ -19,7 +19,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
-import {waveHome} from '../plans/plans.js'
+import {waveHome} from '../home.js'
 import {type Effort, EFFORTS, FALLBACK_CONTEXT_WINDOW, modelTableEntry, type ThinkingType} from './model.js'
 
 /** The beta that opens a window past 200k tokens (what Claude Code sends for these models). */

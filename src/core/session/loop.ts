@@ -7,6 +7,7 @@
  */
 import type {ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock} from '@anthropic-ai/sdk/resources/messages'
 
+import type {CallExecutor} from '../../plugins/turn.js'
 import {ExitCode, type FailureDetails, WaveError} from '../errors.js'
 import {type CompactionEvent, Compactor, ContextMeter, type SummaryRequest} from './compaction.js'
 import {FALLBACK_CONTEXT_WINDOW, modelLimits} from './model.js'
@@ -41,21 +42,12 @@ export type OutputLimitAction =
   /** A final answer was cut: the model is asked to continue it, once. */
   | 'continue'
 
-/** What one tool call came to, as the loop answers the model with it. */
-export interface CallResult {
-  /** What the model is sent (secrets already scrubbed). */
-  content: string
-  isError: boolean
-  denied: boolean
-  /** The real path a write tool changed. */
-  changed?: string
-}
-
 /**
  * Runs a turn's tool calls (each reported as an event by the executor) and returns their results in
- * call order. Bound once per session: the registry, the policy, the sandbox, plan mode's control.
+ * call order: src/plugins/turn.ts, bound once per session (the registry, the policy, the sandbox, plan
+ * mode's control).
  */
-export type CallExecutor = (calls: ToolUseBlock[]) => Promise<CallResult[]>
+export type {CallExecutor, CallResult} from '../../plugins/turn.js'
 
 export interface LoopOptions {
   model: string

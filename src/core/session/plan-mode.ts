@@ -12,7 +12,7 @@ import {readFile, stat} from 'node:fs/promises'
 
 import {type SessionControl, ToolError} from '../../plugins/tool.js'
 import {isRegularFile} from '../plans/plans.js'
-import type {PolicyContext} from '../policy/policy.js'
+import {PLAN_MODE_REFUSALS, type PolicyContext} from '../policy/policy.js'
 import {resolvePath} from '../workspace/paths.js'
 import {planPrompt} from './prompts/plan.js'
 
@@ -62,8 +62,8 @@ export class PlanMode implements SessionControl {
   }
 
   async enterPlanMode(reason?: string): Promise<string> {
-    if (this.plan) throw new ToolError('Plan mode is already active: build the plan, then call ExitPlanMode.')
-    if (!this.options.enter || this.entered) throw new ToolError('This session cannot enter plan mode.')
+    if (this.plan) throw new ToolError(PLAN_MODE_REFUSALS.alreadyActive)
+    if (!this.options.enter || this.entered) throw new ToolError(PLAN_MODE_REFUSALS.cannotEnter)
     this.entered = true
     this.plan = await this.options.enter(reason)
     const why = reason ? ` (${reason})` : ''
@@ -71,7 +71,7 @@ export class PlanMode implements SessionControl {
   }
 
   async exitPlanMode(given?: string): Promise<string> {
-    if (!this.plan) throw new ToolError('Plan mode is not active: there is no plan to exit.')
+    if (!this.plan) throw new ToolError(PLAN_MODE_REFUSALS.notActive)
     const resolve = async (p: string) => (await resolvePath(this.options.workspace, p)).real
     const problem = await planFileProblem(this.plan.path, given, resolve)
     if (problem) throw new ToolError(problem)

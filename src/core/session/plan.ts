@@ -7,7 +7,9 @@ import path from 'node:path'
 
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
 import {type PlanContract, planContractOf} from '../plans/contract.js'
-import {appendTranscript, createPlan, ensurePlansDir, isRegularFile, planNameOf, planSidecars, readPlanStateChecked, recordDirty, resolvePlanReference, setPlanStatus} from '../plans/plans.js'
+import {createPlan, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
+import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/plans.js'
+import {appendTranscript} from '../plans/transcript.js'
 import {endingError, ExitCode, usageError, WaveError} from '../errors.js'
 import type {RepositorySnapshot} from '../workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
@@ -100,7 +102,7 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
 interface SessionInput extends PlanSessionOptions {
   planPath: string
   opening: string
-  transcriptLabel: string
+  transcriptLabel: 'plan' | 'revise'
   /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
   recorded?: Promise<void>
   /** The feedback a revision answers, kept with the revision. */
@@ -130,7 +132,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     })
   } catch (error) {
     await input.recorded
-    await setPlanStatus(planPath, 'failed', error instanceof WaveError ? error.details?.costUsd : undefined)
+    await planningEnded(planPath, {costUsd: error instanceof WaveError ? error.details?.costUsd : undefined, ok: false})
     const partial = isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
     if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint, {...error.details, planPath})
     throw error
@@ -140,11 +142,11 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
 
   await input.recorded
   if (await planMode.problem()) {
-    await setPlanStatus(planPath, 'failed')
+    await planningEnded(planPath, {ok: false})
     throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
 
-  await setPlanStatus(planPath, 'draft', outcome.costUsd)
+  await planningEnded(planPath, {costUsd: outcome.costUsd, ok: true})
   const {contract, revision} = await planContractOf(planPath, input.feedback)
   return {contract, costUsd: outcome.costUsd, name, planPath, revision, stopReason: outcome.stopReason, summary: outcome.finalText, turns: outcome.turns, usage: outcome.usage}
 }

@@ -9,14 +9,13 @@
  * unknown. A note that the run was interrupted and resumed ends the last user message (the API wants
  * a user message last, and user and assistant messages alternating).
  */
-import {readFile} from 'node:fs/promises'
-
 import type {ContentBlockParam, MessageParam, ToolResultBlockParam} from '@anthropic-ai/sdk/resources/messages'
-import {z} from 'zod'
 
 import {ExitCode, usageError, WaveError} from '../errors.js'
 import type {ApprovalRecord} from '../plans/approval.js'
-import {type PlanRun, type PlanState, planNameOf, planSidecars} from '../plans/plans.js'
+import type {PlanRun, PlanState} from '../plans/lifecycle.js'
+import {planNameOf} from '../plans/plans.js'
+import {readTranscript, type RecordedEntry} from '../plans/transcript.js'
 import {emptyUsage, type TokenUsage} from './pricing.js'
 
 /** What a run had spent when it stopped: the resumed session counts on from it. */
@@ -84,82 +83,17 @@ export async function resumePoint(planPath: string, run: PlanRun, opening: strin
   return {history: messages, prior, unanswered}
 }
 
-const messageSchema = z.object({
-  content: z.union([z.string(), z.array(z.looseObject({type: z.string()}))]),
-  role: z.enum(['user', 'assistant']),
-})
-
-const progressSchema = z.object({
-  costUsd: z.number().nullable(),
-  turns: z.number().int().nonnegative(),
-  usage: z.record(z.string(), z.number()),
-})
-
-/**
- * One line of a plan's transcript, as the session drivers write it: a message, or the whole
- * conversation replaced (`compacted` after a compaction, `conversation` when a run was resumed). A
- * run's entries carry its `startedAt`, and `progress`: what it had spent when the entry was written.
- */
-const entrySchema = z.looseObject({
-  compacted: z.array(messageSchema).optional(),
-  conversation: z.array(messageSchema).optional(),
-  message: messageSchema.optional(),
-  progress: progressSchema.optional(),
-  session: z.string().optional(),
-  startedAt: z.string().optional(),
-})
-
-export type TranscriptEntry = z.infer<typeof entrySchema>
-
-/**
- * The plan's transcript, entry by entry. A last line cut short (the process was killed while writing
- * it) is left out, as if never written; any other bad line makes the transcript unusable for a resume.
- */
-export async function readTranscript(planPath: string): Promise<TranscriptEntry[]> {
-  const file = planSidecars(planPath).transcript
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw usageError(`Cannot read the plan's transcript ${file}: ${(error as Error).message}.`)
-  }
-
-  const lines = text.split('\n')
-  const entries: TranscriptEntry[] = []
-  for (const [index, line] of lines.entries()) {
-    if (!line.trim()) continue
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(line)
-    } catch {
-      // The last line, cut by a process that died mid-write, is dropped; a bad line before it is an error.
-      if (lines.slice(index + 1).every((rest) => !rest.trim())) break
-      throw malformed(file, index + 1, 'not JSON')
-    }
-
-    const entry = entrySchema.safeParse(parsed)
-    if (!entry.success) throw malformed(file, index + 1, entry.error.issues[0].message)
-    entries.push(entry.data)
-  }
-
-  return entries
-}
-
-const malformed = (file: string, line: number, problem: string) =>
-  usageError(`The plan's transcript ${file} is malformed at line ${line} (${problem}): the run cannot be resumed from it.`, 'Run the plan afresh, without --resume.')
-
 /** The run's conversation as recorded: from its newest replacement on, every message appended after it. */
-export function conversationOf(entries: TranscriptEntry[], startedAt: string): {messages: MessageParam[]; progress?: RunProgress; assistantTurns: number} {
+export function conversationOf(entries: RecordedEntry[], startedAt: string): {messages: MessageParam[]; progress?: RunProgress; assistantTurns: number} {
   let messages: MessageParam[] = []
   let progress: RunProgress | undefined
   let assistantTurns = 0
   for (const entry of entries) {
     if (entry.session !== 'run' || entry.startedAt !== startedAt) continue
     const replaced = entry.compacted ?? entry.conversation
-    if (replaced) messages = replaced.map((message) => message as MessageParam)
+    if (replaced) messages = [...replaced]
     else if (entry.message) {
-      messages.push(entry.message as MessageParam)
+      messages.push(entry.message)
       if (entry.message.role === 'assistant') assistantTurns++
     }
 

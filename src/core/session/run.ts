@@ -2,23 +2,12 @@ import {realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
 import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
-import {type ApprovalRecord, approvalPathFor, assertApproved, type DecisionKind, markSpent, readApproval, writeDecision} from '../plans/approval.js'
+import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApproval, writeDecision} from '../plans/approval.js'
 import {endingError, ExitCode, WaveError} from '../errors.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
-import {
-  appendTranscript,
-  createExclusive,
-  liveLockOwner,
-  type PlanRun,
-  type PlanState,
-  planNameOf,
-  planSidecars,
-  readPlanFile,
-  readPlanState,
-  readPlanStateChecked,
-  resolvePlanReference,
-  writePlanState,
-} from '../plans/plans.js'
+import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
+import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanReference} from '../plans/plans.js'
+import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
 import {assertSandboxForCommands} from '../preflight.js'
@@ -115,7 +104,6 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
         task: state?.task,
       })
     ).record
-    await recordDecisionInState(planPath, 'approved')
   } else {
     record = await readApproval(recordPath, options.planPath)
   }
@@ -234,11 +222,11 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
   }
 
   // Recorded as running only once nothing but the session itself can fail: the finally below ends it.
-  await saveRun(planPath, session, prepared, run, 'running')
+  await saveRun(planPath, session, prepared, run)
 
   /** What the run has spent so far, written with each transcript entry: a killed run's resume counts on from it. */
   let progress = point?.prior
-  const entry = (fields: Record<string, unknown>) => appendTranscript(planPath, {...fields, progress, session: 'run', startedAt: run.startedAt})
+  const entry = (fields: TranscriptContent) => appendTranscript(planPath, {...fields, progress, session: 'run', startedAt: run.startedAt})
 
   // The approved contract: commands watched against the scope, the checks run when the model is done.
   const enforcement = new Enforcement({
@@ -344,7 +332,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     run.endedAt = new Date().toISOString()
     run.exitCode = exitCode
     if (prepared.current) run.head = await headOf(workspace)
-    await saveRun(planPath, session, prepared, run, exitCode === ExitCode.ok ? 'ran' : 'failed')
+    await saveRun(planPath, session, prepared, run)
     if (exitCode === ExitCode.ok) {
       await markSpent(prepared.recordPath, record, run.endedAt).catch((error: unknown) => {
         options.host.warn(`Could not mark the approval ${prepared.recordPath} as spent (${(error as Error).message}); the plan's state records the run.`)
@@ -386,29 +374,9 @@ async function sidecarsOf(planPath: string): Promise<Set<string>> {
   return new Set(Object.values(planSidecars(path.join(dir, path.basename(planPath)))))
 }
 
-async function saveRun(planPath: string, session: SessionContext, prepared: Prepared, run: PlanRun, status: PlanState['status']): Promise<void> {
-  const now = new Date().toISOString()
-  const state: PlanState = (await readPlanState(planPath)) ?? {
-    // A plan copied here with only its approval record: start its state from the record.
-    createdAt: now,
-    model: 'unknown',
-    name: planNameOf(planPath),
-    repository: prepared.current,
-    runs: [],
-    status: 'approved',
-    task: prepared.record.task ?? '',
-    updatedAt: now,
-    version: 1,
-    workspace: session.workspace,
-  }
-  const runs = state.runs.filter((r) => r.startedAt !== run.startedAt)
-  await writePlanState(planPath, {...state, runs: [...runs, {...run}], status})
-}
-
-/** Keeps the plan's state in step with the newest decision, where wave has a state for it. */
-export async function recordDecisionInState(planPath: string, decision: DecisionKind): Promise<void> {
-  const state = await readPlanState(planPath)
-  if (state) await writePlanState(planPath, {...state, status: decision})
+/** The run's record in the plan's state; a plan copied here with only its approval record gets a state started from the record. */
+async function saveRun(planPath: string, session: SessionContext, prepared: Prepared, run: PlanRun): Promise<void> {
+  await runRecorded(planPath, run, {model: 'unknown', repository: prepared.current, task: prepared.record.task ?? '', workspace: session.workspace})
 }
 
 /** One run of a plan at a time: a lock file created exclusively, holding the owner's pid. */

@@ -9,15 +9,14 @@ import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
 import type {ToolRegistry} from '../../plugins/registry.js'
 import type {SessionControl} from '../../plugins/tool.js'
+import {type CommandWatch, turnExecutor} from '../../plugins/turn.js'
 import {parseRules, type PolicyContext, readDenials} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
 import type {Scope} from '../policy/scope.js'
-import {scrubSecrets} from '../secrets.js'
 import type {SessionContext} from './context.js'
-import {dispatch} from './dispatch.js'
 import {environmentSection, readEnvironment} from './environment.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
-import {type AgentEvent, AgentLoop, type CallExecutor, type CompactionEvent, type LoopOptions} from './loop.js'
+import {type AgentEvent, AgentLoop, type CompactionEvent, type LoopOptions} from './loop.js'
 import type {AgentOutcome, SessionTotals} from './outcome.js'
 import {budgetPriceOf} from './pricing.js'
 import type {SessionProfile} from './profiles.js'
@@ -56,14 +55,6 @@ export interface ConversationSpec extends SessionProfile {
   onEndTurn?(): Promise<string | undefined>
 }
 
-/**
- * Around each allowed command (an execute-class call): `before` reads what `after` compares with, and
- * `after` may return a note appended to the call's result (what the command changed outside the scope).
- */
-export interface CommandWatch {
-  before(): Promise<unknown>
-  after(before: unknown): Promise<string | undefined>
-}
 
 export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<AgentOutcome> {
   const {host, options, settings} = session
@@ -124,52 +115,20 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   return new AgentLoop({
     ...loop,
-    execute: callExecutor({commandWatch, onEvent, policy, registry, sandbox, session, signal: loop.signal}),
+    // Reads run together, anything else alone and in order (src/plugins/turn.ts); each call reported as it starts and ends.
+    execute: turnExecutor(
+      {commandWatch, policy, registry, sandbox, session, signal: loop.signal},
+      {
+        ended: (call, result) => onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
+        started: (call) => onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
+      },
+    ),
     offer() {
       const now = policy()
       return {mode: now.mode, tools: registry.apiTools(now)}
     },
     request: turnRequest({client, model: loop.model, onRetry: ({attempt, reason}) => onEvent({attempt, reason, type: 'retry'}), signal: loop.signal}),
   })
-}
-
-/**
- * Runs a turn's calls one after another (a later call may depend on an earlier write), each through the
- * shared wrapper (dispatch.ts), each reported as it starts and ends; what the model is sent is scrubbed
- * of secrets.
- */
-function callExecutor(env: {
-  registry: ToolRegistry
-  policy: () => PolicyContext
-  session: SessionControl
-  sandbox?: SandboxSettings
-  signal: AbortSignal
-  onEvent(event: AgentEvent): void
-  commandWatch?: CommandWatch
-}): CallExecutor {
-  return async (calls) => {
-    const results = []
-    for (const call of calls) {
-      env.onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'})
-      // A command's changes are found from the work tree before and after it (a run held to a scope).
-      const watched = env.commandWatch && !env.signal.aborted && env.registry.get(call.name)?.access === 'execute' ? env.commandWatch : undefined
-      const before = await watched?.before()
-      const outcome = env.signal.aborted
-        ? {content: 'The session was interrupted before this call ran.', isError: true}
-        : await dispatch(
-            {id: call.id, input: call.input, name: call.name},
-            {policy: env.policy(), registry: env.registry, sandbox: env.sandbox, session: env.session, signal: env.signal},
-          )
-      const denied = 'decision' in outcome && outcome.decision?.decision === 'deny'
-      const allowed = 'decision' in outcome && outcome.decision?.decision === 'allow'
-      const note = watched && allowed ? await watched.after(before) : undefined
-      const content = scrubSecrets(note ? `${outcome.content}\n\n${note}` : outcome.content)
-      env.onEvent({content, denied, id: call.id, isError: outcome.isError, name: call.name, type: 'tool_result'})
-      results.push({changed: 'changed' in outcome ? outcome.changed : undefined, content, denied, isError: outcome.isError})
-    }
-
-    return results
-  }
 }
 
 /** What decides a session's system prompt and tools besides its context: its kind and its rules. */

@@ -6,7 +6,8 @@
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
 import {endingError, ExitCode, WaveError} from '../errors.js'
-import {appendTranscript, createPlan, setPlanStatus} from '../plans/plans.js'
+import {createPlan, planningEnded} from '../plans/lifecycle.js'
+import {appendTranscript} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../policy/sandbox.js'
 import {assertSandboxForCommands} from '../preflight.js'
@@ -102,11 +103,11 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     // A session that ended in plan mode without ExitPlanMode still leaves its plan for review, if it wrote one.
     const problem = await planMode.problem()
     if (problem) {
-      await setPlanStatus(plan.path, 'failed')
+      await planningEnded(plan.path, {ok: false})
       throw new WaveError(`The session entered plan mode but ended without a plan: ${problem}`, ExitCode.runtime)
     }
 
-    await setPlanStatus(plan.path, 'draft', result.costUsd)
+    await planningEnded(plan.path, {costUsd: result.costUsd, ok: true})
     if (!options.approve) return {...tally, kind: 'awaiting_approval', name: plan.name, planPath: plan.path}
 
     const run = await executePlan(

@@ -9,7 +9,7 @@ import type {Config, Hook, Interfaces} from '@oclif/core'
 import {z} from 'zod'
 
 import {errorLine} from '../../core/errors.js'
-import {defineTool, type ToolContext, ToolError, type ToolPlugin} from '../tool.js'
+import {DEFAULT_RESULT_CAP, defineTool, type ToolContext, ToolError, type ToolPlugin} from '../tool.js'
 
 export const TOOLS_HOOK = 'wave:tools'
 /** Bumped if the hook's options or the tool shape change incompatibly. */
@@ -32,7 +32,8 @@ export type WaveToolsHookOptions = {
 }
 
 /** One tool as a plugin returns it; wave sets `origin` and `source` itself. */
-export type PluginTool = Omit<ToolPlugin, 'inputSchema' | 'origin' | 'source'>
+/** A plugin's tool: the built-ins' shape, its result cap optional (DEFAULT_RESULT_CAP, and never above it). */
+export type PluginTool = Omit<ToolPlugin, 'inputSchema' | 'origin' | 'resultCap' | 'source'> & {resultCap?: number}
 
 export interface WaveHooks extends Interfaces.Hooks {
   'wave:tools': {options: WaveToolsHookOptions; return: PluginTool | PluginTool[]}
@@ -55,6 +56,12 @@ const pluginToolSchema = z.object({
   }),
   name: z.string({error: 'name must be a string'}).regex(TOOL_NAME, 'name must start with a letter and hold only letters, digits, "_" and "-" (at most 64)'),
   pathField: z.string().optional(),
+  resultCap: z
+    .number({error: 'resultCap must be a number'})
+    .int('resultCap must be a whole number of characters')
+    .positive('resultCap must be positive')
+    .max(DEFAULT_RESULT_CAP, `resultCap must be at most ${DEFAULT_RESULT_CAP}`)
+    .optional(),
   run: z.custom<ToolPlugin['run']>((value) => typeof value === 'function', {error: 'run must be a function'}),
 })
 
@@ -139,6 +146,7 @@ export function checkPluginTool(pluginName: string, candidate: unknown, taken: S
     name: tool.name,
     origin: 'plugin',
     pathField: tool.pathField,
+    resultCap: tool.resultCap ?? DEFAULT_RESULT_CAP,
     run: (input: unknown, ctx: ToolContext) => original.run.call(original, input as never, ctx),
     source: pluginName,
   }

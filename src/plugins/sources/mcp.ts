@@ -13,7 +13,7 @@ import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import {z} from 'zod'
 
-import {ToolError, type ToolPlugin} from '../tool.js'
+import {DEFAULT_RESULT_CAP, ToolError, type ToolPlugin} from '../tool.js'
 import type {McpServerConfig} from '../../core/settings.js'
 
 /** How long a server may take to start and list its tools (ms); `MCP_TIMEOUT` overrides it. */
@@ -171,6 +171,7 @@ function toToolPlugin(server: string, tool: ListedTool, client: Client, timeout:
     inputSchema: {...schema, type: 'object'},
     name,
     origin: 'mcp',
+    resultCap: DEFAULT_RESULT_CAP,
     async run(input, ctx) {
       const result = await client.callTool({arguments: input, name: tool.name}, undefined, {signal: ctx.signal, timeout})
       const text = resultText(result as CallResult)

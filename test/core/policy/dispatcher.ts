@@ -1,5 +1,5 @@
 import {parseRules, type PermissionMode} from '../../../src/core/policy/policy.js'
-import {dispatch, type ToolCallOutcome} from '../../../src/core/session/dispatch.js'
+import {dispatch, type ToolCallOutcome} from '../../../src/plugins/dispatch.js'
 import {builtinRegistry} from '../../../src/plugins/registry.js'
 
 export interface RuleSet {

@@ -13,7 +13,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {endingError, ExitCode, WaveError} from '../../../src/core/errors.js'
 import {type ApprovalRecord, approvalRecordSchema} from '../../../src/core/plans/approval.js'
-import type {PlanRun, PlanState} from '../../../src/core/plans/plans.js'
+import type {PlanRun, PlanState} from '../../../src/core/plans/lifecycle.js'
 import {NO_RULES} from '../../../src/core/policy/policy.js'
 import {outcomeDetails} from '../../../src/core/session/loop.js'
 import {agentLoop} from '../../../src/core/session/session.js'

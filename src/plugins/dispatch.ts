@@ -1,15 +1,16 @@
+/**
+ * One tool call, start to end: the shared wrapper every call of every tool goes through (built-in,
+ * plugin or MCP). The tools declare (tool.ts); this checks and runs them; turn.ts runs a turn's calls.
+ */
 import {z} from 'zod'
 
-import type {ToolRegistry} from '../../plugins/registry.js'
-import {type SessionControl, type ToolContext, ToolError, type ToolPlugin} from '../../plugins/tool.js'
-import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, scopeDecision, type ToolIdentity} from '../policy/policy.js'
-import type {SandboxSettings} from '../policy/sandbox.js'
-import {analyseShell, type ShellAnalysis} from '../policy/shell.js'
-import {isInside, PathResolutionError, realPathOf, resolvePath, type ResolvedPath} from '../workspace/paths.js'
-import {secretValues} from '../secrets.js'
-
-/** Cap on what one tool result may send back to the model; tools cap their own results below this. */
-export const RESULT_CAP = 40_000
+import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, ruleNamesHost, scopeDecision, type ToolIdentity} from '../core/policy/policy.js'
+import type {SandboxSettings} from '../core/policy/sandbox.js'
+import {analyseShell, type ShellAnalysis} from '../core/policy/shell.js'
+import {secretValues} from '../core/secrets.js'
+import {isInside, PathResolutionError, realPathOf, resolvePath, type ResolvedPath} from '../core/workspace/paths.js'
+import type {ToolRegistry} from './registry.js'
+import {type SessionControl, type ToolContext, ToolError, type ToolPermissions, type ToolPlugin} from './tool.js'
 
 export interface ToolCallRequest {
   id: string
@@ -37,8 +38,8 @@ export interface DispatchEnv {
 
 /**
  * The shared wrapper every tool call goes through: unknown tool → invalid input → path resolution →
- * policy → re-check at the real path → run → cap. Nothing here throws: every failure becomes an
- * error result the model can read and act on.
+ * policy → re-check at the real path → run → the tool's declared result cap. Nothing here throws:
+ * every failure becomes an error result the model can read and act on.
  */
 export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise<ToolCallOutcome> {
   const {policy, registry} = env
@@ -96,7 +97,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     }
 
     const ctx: ToolContext = {
-      policy,
+      permissions: toolPermissions(policy, tool),
       readable: readableFor(policy, tool),
       root: policy.workspaceRoot,
       session: env.session,
@@ -108,7 +109,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     return {
       changed: tool.access === 'write' && target ? target.real : undefined,
       // A write outside a scope that warns goes ahead; the model is told it was recorded.
-      content: capResult(output) + (decision.outOfScope ? `\n\n(wave: ${target?.input ?? 'this file'} is outside the approved scope; recorded as a deviation from the plan.)` : ''),
+      content: capResult(output, tool.resultCap) + (decision.outOfScope ? `\n\n(wave: ${target?.input ?? 'this file'} is outside the approved scope; recorded as a deviation from the plan.)` : ''),
       decision,
       isError: false,
     }
@@ -183,8 +184,19 @@ async function readablePath(policy: PolicyContext, absolute: string): Promise<st
   return isInside(policy.workspaceRoot, real) || real === policy.planFile ? real : undefined
 }
 
+/**
+ * What a tool may ask of the policy after the wrapper's decision, asked the same way (WebFetch: each
+ * redirect is a new call of it, and a private address needs a rule naming its host).
+ */
+export function toolPermissions(policy: PolicyContext, tool: ToolIdentity): ToolPermissions {
+  return {
+    decide: (input) => decide(policy, {input, tool}),
+    namesHost: (host) => ruleNamesHost(policy.rules, tool.name, host),
+  }
+}
+
 /** Keep the head and the tail: the end of a long output (an error, a summary) is often what matters. */
-export function capResult(text: string, cap = RESULT_CAP): string {
+export function capResult(text: string, cap: number): string {
   if (text.length <= cap) return text
   const keep = Math.floor(cap / 2)
   const cut = text.length - 2 * keep

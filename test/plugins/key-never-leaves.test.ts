@@ -9,12 +9,12 @@ import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {NO_RULES, parseRule} from '../../../src/core/policy/policy.js'
-import {dispatch, type DispatchEnv} from '../../../src/core/session/dispatch.js'
-import bash from '../../../src/plugins/bash.js'
-import edit from '../../../src/plugins/edit.js'
-import {ToolRegistry} from '../../../src/plugins/registry.js'
-import write from '../../../src/plugins/write.js'
+import {NO_RULES, parseRule} from '../../src/core/policy/policy.js'
+import {dispatch, type DispatchEnv} from '../../src/plugins/dispatch.js'
+import bash from '../../src/plugins/bash.js'
+import edit from '../../src/plugins/edit.js'
+import {ToolRegistry} from '../../src/plugins/registry.js'
+import write from '../../src/plugins/write.js'
 
 const KEY = 'sk-ant-api03-never-leaves-0123456789'
 let repo: string

@@ -11,11 +11,11 @@ import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {dispatch, type DispatchEnv} from '../../../src/core/session/dispatch.js'
-import {NO_RULES, type PermissionMode} from '../../../src/core/policy/policy.js'
-import {ToolRegistry} from '../../../src/plugins/registry.js'
-import edit from '../../../src/plugins/edit.js'
-import write from '../../../src/plugins/write.js'
+import {dispatch, type DispatchEnv} from '../../src/plugins/dispatch.js'
+import {NO_RULES, type PermissionMode} from '../../src/core/policy/policy.js'
+import {ToolRegistry} from '../../src/plugins/registry.js'
+import edit from '../../src/plugins/edit.js'
+import write from '../../src/plugins/write.js'
 
 let base: string
 let repo: string

@@ -1,0 +1,306 @@
+/**
+ * A plan's life: the one vocabulary of its statuses, the state wave keeps beside it, and every change
+ * to that state. Nothing else writes the state file: a driver reports what happened (a planning
+ * session ended, a decision was recorded, a run started or ended, a plan arrived from elsewhere) and
+ * the status follows from that here (`statusAfter`). `wave plans` reads the status back with the
+ * decision recorded beside the plan (`listPlans`).
+ *
+ *   draft ──approve──▶ approved ──run──▶ running ──▶ ran | failed
+ *     ▲  ╲──reject / request changes──▶ rejected | changes_requested
+ *     └── planning ended (plan, --revise) ─── failed (no plan written)
+ */
+import {readFile, readdir, stat} from 'node:fs/promises'
+import path from 'node:path'
+
+import writeFileAtomic from 'write-file-atomic'
+import {z} from 'zod'
+
+import {ExitCode} from '../errors.js'
+import {readJsonFile} from '../json.js'
+import type {RepositoryState} from '../workspace/snapshot.js'
+import {createExclusive, drawPlanName, ensurePlansDir, exists, PLAN_EXTENSION, planNameOf, planSidecars, plansDir} from './plans.js'
+import {runReportSchema} from './report.js'
+
+/** Every status a plan can have, in the order of its life. */
+export const PLAN_STATUSES = ['draft', 'approved', 'rejected', 'changes_requested', 'running', 'ran', 'failed'] as const
+export type PlanStatus = (typeof PLAN_STATUSES)[number]
+
+/** The statuses a decision gives a plan: what an approval record's `decision` may say. */
+export const DECISIONS = ['approved', 'rejected', 'changes_requested'] as const satisfies readonly PlanStatus[]
+export type Decision = (typeof DECISIONS)[number]
+
+const repositorySchema = z.object({
+  branch: z.string().nullable(),
+  /** Whether the work tree had changes. Absent until known: in a large work tree it is recorded after the session started (snapshot.ts). */
+  dirty: z.boolean().optional(),
+  head: z.string().nullable(),
+  root: z.string(),
+})
+
+const runSchema = z.object({
+  approvalSha256: z.string().optional(),
+  changedFiles: z.array(z.string()).default([]),
+  endedAt: z.string().optional(),
+  exitCode: z.number().optional(),
+  startedAt: z.string(),
+  /** What the run spent so far (kept when it fails, so `--resume` keeps counting). */
+  turns: z.number().optional(),
+  /** The git HEAD when the run stopped: a resumed run finds HEAD where the run itself may have moved it. */
+  head: z.string().nullable().optional(),
+  costUsd: z.number().nullable().optional(),
+  usage: z.record(z.string(), z.number()).optional(),
+  /** Planned versus actual, as the run ended (report.ts): `wave plans <name>` shows the last one. */
+  report: runReportSchema.optional(),
+})
+
+export const planStateSchema = z.object({
+  createdAt: z.string(),
+  model: z.string(),
+  name: z.string(),
+  repository: repositorySchema.nullable(),
+  runs: z.array(runSchema).default([]),
+  status: z.enum(PLAN_STATUSES).default('draft'),
+  task: z.string(),
+  updatedAt: z.string(),
+  version: z.literal(1),
+  workspace: z.string(),
+  /** What planning (plan and revise sessions) spent, in USD; null once a session's model had no price. */
+  costUsd: z.number().nullable().optional(),
+  /**
+   * The `decidedAt` of the approval record beside the plan when this state was last written: a record
+   * that says otherwise now was written since (by another tool, or copied in), and its decision is the
+   * newer status. Absent in states written before wave kept it.
+   */
+  decisionSeen: z.string().nullable().optional(),
+})
+
+export type PlanState = z.infer<typeof planStateSchema>
+export type PlanRun = z.infer<typeof runSchema>
+
+/** What happened to a plan; its status follows from the newest event alone. */
+export type PlanEvent =
+  | {kind: 'created'}
+  | {kind: 'planned'; ok: boolean}
+  | {kind: 'decided'; decision: Decision}
+  | {kind: 'run'; run: PlanRun}
+
+/** The one place a status is derived. A run without an exit code is still going. */
+export function statusAfter(event: PlanEvent): PlanStatus {
+  switch (event.kind) {
+    case 'created': {
+      return 'draft'
+    }
+
+    case 'planned': {
+      return event.ok ? 'draft' : 'failed'
+    }
+
+    case 'decided': {
+      return event.decision
+    }
+
+    case 'run': {
+      if (event.run.exitCode === undefined) return 'running'
+      return event.run.exitCode === ExitCode.ok ? 'ran' : 'failed'
+    }
+  }
+}
+
+/** Costs add up; unknown (null) makes the total unknown, and nothing spent (undefined) adds nothing. Rounded to a millionth of a dollar. */
+export function addCost<T extends number | null | undefined>(a: T, b: number | null | undefined): T | number | null {
+  if (b === undefined) return a
+  if (a === undefined) return b
+  return a === null || b === null ? null : Math.round((a + b) * 1e6) / 1e6
+}
+
+/** What a plan has cost so far: its planning sessions and its runs. */
+export function planCost(state: PlanState): number | null {
+  const total = state.runs.reduce<number | null | undefined>((sum, run) => addCost(sum, run.costUsd), state.costUsd)
+  return total === undefined ? 0 : total
+}
+
+export interface NewPlan {
+  name: string
+  path: string
+  state: PlanState
+}
+
+const MAX_DRAWS = 1000
+
+interface PlanOrigin {
+  task: string
+  workspace: string
+  model: string
+  repository: RepositoryState | null
+}
+
+const freshState = (name: string, origin: PlanOrigin, createdAt = new Date().toISOString()): PlanState => ({
+  createdAt,
+  model: origin.model,
+  name,
+  repository: origin.repository,
+  runs: [],
+  status: statusAfter({kind: 'created'}),
+  task: origin.task,
+  updatedAt: new Date().toISOString(),
+  version: 1,
+  workspace: origin.workspace,
+})
+
+/** A fresh, never-used plan name: reserved by creating its state file exclusively, redrawn on collision. */
+export async function createPlan(origin: PlanOrigin): Promise<NewPlan> {
+  const dir = await ensurePlansDir()
+  for (let draw = 0; draw < MAX_DRAWS; draw++) {
+    const name = drawPlanName()
+    const planPath = path.join(dir, name + PLAN_EXTENSION)
+    if (await exists(planPath)) continue
+    const state = freshState(name, origin)
+    if (!(await createExclusive(planSidecars(planPath).state, JSON.stringify(state, null, 2) + '\n'))) continue
+    return {name, path: planPath, state}
+  }
+
+  throw new Error(`Could not find an unused plan name in ${dir} after ${MAX_DRAWS} draws.`)
+}
+
+/**
+ * A plan that arrived from elsewhere (a GitHub comment) put in the plans directory as wave's own: a
+ * fresh draft state, whatever state a plan of that name had here.
+ */
+export async function adoptPlan(planPath: string, origin: PlanOrigin & {createdAt?: string}): Promise<void> {
+  await writeState(planPath, freshState(planNameOf(planPath), origin, origin.createdAt))
+}
+
+/** A planning session (plan, --revise, a task's plan mode) ended: with a plan (draft), or without one (failed). */
+export async function planningEnded(planPath: string, outcome: {ok: boolean; costUsd?: number | null}): Promise<void> {
+  await update(planPath, (state) => ({...state, costUsd: addCost(state.costUsd, outcome.costUsd), status: statusAfter({kind: 'planned', ok: outcome.ok})}))
+}
+
+/** Records whether the work tree had changes when the plan was made, where that was not known when its state was first written. */
+export async function recordDirty(planPath: string, dirty: boolean): Promise<void> {
+  await update(planPath, (state) => (state.repository ? {...state, repository: {...state.repository, dirty}} : undefined))
+}
+
+/** A decision was recorded on the plan (`wave approve`, `run --approve`). */
+export async function decisionRecorded(planPath: string, decision: Decision): Promise<void> {
+  await update(planPath, (state) => ({...state, status: statusAfter({decision, kind: 'decided'})}))
+}
+
+/**
+ * A run started, went on or ended: its record (by `startedAt`) replaced in the state. A plan copied
+ * here with only its approval record gets a state started from `origin`.
+ */
+export async function runRecorded(planPath: string, run: PlanRun, origin: PlanOrigin): Promise<void> {
+  const state = (await readPlanState(planPath)) ?? {...freshState(planNameOf(planPath), origin), status: 'approved' as const}
+  const runs = state.runs.filter((r) => r.startedAt !== run.startedAt)
+  await writeState(planPath, {...state, runs: [...runs, {...run}], status: statusAfter({kind: 'run', run})})
+}
+
+async function update(planPath: string, change: (state: PlanState) => PlanState | undefined): Promise<void> {
+  const state = await readPlanState(planPath)
+  const next = state && change(state)
+  if (next) await writeState(planPath, next)
+}
+
+/** The only writer of the state file: stamps the time and the decision beside the plan as seen. */
+async function writeState(planPath: string, state: PlanState): Promise<void> {
+  const decisionSeen = (await recordedDecision(planPath))?.at ?? null
+  const next = {...state, decisionSeen, updatedAt: new Date().toISOString()}
+  await writeFileAtomic(planSidecars(planPath).state, JSON.stringify(next, null, 2) + '\n')
+}
+
+/** The plan's state, or undefined when there is none or it cannot be used (listing plans, updating a status). */
+export async function readPlanState(planPath: string): Promise<PlanState | undefined> {
+  return readPlanStateChecked(planPath).catch(() => undefined)
+}
+
+/**
+ * The plan's state for a command about to act on it: undefined when there is none, a usage error when
+ * it cannot be read or is malformed (rather than a silent fresh state written over it).
+ */
+export async function readPlanStateChecked(planPath: string): Promise<PlanState | undefined> {
+  const file = planSidecars(planPath).state
+  return readJsonFile(file, planStateSchema, {
+    exitCode: ExitCode.usage,
+    hint: 'Fix it, or remove it (the plan and its approval record are enough to run it).',
+    invalid: (problem, fault) =>
+      fault === 'unreadable' ? `Cannot read the plan's state file ${file}: ${problem}.` : `The plan's state file ${file} is malformed (${problem}); wave leaves it as it is.`,
+  })
+}
+
+interface RecordedDecision {
+  decision: Decision
+  at: string
+  sandboxOff: boolean
+}
+
+/** The decision of the approval record beside the plan, read leniently (any tool may have written it). */
+async function recordedDecision(planPath: string): Promise<RecordedDecision | undefined> {
+  try {
+    const record = JSON.parse(await readFile(planSidecars(planPath).approval, 'utf8'))
+    if (typeof record?.decision === 'string' && (DECISIONS as readonly string[]).includes(record.decision)) {
+      return {at: String(record.decidedAt ?? ''), decision: record.decision, sandboxOff: record.decision === 'approved' && record.sandbox?.enabled === false}
+    }
+  } catch {}
+
+  return undefined
+}
+
+/**
+ * A plan's status from its state and the decision recorded beside it: the state's, unless the record
+ * holds a decision the state has not seen (written since by another tool, or a plan with no state).
+ */
+export function planStatus(state: PlanState | undefined, decision: {decision: Decision; at: string} | undefined): PlanStatus {
+  if (!state) return decision?.decision ?? statusAfter({kind: 'created'})
+  if (!decision) return state.status
+  // A state from before `decisionSeen`: a record decided after the state was written is news.
+  const seen = state.decisionSeen === undefined ? decision.at <= state.updatedAt : state.decisionSeen === decision.at
+  return seen ? state.status : decision.decision
+}
+
+export interface PlanListing {
+  /** Approved to run with commands unsandboxed (`--sandbox off`): shown wherever the plan is listed. */
+  sandboxOff: boolean
+  /** USD spent on the plan's sessions (planning and runs); null when a model had no known price. */
+  costUsd: number | null
+  name: string
+  path: string
+  status: PlanStatus
+  task: string
+  workspace: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+/** Every plan in the plans directory with what wave knows of it, newest first. */
+export async function listPlans(): Promise<PlanListing[]> {
+  const dir = plansDir()
+  let names: string[]
+  try {
+    names = (await readdir(dir)).filter((file) => file.endsWith(PLAN_EXTENSION))
+  } catch {
+    return []
+  }
+
+  const listings = await Promise.all(
+    names.map(async (file): Promise<PlanListing | undefined> => {
+      const planPath = path.join(dir, file)
+      const state = await readPlanState(planPath)
+      // A dangling link, a directory, or a plan removed while listing is not a plan to show.
+      const info = await stat(planPath).catch(() => undefined)
+      if (!info?.isFile()) return undefined
+      const decision = await recordedDecision(planPath)
+      return {
+        costUsd: state ? planCost(state) : 0,
+        sandboxOff: decision?.sandboxOff ?? false,
+        createdAt: state?.createdAt ?? info.birthtime.toISOString(),
+        name: planNameOf(planPath),
+        path: planPath,
+        status: planStatus(state, decision),
+        task: state?.task ?? '',
+        updatedAt: state?.updatedAt ?? info.mtime.toISOString(),
+        workspace: state?.workspace ?? null,
+      }
+    }),
+  )
+  return listings.filter((listing): listing is PlanListing => listing !== undefined).sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+}
