@@ -82,6 +82,12 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     // What the reviewer last decided on, compared before this revision is recorded as the newest.
     const decided = lastDecidedSha256(recordFile)
     recordRevision(planPath, bytes)
+    // What the plan says it needs (ExitPlanMode's allowedPrompts): shown, never granted without --allow.
+    const asked = state?.allowedPrompts ?? []
+    if (asked.length > 0) {
+      this.output.note(`The plan asks for: ${asked.map((p) => `${p.tool} (${p.prompt})`).join('; ')}. Grant what it needs with --allow rules, e.g. --allow "Bash(npm test:*)".`)
+    }
+
     let review: ReviewOutcome | undefined
     if (flags.interactive) {
       const changes = decided ? await revisionDiff({current: bytes, decidedSha256: decided, planPath}) : undefined
@@ -117,7 +123,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     })
     if (decision === 'approved') for (const warning of contract.warnings) this.output.warn(warning)
     await this.output.result({
-      data: {...record, recordPath: path},
+      data: {...record, allowedPrompts: asked, recordPath: path},
       tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)}; ${contractTally(record)})`,
       text: path,
     })

@@ -10,6 +10,7 @@ import {formatCost, formatUsage} from '../core/output/progress.js'
 import {type CommandResult, fencedBlock, markdownTable} from '../core/output/sink.js'
 import {contractLine} from '../core/plans/contract.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../core/session/plan.js'
+import {questionsMarkdown, todosMarkdown} from '../plugins/session-notes.js'
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
 
@@ -94,6 +95,10 @@ ${markdownTable([
   ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
 ])}
 
+${questionsMarkdown(outcome.questions)}
+
+${todosMarkdown(outcome.todos)}
+
 <details><summary>The plan</summary>
 
 ${fencedBlock(plan, 'markdown')}
@@ -106,8 +111,10 @@ ${fencedBlock(plan, 'markdown')}
       name: outcome.name,
       planPath: outcome.planPath,
       revision: outcome.revision,
+      questions: outcome.questions,
       stopReason: outcome.stopReason,
       summary: outcome.summary,
+      todos: outcome.todos,
       turns: outcome.turns,
       usage: outcome.usage,
     },

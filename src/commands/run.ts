@@ -12,6 +12,7 @@ import type {SessionStart} from '../core/session/plan.js'
 import {reportMarkdown, reportTally} from '../core/output/report.js'
 import {executePlan, type RunOutcome} from '../core/session/run.js'
 import {runTask, type TaskOutcome} from '../core/session/task.js'
+import {questionsMarkdown, todosMarkdown} from '../plugins/session-notes.js'
 
 export default class Run extends WaveCommand {
   static args = {
@@ -133,9 +134,11 @@ function completedData(outcome: Ran) {
     filesChanged: outcome.filesChanged,
     mode: outcome.mode,
     outcome: 'completed',
+    questions: outcome.questions,
     result: outcome.finalText,
     sandbox: outcome.sandbox,
     stopReason: outcome.stopReason,
+    todos: outcome.todos,
     turns: outcome.turns,
     usage: outcome.usage,
   }
@@ -165,7 +168,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
 
     case 'awaiting_approval': {
       return {
-        data: {costUsd: outcome.costUsd, name: outcome.name, outcome: 'awaiting_approval', planPath: outcome.planPath, stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage},
+        data: {costUsd: outcome.costUsd, name: outcome.name, outcome: 'awaiting_approval', planPath: outcome.planPath, questions: outcome.questions, todos: outcome.todos, stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage},
         summary: `## wave run --task: plan ${outcome.name} awaits approval\n\n${markdownTable([
           ['Task', task],
           ['Plan', `\`${outcome.planPath}\``],
@@ -187,7 +190,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
   }
 }
 
-type Ran = Pick<RunOutcome, 'costUsd' | 'sandbox' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'stopReason' | 'turns' | 'usage'>
+type Ran = Pick<RunOutcome, 'costUsd' | 'sandbox' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'questions' | 'stopReason' | 'todos' | 'turns' | 'usage'>
 
 function runSummary(heading: string, outcome: Ran, first: Array<[string, string]>): string {
   const usage = outcome.usage
@@ -208,6 +211,10 @@ ${markdownTable([
 **Files changed**
 
 ${files}
+
+${questionsMarkdown(outcome.questions, '**Questions** (asked during the run; no one could answer them)')}
+
+${todosMarkdown(outcome.todos)}
 
 **Result**
 

@@ -42,7 +42,7 @@ describe('wave plan', () => {
     for (const request of requests.slice(3)) expect(systemText(request)).toMatch(PLAN_EXISTS)
 
     // Plan mode offers read tools, the plan's writers, and ExitPlanMode: never Bash.
-    expect(toolNames(requests[0]).sort()).toEqual(['Edit', 'ExitPlanMode', 'Glob', 'Grep', 'LS', 'Read', 'Write'])
+    expect(toolNames(requests[0]).sort()).toEqual(['AskUserQuestion', 'Edit', 'ExitPlanMode', 'Glob', 'Grep', 'LS', 'Read', 'TodoWrite', 'Write'])
 
     // The tools really ran: results carry the repository's content, and .gitignore is respected.
     const first = toolResults(requests[1])

@@ -118,6 +118,9 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
   const control = controlDecision(ctx, tool)
   if (control) return control
 
+  const companion = backgroundDecision(ctx, tool)
+  if (companion) return companion
+
   const verdict = TABLE[ctx.mode][tool.access]
   const result = applyVerdict(verdict, ctx, call)
   if (result.decision !== 'deny' && target && tool.access !== 'execute' && tool.access !== 'network') {
@@ -203,6 +206,25 @@ function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision
   }
 
   return undefined
+}
+
+/** The tools that read and end what Bash started in the background: no use where Bash cannot run. */
+const BACKGROUND_TOOLS = new Set(['TaskOutput', 'TaskStop'])
+const BASH: ToolIdentity = {access: 'execute', name: 'Bash'}
+
+/**
+ * TaskOutput and TaskStop act only on the session's own background commands, which Bash started under
+ * the policy: they are allowed exactly where Bash may run some command (plan mode never), whatever
+ * their access class says, so a mode that allows Bash can always read and end what it started.
+ */
+function backgroundDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision | undefined {
+  if (isForeign(tool) || !BACKGROUND_TOOLS.has(tool.name)) return undefined
+  if (!offered(ctx, BASH)) {
+    const where = ctx.mode === 'plan' ? 'plan mode, which runs no commands' : `${ctx.mode} mode without a rule allowing Bash`
+    return deny(`${tool.name} acts on background commands started by Bash, which is not available in ${where}.`)
+  }
+
+  return allow(`${tool.name} acts on this session's own background commands.`)
 }
 
 function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): PolicyDecision {

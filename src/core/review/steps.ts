@@ -69,7 +69,7 @@ export interface ReviewOutcome {
   outcome: 'ignored' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
   /** One line saying what happened. */
   message: string
-  plan?: {name: string; sha256?: string; status: StickyStatus; comment?: string}
+  plan?: {name: string; sha256?: string; status: StickyStatus; comment?: string; questions?: string[]; todos?: StickyState['todos']}
   delivery?: Delivery | null
 }
 
@@ -127,7 +127,9 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
       ...sticky!.state,
       cost: {plan: meter.cost()},
       history: [{at: now(), by: intent.trigger.actor, event: 'planned', sha256, url: intent.trigger.comment?.url}],
+      questions: outcome.questions.map((q) => q.question),
       sha256,
+      todos: outcome.todos,
       status: 'awaiting_approval',
     }
     await sticky!.save()
@@ -253,7 +255,9 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       ...sticky.state,
       cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())},
       history: [...sticky.state.history, {at: now(), event: 'revised', sha256}],
+      questions: outcome.questions.map((q) => q.question),
       sha256,
+      todos: outcome.todos,
       status: 'awaiting_approval',
     }
     await sticky.save()
@@ -354,7 +358,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
       executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
     )
-    sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}, report: stickyReport(outcome.report)}
+    sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}, questions: outcome.questions.map((q) => q.question), report: stickyReport(outcome.report), todos: outcome.todos}
     phase = 'delivery'
     const delivery = await deliver(run.client, run.remote, {
       approver: trigger.actor,
@@ -443,7 +447,7 @@ export async function reply(run: Pick<ReviewRun, 'client'>, trigger: Trigger, te
 const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').replaceAll('@', '@\u200B')
 
 function outcomeOf(run: ReviewRun, outcome: ReviewOutcome['outcome'], message: string, sticky: PlanComment): ReviewOutcome {
-  return {event: run.event, message, outcome, plan: {comment: sticky.url, name: sticky.state.name, sha256: sticky.state.sha256, status: sticky.state.status}}
+  return {event: run.event, message, outcome, plan: {comment: sticky.url, name: sticky.state.name, questions: sticky.state.questions ?? [], sha256: sticky.state.sha256, status: sticky.state.status, todos: sticky.state.todos ?? []}}
 }
 
 /** A session's cost, from its own usage events (the last says the total so far). */

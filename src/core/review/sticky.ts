@@ -11,6 +11,7 @@ import {fencedBlock, markdownTable} from '../output/sink.js'
 import {formatCost} from '../output/progress.js'
 import {reportMarkdown} from '../output/report.js'
 import {runReportSchema} from '../plans/report.js'
+import {TODO_STATUSES, todosMarkdown} from '../../plugins/session-notes.js'
 import {PLAN_NAME} from '../plans/plans.js'
 import type {ForgeWords} from './forge.js'
 
@@ -59,6 +60,10 @@ export const stickyStateSchema = z.object({
   task: z.string(),
   thread: z.object({number: z.number().int().positive(), pull: z.boolean()}),
   version: z.literal(1),
+  /** Questions the model asked that no one could answer (the plan lists them too); the reviewer answers by requesting changes. */
+  questions: z.array(z.string()).optional(),
+  /** The model's to-do list as its newest session left it. */
+  todos: z.array(z.object({activeForm: z.string().default(''), content: z.string(), status: z.enum(TODO_STATUSES)})).optional(),
 })
 
 export type StickyState = z.infer<typeof stickyStateSchema>
@@ -131,6 +136,11 @@ export function renderSticky(
     )
   }
 
+  if (state.questions && state.questions.length > 0) {
+    parts.push('**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):', '', ...state.questions.map((q) => `- ${inline(q)}`), '')
+  }
+
+  if (state.todos && state.todos.length > 0) parts.push(todosMarkdown(state.todos), '')
   const answers = answersOf(state, words)
   if (answers) parts.push(answers, '')
   if (state.history.length > 0) {

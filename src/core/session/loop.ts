@@ -7,6 +7,7 @@
  */
 import type {ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock} from '@anthropic-ai/sdk/resources/messages'
 
+import type {NoteEvent} from '../../plugins/session-notes.js'
 import type {CallExecutor} from '../../plugins/turn.js'
 import {ExitCode, type FailureDetails, WaveError} from '../errors.js'
 import {type CompactionEvent, Compactor, ContextMeter, type SummaryRequest} from './compaction.js'
@@ -33,6 +34,8 @@ export type AgentEvent =
   /** An approved check wave runs when the model ends its turn: when it starts, and (with `exitCode`) when it ended. */
   | {type: 'check'; command: string; exitCode?: number | null; durationMs?: number}
   | CompactionEvent
+  /** The model's to-do list changed (TodoWrite), or it asked questions no one can answer (AskUserQuestion). */
+  | NoteEvent
 
 export type OutputLimitAction =
   /** Tool calls were cut: the same request again with the model's whole output limit (nothing of the cut one ran). */

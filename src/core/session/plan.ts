@@ -5,6 +5,8 @@
 import {lstat, realpath, stat} from 'node:fs/promises'
 import path from 'node:path'
 
+import {keepOpenQuestions} from '../../plugins/ask-user-question.js'
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
 import {type PlanContract, planContractOf} from '../plans/contract.js'
 import {createPlan, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
@@ -14,10 +16,9 @@ import {endingError, ExitCode, usageError, WaveError} from '../errors.js'
 import type {RepositorySnapshot} from '../workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
-import type {AgentOutcome} from './outcome.js'
 import {planningProfile} from './profiles.js'
 import {planOpening, reviseOpening} from './prompts/plan.js'
-import {runSession} from './session.js'
+import {runSession, type SessionOutcome} from './session.js'
 
 export interface SessionStart {
   /** How the session's commands are contained (runs only: plan mode runs none). */
@@ -57,6 +58,9 @@ export interface PlanOutcome {
   contract: PlanContract
   /** The revision of the plan this session wrote (every revision is kept: revisions.ts). */
   revision: number
+  /** Questions the model asked that no one could answer; each is in the plan's open questions. */
+  questions: AskedQuestion[]
+  todos: Todo[]
 }
 
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
@@ -117,7 +121,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   input.onStart?.({mode: 'plan', model: session.model, name, planPath, workspace})
   const profile = planningProfile({name, path: planPath}, workspace)
   const planMode = profile.planMode
-  let outcome: AgentOutcome
+  let outcome: SessionOutcome
   try {
     outcome = await runSession(session, {
       ...profile,
@@ -146,9 +150,22 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
 
+  await keepOpenQuestions(planPath, outcome.questions)
   await planningEnded(planPath, {costUsd: outcome.costUsd, ok: true})
   const {contract, revision} = await planContractOf(planPath, input.feedback)
-  return {contract, costUsd: outcome.costUsd, name, planPath, revision, stopReason: outcome.stopReason, summary: outcome.finalText, turns: outcome.turns, usage: outcome.usage}
+  return {
+    contract,
+    costUsd: outcome.costUsd,
+    name,
+    planPath,
+    questions: outcome.questions,
+    revision,
+    stopReason: outcome.stopReason,
+    summary: outcome.finalText,
+    todos: outcome.todos,
+    turns: outcome.turns,
+    usage: outcome.usage,
+  }
 }
 
 /** Records the plan's `dirty` once the snapshot has it; a failure leaves it unrecorded (the plan goes on). */

@@ -1,6 +1,7 @@
 import {realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApproval, writeDecision} from '../plans/approval.js'
 import {endingError, ExitCode, WaveError} from '../errors.js'
@@ -61,6 +62,10 @@ export interface RunOutcome {
   resumed: boolean
   /** Planned versus actual: the approved scope against the files changed, the checks, the denials. */
   report: RunReport
+  /** Questions the model asked (AskUserQuestion) that no one could answer during the run. */
+  questions: AskedQuestion[]
+  /** The model's to-do list as the run left it. */
+  todos: Todo[]
 }
 
 /**
@@ -301,9 +306,11 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       name,
       planPath,
       report,
+      questions: result.questions,
       resumed: Boolean(resumed),
       sandbox: record.sandbox,
       stopReason: result.stopReason,
+      todos: result.todos,
       turns: result.turns,
       usage: result.usage,
     }

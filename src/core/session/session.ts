@@ -7,7 +7,9 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
+import type {BackgroundTasks} from '../../plugins/background.js'
 import type {ToolRegistry} from '../../plugins/registry.js'
+import type {AskedQuestion, SessionNotes, Todo} from '../../plugins/session-notes.js'
 import type {SessionControl} from '../../plugins/tool.js'
 import {type CommandWatch, turnExecutor} from '../../plugins/turn.js'
 import {parseRules, type PolicyContext, readDenials} from '../policy/policy.js'
@@ -55,8 +57,15 @@ export interface ConversationSpec extends SessionProfile {
   onEndTurn?(): Promise<string | undefined>
 }
 
+/** How a conversation ended, with what the model left for the people behind it: its questions and to-do list. */
+export type SessionOutcome = AgentOutcome & {
+  /** Questions the model asked in this conversation that no one could answer (AskUserQuestion). */
+  questions: AskedQuestion[]
+  /** The model's to-do list as the conversation left it (TodoWrite). */
+  todos: Todo[]
+}
 
-export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<AgentOutcome> {
+export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<SessionOutcome> {
   const {host, options, settings} = session
   // The prompt's context (git, the instruction files) is read while the tools load.
   const prompt = sessionPrompt(session, spec)
@@ -72,7 +81,11 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     host.onEvent?.(event)
   }
 
-  return agentLoop({
+  // A tool set shared by two conversations (run --task --approve) reports to, and counts questions for, the one running.
+  const unlisten = tools.notes.listen(onEvent)
+  const askedBefore = tools.notes.questions.length
+  try {
+    const outcome = await agentLoop({
     beforeTools: spec.beforeTools,
     client: await session.client(),
     commandWatch: spec.commandWatch,
@@ -94,7 +107,13 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     signal: host.signal,
     stopRequested: () => spec.planMode.finished,
     system,
+    tasks: tools.tasks,
+    notes: tools.notes,
   }).run()
+    return {...outcome, questions: tools.notes.questions.slice(askedBefore), todos: tools.notes.todos}
+  } finally {
+    unlisten()
+  }
 }
 
 /** What a loop is bound to: the client to ask, the tools and policy to run calls with. */
@@ -107,17 +126,20 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
   session: SessionControl
   sandbox?: SandboxSettings
   commandWatch?: CommandWatch
+  /** The session's background commands and notes, from its tool set. */
+  tasks?: BackgroundTasks
+  notes?: SessionNotes
 }
 
 /** The loop, bound once to a way to make a request and a way to run the turn's calls. */
 export function agentLoop(binding: LoopBinding): AgentLoop {
-  const {client, commandWatch, policy, registry, sandbox, session, ...loop} = binding
+  const {client, commandWatch, notes, policy, registry, sandbox, session, tasks, ...loop} = binding
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   return new AgentLoop({
     ...loop,
     // Reads run together, anything else alone and in order (src/plugins/turn.ts); each call reported as it starts and ends.
     execute: turnExecutor(
-      {commandWatch, policy, registry, sandbox, session, signal: loop.signal},
+      {commandWatch, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
       {
         ended: (call, result) => onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
         started: (call) => onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
