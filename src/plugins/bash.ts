@@ -61,7 +61,8 @@ export default defineTool({
   },
 })
 
-interface CommandResult {
+/** What a finished command left: its output (head and tail), how it ended. wave's own checks (src/core/plans/checks.ts) read it too. */
+export interface CommandResult {
   output: string
   code: number | null
   signal: NodeJS.Signals | null
@@ -84,7 +85,8 @@ function killGroupsOnExit(): void {
   })
 }
 
-function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
+/** Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort. */
+export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
     // timeout kills its children too.

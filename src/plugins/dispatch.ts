@@ -4,7 +4,7 @@
  */
 import {z} from 'zod'
 
-import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, ruleNamesHost, type ToolIdentity} from '../core/policy/policy.js'
+import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, ruleNamesHost, scopeDecision, type ToolIdentity} from '../core/policy/policy.js'
 import type {SandboxSettings} from '../core/policy/sandbox.js'
 import {analyseShell, type ShellAnalysis} from '../core/policy/shell.js'
 import {secretValues} from '../core/secrets.js'
@@ -95,6 +95,9 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     if (target) {
       const changed = await changedSince(target)
       if (changed) return refusal(changed, decision)
+      // The approved scope, again at the real path the tool is about to write.
+      const scoped = tool.access === 'write' ? scopeDecision(policy, target) : undefined
+      if (scoped?.decision === 'deny') return refusal(scoped.reason, scoped)
     }
 
     const ctx: ToolContext = {
@@ -112,7 +115,8 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     const output = await tool.run(input as never, ctx)
     return {
       changed: tool.access === 'write' && target ? target.real : undefined,
-      content: capResult(output, tool.resultCap),
+      // A write outside a scope that warns goes ahead; the model is told it was recorded.
+      content: capResult(output, tool.resultCap) + (decision.outOfScope ? `\n\n(wave: ${target?.input ?? 'this file'} is outside the approved scope; recorded as a deviation from the plan.)` : ''),
       decision,
       isError: false,
     }

@@ -50,6 +50,12 @@ export function progressLine(event: AgentEvent): string | undefined {
       return `✂ ${why}: the cut calls did not run; the model is asked to write in smaller pieces`
     }
 
+    case 'check': {
+      if (event.durationMs === undefined) return `▶ check: ${event.command}`
+      const how = event.exitCode === 0 ? '✓ passed' : event.exitCode === null ? '✗ did not finish' : `✗ failed (exit ${event.exitCode})`
+      return `${how}: ${event.command} (${(event.durationMs / 1000).toFixed(1)} s)`
+    }
+
     case 'todo': {
       return `☐ ${todoProgress(event.todos)}`
     }

@@ -19,6 +19,7 @@ import {ExitCode} from '../errors.js'
 import {readJsonFile} from '../json.js'
 import type {RepositoryState} from '../workspace/snapshot.js'
 import {createExclusive, drawPlanName, ensurePlansDir, exists, PLAN_EXTENSION, planNameOf, planSidecars, plansDir} from './plans.js'
+import {runReportSchema} from './report.js'
 
 /** Every status a plan can have, in the order of its life. */
 export const PLAN_STATUSES = ['draft', 'approved', 'rejected', 'changes_requested', 'running', 'ran', 'failed'] as const
@@ -48,6 +49,8 @@ const runSchema = z.object({
   head: z.string().nullable().optional(),
   costUsd: z.number().nullable().optional(),
   usage: z.record(z.string(), z.number()).optional(),
+  /** Planned versus actual, as the run ended (report.ts): `wave plans <name>` shows the last one. */
+  report: runReportSchema.optional(),
 })
 
 export const planStateSchema = z.object({

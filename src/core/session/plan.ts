@@ -8,6 +8,7 @@ import path from 'node:path'
 import {keepOpenQuestions} from '../../plugins/ask-user-question.js'
 import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
+import {type PlanContract, planContractOf} from '../plans/contract.js'
 import {createPlan, type PlanSource, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
 import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/plans.js'
 import {appendTranscript} from '../plans/transcript.js'
@@ -56,6 +57,10 @@ export interface PlanOutcome {
   stopReason: StopReason
   costUsd: number | null
   summary: string
+  /** The plan's ## Scope and ## Verification, as the session left them. */
+  contract: PlanContract
+  /** The revision of the plan this session wrote (every revision is kept: revisions.ts). */
+  revision: number
   /** Questions the model asked that no one could answer; each is in the plan's open questions. */
   questions: AskedQuestion[]
   todos: Todo[]
@@ -98,7 +103,7 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
   }
 
   const opening = reviseOpening(task, planPath, feedback)
-  return planSession(session, {...options, opening, planPath, transcriptLabel: 'revise'})
+  return planSession(session, {...options, feedback, opening, planPath, transcriptLabel: 'revise'})
 }
 
 interface SessionInput extends PlanSessionOptions {
@@ -107,6 +112,8 @@ interface SessionInput extends PlanSessionOptions {
   transcriptLabel: 'plan' | 'revise'
   /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
   recorded?: Promise<void>
+  /** The feedback a revision answers, kept with the revision. */
+  feedback?: string
 }
 
 /** One planning session on one plan file: only that file is writable, the rest read-only. */
@@ -162,12 +169,15 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
 
   await keepOpenQuestions(planPath, outcome.questions)
   await planningEnded(planPath, {costUsd: outcome.costUsd, ok: true, ...(planSource === 'final_message' ? {planSource} : {})})
+  const {contract, revision} = await planContractOf(planPath, input.feedback)
   return {
+    contract,
     costUsd: outcome.costUsd,
     name,
     planPath,
     planSource,
     questions: outcome.questions,
+    revision,
     stopReason: outcome.stopReason,
     summary: outcome.finalText,
     todos: outcome.todos,

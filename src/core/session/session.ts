@@ -11,9 +11,10 @@ import type {BackgroundTasks} from '../../plugins/background.js'
 import type {ToolRegistry} from '../../plugins/registry.js'
 import type {AskedQuestion, SessionNotes, Todo} from '../../plugins/session-notes.js'
 import type {SessionControl} from '../../plugins/tool.js'
-import {turnExecutor} from '../../plugins/turn.js'
+import {type CommandWatch, turnExecutor} from '../../plugins/turn.js'
 import {parseRules, type PolicyContext, readDenials} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
+import type {Scope} from '../policy/scope.js'
 import type {SessionContext} from './context.js'
 import {environmentSection, readEnvironment} from './environment.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
@@ -50,6 +51,12 @@ export interface ConversationSpec extends SessionProfile {
   observe?(event: AgentEvent): void
   /** What to do when the model ends a turn without tool calls (loop.ts, FollowUp). */
   followUp?: LoopOptions['followUp']
+  /** The approved scope every write is held to (a run's approval record). */
+  scope?: Scope
+  /** Around each allowed command: what it changed outside the scope (enforcement.ts). */
+  commandWatch?: CommandWatch
+  /** When the model ends its turn: the approved checks, and a message for another turn when they fail. */
+  onEndTurn?(): Promise<string | undefined>
 }
 
 /** How a conversation ended, with what the model left for the people behind it: its questions and to-do list. */
@@ -83,6 +90,8 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     const outcome = await agentLoop({
     beforeTools: spec.beforeTools,
     client: await session.client(),
+    commandWatch: spec.commandWatch,
+    onEndTurn: spec.onEndTurn,
     contextWindow: settings.contextWindow,
     maxBudgetUsd: options.maxBudgetUsd,
     followUp: spec.followUp,
@@ -137,6 +146,7 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
   /** What control tools may do (plan mode). */
   session: SessionControl
   sandbox?: SandboxSettings
+  commandWatch?: CommandWatch
   /** The session's background commands and notes, from its tool set. */
   tasks?: BackgroundTasks
   notes?: SessionNotes
@@ -144,13 +154,13 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
 
 /** The loop, bound once to a way to make a request and a way to run the turn's calls. */
 export function agentLoop(binding: LoopBinding): AgentLoop {
-  const {client, notes, policy, registry, sandbox, session, tasks, ...loop} = binding
+  const {client, commandWatch, notes, policy, registry, sandbox, session, tasks, ...loop} = binding
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   return new AgentLoop({
     ...loop,
     // Reads run together, anything else alone and in order (src/plugins/turn.ts); each call reported as it starts and ends.
     execute: turnExecutor(
-      {notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
+      {commandWatch, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
       {
         ended: (call, result) => onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
         started: (call) => onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
@@ -165,7 +175,7 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
 }
 
 /** What decides a session's system prompt and tools besides its context: its kind and its rules. */
-export type PromptSpec = SessionProfile & {allow: string[]}
+export type PromptSpec = SessionProfile & {allow: string[]; scope?: Scope}
 
 /** What a session sends the model besides the conversation, turn by turn. */
 export interface SessionPrompt {
@@ -184,7 +194,7 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
   const {settings} = session
   // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
   const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
-  const base: PolicyContext = {headless: true, mode: spec.mode, rules, workspaceRoot: session.workspace}
+  const base: PolicyContext = {headless: true, mode: spec.mode, rules, scope: spec.scope, workspaceRoot: session.workspace}
   // Built once: the system prompt must not change between turns, or the prompt cache is lost.
   const context = await sessionContext(session, base)
   const own = spec.system(rules)
