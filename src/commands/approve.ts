@@ -1,6 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
-import {defaultApprover, writeDecision} from '../core/plans/approval.js'
+import {approvalPathFor, defaultApprover, lastDecidedSha256, writeDecision} from '../core/plans/approval.js'
+import {bindContract, parseContract} from '../core/plans/contract.js'
+import {contractMarkdown} from '../core/output/report.js'
+import {recordRevision, revisionDiff} from '../core/plans/revisions.js'
+import {SCOPE_ENFORCEMENTS} from '../core/policy/scope.js'
 import {checkedRules, sandboxFlags, sandboxFrom, WaveCommand} from '../core/command.js'
 import {describeSandbox} from '../core/policy/sandbox.js'
 import {usageError} from '../core/errors.js'
@@ -17,7 +21,12 @@ export default class Approve extends WaveCommand {
   static description = `Record a decision on a plan: approve it (the default), request changes, or reject it.
 
 The record, <plan>.approval.json beside the plan (or --out), binds the plan's sha256: wave run refuses
-the plan if its content changes afterwards. stdout is the record's path.`
+the plan if its content changes afterwards. stdout is the record's path.
+
+It binds the plan's contract too: the paths of its ## Scope section (the run may change only those:
+--scope-enforce warn reports a change outside them, strict refuses it) and the commands of its
+## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and
+--verify replace the plan's lists; --no-verify approves no checks.`
 
   static examples = [
     '<%= config.bin %> approve gentle-breeze',
@@ -25,6 +34,7 @@ the plan if its content changes afterwards. stdout is the record's path.`
     '<%= config.bin %> approve "$PLAN" --request-changes "Keep the public API unchanged"',
     '<%= config.bin %> approve "$PLAN" --reject --feedback "Out of scope"',
     '<%= config.bin %> approve "$PLAN" --interactive',
+    '<%= config.bin %> approve "$PLAN" --scope "src/**" --scope test --scope-enforce strict --verify "npm test"',
   ]
 
   static flags = {
@@ -36,9 +46,13 @@ the plan if its content changes afterwards. stdout is the record's path.`
       description: 'Review the plan at a terminal, then approve, request changes or reject it (Shift+Tab cycles --mode)',
     }),
     mode: Flags.option({default: 'acceptEdits', description: 'Permission mode the run executes in', options: EXECUTION_MODES})(),
+    'no-verify': Flags.boolean({description: 'Approve no checks, whatever the plan\'s ## Verification lists', exclusive: ['verify']}),
     out: Flags.file({description: 'Write the record here instead of beside the plan'}),
     reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes']}),
     'request-changes': Flags.string({description: 'Ask for changes, with this feedback', exclusive: ['reject']}),
+    scope: Flags.string({description: 'A workspace path or glob the run may change, replacing the plan\'s ## Scope; repeatable', multiple: true}),
+    'scope-enforce': Flags.option({description: 'How the run is held to the scope: warn reports changes outside it, strict refuses them (default warn)', options: SCOPE_ENFORCEMENTS})(),
+    verify: Flags.string({description: 'A command that checks the work, replacing the plan\'s ## Verification; repeatable', multiple: true}),
     ...sandboxFlags,
   }
 
@@ -63,9 +77,31 @@ the plan if its content changes afterwards. stdout is the record's path.`
     const planPath = await resolvePlanReference(args.plan)
     const {bytes, text} = await readPlanFile(planPath)
     const state = await readPlanState(planPath)
+    const contract = bindContract(await parseContract(text), {enforce: flags['scope-enforce'], noVerify: flags['no-verify'], scope: flags.scope, verify: flags.verify})
+    const recordFile = flags.out ?? approvalPathFor(planPath)
+    // What the reviewer last decided on, compared before this revision is recorded as the newest.
+    const decided = lastDecidedSha256(recordFile)
+    recordRevision(planPath, bytes)
+    // What the plan says it needs (ExitPlanMode's allowedPrompts): shown, never granted without --allow.
+    const asked = state?.allowedPrompts ?? []
+    if (asked.length > 0) {
+      this.output.note(`The plan asks for: ${asked.map((p) => `${p.tool} (${p.prompt})`).join('; ')}. Grant what it needs with --allow rules, e.g. --allow "Bash(npm test:*)".`)
+    }
+
     let review: ReviewOutcome | undefined
     if (flags.interactive) {
-      review = await reviewPlan({allow, sandbox: describeSandbox(sandbox), mode: flags.mode, planLabel: planPath, planText: text, signal: this.interruption.signal, task: state?.task})
+      const changes = decided ? await revisionDiff({current: bytes, decidedSha256: decided, planPath}) : undefined
+      review = await reviewPlan({
+        allow,
+        changes: changes?.patch ? changes : undefined,
+        contract: contractMarkdown(contract),
+        mode: flags.mode,
+        planLabel: planPath,
+        planText: text,
+        sandbox: describeSandbox(sandbox),
+        signal: this.interruption.signal,
+        task: state?.task,
+      })
     }
 
     const decision: Decision =
@@ -81,12 +117,22 @@ the plan if its content changes afterwards. stdout is the record's path.`
       planPath,
       repository: state?.repository ?? null,
       sandbox,
+      scope: contract.scope,
       task: state?.task,
+      verify: contract.verify,
     })
+    if (decision === 'approved') for (const warning of contract.warnings) this.output.warn(warning)
     await this.output.result({
-      data: {...record, recordPath: path},
-      tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)})`,
+      data: {...record, allowedPrompts: asked, recordPath: path},
+      tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)}; ${contractTally(record)})`,
       text: path,
     })
   }
+}
+
+/** The contract in the tally: "scope 3 paths (warn), checks: npm test, npm run lint". */
+function contractTally(record: {scope?: {paths: string[]; enforce: string}; verify?: Array<{command: string}>}): string {
+  const scope = record.scope ? `scope ${record.scope.paths.length} ${record.scope.paths.length === 1 ? 'path' : 'paths'} (${record.scope.enforce})` : 'no scope'
+  const checks = record.verify?.length ? `checks: ${record.verify.map((check) => check.command).join(', ')}` : 'no checks'
+  return `${scope}, ${checks}`
 }

@@ -8,7 +8,9 @@ import {appendedPrompt, taskText} from '../core/input.js'
 import {parseRule} from '../core/policy/policy.js'
 import {formatCost, formatUsage} from '../core/output/progress.js'
 import {type CommandResult, fencedBlock, markdownTable} from '../core/output/sink.js'
+import {contractLine} from '../core/plans/contract.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../core/session/plan.js'
+import {questionsMarkdown, todosMarkdown} from '../plugins/session-notes.js'
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
 
@@ -56,6 +58,8 @@ is approved (wave approve --allow).`
       }
       return flags.revise ? revisePlan({...common, feedback: flags.feedback, planPath: flags.revise}) : makePlan({...common, task: task!})
     })
+    this.output.note(contractLine(outcome.contract))
+    for (const problem of outcome.contract.problems) this.output.warn(`The plan's ## Scope: ${problem}; left out.`)
     await this.output.result(await planResult(outcome, task ?? `revision of ${outcome.name}`))
   }
 }
@@ -84,11 +88,16 @@ async function planResult(outcome: PlanOutcome, task: string): Promise<CommandRe
 ${markdownTable([
   ['Task', task],
   ['Plan', `\`${outcome.planPath}\``],
+  ['Contract', contractLine(outcome.contract).replace(/^Plan: /, '')],
   ['Turns', String(outcome.turns)],
   ['Stop reason', outcome.stopReason],
   ['Cost', formatCost(outcome.costUsd)],
   ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
 ])}
+
+${questionsMarkdown(outcome.questions)}
+
+${todosMarkdown(outcome.todos)}
 
 <details><summary>The plan</summary>
 
@@ -97,11 +106,15 @@ ${fencedBlock(plan, 'markdown')}
 </details>`
   return {
     data: {
+      contract: {scope: outcome.contract.scope, verify: outcome.contract.verify},
       costUsd: outcome.costUsd,
       name: outcome.name,
       planPath: outcome.planPath,
+      revision: outcome.revision,
+      questions: outcome.questions,
       stopReason: outcome.stopReason,
       summary: outcome.summary,
+      todos: outcome.todos,
       turns: outcome.turns,
       usage: outcome.usage,
     },

@@ -1,17 +1,34 @@
+import {Args} from '@oclif/core'
+
 import {WaveCommand} from '../core/command.js'
+import {overviewText} from '../core/output/report.js'
+import {planOverview} from '../core/plans/overview.js'
 import {listPlans} from '../core/plans/lifecycle.js'
+import {resolvePlanReference} from '../core/plans/plans.js'
 
 export default class Plans extends WaveCommand {
   static description = `List the plans, newest first, with their status.
 
 Plans live under ~/.wave/plans (or $WAVE_HOME/plans). A status is one of draft, approved, rejected,
 changes_requested, running, ran or failed. The name works wherever a plan is named (approve, run,
-plan --revise). wave plans rm <name> and wave plans prune --older-than 7d remove plans.`
+plan --revise). wave plans <name> shows one plan: its record, revisions and last run's report (as
+wave plans show <name>). wave plans diff <name> shows what changed since the last decision. wave plans rm
+<name> and wave plans prune --older-than 7d remove plans.`
 
-  static examples = ['<%= config.bin %> plans', '<%= config.bin %> plans --json', '<%= config.bin %> plans rm gentle-breeze', '<%= config.bin %> plans prune --older-than 7d']
+  static examples = ['<%= config.bin %> plans', '<%= config.bin %> plans --json', '<%= config.bin %> plans gentle-breeze', '<%= config.bin %> plans rm gentle-breeze', '<%= config.bin %> plans prune --older-than 7d']
+
+  static args = {
+    plan: Args.string({description: 'One plan to show (its name or path): as wave plans show <name>'}),
+  }
 
   async run(): Promise<void> {
-    await this.parse(Plans)
+    const {args} = await this.parse(Plans)
+    if (args.plan) {
+      const overview = await planOverview(await resolvePlanReference(args.plan, {unwritten: true}))
+      await this.output.result({data: {...overview}, text: overviewText(overview)})
+      return
+    }
+
     const plans = await listPlans()
     if (plans.length === 0) this.output.note('No plans yet: make one with wave plan --task "..."')
     const lines = plans.map((plan) => {

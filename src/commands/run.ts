@@ -9,8 +9,10 @@ import {describeSandbox} from '../core/policy/sandbox.js'
 import {formatCost, formatUsage} from '../core/output/progress.js'
 import {type CommandResult, markdownTable, type SessionReporter} from '../core/output/sink.js'
 import type {SessionStart} from '../core/session/plan.js'
+import {reportMarkdown, reportTally} from '../core/output/report.js'
 import {executePlan, type RunOutcome} from '../core/session/run.js'
 import {runTask, type TaskOutcome} from '../core/session/task.js'
+import {questionsMarkdown, todosMarkdown} from '../plugins/session-notes.js'
 
 export default class Run extends WaveCommand {
   static args = {
@@ -27,6 +29,11 @@ overrides the latter). stdout is the agent's final message.
 The workspace is the top of the git repository holding the current directory, from wherever in it
 the command starts, or --cwd; outside any repository, give --cwd. The repository's AGENTS.md files
 (CLAUDE.md where a directory has none) go into the prompt as they are at run time.
+
+When the model ends its work, wave runs the approval's checks itself (the plan's ## Verification, or
+approve --verify), each in the run's sandbox without any allow rule; a failing check's output goes back
+to the model for another turn, up to --verify-retries times. A run whose checks still fail, or that
+changed a file outside a strict scope, exits 7 and is not spent: --resume goes on with the failing output.
 
 wave run <plan> --resume continues the plan's newest run when it did not succeed (interrupted,
 stopped at a limit, failed), after the same approval checks, with its conversation as its transcript
@@ -60,6 +67,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     }),
     task: Flags.string({char: 't', description: 'Run this task directly (- reads it from stdin); the model may enter plan mode itself', exclusive: ['task-file']}),
     'task-file': Flags.file({description: 'Run the task in this file directly'}),
+    'verify-retries': Flags.integer({default: 2, description: 'How many more turns the model gets to fix failing approved checks before the run exits 7', min: 0}),
     ...sandboxFlags,
     // No default here: a plan's record decides, so the flag is only for --approve and --task.
     sandbox: Flags.option({description: sandboxFlags.sandbox.description, options: ['on', 'off'] as const})(),
@@ -111,6 +119,7 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
         onStart: (info) => reporter.start({command: 'run', ...info}),
         planPath: args.plan!,
         resume: flags.resume,
+        verifyRetries: flags['verify-retries'],
       }),
     )
     await this.output.result(runResult(outcome))
@@ -125,9 +134,11 @@ function completedData(outcome: Ran) {
     filesChanged: outcome.filesChanged,
     mode: outcome.mode,
     outcome: 'completed',
+    questions: outcome.questions,
     result: outcome.finalText,
     sandbox: outcome.sandbox,
     stopReason: outcome.stopReason,
+    todos: outcome.todos,
     turns: outcome.turns,
     usage: outcome.usage,
   }
@@ -142,9 +153,9 @@ const deniedCalls = (denials: number) => (denials === 0 ? '' : `${denials} ${den
 
 function runResult(outcome: RunOutcome): CommandResult {
   return {
-    data: {...completedData(outcome), name: outcome.name, planPath: outcome.planPath, resumed: outcome.resumed},
-    summary: runSummary(`## wave run: ${outcome.name}`, outcome, [['Plan', `\`${outcome.planPath}\``]]),
-    tally: `${outcome.resumed ? 'resumed and ' : ''}${ranTally(outcome)}`,
+    data: {...completedData(outcome), name: outcome.name, planPath: outcome.planPath, report: outcome.report, resumed: outcome.resumed},
+    summary: `${runSummary(`## wave run: ${outcome.name}`, outcome, [['Plan', `\`${outcome.planPath}\``]])}\n\n${reportMarkdown(outcome.report)}`,
+    tally: `${outcome.resumed ? 'resumed and ' : ''}${ranTally(outcome)}\n${reportTally(outcome.report)}`,
     text: outcome.finalText,
   }
 }
@@ -157,7 +168,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
 
     case 'awaiting_approval': {
       return {
-        data: {costUsd: outcome.costUsd, name: outcome.name, outcome: 'awaiting_approval', planPath: outcome.planPath, stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage},
+        data: {costUsd: outcome.costUsd, name: outcome.name, outcome: 'awaiting_approval', planPath: outcome.planPath, questions: outcome.questions, todos: outcome.todos, stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage},
         summary: `## wave run --task: plan ${outcome.name} awaits approval\n\n${markdownTable([
           ['Task', task],
           ['Plan', `\`${outcome.planPath}\``],
@@ -179,7 +190,7 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
   }
 }
 
-type Ran = Pick<RunOutcome, 'costUsd' | 'sandbox' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'stopReason' | 'turns' | 'usage'>
+type Ran = Pick<RunOutcome, 'costUsd' | 'sandbox' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'questions' | 'stopReason' | 'todos' | 'turns' | 'usage'>
 
 function runSummary(heading: string, outcome: Ran, first: Array<[string, string]>): string {
   const usage = outcome.usage
@@ -200,6 +211,10 @@ ${markdownTable([
 **Files changed**
 
 ${files}
+
+${questionsMarkdown(outcome.questions, '**Questions** (asked during the run; no one could answer them)')}
+
+${todosMarkdown(outcome.todos)}
 
 **Result**
 

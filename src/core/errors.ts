@@ -1,6 +1,7 @@
 import type {Ending, StopReason} from './session/outcome.js'
 import type {TokenUsage} from './session/pricing.js'
 import {formatUsd} from './session/pricing.js'
+import type {RunReport} from './plans/report.js'
 
 /** Exit codes of the design's table; scripts branch on them, so they never change meaning. */
 export const ExitCode = {
@@ -12,6 +13,8 @@ export const ExitCode = {
   limit: 5,
   /** The model refused, or its answer stayed cut at the output limit (max_tokens). */
   refused: 6,
+  /** The run did not meet its approved checks: a check still failing, or a change outside a strict scope. */
+  unmet: 7,
   awaitsApproval: 10,
   /** 128 + the signal's number, as shells report it. */
   interrupted: 130,
@@ -69,6 +72,8 @@ export interface FailureDetails {
   filesChanged?: string[]
   /** The plan the session worked on, when there is one. */
   planPath?: string | null
+  /** A run of a plan: planned versus actual as it stopped (exit 7 above all: which checks failed). */
+  report?: RunReport
   /** `wave demo`: the step that failed, and the end of its stderr. */
   step?: string
   stderr?: string

@@ -21,10 +21,14 @@ export default defineTool({
     'Runs in a sandbox: the file system is read-only but for the workspace (its .git/ and .wave/ read-only), /tmp and $HOME are private, no network unless the approval allows it. ' +
     `Timeout ${DEFAULT_TIMEOUT_MS} ms by default, at most ${MAX_TIMEOUT_MS}, then the command is killed. Output over ${MAX_OUTPUT_CHARS} characters keeps its head and tail. ` +
     'Runs only where the permission mode or an allow rule such as Bash(npm test:*) allows the command; a refused one returns "Permission denied" and why: do not retry it unchanged. ' +
-    'Use Read, Glob, Grep, LS, Edit and Write, not cat, find, grep, sed or echo.',
+    'Use Read, Glob, Grep, LS, Edit and Write, not cat, find, grep, sed or echo. ' +
+    'With run_in_background: true the command starts in the same sandbox and the call returns its task_id at once (no timeout applies): read its output with TaskOutput, end it with TaskStop; ' +
+    'every background command is ended when the session ends. Use it for servers and watchers, not for commands whose result you need now.',
   input: z.object({
     command: z.string().describe('The bash command to run'),
     timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional().describe('Timeout in milliseconds (default 120000, max 600000)'),
+    description: z.string().optional().describe('What the command does, in 5-10 words (shown in progress)'),
+    run_in_background: z.boolean().optional().describe('Start the command in the background and return its task_id at once; read it with TaskOutput, end it with TaskStop'),
   }),
   name: 'Bash',
   resultCap: RESULT_CAP,
@@ -43,12 +47,22 @@ export default defineTool({
       plan = unsandboxedCommand(request)
     }
 
+    if (input.run_in_background) {
+      if (!ctx.tasks) throw new ToolError('Background commands are not available here: run the command without run_in_background.')
+      const task = ctx.tasks.start(plan, ctx.root, {command: input.command, description: input.description})
+      return (
+        `Started in the background as task ${task.id}. Read its output with TaskOutput (task_id "${task.id}"); end it with TaskStop. ` +
+        'It is ended when the session ends.'
+      )
+    }
+
     const result = await runCommand(plan, ctx.root, timeout, ctx.signal)
     return formatResult(result, timeout)
   },
 })
 
-interface CommandResult {
+/** What a finished command left: its output (head and tail), how it ended. wave's own checks (src/core/plans/checks.ts) read it too. */
+export interface CommandResult {
   output: string
   code: number | null
   signal: NodeJS.Signals | null
@@ -71,7 +85,8 @@ function killGroupsOnExit(): void {
   })
 }
 
-function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
+/** Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort. */
+export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
     // timeout kills its children too.

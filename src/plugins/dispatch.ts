@@ -4,12 +4,14 @@
  */
 import {z} from 'zod'
 
-import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, ruleNamesHost, type ToolIdentity} from '../core/policy/policy.js'
+import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, ruleNamesHost, scopeDecision, type ToolIdentity} from '../core/policy/policy.js'
 import type {SandboxSettings} from '../core/policy/sandbox.js'
 import {analyseShell, type ShellAnalysis} from '../core/policy/shell.js'
 import {secretValues} from '../core/secrets.js'
 import {isInside, PathResolutionError, realPathOf, resolvePath, type ResolvedPath} from '../core/workspace/paths.js'
+import type {BackgroundTasks} from './background.js'
 import type {ToolRegistry} from './registry.js'
+import type {SessionNotes} from './session-notes.js'
 import {type SessionControl, type ToolContext, ToolError, type ToolPermissions, type ToolPlugin} from './tool.js'
 
 export interface ToolCallRequest {
@@ -34,6 +36,9 @@ export interface DispatchEnv {
   session: SessionControl
   /** From the approval record (or `--sandbox`); absent means enabled with no network. */
   sandbox?: SandboxSettings
+  /** The session's background commands and notes (its tool set's); absent, tools that need them fail. */
+  tasks?: BackgroundTasks
+  notes?: SessionNotes
 }
 
 /**
@@ -46,8 +51,9 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
   const tool = registry.get(call.name)
   if (!tool || !offered(policy, tool)) {
     const available = registry.offered(policy).map((t) => t.name).join(', ')
-    const why = tool ? `${call.name} is not available in ${policy.mode} mode.` : `Unknown tool ${call.name}.`
-    return refusal(`${why} Available tools: ${available}.`)
+    // A name wave does not know is a mistake, not something the policy refused: no denial is counted.
+    if (!tool) return failure(`Unknown tool ${call.name}: there is no such tool here. Available tools: ${available}.`)
+    return refusal(`${call.name} is not available in ${policy.mode} mode. Available tools: ${available}.`)
   }
 
   // The key never leaves: not written to a file (Write, Edit, plugin and MCP write tools), not run
@@ -56,10 +62,8 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     return refusal(`the input of ${tool.name} holds wave's API key or another of its credentials, which no tool call may carry.`)
   }
 
-  const parsed = tool.input.safeParse(call.input ?? {})
-  if (!parsed.success) {
-    return failure(`Invalid input for ${tool.name}: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`)
-  }
+  const parsed = strictInput(tool).safeParse(call.input ?? {})
+  if (!parsed.success) return failure(invalidInput(tool, parsed.error))
 
   const input = parsed.data as Record<string, unknown>
   const globProblem = checkGlobs(tool, input)
@@ -91,6 +95,9 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     if (target) {
       const changed = await changedSince(target)
       if (changed) return refusal(changed, decision)
+      // The approved scope, again at the real path the tool is about to write.
+      const scoped = tool.access === 'write' ? scopeDecision(policy, target) : undefined
+      if (scoped?.decision === 'deny') return refusal(scoped.reason, scoped)
     }
 
     const ctx: ToolContext = {
@@ -101,11 +108,15 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
       sandbox: env.sandbox,
       signal: env.signal,
       target,
+      tasks: env.tasks,
+      notes: env.notes,
+      planFile: policy.mode === 'plan' ? policy.planFile : undefined,
     }
     const output = await tool.run(input as never, ctx)
     return {
       changed: tool.access === 'write' && target ? target.real : undefined,
-      content: capResult(output, tool.resultCap),
+      // A write outside a scope that warns goes ahead; the model is told it was recorded.
+      content: capResult(output, tool.resultCap) + (decision.outOfScope ? `\n\n(wave: ${target?.input ?? 'this file'} is outside the approved scope; recorded as a deviation from the plan.)` : ''),
       decision,
       isError: false,
     }
@@ -119,6 +130,32 @@ function holdsSecret(value: unknown, secrets: string[], depth = 0): boolean {
   if (typeof value === 'string') return secrets.some((secret) => value.includes(secret))
   if (depth > 32 || value === null || typeof value !== 'object') return false
   return Object.entries(value).some(([key, item]) => holdsSecret(key, secrets, depth + 1) || holdsSecret(item, secrets, depth + 1))
+}
+
+/** Each tool's input schema with unknown keys refused, built once per tool. */
+const strictSchemas = new WeakMap<ToolPlugin, z.ZodType>()
+
+/**
+ * A tool's input as the wrapper validates it: an unknown key is an error naming the keys the tool
+ * takes, never dropped in silence (a model that sent it believes it had an effect). MCP tools keep
+ * their own schema, which their server validates.
+ */
+function strictInput(tool: ToolPlugin): z.ZodType {
+  if (tool.inputSchema) return tool.input
+  let schema = strictSchemas.get(tool)
+  if (!schema) {
+    schema = tool.input.strict()
+    strictSchemas.set(tool, schema)
+  }
+
+  return schema
+}
+
+function invalidInput(tool: ToolPlugin, error: z.ZodError): string {
+  const message = `Invalid input for ${tool.name}: ${z.prettifyError(error).replaceAll('\n', ' ')}`
+  const unknown = error.issues.find((issue) => issue.code === 'unrecognized_keys' && issue.path.length === 0)
+  if (!unknown) return message
+  return `${message.replace(/\.?$/, '.')} ${tool.name} accepts: ${Object.keys(tool.input.shape).join(', ')}.`
 }
 
 function refusal(message: string, decision?: PolicyDecision): ToolCallOutcome {

@@ -1,9 +1,11 @@
 import {z} from 'zod'
 
 import {offered, type PolicyContext} from '../core/policy/policy.js'
+import askUserQuestion from './ask-user-question.js'
 import {BUILTIN_TOOLS} from './builtin.js'
 import enterPlanMode from './enter-plan-mode.js'
 import exitPlanMode from './exit-plan-mode.js'
+import todoWrite from './todo-write.js'
 import type {ToolPlugin} from './tool.js'
 
 /** A tool definition as the Messages API takes it. */
@@ -51,7 +53,8 @@ export class ToolRegistry {
   }
 }
 
-export const CONTROL_TOOLS: ToolPlugin[] = [enterPlanMode, exitPlanMode] as ToolPlugin[]
+/** The tools that act on the session rather than the workspace: its to-do list, its questions, plan mode. */
+export const CONTROL_TOOLS: ToolPlugin[] = [todoWrite, askUserQuestion, enterPlanMode, exitPlanMode] as ToolPlugin[]
 
 export function builtinRegistry(): ToolRegistry {
   return new ToolRegistry([...(BUILTIN_TOOLS as ToolPlugin[]), ...CONTROL_TOOLS])

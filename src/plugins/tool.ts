@@ -3,6 +3,8 @@ import type {z} from 'zod'
 import type {AccessClass, PolicyDecision, ToolOrigin} from '../core/policy/policy.js'
 import type {SandboxSettings} from '../core/policy/sandbox.js'
 import type {ResolvedPath} from '../core/workspace/paths.js'
+import type {BackgroundTasks} from './background.js'
+import type {SessionNotes} from './session-notes.js'
 
 /** What a session lets control tools do (EnterPlanMode, ExitPlanMode). */
 export interface SessionControl {
@@ -42,6 +44,12 @@ export interface ToolContext {
    * no network: a tool that starts a process for the model runs it sandboxed unless told otherwise.
    */
   sandbox?: SandboxSettings
+  /** The session's plan file, set while plan mode is active (AskUserQuestion, ExitPlanMode). */
+  planFile?: string
+  /** The session's background commands (Bash run_in_background, TaskOutput, TaskStop); absent outside a session. */
+  tasks?: BackgroundTasks
+  /** The session's to-do list and unanswerable questions (TodoWrite, AskUserQuestion); absent outside a session. */
+  notes?: SessionNotes
 }
 
 /**

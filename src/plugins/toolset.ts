@@ -6,14 +6,20 @@
 import type {Config} from '@oclif/core'
 
 import type {EffectiveSettings} from '../core/settings.js'
+import {BackgroundTasks} from './background.js'
 import {BUILTIN_TOOLS} from './builtin.js'
 import {CONTROL_TOOLS, ToolRegistry} from './registry.js'
 import {loadPluginTools} from './sources/hook.js'
+import {SessionNotes} from './session-notes.js'
 import type {ToolPlugin} from './tool.js'
 
 export interface SessionTools {
   registry: ToolRegistry
-  /** Stops the MCP servers this tool set started. Safe to call twice. */
+  /** The background commands started by Bash; every one still running ends when the tool set closes. */
+  tasks: BackgroundTasks
+  /** The to-do list and the questions no one could answer (TodoWrite, AskUserQuestion). */
+  notes: SessionNotes
+  /** Ends the background commands and stops the MCP servers this tool set started. Safe to call twice. */
   close(): Promise<void>
 }
 
@@ -49,10 +55,11 @@ export async function openSessionTools(options: SessionToolsOptions): Promise<Se
     closeMcp = mcp.close
   }
 
+  const tasks = new BackgroundTasks()
   let closed: Promise<void> | undefined
-  const close = () => (closed ??= closeMcp().catch(() => {}))
+  const close = () => (closed ??= Promise.all([tasks.close(), closeMcp().catch(() => {})]).then(() => {}))
   try {
-    return {close, registry: new ToolRegistry(tools)}
+    return {close, notes: new SessionNotes(), registry: new ToolRegistry(tools), tasks}
   } catch (error) {
     await close()
     throw error

@@ -16,6 +16,17 @@ export const READ_CONCURRENCY = 8
 export interface TurnEnv extends Omit<DispatchEnv, 'policy'> {
   /** The policy in force, asked when each call starts: a control call earlier in the turn may have changed it. */
   policy(): DispatchEnv['policy']
+  /** Around each allowed command (a run held to a scope, src/core/plans/enforcement.ts). */
+  commandWatch?: CommandWatch
+}
+
+/**
+ * Around each allowed command (an execute-class call, which runs alone): `before` reads what `after`
+ * compares with, and `after` may return a note appended to the call's result (what it changed outside the scope).
+ */
+export interface CommandWatch {
+  before(): Promise<unknown>
+  after(before: unknown): Promise<string | undefined>
 }
 
 /** What one tool call came to, as the loop answers the model with it. */
@@ -51,12 +62,15 @@ export async function executeTurn(calls: readonly ToolCallRequest[], env: TurnEn
     const call = calls[index]
     observer.started?.(call, index)
     // A call not yet started when the session is interrupted does not run.
+    const watched = env.commandWatch && !env.signal.aborted && env.registry.get(call.name)?.access === 'execute' ? env.commandWatch : undefined
+    const before = await watched?.before()
     const outcome = env.signal.aborted
       ? {content: 'The session was interrupted before this call ran.', isError: true}
       : await dispatch(call, {...env, policy: env.policy()})
+    const note = watched && 'decision' in outcome && outcome.decision?.decision === 'allow' ? await watched.after(before) : undefined
     results[index] = {
       changed: 'changed' in outcome ? outcome.changed : undefined,
-      content: scrubSecrets(outcome.content),
+      content: scrubSecrets(note ? `${outcome.content}\n\n${note}` : outcome.content),
       denied: 'decision' in outcome && outcome.decision?.decision === 'deny',
       isError: outcome.isError,
     }

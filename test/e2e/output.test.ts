@@ -118,11 +118,16 @@ describe('wave plans and wave tools', () => {
     expect(result.code).toBe(0)
     const {tools} = JSON.parse(result.stdout)
     const offered = tools.filter((t: {offered: {plan: boolean}}) => t.offered.plan).map((t: {name: string}) => t.name)
-    expect(offered).toEqual(['Read', 'Glob', 'Grep', 'LS', 'Write', 'Edit', 'ExitPlanMode'])
+    expect(offered).toEqual(['Read', 'Glob', 'Grep', 'LS', 'Write', 'Edit', 'TodoWrite', 'AskUserQuestion', 'ExitPlanMode'])
     expect(tools.find((t: {name: string}) => t.name === 'Bash')).toMatchObject({access: 'execute', offered: {plan: false}})
+    // TaskOutput and TaskStop go with Bash: no use where no command can start them.
+    expect(tools.find((t: {name: string}) => t.name === 'TaskOutput')).toMatchObject({access: 'read', offered: {plan: false}})
 
     const text = await wave(['tools'])
     expect(text.stdout).toMatch(/^Bash\s+execute\s+-\s+-\s+-\s+yes$/m)
+    expect(text.stdout).toMatch(/^TaskOutput\s+read\s+-\s+-\s+-\s+yes$/m)
+    expect(text.stdout).toMatch(/^TaskStop\s+execute\s+-\s+-\s+-\s+yes$/m)
+    expect(text.stdout).toMatch(/^TodoWrite\s+control\s+yes\s+yes\s+yes\s+yes$/m)
   })
 
   it('rejects an unknown mode with exit 2', async () => {

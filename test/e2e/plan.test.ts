@@ -42,7 +42,7 @@ describe('wave plan', () => {
     for (const request of requests.slice(3)) expect(systemText(request)).toMatch(PLAN_EXISTS)
 
     // Plan mode offers read tools, the plan's writers, and ExitPlanMode: never Bash.
-    expect(toolNames(requests[0]).sort()).toEqual(['Edit', 'ExitPlanMode', 'Glob', 'Grep', 'LS', 'Read', 'Write'])
+    expect(toolNames(requests[0]).sort()).toEqual(['AskUserQuestion', 'Edit', 'ExitPlanMode', 'Glob', 'Grep', 'LS', 'Read', 'TodoWrite', 'Write'])
 
     // The tools really ran: results carry the repository's content, and .gitignore is respected.
     const first = toolResults(requests[1])
@@ -60,7 +60,7 @@ describe('wave plan', () => {
     expect(state.repository).toMatchObject({dirty: false, head: gitHead(sandbox.repo)})
     expect(snapshotTree(sandbox.repo)).toEqual(before)
     expect(readdirSync(sandbox.plansDir).sort()).toEqual(
-      [path.basename(planPath), path.basename(planPath, '.md') + '.state.json', path.basename(planPath, '.md') + '.transcript.jsonl'].sort(),
+      [path.basename(planPath), ...['.revisions.jsonl', '.state.json', '.transcript.jsonl'].map((suffix) => path.basename(planPath, '.md') + suffix)].sort(),
     )
 
     // The key goes to the API and nowhere else.
@@ -236,7 +236,7 @@ describe('wave plan: hostile calls are refused with nothing changed', () => {
     const planPath = result.stdout.trim()
     const added = Object.keys(snapshotTree(sandbox.home)).filter((file) => !(file in homeBefore))
     const base = path.basename(planPath, '.md')
-    expect(added.sort()).toEqual([`.wave/plans/${base}.md`, `.wave/plans/${base}.state.json`, `.wave/plans/${base}.transcript.jsonl`])
+    expect(added.sort()).toEqual([`.wave/plans/${base}.md`, `.wave/plans/${base}.revisions.jsonl`, `.wave/plans/${base}.state.json`, `.wave/plans/${base}.transcript.jsonl`])
     expect(readFileSync(path.join(sandbox.plansDir, 'other-plan.md'), 'utf8')).toBe('# someone else\'s plan\n')
     expect(readFileSync(planPath, 'utf8')).toBe('# Plan\n')
   })

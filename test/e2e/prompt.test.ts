@@ -79,11 +79,13 @@ describe('what the model is told', () => {
 
     const system = systemText(first)
     expectEnvironment(system)
-    for (const section of ['Goal:', 'Findings:', 'Changes: file by file', 'New files:', 'Verification:', 'Risks:', 'Open questions:', 'Out of scope:']) {
+    for (const section of ['Goal:', 'Findings:', 'Changes: file by file', 'New files:', 'Scope:', 'Verification:', 'Risks:', 'Open questions:', 'Out of scope:']) {
       expect(system).toContain(`\n- ${section}`)
     }
 
-    expect(system).toContain('each with the allow rule it needs, e.g. Bash(npm test:*)')
+    // The contract sections, in the shapes wave reads (src/core/plans/contract.ts).
+    expect(system).toContain('paths or globs the change may create, change or delete')
+    expect(system).toContain('one per bullet, each in backticks (e.g. `npm test`). wave runs them itself, in a sandbox')
     expect(system).toContain('seeing only the task and the plan')
     // The environment goes before the reminder, which still ends the prompt word for word.
     expect(system.indexOf('# Environment')).toBeLessThan(system.indexOf('## Plan File Info:'))

@@ -289,7 +289,7 @@ describe('wave plans rm and prune', () => {
     const first = await plan()
     await approve(first)
     const second = await plan()
-    const sidecars = (planPath: string) => ['.md', '.approval.json', '.state.json', '.transcript.jsonl'].map((suffix) => planPath.replace(/\.md$/, suffix))
+    const sidecars = (planPath: string) => ['.md', '.approval.json', '.revisions.jsonl', '.state.json', '.transcript.jsonl'].map((suffix) => planPath.replace(/\.md$/, suffix))
     expect(sidecars(first).every((file) => existsSync(file))).toBe(true)
 
     const removed = await wave(['plans', 'rm', path.basename(first, '.md')])

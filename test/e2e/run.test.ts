@@ -86,7 +86,7 @@ describe('wave plan → wave approve → wave run', () => {
     expect(systemText(requests[0])).toContain('acceptEdits')
 
     // Tools: the full set filtered by mode and rules, never the plan-mode controls.
-    expect(toolNames(requests[0]).sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'Write'])
+    expect(toolNames(requests[0]).sort()).toEqual(['AskUserQuestion', 'Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TaskOutput', 'TaskStop', 'TodoWrite', 'Write'])
     expect(toolResults(requests[1]).map((r) => r.is_error ?? false)).toEqual([false, false])
     expect(toolResults(requests[2])[0].is_error ?? false).toBe(false)
 
@@ -461,7 +461,7 @@ describe('wave run: records written by other tools', () => {
     server.push(reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Done.'))
     const result = await wave(['run', planPath])
     expect(result.code, result.stderr).toBe(0)
-    expect(toolNames(server.messageRequests[0]).sort()).toEqual(['Edit', 'Glob', 'Grep', 'LS', 'Read', 'Write'])
+    expect(toolNames(server.messageRequests[0]).sort()).toEqual(['AskUserQuestion', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TodoWrite', 'Write'])
     expect(systemText(server.messageRequests[0])).toContain('acceptEdits')
     expect(readFileSync(path.join(sandbox.repo, 'src/farewell.ts'), 'utf8')).toBe(FAREWELL)
   })
@@ -561,7 +561,7 @@ describe('wave run: permission modes', () => {
     const before = snapshotTree(sandbox.repo)
     const result = await wave(['run', planPath, '--json'])
     expect(result.code, result.stderr).toBe(0)
-    expect(toolNames(server.messageRequests[0]).sort()).toEqual(READ_TOOLS)
+    expect(toolNames(server.messageRequests[0]).sort()).toEqual(['AskUserQuestion', ...READ_TOOLS, 'TodoWrite'].sort())
     expect(systemText(server.messageRequests[0])).toContain('default')
     const [read, write, edit, bash] = toolResults(server.messageRequests[1])
     expect(read.is_error ?? false).toBe(false)
@@ -577,7 +577,7 @@ describe('wave run: permission modes', () => {
     server.push(reply(toolUse('Bash', {command: 'echo made > bash-made.txt && cat bash-made.txt'})), reply('Done.'))
     const result = await wave(['run', planPath, '--json'])
     expect(result.code, result.stderr).toBe(0)
-    expect(toolNames(server.messageRequests[0]).sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'Write'])
+    expect(toolNames(server.messageRequests[0]).sort()).toEqual(['AskUserQuestion', 'Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TaskOutput', 'TaskStop', 'TodoWrite', 'Write'])
     expect(toolResults(server.messageRequests[1])[0]).toMatchObject({text: 'made'})
     expect(readFileSync(path.join(sandbox.repo, 'bash-made.txt'), 'utf8')).toBe('made\n')
     expect(JSON.parse(result.stdout).filesChanged).toEqual(['bash-made.txt'])

@@ -15,7 +15,11 @@ const description = (name: string) => registry.get(name)!.description
 const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   Bash: {
     failures: ['Permission denied', 'do not retry it unchanged', 'Bash(npm test:*)', 'then the command is killed', 'not cat, find, grep, sed'],
-    limits: ['120000 ms by default', 'at most 600000', 'Output over 30000 characters keeps its head and tail', 'No stdin', 'sandbox', 'no network'],
+    limits: ['120000 ms by default', 'at most 600000', 'Output over 30000 characters keeps its head and tail', 'No stdin', 'sandbox', 'no network', 'run_in_background: true', 'ended when the session ends'],
+  },
+  AskUserQuestion: {
+    failures: ['never waits and never returns an answer', 'the reviewer answers by requesting changes'],
+    limits: ['1-4 multiple-choice questions', '## Open questions', 'reported in the result'],
   },
   Edit: {
     failures: ['must occur exactly once', 'fails with the count', 'replace_all', 'Fails on a missing file (create it with Write)', 'non-UTF-8', 'refused where Write is'],
@@ -27,7 +31,7 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   },
   ExitPlanMode: {
     failures: ['plan file is missing or empty', 'plan_path names another file'],
-    limits: ['the session ends after this turn'],
+    limits: ['the session ends after this turn', 'shown to the approver', 'only when that file does not hold a plan yet'],
   },
   Glob: {
     failures: ['".." is refused', 'Fails when path is missing or not a directory'],
@@ -48,6 +52,18 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   WebFetch: {
     failures: ['other calls are refused', 'Redirects to a domain no rule allows are refused', 'Binary content is refused'],
     limits: ['At most 5 redirects and 20000 ms', 'up to 5 MB', 'cut at 30000 characters'],
+  },
+  TaskOutput: {
+    failures: ['Fails on an unknown task_id'],
+    limits: ['default 30000, at most 600000', 'block: false returns at once', 'Unread output over 30000 characters keeps its head and tail'],
+  },
+  TaskStop: {
+    failures: ['Fails on an unknown task_id'],
+    limits: ['SIGTERM, then SIGKILL after 2 s', 'Every background command ends with the session anyway'],
+  },
+  TodoWrite: {
+    failures: ['Changes nothing in the workspace'],
+    limits: ['send the whole updated list each time', 'one at a time'],
   },
   Write: {
     failures: ['Fails on a directory or a non-regular file', 'Refused outside the workspace, in .git/ and .wave/', 'in plan mode for every file but the plan'],

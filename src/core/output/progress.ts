@@ -2,11 +2,12 @@ import type {AgentEvent, TokenUsage} from '../session/loop.js'
 import {scrubSecrets} from '../secrets.js'
 import {integerFromEnv} from '../session/model.js'
 import {formatUsd} from '../session/pricing.js'
+import {todoProgress} from '../../plugins/session-notes.js'
 
 /** A short, one-line view of a tool call's input for the progress log. */
 export function describeCall(name: string, input: unknown): string {
   const fields = (input ?? {}) as Record<string, unknown>
-  const main = fields.file_path ?? fields.command ?? fields.pattern ?? fields.path ?? fields.url ?? fields.plan_path ?? fields.reason
+  const main = fields.file_path ?? fields.command ?? fields.pattern ?? fields.path ?? fields.url ?? fields.plan_path ?? fields.reason ?? fields.task_id
   const line = (typeof main === 'string' ? main : '').replaceAll(/\s+/g, ' ')
   return line.length > 80 ? `${name} ${line.slice(0, 77)}...` : `${name} ${line}`.trim()
 }
@@ -47,6 +48,20 @@ export function progressLine(event: AgentEvent): string | undefined {
       if (event.action === 'raise') return `✂ ${why}: asking again with the model's whole output limit`
       if (event.action === 'continue') return `✂ ${why}: asking the model to continue its answer`
       return `✂ ${why}: the cut calls did not run; the model is asked to write in smaller pieces`
+    }
+
+    case 'check': {
+      if (event.durationMs === undefined) return `▶ check: ${event.command}`
+      const how = event.exitCode === 0 ? '✓ passed' : event.exitCode === null ? '✗ did not finish' : `✗ failed (exit ${event.exitCode})`
+      return `${how}: ${event.command} (${(event.durationMs / 1000).toFixed(1)} s)`
+    }
+
+    case 'todo': {
+      return `☐ ${todoProgress(event.todos)}`
+    }
+
+    case 'question': {
+      return event.questions.map((q) => `? ${q.question} (no one can answer now: recorded)`).join('\n')
     }
 
     case 'compaction': {

@@ -11,6 +11,7 @@ import {emitKeypressEvents, createInterface, clearScreenDown, moveCursor} from '
 import type {ReadStream, WriteStream} from 'node:tty'
 
 import type {Decision} from '../plans/lifecycle.js'
+import type {RevisionDiff} from '../plans/revisions.js'
 import {ExitCode, WaveError} from '../errors.js'
 import {MODE_DESCRIPTIONS} from '../policy/modes.js'
 import {type ExecutionMode, nextMode} from '../policy/policy.js'
@@ -68,6 +69,10 @@ export interface ReviewOptions {
   sandbox?: string
   /** What the plan was made for (the plan's state), shown above it. */
   task?: string
+  /** The scope and checks the approval will bind (a Markdown table), shown beside the plan. */
+  contract?: string
+  /** What changed since the reviewer's last decision on this plan, shown before the plan. */
+  changes?: RevisionDiff
   /** A signal (SIGINT, SIGTERM from outside) ends the review: it rejects with the signal's reason. */
   signal?: AbortSignal
   input?: ReadStream
@@ -92,6 +97,8 @@ export async function reviewPlan(options: ReviewOptions): Promise<ReviewOutcome>
   const task = options.task ? `${style.dim('Task:')} ${withoutControls(options.task).replaceAll('\n', ' ')}\n` : ''
   const plan = await renderMarkdown(options.planText, {color: style.enabled, width})
   output.write(`${rule}\n${style.dim(`Plan ${options.planLabel}`)}\n${task}\n${plan}\n${rule}\n`)
+  if (options.changes) output.write(`${changesBlock(options.changes, style)}${rule}\n`)
+  if (options.contract) output.write(await renderMarkdown(options.contract, {color: style.enabled, width}) + '\n')
   if (options.allow?.length) output.write(`${style.dim('allow:')} ${options.allow.join(', ')}\n`)
   if (options.sandbox) output.write(`${style.dim('sandbox:')} ${options.sandbox}\n`)
 
@@ -110,6 +117,14 @@ export async function reviewPlan(options: ReviewOptions): Promise<ReviewOutcome>
     const feedback = await askLine(io, `${style.bold('Why reject it?')} ${style.dim('(optional, enter to skip)')} `)
     return {decision, feedback: feedback || undefined, mode: state.mode}
   }
+}
+
+/** "changed since your last review": the unified diff, added lines green and removed ones red where color is on. */
+function changesBlock(changes: RevisionDiff, style: Styles): string {
+  const lines = withoutControls(changes.patch).trimEnd().split('\n').slice(2)
+  const painted = lines.map((line) => (line.startsWith('+') ? style.added(line) : line.startsWith('-') ? style.removed(line) : line.startsWith('@@') ? style.dim(line) : line))
+  const heading = style.bold(`Changed since your last review (${changes.from.label} → ${changes.to.label}: +${changes.added} −${changes.removed})`)
+  return `${heading}\n${painted.join('\n')}\n`
 }
 
 interface Io {
@@ -265,6 +280,8 @@ interface Styles {
   bold(text: string): string
   dim(text: string): string
   accent(text: string): string
+  added(text: string): string
+  removed(text: string): string
   mode(mode: ExecutionMode, text: string): string
 }
 
@@ -281,6 +298,7 @@ const ANSI = {
   bold: sgr(1, 22),
   cyan: sgr(36, 39),
   dim: sgr(2, 22),
+  green: sgr(32, 39),
   magenta: sgr(35, 39),
   red: sgr(31, 39),
   yellow: sgr(33, 39),
@@ -288,13 +306,13 @@ const ANSI = {
 
 function styles(enabled: boolean): Styles {
   const plain = (text: string) => text
-  if (!enabled) return {accent: plain, bold: plain, dim: plain, enabled, mode: (_mode, text) => text}
+  if (!enabled) return {accent: plain, added: plain, bold: plain, dim: plain, enabled, mode: (_mode, text) => text, removed: plain}
   const modeColour: Record<ExecutionMode, (text: string) => string> = {
     acceptEdits: ANSI.magenta,
     bypassPermissions: ANSI.red,
     default: ANSI.yellow,
   }
-  return {accent: ANSI.cyan, bold: ANSI.bold, dim: ANSI.dim, enabled, mode: (mode, text) => ANSI.bold(modeColour[mode](text))}
+  return {accent: ANSI.cyan, added: ANSI.green, bold: ANSI.bold, dim: ANSI.dim, enabled, mode: (mode, text) => ANSI.bold(modeColour[mode](text)), removed: ANSI.red}
 }
 
 /** Cuts a line to `columns` visible characters (keeping its ANSI sequences balanced by a reset). */

@@ -11,6 +11,8 @@ import type {AgentEvent, TokenUsage} from '../session/loop.js'
 import type {FailureDetails} from '../errors.js'
 import {scrubSecrets} from '../secrets.js'
 import {type Reporter, withProgress} from './progress.js'
+import {runReportSchema} from '../plans/report.js'
+import {reportMarkdown, reportTally} from './report.js'
 
 export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
@@ -176,7 +178,11 @@ class TextSink extends Sink {
     if (result.text !== undefined) stdout(result.text.endsWith('\n') ? result.text : result.text + '\n')
   }
 
-  protected printFailure(): void {}
+  protected printFailure(failure: Failure): void {
+    // A run that stopped still says what it did against its plan (exit 7 above all: which checks failed).
+    const report = runReportSchema.safeParse(failure.details?.report)
+    if (report.success) this.note(reportTally(report.data, 'Run stopped'))
+  }
 }
 
 /** One compact line, so the output can be piped to jq or read line by line. */
@@ -261,7 +267,8 @@ function failureSummary(command: string, failure: Failure): string {
     if (details[key] !== undefined && details[key] !== null) rows.push([key, String(details[key])])
   }
 
-  return `## wave ${command}: failed\n\n${markdownTable(rows)}`
+  const report = runReportSchema.safeParse(details.report)
+  return `## wave ${command}: failed\n\n${markdownTable(rows)}${report.success ? `\n\n${reportMarkdown(report.data)}` : ''}`
 }
 
 /**

@@ -13,6 +13,7 @@ import {type JsonFileOptions, readJsonFile} from '../json.js'
 import {type Decision, DECISIONS, decisionRecorded} from './lifecycle.js'
 import {planNameOf, planSidecars} from './plans.js'
 import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
+import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 import {gitEnvironment, SAFE_GIT_ARGS} from '../workspace/git-safety.js'
 
 export const APPROVAL_VERSION = 1
@@ -43,6 +44,24 @@ const sandboxSchema = z.object({
   network: z.boolean().default(false),
 })
 
+/** A scope path as the record holds it: relative to the workspace root, never climbing out of it. */
+const scopePath = z
+  .string()
+  .min(1)
+  .refine((entry) => !entry.startsWith('/') && !entry.startsWith('~') && !entry.split(/[\\/]/).includes('..'), 'a scope path is relative to the workspace and stays inside it')
+
+/**
+ * The plan's `## Scope` (or the approver's `--scope`): the paths the run may change, and how it is held
+ * to them. A record without it (written before plans were contracts) holds the run to no scope.
+ */
+const scopeSchema = z.object({
+  enforce: z.enum(SCOPE_ENFORCEMENTS).default('warn'),
+  paths: z.array(scopePath),
+})
+
+/** The plan's `## Verification` (or `--verify`): commands wave runs in the run's sandbox when the model is done. The record is their grant. */
+const verifySchema = z.array(z.object({command: z.string().trim().min(1, 'a check needs a command')}))
+
 /**
  * The approval record: written by `wave approve`, or by any tool that follows this schema (the README
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
@@ -58,6 +77,8 @@ export const approvalRecordSchema = z.object({
   plan: z.object({name: z.string().optional(), sha256}),
   repository: repositorySchema.nullable().optional(),
   sandbox: sandboxSchema.default(DEFAULT_SANDBOX),
+  scope: scopeSchema.optional(),
+  verify: verifySchema.optional(),
   /**
    * When a run of this approval succeeded: the approval is spent, and the plan runs again only after a
    * new decision (which writes a record without it). Kept in the record, not only in the state beside
@@ -108,7 +129,7 @@ const recordFileOptions = (file: string): JsonFileOptions => ({
 })
 
 /** Loads the previous record at `file`, if a valid one is there, to carry its history forward. */
-function previousRecord(file: string): ApprovalRecord | undefined {
+export function previousRecord(file: string): ApprovalRecord | undefined {
   try {
     return readJsonFile(file, approvalRecordSchema, recordFileOptions(file))
   } catch {
@@ -128,7 +149,16 @@ export interface DecisionInput {
   repository?: {head: string | null; branch?: string | null; dirty?: boolean} | null
   /** Default: enabled, no network. */
   sandbox?: {enabled: boolean; network: boolean}
+  /** The contract the run is held to (contract.ts's boundContract); absent, none. */
+  scope?: ApprovalRecord['scope']
+  verify?: ApprovalRecord['verify']
   out?: string
+}
+
+/** The sha256 of the plan as it was last decided on (the record's newest decision), if the record at `file` has one. */
+export function lastDecidedSha256(file: string): string | undefined {
+  const record = previousRecord(file)
+  return record?.history.at(-1)?.planSha256 ?? record?.plan.sha256
 }
 
 /**
@@ -152,7 +182,9 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     plan: {name: planNameOf(input.planPath), sha256: planSha},
     repository: input.repository ?? null,
     sandbox: input.sandbox ?? DEFAULT_SANDBOX,
+    scope: input.scope,
     task: input.task,
+    verify: input.verify,
     version: APPROVAL_VERSION,
   }
   try {

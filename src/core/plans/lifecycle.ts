@@ -19,6 +19,7 @@ import {ExitCode} from '../errors.js'
 import {readJsonFile} from '../json.js'
 import type {RepositoryState} from '../workspace/snapshot.js'
 import {createExclusive, drawPlanName, ensurePlansDir, exists, PLAN_EXTENSION, planNameOf, planSidecars, plansDir} from './plans.js'
+import {runReportSchema} from './report.js'
 
 /** Every status a plan can have, in the order of its life. */
 export const PLAN_STATUSES = ['draft', 'approved', 'rejected', 'changes_requested', 'running', 'ran', 'failed'] as const
@@ -48,6 +49,8 @@ const runSchema = z.object({
   head: z.string().nullable().optional(),
   costUsd: z.number().nullable().optional(),
   usage: z.record(z.string(), z.number()).optional(),
+  /** Planned versus actual, as the run ended (report.ts): `wave plans <name>` shows the last one. */
+  report: runReportSchema.optional(),
 })
 
 export const planStateSchema = z.object({
@@ -69,6 +72,11 @@ export const planStateSchema = z.object({
    * newer status. Absent in states written before wave kept it.
    */
   decisionSeen: z.string().nullable().optional(),
+  /**
+   * The permissions the plan says it needs (ExitPlanMode's `allowedPrompts`, such as Bash: "run tests"):
+   * shown to the approver, never granted by themselves (the approval's rules are).
+   */
+  allowedPrompts: z.array(z.object({prompt: z.string(), tool: z.string()})).optional(),
 })
 
 export type PlanState = z.infer<typeof planStateSchema>
@@ -175,6 +183,16 @@ export async function planningEnded(planPath: string, outcome: {ok: boolean; cos
 /** Records whether the work tree had changes when the plan was made, where that was not known when its state was first written. */
 export async function recordDirty(planPath: string, dirty: boolean): Promise<void> {
   await update(planPath, (state) => (state.repository ? {...state, repository: {...state.repository, dirty}} : undefined))
+}
+
+/** Records the permissions the plan asks for (ExitPlanMode's `allowedPrompts`); false where wave keeps no state for it. */
+export async function recordAllowedPrompts(planPath: string, allowedPrompts: Array<{tool: string; prompt: string}>): Promise<boolean> {
+  let recorded = false
+  await update(planPath, (state) => {
+    recorded = true
+    return {...state, allowedPrompts}
+  })
+  return recorded
 }
 
 /** A decision was recorded on the plan (`wave approve`, `run --approve`). */

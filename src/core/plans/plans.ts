@@ -23,7 +23,7 @@ export function plansDir(): string {
 }
 
 /** The endings of the files wave keeps beside a plan, sharing its name. */
-const SIDECAR_SUFFIXES = {approval: '.approval.json', lock: '.lock', state: '.state.json', transcript: '.transcript.jsonl'} as const
+const SIDECAR_SUFFIXES = {approval: '.approval.json', lock: '.lock', revisions: '.revisions.jsonl', state: '.state.json', transcript: '.transcript.jsonl'} as const
 
 /** Where wave keeps what it knows of a plan: files beside it, sharing its name. */
 export function planSidecars(planPath: string): Record<keyof typeof SIDECAR_SUFFIXES, string> {
@@ -31,6 +31,7 @@ export function planSidecars(planPath: string): Record<keyof typeof SIDECAR_SUFF
   return {
     approval: base + SIDECAR_SUFFIXES.approval,
     lock: base + SIDECAR_SUFFIXES.lock,
+    revisions: base + SIDECAR_SUFFIXES.revisions,
     state: base + SIDECAR_SUFFIXES.state,
     transcript: base + SIDECAR_SUFFIXES.transcript,
   }

@@ -4,6 +4,7 @@ import picomatch from 'picomatch'
 import {z} from 'zod'
 
 import {isInside, type ResolvedPath} from '../workspace/paths.js'
+import {inScope, outsideScopeReason, type Scope} from './scope.js'
 import {commandAllowed, commandPattern, denyMatches, type ShellAnalysis} from './shell.js'
 
 import type {PermissionMode} from './modes.js'
@@ -18,6 +19,8 @@ export type Decision = 'allow' | 'ask' | 'deny'
 export interface PolicyDecision {
   decision: Decision
   reason: string
+  /** An allowed write outside the approved scope (enforcement `warn`): the run records it as a deviation. */
+  outOfScope?: boolean
 }
 
 /** A permission rule such as `Bash(npm test:*)`, `Read(./.env)`, `WebFetch(domain:example.com)` or `Edit`. */
@@ -45,6 +48,8 @@ export interface PolicyContext {
   headless: boolean
   /** `wave run --task` lets the model enter plan mode; `wave plan` and `wave run plan.md` do not. */
   canEnterPlanMode?: boolean
+  /** The approved scope of a run (the approval record's); absent, or `off`, writes are not held to one. */
+  scope?: Scope
 }
 
 /** Where a tool comes from: wave itself, an installed oclif plugin, or an MCP server. */
@@ -113,6 +118,9 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
   const control = controlDecision(ctx, tool)
   if (control) return control
 
+  const companion = backgroundDecision(ctx, tool)
+  if (companion) return companion
+
   const verdict = TABLE[ctx.mode][tool.access]
   const result = applyVerdict(verdict, ctx, call)
   if (result.decision !== 'deny' && target && tool.access !== 'execute' && tool.access !== 'network') {
@@ -133,11 +141,29 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
     }
   }
 
+  if (result.decision === 'allow' && target && tool.access === 'write') {
+    const scoped = scopeDecision(ctx, target)
+    if (scoped) return scoped.decision === 'deny' ? scoped : {...result, outOfScope: true}
+  }
+
   if (result.decision === 'ask' && ctx.headless) {
     return deny(`${result.reason} No one can approve it in a headless run; an --allow rule such as ${suggestRule(call)} would permit it.`)
   }
 
   return result
+}
+
+/**
+ * The approved scope, for a write the mode allows: inside it nothing changes; outside it a strict scope
+ * denies and a warning one allows and marks the decision (the run reports it). The plan file and plan
+ * mode are not a run's changes.
+ */
+export function scopeDecision(ctx: PolicyContext, target: ResolvedPath): PolicyDecision | undefined {
+  const scope = ctx.scope
+  if (!scope || scope.enforce === 'off' || ctx.mode === 'plan' || target.real === ctx.planFile) return undefined
+  if (inScope(scope, ctx.workspaceRoot, target.real)) return undefined
+  if (scope.enforce === 'strict') return deny(outsideScopeReason(target.input, scope))
+  return {decision: 'allow', outOfScope: true, reason: `${target.input} is outside the approved scope; allowed (the scope warns), and reported as a deviation.`}
 }
 
 const isForeign = (tool: ToolIdentity) => tool.origin !== undefined && tool.origin !== 'builtin'
@@ -180,6 +206,25 @@ function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision
   }
 
   return undefined
+}
+
+/** The tools that read and end what Bash started in the background: no use where Bash cannot run. */
+const BACKGROUND_TOOLS = new Set(['TaskOutput', 'TaskStop'])
+const BASH: ToolIdentity = {access: 'execute', name: 'Bash'}
+
+/**
+ * TaskOutput and TaskStop act only on the session's own background commands, which Bash started under
+ * the policy: they are allowed exactly where Bash may run some command (plan mode never), whatever
+ * their access class says, so a mode that allows Bash can always read and end what it started.
+ */
+function backgroundDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision | undefined {
+  if (isForeign(tool) || !BACKGROUND_TOOLS.has(tool.name)) return undefined
+  if (!offered(ctx, BASH)) {
+    const where = ctx.mode === 'plan' ? 'plan mode, which runs no commands' : `${ctx.mode} mode without a rule allowing Bash`
+    return deny(`${tool.name} acts on background commands started by Bash, which is not available in ${where}.`)
+  }
+
+  return allow(`${tool.name} acts on this session's own background commands.`)
 }
 
 function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): PolicyDecision {

@@ -5,7 +5,7 @@
  */
 import {errorLine, ExitCode, WaveError} from '../errors.js'
 import type {Forge, ForgeComment, Thread} from './forge.js'
-import {parseSticky, renderSticky, stickyBody, type StickyState} from './sticky.js'
+import {parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './sticky.js'
 import {decodeData, encodeData, type PlanOnForge} from './transport.js'
 
 export class PlanComment {
@@ -16,6 +16,9 @@ export class PlanComment {
     public plan: Buffer | undefined,
     private readonly thread: Thread,
   ) {}
+
+  /** Shown while this job keeps the comment, not carried in it: the contract and the changes since the last review. */
+  public extras: StickyExtras = {}
 
   /** A new plan's comment; nothing is posted until the first save. */
   static start(client: Forge, thread: Thread, state: StickyState): PlanComment {
@@ -48,13 +51,15 @@ export class PlanComment {
     const exitCode = error instanceof WaveError ? error.exitCode : ExitCode.runtime
     const message = errorLine(error)
     this.state = {...this.state, failure: {exitCode, message, phase}, history: [...this.state.history, {at: now(), event: 'failed', text: message}], status: 'failed'}
+    // The diff goes first, then the plan, rather than leaving the failure unsaid.
+    if (this.render(this.plan).length > this.client.words.maxCommentLength) this.extras = {...this.extras, changes: undefined}
     if (this.plan && this.render(this.plan).length > this.client.words.maxCommentLength) this.plan = undefined
     await this.save()
   }
 
   private render(plan: Buffer | undefined): string {
     const {words} = this.client
-    const shown = renderSticky(this.state, plan?.toString('utf8'), words)
+    const shown = renderSticky(this.state, plan?.toString('utf8'), words, this.extras)
     const body = stickyBody(shown, encodeData(this.state, plan, shown))
     if (body.length > words.maxCommentLength) {
       throw new WaveError(

@@ -8,6 +8,10 @@ import {readFile} from 'node:fs/promises'
 
 import {errorLine, ExitCode, usageError, WaveError} from '../errors.js'
 import {sha256Of, writeDecision} from '../plans/approval.js'
+import {bindContract, parseContract} from '../plans/contract.js'
+import {contractMarkdown, revisionDiffMarkdown} from '../output/report.js'
+import {runReportSchema} from '../plans/report.js'
+import {textDiff} from '../plans/revisions.js'
 import {addCost} from '../plans/lifecycle.js'
 import {makePlan, revisePlan} from '../session/plan.js'
 import {executePlan} from '../session/run.js'
@@ -20,7 +24,7 @@ import type {Forge, Thread} from './forge.js'
 import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
-import type {StickyState, StickyStatus} from './sticky.js'
+import {type StickyState, type StickyStatus, stickyReport} from './sticky.js'
 import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
 
 /** Runs one model session with progress, given the host it needs. */
@@ -65,7 +69,7 @@ export interface ReviewOutcome {
   outcome: 'ignored' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
   /** One line saying what happened. */
   message: string
-  plan?: {name: string; sha256?: string; status: StickyStatus; comment?: string}
+  plan?: {name: string; sha256?: string; status: StickyStatus; comment?: string; questions?: string[]; todos?: StickyState['todos']}
   delivery?: Delivery | null
 }
 
@@ -118,11 +122,14 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
     const bytes = await readFile(outcome.planPath)
     const sha256 = sha256Of(bytes)
     sticky!.plan = bytes
+    sticky!.extras = {contract: contractMarkdown(bindContract(outcome.contract))}
     sticky!.state = {
       ...sticky!.state,
       cost: {plan: meter.cost()},
       history: [{at: now(), by: intent.trigger.actor, event: 'planned', sha256, url: intent.trigger.comment?.url}],
+      questions: outcome.questions.map((q) => q.question),
       sha256,
+      todos: outcome.todos,
       status: 'awaiting_approval',
     }
     await sticky!.save()
@@ -243,11 +250,14 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
     const bytes = await readFile(outcome.planPath)
     const sha256 = sha256Of(bytes)
     sticky.plan = bytes
+    sticky.extras = {contract: contractMarkdown(bindContract(outcome.contract)), changes: await changesSinceReview(found, bytes, sha256, feedback)}
     sticky.state = {
       ...sticky.state,
       cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())},
       history: [...sticky.state.history, {at: now(), event: 'revised', sha256}],
+      questions: outcome.questions.map((q) => q.question),
       sha256,
+      todos: outcome.todos,
       status: 'awaiting_approval',
     }
     await sticky.save()
@@ -323,12 +333,17 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     runUrl: run.runUrl,
     status: 'running',
   }
+  // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
+  const contract = bindContract(await parseContract(planBytes.toString('utf8')))
+  sticky.extras = {contract: contractMarkdown(contract)}
   const meter = costMeter()
   let phase: 'run' | 'delivery' = 'run'
   try {
     await checkout(run, state.commit, state.thread)
     const planPath = await materializePlan({plan: planBytes, state}, {model: run.model ?? 'unknown', workspace: run.workspace})
     await writeDecision({
+      scope: contract.scope,
+      verify: contract.verify,
       allow,
       approver: trigger.actor,
       decision: 'approved',
@@ -343,7 +358,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
       executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
     )
-    sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
+    sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}, questions: outcome.questions.map((q) => q.question), report: stickyReport(outcome.report), todos: outcome.todos}
     phase = 'delivery'
     const delivery = await deliver(run.client, run.remote, {
       approver: trigger.actor,
@@ -364,12 +379,23 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     return {...outcomeOf(run, 'ran', `Ran ${state.name}, approved by @${trigger.actor}: ${what}.`, sticky), delivery: delivery ?? null}
   } catch (error) {
     if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
+    // A run that did not meet its checks (exit 7) shows what it did: the report is the failure's detail.
+    const report = error instanceof WaveError ? runReportSchema.safeParse(error.details?.report) : undefined
+    if (report?.success && phase === 'run') sticky.state = {...sticky.state, report: stickyReport(report.data)}
     await sticky.fail(phase, error).catch(() => {})
     throw error
   }
 }
 
 // ------------------------------------------------------------------------------------------------ shared
+
+/** "Changed since your last review": the plan the reviewer asked changes of (carried in its comment) against the revision. */
+async function changesSinceReview(found: PlanOnForge, bytes: Buffer, sha256: string, feedback: string): Promise<string | undefined> {
+  if (!found.plan || !found.state.sha256) return undefined
+  const from = {label: 'as reviewed', sha256: found.state.sha256, text: found.plan.toString('utf8')}
+  const to = {label: 'revised', sha256, text: bytes.toString('utf8')}
+  return revisionDiffMarkdown({...(await textDiff(from, to)), feedback: [feedback], from, to})
+}
 
 /**
  * The plan a decision is about: the one named, else the only one of the thread in an acceptable status.
@@ -421,7 +447,7 @@ export async function reply(run: Pick<ReviewRun, 'client'>, trigger: Trigger, te
 const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').replaceAll('@', '@\u200B')
 
 function outcomeOf(run: ReviewRun, outcome: ReviewOutcome['outcome'], message: string, sticky: PlanComment): ReviewOutcome {
-  return {event: run.event, message, outcome, plan: {comment: sticky.url, name: sticky.state.name, sha256: sticky.state.sha256, status: sticky.state.status}}
+  return {event: run.event, message, outcome, plan: {comment: sticky.url, name: sticky.state.name, questions: sticky.state.questions ?? [], sha256: sticky.state.sha256, status: sticky.state.status, todos: sticky.state.todos ?? []}}
 }
 
 /** A session's cost, from its own usage events (the last says the total so far). */

@@ -9,6 +9,9 @@ import {z} from 'zod'
 import {EXECUTION_MODES} from '../policy/modes.js'
 import {fencedBlock, markdownTable} from '../output/sink.js'
 import {formatCost} from '../output/progress.js'
+import {reportMarkdown} from '../output/report.js'
+import {runReportSchema} from '../plans/report.js'
+import {TODO_STATUSES, todosMarkdown} from '../../plugins/session-notes.js'
 import {PLAN_NAME} from '../plans/plans.js'
 import type {ForgeWords} from './forge.js'
 
@@ -48,6 +51,8 @@ export const stickyStateSchema = z.object({
   model: z.string().optional(),
   name: z.string().regex(PLAN_NAME),
   requestedBy: z.string(),
+  /** Planned versus actual, once the plan ran (outputs' tails shortened: the comment has a size limit). */
+  report: runReportSchema.optional(),
   /** The workflow run that last changed the comment. */
   runUrl: z.string().optional(),
   sha256: sha256.optional(),
@@ -55,6 +60,10 @@ export const stickyStateSchema = z.object({
   task: z.string(),
   thread: z.object({number: z.number().int().positive(), pull: z.boolean()}),
   version: z.literal(1),
+  /** Questions the model asked that no one could answer (the plan lists them too); the reviewer answers by requesting changes. */
+  questions: z.array(z.string()).optional(),
+  /** The model's to-do list as its newest session left it. */
+  todos: z.array(z.object({activeForm: z.string().default(''), content: z.string(), status: z.enum(TODO_STATUSES)})).optional(),
 })
 
 export type StickyState = z.infer<typeof stickyStateSchema>
@@ -68,6 +77,7 @@ export const EXIT_MEANINGS: Record<number, string> = {
   4: 'the approval does not match: the plan changed since approval, or the plan is stale',
   5: 'the agent stopped at a limit (max turns, budget) before finishing',
   6: 'the model refused, or its answer stayed cut at the output limit',
+  7: 'the run did not meet its approved checks: a check still failing, or a change outside a strict scope',
   10: 'a plan awaits approval',
   130: 'interrupted (SIGINT)',
   143: 'terminated (SIGTERM: the job was cancelled or timed out)',
@@ -91,12 +101,27 @@ const MARKER = /^<!-- wave:plan:([^\s>]+) -->\r?\n/
 const DATA = /\r?\n<!-- wave:data ([A-Za-z0-9+/=]+) -->\s*$/
 const SHOWN_SHA = /^\| sha256 \| `([0-9a-f]{64})` \|\s*$/m
 
+/**
+ * What the comment shows besides its state, made by the job that saves it: the plan's contract (scope
+ * and checks, as Markdown) and what changed since the reviewer's last decision (a diff, as Markdown).
+ */
+export interface StickyExtras {
+  contract?: string
+  changes?: string
+}
+
 /** What the comment shows (everything but the hidden block): what a reviewer reads. */
-export function renderSticky(state: StickyState, plan: string | undefined, words: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = DEFAULT_WORDS): string {
+export function renderSticky(
+  state: StickyState,
+  plan: string | undefined,
+  words: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = DEFAULT_WORDS,
+  extras: StickyExtras = {},
+): string {
   const parts = [markerOf(state.name), `### wave plan \`${state.name}\`: ${STATUS_LABELS[state.status]}`, '']
   const news = newsOf(state, words)
   if (news) parts.push(news, '')
   parts.push(markdownTable(rowsOf(state, words)), '')
+  parts.push(...contractParts(state, extras))
   if (plan !== undefined) {
     const lines = plan.split('\n').length
     // Shown verbatim in a fence, not rendered: rendered Markdown can hide text (an HTML comment, a
@@ -111,6 +136,11 @@ export function renderSticky(state: StickyState, plan: string | undefined, words
     )
   }
 
+  if (state.questions && state.questions.length > 0) {
+    parts.push('**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):', '', ...state.questions.map((q) => `- ${inline(q)}`), '')
+  }
+
+  if (state.todos && state.todos.length > 0) parts.push(todosMarkdown(state.todos), '')
   const answers = answersOf(state, words)
   if (answers) parts.push(answers, '')
   if (state.history.length > 0) {
@@ -118,6 +148,20 @@ export function renderSticky(state: StickyState, plan: string | undefined, words
   }
 
   return parts.join('\n')
+}
+
+/** The contract beside the plan, the run's report once there is one, and the changes since the last review while one is awaited. */
+function contractParts(state: StickyState, extras: StickyExtras): string[] {
+  const parts: string[] = []
+  if (extras.contract) parts.push(extras.contract, '')
+  if (state.report) parts.push(reportMarkdown(state.report), '')
+  if (extras.changes && state.status === 'awaiting_approval') parts.push(extras.changes, '')
+  return parts
+}
+
+/** A report as the comment keeps it: each check's output cut to its last lines (the workflow's logs have the rest). */
+export function stickyReport(report: z.infer<typeof runReportSchema>): z.infer<typeof runReportSchema> {
+  return {...report, checks: report.checks.map((check) => ({...check, outputTail: check.outputTail.split('\n').slice(-15).join('\n').slice(-1500)}))}
 }
 
 /** The whole body: what it shows, then the hidden block (transport.ts), always last. */

@@ -7,6 +7,7 @@
  */
 import type {ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock} from '@anthropic-ai/sdk/resources/messages'
 
+import type {NoteEvent} from '../../plugins/session-notes.js'
 import type {CallExecutor} from '../../plugins/turn.js'
 import {ExitCode, type FailureDetails, WaveError} from '../errors.js'
 import {type CompactionEvent, Compactor, ContextMeter, type SummaryRequest} from './compaction.js'
@@ -30,7 +31,11 @@ export type AgentEvent =
   | {type: 'retry'; attempt: number; reason: string}
   /** A response stopped at `max_tokens` (the limit it had), and what the loop does about it. */
   | {type: 'output_limit'; turn: number; maxTokens: number; action: OutputLimitAction}
+  /** An approved check wave runs when the model ends its turn: when it starts, and (with `exitCode`) when it ended. */
+  | {type: 'check'; command: string; exitCode?: number | null; durationMs?: number}
   | CompactionEvent
+  /** The model's to-do list changed (TodoWrite), or it asked questions no one can answer (AskUserQuestion). */
+  | NoteEvent
 
 export type OutputLimitAction =
   /** Tool calls were cut: the same request again with the model's whole output limit (nothing of the cut one ran). */
@@ -71,6 +76,11 @@ export interface LoopOptions {
   onCompacted?(messages: MessageParam[], compaction: CompactionEvent): Promise<void> | void
   /** Checked after each round of tool calls: a control tool may end the session (ExitPlanMode). */
   stopRequested?(): boolean
+  /**
+   * When the model ends its turn without tool calls: a message to send for another turn (the approved
+   * checks failed, enforcement.ts), or undefined to end the session.
+   */
+  onEndTurn?(): Promise<string | undefined>
   /** The model's context window in tokens (settings); default: the known window of the model, else 200k. */
   contextWindow?: number
   /** Prices over the built-in table (pricing.ts), by model ID prefix (settings). */
@@ -201,7 +211,16 @@ export class AgentLoop {
       }
 
       this.carried = ''
-      if (calls.length === 0) return this.end({stopReason: response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'})
+      if (calls.length === 0) {
+        // The approved checks run now; failing ones come back as the next user message.
+        const more = await options.onEndTurn?.()
+        if (more) {
+          await this.append({content: more, role: 'user'})
+          continue
+        }
+
+        return this.end({stopReason: response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'})
+      }
 
       await options.beforeTools?.()
       const results = await options.execute(calls)

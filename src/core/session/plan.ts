@@ -5,7 +5,10 @@
 import {lstat, realpath, stat} from 'node:fs/promises'
 import path from 'node:path'
 
+import {keepOpenQuestions} from '../../plugins/ask-user-question.js'
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
+import {type PlanContract, planContractOf} from '../plans/contract.js'
 import {createPlan, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
 import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/plans.js'
 import {appendTranscript} from '../plans/transcript.js'
@@ -13,10 +16,9 @@ import {endingError, ExitCode, usageError, WaveError} from '../errors.js'
 import type {RepositorySnapshot} from '../workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
-import type {AgentOutcome} from './outcome.js'
 import {planningProfile} from './profiles.js'
 import {planOpening, reviseOpening} from './prompts/plan.js'
-import {runSession} from './session.js'
+import {runSession, type SessionOutcome} from './session.js'
 
 export interface SessionStart {
   /** How the session's commands are contained (runs only: plan mode runs none). */
@@ -52,6 +54,13 @@ export interface PlanOutcome {
   stopReason: StopReason
   costUsd: number | null
   summary: string
+  /** The plan's ## Scope and ## Verification, as the session left them. */
+  contract: PlanContract
+  /** The revision of the plan this session wrote (every revision is kept: revisions.ts). */
+  revision: number
+  /** Questions the model asked that no one could answer; each is in the plan's open questions. */
+  questions: AskedQuestion[]
+  todos: Todo[]
 }
 
 /** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
@@ -91,7 +100,7 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
   }
 
   const opening = reviseOpening(task, planPath, feedback)
-  return planSession(session, {...options, opening, planPath, transcriptLabel: 'revise'})
+  return planSession(session, {...options, feedback, opening, planPath, transcriptLabel: 'revise'})
 }
 
 interface SessionInput extends PlanSessionOptions {
@@ -100,6 +109,8 @@ interface SessionInput extends PlanSessionOptions {
   transcriptLabel: 'plan' | 'revise'
   /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
   recorded?: Promise<void>
+  /** The feedback a revision answers, kept with the revision. */
+  feedback?: string
 }
 
 /** One planning session on one plan file: only that file is writable, the rest read-only. */
@@ -110,7 +121,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   input.onStart?.({mode: 'plan', model: session.model, name, planPath, workspace})
   const profile = planningProfile({name, path: planPath}, workspace)
   const planMode = profile.planMode
-  let outcome: AgentOutcome
+  let outcome: SessionOutcome
   try {
     outcome = await runSession(session, {
       ...profile,
@@ -139,8 +150,22 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
   }
 
+  await keepOpenQuestions(planPath, outcome.questions)
   await planningEnded(planPath, {costUsd: outcome.costUsd, ok: true})
-  return {costUsd: outcome.costUsd, name, planPath, stopReason: outcome.stopReason, summary: outcome.finalText, turns: outcome.turns, usage: outcome.usage}
+  const {contract, revision} = await planContractOf(planPath, input.feedback)
+  return {
+    contract,
+    costUsd: outcome.costUsd,
+    name,
+    planPath,
+    questions: outcome.questions,
+    revision,
+    stopReason: outcome.stopReason,
+    summary: outcome.finalText,
+    todos: outcome.todos,
+    turns: outcome.turns,
+    usage: outcome.usage,
+  }
 }
 
 /** Records the plan's `dirty` once the snapshot has it; a failure leaves it unrecorded (the plan goes on). */

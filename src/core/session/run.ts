@@ -1,6 +1,7 @@
 import {realpath, rm} from 'node:fs/promises'
 import path from 'node:path'
 
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from './loop.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApproval, writeDecision} from '../plans/approval.js'
 import {endingError, ExitCode, WaveError} from '../errors.js'
@@ -19,6 +20,8 @@ import type {SessionStart} from './plan.js'
 import {newestRun, resumableRun, resumePoint} from './resume.js'
 import {runSession} from './session.js'
 import {displayPath} from '../workspace/paths.js'
+import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
+import type {RunReport} from '../plans/report.js'
 
 export interface InlineApproval {
   mode: ExecutionMode
@@ -38,6 +41,8 @@ export interface RunOptions extends SessionOptions {
   /** `--resume`: continue the plan's newest run, which did not succeed, from its transcript. */
   resume?: boolean
   allowStale: boolean
+  /** `--verify-retries`: how many more turns the model gets when the approved checks fail (default 2). */
+  verifyRetries?: number
   onStart?(info: SessionStart): void
 }
 
@@ -55,6 +60,12 @@ export interface RunOutcome {
   denials: number
   /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
   resumed: boolean
+  /** Planned versus actual: the approved scope against the files changed, the checks, the denials. */
+  report: RunReport
+  /** Questions the model asked (AskUserQuestion) that no one could answer during the run. */
+  questions: AskedQuestion[]
+  /** The model's to-do list as the run left it. */
+  todos: Todo[]
 }
 
 /**
@@ -222,6 +233,22 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
   let progress = point?.prior
   const entry = (fields: TranscriptContent) => appendTranscript(planPath, {...fields, progress, session: 'run', startedAt: run.startedAt})
 
+  // The approved contract: commands watched against the scope, the checks run when the model is done.
+  const enforcement = new Enforcement({
+    checks: {
+      onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
+      root: workspace,
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv},
+      signal: options.host.signal,
+    },
+    earlier: resumed?.report,
+    place: prepared.current ? {own: await sidecarsOf(planPath), top: prepared.current.root, workspace} : undefined,
+    record,
+    retries: options.verifyRetries ?? DEFAULT_VERIFY_RETRIES,
+  })
+  /** What the model changed, as of the last time the checks ran: what the checks themselves write is not the run's. */
+  let beforeChecks: string[] | undefined
+
   let exitCode: number = ExitCode.runtime
   let changed = new Set<string>()
   try {
@@ -232,10 +259,19 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       // The record's rules; the settings files add theirs (and their deny rules beat any allow).
       allow: record.allow,
       beforeTools: () => before,
+      commandWatch: enforcement.watchesCommands ? {after: (state) => enforcement.afterCommand(state as Awaited<ReturnType<Enforcement['beforeCommand']>>), before: () => enforcement.beforeCommand()} : undefined,
       history: point?.history,
       observe(event) {
         if (event.type === 'usage') progress = {costUsd: event.costUsd, turns: event.turn, usage: {...event.usage}}
+        // Denials are kept for the report.
+        enforcement.observe(event)
       },
+      async onEndTurn() {
+        if ((record.verify ?? []).length === 0) return undefined
+        beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
+        return enforcement.onEndTurn()
+      },
+      scope: record.scope,
       onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
       opening,
       prior: point?.prior,
@@ -247,9 +283,20 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
     const stopped = endingError(result, outcomeDetails(result))
     if (stopped) throw stopped
-    exitCode = ExitCode.ok
-    const filesChanged = union(earlierFiles, await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
+    const written = [...changed].map((real) => displayPath(workspace, real))
+    const filesChanged = union(earlierFiles, beforeChecks ? union(beforeChecks, written) : await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
     run.changedFiles = filesChanged
+    const report = enforcement.report(filesChanged)
+    run.report = report
+    const unmet = enforcement.problem(report)
+    if (unmet) {
+      // The run stops with the failing output as the conversation's last message: --resume goes on from it.
+      const failing = enforcement.failingMessage()
+      if (failing) await entry({message: {content: failing, role: 'user'}})
+      throw new WaveError(`The run did not meet its approved checks: ${unmet}.`, ExitCode.unmet, undefined, {...outcomeDetails(result), filesChanged, report})
+    }
+
+    exitCode = ExitCode.ok
     return {
       costUsd: result.costUsd,
       denials: result.denials,
@@ -258,9 +305,12 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       mode: record.mode,
       name,
       planPath,
+      report,
+      questions: result.questions,
       resumed: Boolean(resumed),
       sandbox: record.sandbox,
       stopReason: result.stopReason,
+      todos: result.todos,
       turns: result.turns,
       usage: result.usage,
     }
@@ -275,10 +325,14 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     // What the run changed before it failed is the error's to report, in workspace terms.
     const failed = error instanceof WaveError ? error.details?.filesChanged : undefined
     run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), prepared.current?.root, planPath))
+    // After the checks ran, what they wrote is not the run's: the files as the failure counted them.
+    if (beforeChecks && error instanceof WaveError && error.exitCode === ExitCode.unmet) run.changedFiles = (error.details?.filesChanged as string[]) ?? run.changedFiles
+    // Every result carries the report, a failed run's too (what it did before it stopped).
+    run.report ??= enforcement.report(run.changedFiles)
     if (!(error instanceof WaveError)) throw error
     // Whatever stopped it, the run goes on from where it stopped: the hint says how.
     const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
-    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {...error.details, filesChanged: run.changedFiles, planPath})
+    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {...error.details, filesChanged: run.changedFiles, planPath, report: run.report})
     resumable.stack = error.stack
     throw resumable
   } finally {

@@ -7,11 +7,14 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
+import type {BackgroundTasks} from '../../plugins/background.js'
 import type {ToolRegistry} from '../../plugins/registry.js'
+import type {AskedQuestion, SessionNotes, Todo} from '../../plugins/session-notes.js'
 import type {SessionControl} from '../../plugins/tool.js'
-import {turnExecutor} from '../../plugins/turn.js'
+import {type CommandWatch, turnExecutor} from '../../plugins/turn.js'
 import {parseRules, type PolicyContext, readDenials} from '../policy/policy.js'
 import type {SandboxSettings} from '../policy/sandbox.js'
+import type {Scope} from '../policy/scope.js'
 import type {SessionContext} from './context.js'
 import {environmentSection, readEnvironment} from './environment.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
@@ -46,9 +49,23 @@ export interface ConversationSpec extends SessionProfile {
   beforeTools?(): Promise<unknown>
   /** Told of every event before the host is. */
   observe?(event: AgentEvent): void
+  /** The approved scope every write is held to (a run's approval record). */
+  scope?: Scope
+  /** Around each allowed command: what it changed outside the scope (enforcement.ts). */
+  commandWatch?: CommandWatch
+  /** When the model ends its turn: the approved checks, and a message for another turn when they fail. */
+  onEndTurn?(): Promise<string | undefined>
 }
 
-export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<AgentOutcome> {
+/** How a conversation ended, with what the model left for the people behind it: its questions and to-do list. */
+export type SessionOutcome = AgentOutcome & {
+  /** Questions the model asked in this conversation that no one could answer (AskUserQuestion). */
+  questions: AskedQuestion[]
+  /** The model's to-do list as the conversation left it (TodoWrite). */
+  todos: Todo[]
+}
+
+export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<SessionOutcome> {
   const {host, options, settings} = session
   // The prompt's context (git, the instruction files) is read while the tools load.
   const prompt = sessionPrompt(session, spec)
@@ -64,9 +81,15 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     host.onEvent?.(event)
   }
 
-  return agentLoop({
+  // A tool set shared by two conversations (run --task --approve) reports to, and counts questions for, the one running.
+  const unlisten = tools.notes.listen(onEvent)
+  const askedBefore = tools.notes.questions.length
+  try {
+    const outcome = await agentLoop({
     beforeTools: spec.beforeTools,
     client: await session.client(),
+    commandWatch: spec.commandWatch,
+    onEndTurn: spec.onEndTurn,
     contextWindow: settings.contextWindow,
     maxBudgetUsd: options.maxBudgetUsd,
     maxTurns: options.maxTurns,
@@ -84,7 +107,13 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     signal: host.signal,
     stopRequested: () => spec.planMode.finished,
     system,
+    tasks: tools.tasks,
+    notes: tools.notes,
   }).run()
+    return {...outcome, questions: tools.notes.questions.slice(askedBefore), todos: tools.notes.todos}
+  } finally {
+    unlisten()
+  }
 }
 
 /** What a loop is bound to: the client to ask, the tools and policy to run calls with. */
@@ -96,17 +125,21 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
   /** What control tools may do (plan mode). */
   session: SessionControl
   sandbox?: SandboxSettings
+  commandWatch?: CommandWatch
+  /** The session's background commands and notes, from its tool set. */
+  tasks?: BackgroundTasks
+  notes?: SessionNotes
 }
 
 /** The loop, bound once to a way to make a request and a way to run the turn's calls. */
 export function agentLoop(binding: LoopBinding): AgentLoop {
-  const {client, policy, registry, sandbox, session, ...loop} = binding
+  const {client, commandWatch, notes, policy, registry, sandbox, session, tasks, ...loop} = binding
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   return new AgentLoop({
     ...loop,
     // Reads run together, anything else alone and in order (src/plugins/turn.ts); each call reported as it starts and ends.
     execute: turnExecutor(
-      {policy, registry, sandbox, session, signal: loop.signal},
+      {commandWatch, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
       {
         ended: (call, result) => onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
         started: (call) => onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
@@ -121,7 +154,7 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
 }
 
 /** What decides a session's system prompt and tools besides its context: its kind and its rules. */
-export type PromptSpec = SessionProfile & {allow: string[]}
+export type PromptSpec = SessionProfile & {allow: string[]; scope?: Scope}
 
 /** What a session sends the model besides the conversation, turn by turn. */
 export interface SessionPrompt {
@@ -140,7 +173,7 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
   const {settings} = session
   // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
   const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
-  const base: PolicyContext = {headless: true, mode: spec.mode, rules, workspaceRoot: session.workspace}
+  const base: PolicyContext = {headless: true, mode: spec.mode, rules, scope: spec.scope, workspaceRoot: session.workspace}
   // Built once: the system prompt must not change between turns, or the prompt cache is lost.
   const context = await sessionContext(session, base)
   const own = spec.system(rules)

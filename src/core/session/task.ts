@@ -5,6 +5,8 @@
  */
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
+import {keepOpenQuestions} from '../../plugins/ask-user-question.js'
+import type {AskedQuestion, Todo} from '../../plugins/session-notes.js'
 import {endingError, ExitCode, WaveError} from '../errors.js'
 import {createPlan, planningEnded} from '../plans/lifecycle.js'
 import {appendTranscript} from '../plans/transcript.js'
@@ -36,6 +38,9 @@ interface Tally {
   turns: number
   usage: TokenUsage
   stopReason: StopReason
+  /** Questions the model asked that no one could answer (in a plan, also under its open questions). */
+  questions: AskedQuestion[]
+  todos: Todo[]
 }
 
 export type TaskOutcome =
@@ -92,7 +97,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     })
     const stopped = endingError(result, outcomeDetails(result))
     if (stopped) throw stopped
-    const tally = {costUsd: result.costUsd, stopReason: result.stopReason, turns: result.turns, usage: result.usage}
+    const tally = {costUsd: result.costUsd, questions: result.questions, stopReason: result.stopReason, todos: result.todos, turns: result.turns, usage: result.usage}
 
     const plan = planMode.planFile
     if (!plan) {
@@ -107,6 +112,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       throw new WaveError(`The session entered plan mode but ended without a plan: ${problem}`, ExitCode.runtime)
     }
 
+    await keepOpenQuestions(plan.path, result.questions)
     await planningEnded(plan.path, {costUsd: result.costUsd, ok: true})
     if (!options.approve) return {...tally, kind: 'awaiting_approval', name: plan.name, planPath: plan.path}
 

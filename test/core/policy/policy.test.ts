@@ -36,6 +36,11 @@ const McpRead: ToolIdentity = {access: 'read', name: 'mcp__fixture__lookup', ori
 const McpWrite: ToolIdentity = {access: 'execute', name: 'mcp__fixture__record', origin: 'mcp'}
 const Enter: ToolIdentity = {access: 'control', name: 'EnterPlanMode'}
 const Exit: ToolIdentity = {access: 'control', name: 'ExitPlanMode'}
+const TodoWrite: ToolIdentity = {access: 'control', name: 'TodoWrite'}
+const Ask: ToolIdentity = {access: 'control', name: 'AskUserQuestion'}
+const TaskOutput: ToolIdentity = {access: 'read', name: 'TaskOutput'}
+const TaskStop: ToolIdentity = {access: 'execute', name: 'TaskStop'}
+const PluginTaskOutput: ToolIdentity = {access: 'read', name: 'TaskOutput', origin: 'plugin'}
 
 function target(real: string, kind: PathKind = 'file', input = real): ResolvedPath {
   return {absolute: input.startsWith('/') ? input : `${ROOT}/${input}`, input, kind, real, symlink: false}
@@ -84,6 +89,25 @@ const rows: Row[] = [
   ['acceptEdits: EnterPlanMode not offered to plan runs', ctx('acceptEdits'), Enter, {}, undefined, 'deny'],
   ['acceptEdits: EnterPlanMode in run --task', ctx('acceptEdits', [], [], {canEnterPlanMode: true}), Enter, {}, undefined, 'allow'],
   ['acceptEdits: ExitPlanMode outside plan mode', ctx('acceptEdits'), Exit, {}, undefined, 'deny'],
+  // Claude Code's session tools: the to-do list and questions in every mode; TaskOutput and TaskStop
+  // exactly where Bash may run (they act only on what Bash started), so never in plan mode
+  ['plan: TodoWrite', ctx('plan'), TodoWrite, {todos: []}, undefined, 'allow'],
+  ['plan: AskUserQuestion', ctx('plan'), Ask, {questions: []}, undefined, 'allow'],
+  ['acceptEdits: TodoWrite', ctx('acceptEdits'), TodoWrite, {todos: []}, undefined, 'allow'],
+  ['default: AskUserQuestion', ctx('default'), Ask, {questions: []}, undefined, 'allow'],
+  ['bypass: TodoWrite', ctx('bypassPermissions'), TodoWrite, {todos: []}, undefined, 'allow'],
+  ['plan: TaskOutput', ctx('plan'), TaskOutput, {task_id: 'bash_1'}, undefined, 'deny'],
+  ['plan: TaskStop', ctx('plan'), TaskStop, {task_id: 'bash_1'}, undefined, 'deny'],
+  ['plan: TaskOutput even with a Bash rule', ctx('plan', ['Bash']), TaskOutput, {task_id: 'bash_1'}, undefined, 'deny'],
+  ['acceptEdits: TaskOutput without a Bash rule', ctx('acceptEdits'), TaskOutput, {task_id: 'bash_1'}, undefined, 'deny'],
+  ['acceptEdits: TaskOutput with a Bash rule', ctx('acceptEdits', ['Bash(npm run dev:*)']), TaskOutput, {task_id: 'bash_1'}, undefined, 'allow'],
+  ['acceptEdits: TaskStop with a Bash rule', ctx('acceptEdits', ['Bash(npm run dev:*)']), TaskStop, {task_id: 'bash_1'}, undefined, 'allow'],
+  ['acceptEdits: TaskStop when Bash is denied outright', ctx('acceptEdits', ['Bash(npm run dev:*)'], ['Bash']), TaskStop, {task_id: 'bash_1'}, undefined, 'deny'],
+  ['acceptEdits: TaskStop denied by name', ctx('acceptEdits', ['Bash(npm run dev:*)'], ['TaskStop']), TaskStop, {task_id: 'bash_1'}, undefined, 'deny'],
+  ['default: TaskOutput headless', ctx('default'), TaskOutput, {task_id: 'bash_1'}, undefined, 'deny'],
+  ['bypass: TaskOutput', ctx('bypassPermissions'), TaskOutput, {task_id: 'bash_1'}, undefined, 'allow'],
+  ['bypass: TaskStop', ctx('bypassPermissions'), TaskStop, {task_id: 'bash_1'}, undefined, 'allow'],
+  ['plan: a plugin tool named TaskOutput is an ordinary read tool', ctx('plan'), PluginTaskOutput, {}, target(`${ROOT}/a`), 'allow'],
   // default
   ['default: read inside', ctx('default'), Read, {}, target(`${ROOT}/a`), 'allow'],
   ['default: write inside, headless', ctx('default'), Write, {}, target(`${ROOT}/a`), 'deny'],

@@ -113,3 +113,37 @@ describe('assertAnsweredPlan', () => {
     expect(() => assertAnsweredPlan(found, answer)).toThrow(expect.objectContaining({exitCode: 3}))
   })
 })
+
+describe('the sticky comment shows the plan as a contract', () => {
+  const report = {
+    changed: ['docs/x.md', 'src/util.ts'],
+    checks: [
+      {command: 'npm test', durationMs: 2100, exitCode: 0, outputTail: 'ok'},
+      {command: 'npm run lint | tee lint.log', durationMs: 900, exitCode: 1, outputTail: 'lint failed'},
+    ],
+    denials: [{reason: 'outside the scope', summary: 'README.md', tool: 'Write'}],
+    enforce: 'warn' as const,
+    outOfScope: ['docs/x.md'],
+    scope: ['src/util.ts', 'test/**'],
+    untouched: ['test/**'],
+  }
+
+  it('shows the scope and checks beside the plan, and the changes since the last review while awaiting approval', () => {
+    const contract = '| | |\n|---|---|\n| Scope | `src/util.ts` (warn) |\n| Checks | `npm test` |'
+    const changes = '**Changed since your last review** (as reviewed → revised: +1 −0)\n\n```diff\n+- README.md\n```'
+    const shown = renderSticky(stateOf(), PLAN.toString('utf8'), undefined, {changes, contract})
+    expect(shown).toContain('| Checks | `npm test` |')
+    expect(shown.indexOf('Changed since your last review')).toBeLessThan(shown.indexOf('<details'))
+    // Once it runs, the diff is history: not shown.
+    expect(renderSticky(stateOf({status: 'running'}), PLAN.toString('utf8'), undefined, {changes, contract})).not.toContain('Changed since your last review')
+  })
+
+  it('carries the run\'s report in its state and shows it as tables', () => {
+    const {body, found} = roundTrip(stateOf({report, status: 'done'}))
+    expect(found.state.report).toEqual(report)
+    expect(body).toContain('**Planned versus actual**')
+    expect(body).toContain('| Outside the scope | `docs/x.md` |')
+    expect(body).toContain('| Untouched | `test/**` |')
+    expect(body).toMatch(/\| `npm run lint \\\| tee lint\.log` \| ❌ failed \(exit 1\) \| 0\.9 s \|/)
+  })
+})

@@ -236,7 +236,8 @@ function sources(count: number, size: number): string[] {
 
 describe('compaction', () => {
   it('when the API refuses the prompt as too long, clears old tool results and goes on; the first message stays verbatim', async () => {
-    const names = sources(12, 3000)
+    // Results large beside the tool definitions, so that clearing them halves the prompt.
+    const names = sources(12, 4000)
     const last = names.pop()!
     let limit = 0
     script([

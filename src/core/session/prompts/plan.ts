@@ -20,7 +20,8 @@ The plan, in Markdown: a # title, then these ## sections:
 - Findings: the files, functions, conventions and existing tests that matter, with paths.
 - Changes: file by file, what to change and how, concrete enough to carry out without exploring again.
 - New files: each with its purpose, or none.
-- Verification: the commands that check the change (tests, build, lint), each with the allow rule it needs, e.g. Bash(npm test:*), so the reviewer can grant it.
+- Scope: a bullet list of the workspace-relative paths or globs the change may create, change or delete (e.g. \`src/cli.ts\`, \`docs/**\`), one per bullet and nothing else on the line. The approval binds this list: the run may be refused any other file, so list every file the change needs, tests and docs included.
+- Verification: a bullet list of the commands that check the change (tests, build, lint), one per bullet, each in backticks (e.g. \`npm test\`). wave runs them itself, in a sandbox, when the work is done, and the run succeeds only if they pass: list commands that exit 0 on success and need no network.
 - Risks: what could break, and how the change guards against it.
 - Open questions: what you decided without an answer, and the alternatives.
 - Out of scope: what the change leaves alone.

@@ -1,0 +1,24 @@
+import {Args} from '@oclif/core'
+
+import {WaveCommand} from '../../core/command.js'
+import {overviewText} from '../../core/output/report.js'
+import {planOverview} from '../../core/plans/overview.js'
+import {resolvePlanReference} from '../../core/plans/plans.js'
+
+export default class PlansShow extends WaveCommand {
+  static args = {
+    plan: Args.string({description: 'The plan: its name (as wave plans lists it) or its path', required: true}),
+  }
+
+  static description = `Show one plan: its status, the approval record in force (mode, rules, sandbox, scope and
+checks), its revisions, and the report of its last run (planned versus actual). wave plans <name> does
+the same.`
+
+  static examples = ['<%= config.bin %> plans show gentle-breeze', '<%= config.bin %> plans gentle-breeze --json']
+
+  async run(): Promise<void> {
+    const {args} = await this.parse(PlansShow)
+    const overview = await planOverview(await resolvePlanReference(args.plan, {unwritten: true}))
+    await this.output.result({data: {...overview}, text: overviewText(overview)})
+  }
+}

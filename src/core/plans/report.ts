@@ -1,0 +1,85 @@
+/**
+ * Planned versus actual: what a run of an approved plan reports, like Terraform's "Apply complete!"
+ * line. The plan's scope against the files the run changed, the checks wave ran, and the calls the
+ * policy refused. Shown in every result (JSON, the stream's `result`, the text tally, the job summary,
+ * the sticky comment) and kept in the plan's state for `wave plans <name>`.
+ */
+import {z} from 'zod'
+
+import {scopeMatcher} from '../policy/scope.js'
+
+const checkSchema = z.object({
+  /** The command, as the approval record lists it. */
+  command: z.string(),
+  durationMs: z.number(),
+  exitCode: z.number().nullable(),
+  outputTail: z.string(),
+})
+
+const denialSchema = z.object({
+  reason: z.string(),
+  /** What the call was about: its file, command or URL. */
+  summary: z.string(),
+  tool: z.string(),
+})
+
+export const runReportSchema = z.object({
+  /** Every file the run changed, workspace-relative. */
+  changed: z.array(z.string()),
+  checks: z.array(checkSchema),
+  denials: z.array(denialSchema),
+  /** How the scope was held to; null with no scope. */
+  enforce: z.enum(['warn', 'strict', 'off']).nullable().default(null),
+  /** Changes outside the scope: files changed outside it, and what commands changed outside it (even if undone later). */
+  outOfScope: z.array(z.string()),
+  /** The approved scope; null when the approval binds none (a record from before plans were contracts). */
+  scope: z.array(z.string()).nullable(),
+  /** Scope entries no change matched. */
+  untouched: z.array(z.string()),
+})
+
+export type RunReport = z.infer<typeof runReportSchema>
+export type CheckResult = z.infer<typeof checkSchema>
+
+export const checkPassed = (check: CheckResult) => check.exitCode === 0
+
+/** How a check ended, in a few words: "passed", "failed (exit 1)", "did not finish". */
+export function checkOutcome(check: CheckResult): string {
+  if (check.exitCode === 0) return 'passed'
+  return check.exitCode === null ? 'did not finish' : `failed (exit ${check.exitCode})`
+}
+export type Denial = z.infer<typeof denialSchema>
+
+export interface ReportInput {
+  scope?: {paths: string[]; enforce: 'warn' | 'strict' | 'off'}
+  changed: string[]
+  /** Changes commands made outside the scope, recorded as they happened. */
+  deviations?: Iterable<string>
+  checks: CheckResult[]
+  denials: Denial[]
+}
+
+export function buildReport(input: ReportInput): RunReport {
+  const changed = [...new Set(input.changed)].sort()
+  const scope = input.scope
+  if (!scope) return {changed, checks: input.checks, denials: input.denials, enforce: null, outOfScope: [], scope: null, untouched: []}
+  const inScope = scopeMatcher(scope.paths)
+  const outOfScope = new Set([...changed.filter((file) => !inScope(file)), ...(input.deviations ?? [])])
+  const untouched = scope.paths.filter((entry) => {
+    const matches = scopeMatcher([entry])
+    return !changed.some((file) => matches(file))
+  })
+  return {changed, checks: input.checks, denials: input.denials, enforce: scope.enforce, outOfScope: [...outOfScope].sort(), scope: [...scope.paths], untouched}
+}
+
+/** Whether the run met its approved checks: every check passed and, under a strict scope, nothing left it. */
+export function reportProblem(report: RunReport): string | undefined {
+  const failing = report.checks.filter((check) => !checkPassed(check))
+  const problems: string[] = []
+  if (failing.length > 0) problems.push(`${failing.map((check) => `${check.command} ${checkOutcome(check)}`).join(', ')}`)
+  if (report.enforce === 'strict' && report.outOfScope.length > 0) problems.push(`changed outside the strict scope: ${fileList(report.outOfScope)}`)
+  return problems.length > 0 ? problems.join('; ') : undefined
+}
+
+export const fileList = (files: string[], most = 3) => (files.length > most ? `${files.slice(0, most).join(', ')}, and ${files.length - most} more` : files.join(', '))
+
