@@ -203,9 +203,9 @@ for (const file of [...entries, ...pluginCommands]) {
 }
 
 // The modules that run outside a command's bundle become bundles in place, so that the package carries no
-// other compiler output: the search's worker (each thread loads dist/plugins/search/content.js) and the
-// plugin contract a plugin imports ('wave-cli'). bin/run.js's own imports import node's modules only.
-for (const entry of ['plugins/search/content.js', 'plugins/index.js']) {
+// other compiler output: the repository snapshot bin/run.js starts before oclif loads, the search's worker
+// (each thread loads dist/plugins/search/content.js) and the plugin contract a plugin imports ('wave-cli').
+for (const entry of ['core/workspace/snapshot.js', 'plugins/search/content.js', 'plugins/index.js']) {
   await build({
     allowOverwrite: true,
     banner: {js: `import {createRequire as __waveCreateRequire} from 'node:module'; const require = __waveCreateRequire(import.meta.url);`},

@@ -80,6 +80,20 @@ try {
     check(files.includes(file) || files.includes(file.replace(/\.js$/, '/index.js')), `the tarball holds the command ${command}`)
   }
 
+  // Every module a shipped module imports by a relative path is shipped too (a new import of compiler
+  // output beside a bundle would otherwise fail only in an installed wave).
+  const dangling = []
+  for (const file of files.filter((path) => /^(bin|dist)\/.*\.js$/.test(path))) {
+    const source = readFileSync(join(pkg, file), 'utf8')
+    // Static imports and re-exports, and import() on lines that are not comments.
+    const code = source.split('\n').filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line)).join('\n')
+    for (const [, specifier] of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}\/[^"']+)["']/gm)) {
+      const target = join(dirname(file), specifier).replace(/\\/g, '/')
+      if (!files.includes(target)) dangling.push(`${file} → ${specifier}`)
+    }
+  }
+  check(dangling.length === 0, `every module a shipped module imports is shipped${dangling.length ? ` (not: ${dangling.slice(0, 5).join(', ')})` : ''}`)
+
   // Every package a bundle loads at run time (require, or an import() the bundles route through their loader).
   const loaded = new Set()
   for (const file of files.filter((path) => /^dist\/(bundles\/.*\.cjs|plugins\/.*\.js|core\/.*\.js)$/.test(path))) {
