@@ -1,6 +1,6 @@
 import {type ChildProcess, spawn} from 'node:child_process'
 import {existsSync, readdirSync} from 'node:fs'
-import {mkdtemp, readFile, rm} from 'node:fs/promises'
+import {mkdir, mkdtemp, readFile, rm} from 'node:fs/promises'
 import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {homedir, tmpdir} from 'node:os'
@@ -9,7 +9,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {resetSandboxStatus, type SandboxSettings} from '../../src/core/policy/sandbox.js'
 import bash from '../../src/plugins/bash.js'
-import {processesHolding, waitFor} from '../support/cli.js'
+import {PROJECT_ROOT, processesHolding, waitFor} from '../support/cli.js'
 import {contextFor, useWorkspaces} from './context.js'
 
 const workspace = useWorkspaces()
@@ -145,9 +145,14 @@ describe('Bash in the sandbox', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   })
 
-  /** A directory on the real filesystem, not under /tmp (which the sandbox replaces with its own). */
+  /**
+   * A directory on the real filesystem that the sandbox shows read-only: not under /tmp or $HOME (the
+   * sandbox gives its own) nor /var/tmp (hidden), but in the project's node_modules/.cache (git ignores it).
+   */
   async function outsideDir(): Promise<string> {
-    const dir = await mkdtemp(path.join('/var/tmp', 'wave-outside-'))
+    const cache = path.join(PROJECT_ROOT, 'node_modules', '.cache')
+    await mkdir(cache, {recursive: true})
+    const dir = await mkdtemp(path.join(cache, 'wave-outside-'))
     cleanups.push(() => rm(dir, {force: true, recursive: true}))
     return dir
   }
