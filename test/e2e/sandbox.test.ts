@@ -176,19 +176,19 @@ describe('wave approve --sandbox', () => {
   it('records the sandbox on with no network by default', async () => {
     const {record, stderr} = await recordOf()
     expect(record.sandbox).toEqual({enabled: true, network: false})
-    expect(stderr).toMatch(/^approved: .*\(mode acceptEdits, sandbox on\)$/m)
+    expect(stderr).toMatch(/^approved: .*\(mode acceptEdits, sandbox on; no scope, no checks\)$/m)
   })
 
   it('records --sandbox off, and says so', async () => {
     const {record, stderr} = await recordOf('--sandbox', 'off')
     expect(record.sandbox).toEqual({enabled: false, network: false})
-    expect(stderr).toMatch(/^approved: .*\(mode acceptEdits, sandbox OFF \(commands run unsandboxed\)\)$/m)
+    expect(stderr).toMatch(/^approved: .*\(mode acceptEdits, sandbox OFF \(commands run unsandboxed\); no scope, no checks\)$/m)
   })
 
   it('records --sandbox-network, and says so', async () => {
     const {record, stderr} = await recordOf('--sandbox-network')
     expect(record.sandbox).toEqual({enabled: true, network: true})
-    expect(stderr).toMatch(/\(mode acceptEdits, sandbox on, network on\)$/m)
+    expect(stderr).toMatch(/\(mode acceptEdits, sandbox on, network on; no scope, no checks\)$/m)
   })
 
   it('refuses --sandbox-network with --sandbox off (exit 2), writing nothing', async () => {
