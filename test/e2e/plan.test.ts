@@ -5,7 +5,7 @@ import {describe, expect, it} from 'vitest'
 
 import {gitHead, type Sandbox, snapshotTree, TEST_API_KEY} from '../support/cli.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
-import {type MessagesServer, planPathIn, reply, systemText, toolNames, toolResults, toolUse} from '../support/messages-server.js'
+import {type MessagesServer, planPathIn, reply, systemText, text, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
 const NO_PLAN_YET = /## Plan File Info:\nNo plan file exists yet\. You should create your plan at (\S+) using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
 const PLAN_EXISTS = /## Plan File Info:\nA plan file already exists at (\S+)\. You can read it and make incremental edits using the Edit tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
@@ -134,12 +134,14 @@ describe('wave plan', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /)
   })
 
-  it('exits 1 when the session ends without a plan', async () => {
-    server.push(reply('I have nothing to plan.'))
+  it('exits 1 when the session ends without a plan: no plan file, and nothing said to save as one, after the corrective turn', async () => {
+    // A plan given in prose is saved (test/e2e/real-model.test.ts); a session that says nothing has none.
+    server.push(reply(text(' ')), reply(text('')))
     const result = await wave(['plan', '--task', 'Nothing'])
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/without a plan/)
     expect(result.stdout).toBe('')
+    expect(server.messageRequests).toHaveLength(2)
   })
 
   it('exits 5 at --max-turns', async () => {
