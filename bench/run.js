@@ -52,7 +52,13 @@ const started = performance.now()
 const floorDir = mkdtempSync(path.join(tmpdir(), 'wave-bench-floor-'))
 process.once('exit', () => rmSync(floorDir, {force: true, recursive: true}))
 const FLOOR_SDK = await buildFloorSdk(floorDir)
-const floorEnv = (server, sandbox) => ({ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: server.url, HOME: sandbox.home, PATH: process.env.PATH, WAVE_BENCH_SDK_BUNDLE: FLOOR_SDK})
+const floorEnv = (server, sandbox) => ({
+  ANTHROPIC_API_KEY: 'sk-bench',
+  ANTHROPIC_BASE_URL: server.url,
+  HOME: sandbox.home,
+  PATH: process.env.PATH,
+  WAVE_BENCH_SDK_BUNDLE: FLOOR_SDK,
+})
 
 function record(row) {
   results.push(row)
@@ -108,13 +114,36 @@ async function coldStart() {
     }
 
     const node = median(times.node)
-    for (const [name, label] of [['version', 'wave --version'], ['help', 'wave --help']]) {
+    for (const [name, label] of [
+      ['version', 'wave --version'],
+      ['help', 'wave --help'],
+    ]) {
       const value = median(times[name])
-      record({baseline: `node -e 0 ${ms(node)}`, figure: label, ok: value <= 2 * node, ratio: ratio(value, node), section: 'cold', target: '≤ 2×', value: ms(value)})
+      record({
+        baseline: `node -e 0 ${ms(node)}`,
+        figure: label,
+        ok: value <= 2 * node,
+        ratio: ratio(value, node),
+        section: 'cold',
+        target: '≤ 2×',
+        value: ms(value),
+      })
     }
 
-    record({baseline: `node -e 0 ${ms(node)}`, figure: 'wave --version through oclif (no fast path)', ratio: ratio(median(times.versionOclif), node), section: 'cold', value: ms(median(times.versionOclif))})
-    record({baseline: `node -e 0 ${ms(node)}`, figure: 'wave --help through oclif (no fast path)', ratio: ratio(median(times.helpOclif), node), section: 'cold', value: ms(median(times.helpOclif))})
+    record({
+      baseline: `node -e 0 ${ms(node)}`,
+      figure: 'wave --version through oclif (no fast path)',
+      ratio: ratio(median(times.versionOclif), node),
+      section: 'cold',
+      value: ms(median(times.versionOclif)),
+    })
+    record({
+      baseline: `node -e 0 ${ms(node)}`,
+      figure: 'wave --help through oclif (no fast path)',
+      ratio: ratio(median(times.helpOclif), node),
+      section: 'cold',
+      value: ms(median(times.helpOclif)),
+    })
 
     // The fast path must print exactly what oclif prints.
     const same = [['--version'], ['--help'], []].every((args) => {
@@ -161,7 +190,13 @@ async function coldStart() {
     const control = existsSync(loadsFile) && SDK_MODULE.test(readFileSync(loadsFile, 'utf8'))
     await server.close()
     const ok = clean.every((line) => line.endsWith(': no')) && control
-    record({figure: 'SDK loaded by non-model commands', note: `${clean.join(', ')}; wave plan: ${control ? 'yes (control)' : 'NO (trace broken?)'}`, ok, section: 'cold', value: ok ? 'none' : 'see note'})
+    record({
+      figure: 'SDK loaded by non-model commands',
+      note: `${clean.join(', ')}; wave plan: ${control ? 'yes (control)' : 'NO (trace broken?)'}`,
+      ok,
+      section: 'cold',
+      value: ok ? 'none' : 'see note',
+    })
     return {node}
   } finally {
     sandbox.cleanup()
@@ -356,8 +391,12 @@ async function requestWeight() {
     // Claude Code's first request in the same sandbox, mode and task: the baseline of issue 18's ≤ 0.15×.
     const claude = claudeCode()
     const baselines = {}
-    for (const mode of Object.keys(weights)) if (claude) baselines[mode] = await claudeCodeWeight(claude, mode, mode === 'plan' ? 'Plan something' : 'Do something', sandbox)
-    if (!claude) notes.push(`Request weight: Claude Code not found (put claude on PATH or set WAVE_BENCH_CLAUDE), so no ratio; Claude Code 2.1.197 sent ${kb(CLAUDE_CODE_WEIGHT)} in every mode when last measured.`)
+    for (const mode of Object.keys(weights))
+      if (claude) baselines[mode] = await claudeCodeWeight(claude, mode, mode === 'plan' ? 'Plan something' : 'Do something', sandbox)
+    if (!claude)
+      notes.push(
+        `Request weight: Claude Code not found (put claude on PATH or set WAVE_BENCH_CLAUDE), so no ratio; Claude Code 2.1.197 sent ${kb(CLAUDE_CODE_WEIGHT)} in every mode when last measured.`,
+      )
 
     for (const [mode, request] of Object.entries(weights)) {
       const system = bytes(request.body.system)
@@ -511,9 +550,21 @@ async function search() {
       rg: ['-c', String.raw`function \w+_handler\(`],
       tool: 'Grep',
     },
-    {git: ['grep', '--untracked', '-il', NEEDLE.toUpperCase()], input: {'-i': true, pattern: NEEDLE.toUpperCase()}, name: 'Grep -i literal, files_with_matches', rg: ['-il', NEEDLE.toUpperCase()], tool: 'Grep'},
+    {
+      git: ['grep', '--untracked', '-il', NEEDLE.toUpperCase()],
+      input: {'-i': true, pattern: NEEDLE.toUpperCase()},
+      name: 'Grep -i literal, files_with_matches',
+      rg: ['-il', NEEDLE.toUpperCase()],
+      tool: 'Grep',
+    },
     // Letters only: no caseless run to rule files out by bytes, so every file is decoded (the hard case).
-    {git: ['grep', '--untracked', '-il', 'BENCH'], input: {'-i': true, pattern: 'BENCH'}, name: 'Grep -i letters-only literal, files_with_matches', rg: ['-il', 'BENCH'], tool: 'Grep'},
+    {
+      git: ['grep', '--untracked', '-il', 'BENCH'],
+      input: {'-i': true, pattern: 'BENCH'},
+      name: 'Grep -i letters-only literal, files_with_matches',
+      rg: ['-il', 'BENCH'],
+      tool: 'Grep',
+    },
   ]
   let peakRss = 0
   try {
@@ -582,7 +633,9 @@ async function search() {
       value: mb(Math.max(whole.maxRssKb, everything.maxRssKb)),
     })
     peakRss = Math.max(peakRss, whole.maxRssKb, everything.maxRssKb)
-    notes.push('wave does not call ripgrep: every search figure is the pure-Node path (the main thread and one worker thread per further core), timed around the tool call in a fresh process, through the dispatcher.')
+    notes.push(
+      'wave does not call ripgrep: every search figure is the pure-Node path (the main thread and one worker thread per further core), timed around the tool call in a fresh process, through the dispatcher.',
+    )
     return {searchRssKb: peakRss, tree}
   } finally {
     if (!flag('keep-tree')) rmSync(tree.root, {force: true, recursive: true})
@@ -603,7 +656,8 @@ async function memory(context) {
 
     const node = median(readFileSync(file, 'utf8').trim().split('\n').map(Number))
     if (context.planRssKb) record({baseline: `node -e 0 ${mb(node)}`, figure: 'planning session (6 turns)', section: 'memory', value: mb(context.planRssKb)})
-    if (context.searchRssKb) record({baseline: `node -e 0 ${mb(node)}`, figure: 'search benchmark (largest of its runs)', section: 'memory', value: mb(context.searchRssKb)})
+    if (context.searchRssKb)
+      record({baseline: `node -e 0 ${mb(node)}`, figure: 'search benchmark (largest of its runs)', section: 'memory', value: mb(context.searchRssKb)})
   } finally {
     sandbox.cleanup()
   }
@@ -628,7 +682,13 @@ async function sandboxCost() {
 
   const sandbox = makeSandbox({'README.md': '# bench\n'})
   try {
-    const ctx = (enabled) => ({readable: async () => true, root: sandbox.repo, sandbox: {enabled, network: false}, session: {}, signal: new AbortController().signal})
+    const ctx = (enabled) => ({
+      readable: async () => true,
+      root: sandbox.repo,
+      sandbox: {enabled, network: false},
+      session: {},
+      signal: new AbortController().signal,
+    })
     // The CPU time of the command's processes (bwrap and bash, reaped by this process): what the sandbox
     // costs the machine, apart from the waits that a loaded machine stretches.
     const cpu = {off: 0, on: 0}
@@ -765,14 +825,25 @@ async function compaction() {
   const files = Object.fromEntries(Array.from({length: 8}, (_, i) => [`src/part${i}.ts`, `// part ${i}\n${line.repeat(100)}`]))
   const sandbox = makeSandbox({'README.md': '# bench\n', ...files})
   const scenarios = [
-    {limit: undefined, name: 'near the window (contextWindow 12,000 tokens)', settings: {contextWindow: 12_000}, talk: `Reading on, because ${'the details matter '.repeat(40)}`},
+    {
+      limit: undefined,
+      name: 'near the window (contextWindow 12,000 tokens)',
+      settings: {contextWindow: 12_000},
+      talk: `Reading on, because ${'the details matter '.repeat(40)}`,
+    },
     {limit: 40_000, name: 'refused by the API as too long (prompt over 40 KB)', settings: {}, talk: undefined},
   ]
   try {
     for (const scenario of scenarios) {
       mkdirSync(path.join(sandbox.home, '.wave'), {recursive: true})
       writeFileSync(path.join(sandbox.home, '.wave', 'settings.json'), JSON.stringify(scenario.settings))
-      const turns = [...Object.keys(files).map((file) => (scenario.talk ? reply(scenario.talk, toolUse('Read', {file_path: file})) : reply(toolUse('Read', {file_path: file})))), writePlan, reply('Done.')]
+      const turns = [
+        ...Object.keys(files).map((file) =>
+          scenario.talk ? reply(scenario.talk, toolUse('Read', {file_path: file})) : reply(toolUse('Read', {file_path: file})),
+        ),
+        writePlan,
+        reply('Done.'),
+      ]
       // A summary request (no tools) gets a summary; every other request the script's next turn.
       const router = (request) => {
         if (!request.body.tools) return reply('Summary: read parts 0 to 5 of src; next, plan the change.')
@@ -782,10 +853,17 @@ async function compaction() {
       const server = await startMessagesServer(Array.from({length: 40}, () => router))
       server.limitPrompt(scenario.limit)
       responseEnds.length = 0
-      const result = await runWave(['plan', '--task', 'Read the eight parts, then plan', '--output-format', 'stream-json'], {cwd: sandbox.repo, home: sandbox.home, server})
+      const result = await runWave(['plan', '--task', 'Read the eight parts, then plan', '--output-format', 'stream-json'], {
+        cwd: sandbox.repo,
+        home: sandbox.home,
+        server,
+      })
       await server.close()
       if (result.code !== 0) throw new Error(`wave plan failed (${result.code}): ${result.stderr}`)
-      const events = result.stdout.split('\n').filter(Boolean).map((text) => JSON.parse(text))
+      const events = result.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((text) => JSON.parse(text))
       const compactions = events.filter((event) => event.type === 'compaction')
       const requests = server.messageRequests
       const refused = requests.filter((request) => request.outcome === 'too-long')
@@ -795,12 +873,17 @@ async function compaction() {
       // Time: the end of the response before the first extra request, to the next turn's request after it.
       const firstExtra = Math.min(...[...refused, ...summaries].map((request) => request.index))
       const resumed = turnsSent.find((request) => request.index > firstExtra)
-      const gaps = turnsSent.slice(1).filter((request) => request.index < firstExtra || request.index > (resumed?.index ?? 0)).map((request) => request.receivedAt - responseEnds[request.index - 1].at)
+      const gaps = turnsSent
+        .slice(1)
+        .filter((request) => request.index < firstExtra || request.index > (resumed?.index ?? 0))
+        .map((request) => request.receivedAt - responseEnds[request.index - 1].at)
       const cost = resumed && firstExtra > 0 ? resumed.receivedAt - responseEnds[firstExtra - 1].at : Number.NaN
       const before = requests[firstExtra - 1]
       const summaryTokens = summaries.reduce((sum, request) => sum + tokens(request), 0)
       const plural = (count, word) => `${count} ${word}${count === 1 ? '' : 's'}`
-      const triggers = [...new Set(compactions.map((event) => event.trigger))].map((trigger) => `${trigger} ×${compactions.filter((event) => event.trigger === trigger).length}`)
+      const triggers = [...new Set(compactions.map((event) => event.trigger))].map(
+        (trigger) => `${trigger} ×${compactions.filter((event) => event.trigger === trigger).length}`,
+      )
       const total = (field) => compactions.reduce((sum, event) => sum + event[field], 0)
       const [first] = compactions
       record({
@@ -831,13 +914,29 @@ async function installCost() {
   try {
     const packed = pack(path.join(work, 'dist'))
     const installed = install(packed.tarball, path.join(work, 'prefix'))
-    record({figure: 'npm install -g of the packed tarball: size', ok: installed.bytes <= INSTALL_LIMITS.bytes, section: 'install', target: `≤ ${INSTALL_LIMITS.bytes / 1e6} MB`, value: `${(installed.bytes / 1e6).toFixed(1)} MB`})
-    record({figure: 'npm install -g of the packed tarball: packages', ok: installed.packages <= INSTALL_LIMITS.packages, section: 'install', target: `≤ ${INSTALL_LIMITS.packages}`, value: String(installed.packages)})
+    record({
+      figure: 'npm install -g of the packed tarball: size',
+      ok: installed.bytes <= INSTALL_LIMITS.bytes,
+      section: 'install',
+      target: `≤ ${INSTALL_LIMITS.bytes / 1e6} MB`,
+      value: `${(installed.bytes / 1e6).toFixed(1)} MB`,
+    })
+    record({
+      figure: 'npm install -g of the packed tarball: packages',
+      ok: installed.packages <= INSTALL_LIMITS.packages,
+      section: 'install',
+      target: `≤ ${INSTALL_LIMITS.packages}`,
+      value: String(installed.packages),
+    })
     // The Action's step, npm's cache warm (the install above filled it): a fresh prefix each run.
     const times = []
     for (let i = 0; i < (QUICK ? 2 : 3); i++) {
       const runnerTemp = mkdtempSync(path.join(work, 'runner-'))
-      const env = {...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))), RUNNER_TEMP: runnerTemp, WAVE_PACKAGE: packed.tarball}
+      const env = {
+        ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))),
+        RUNNER_TEMP: runnerTemp,
+        WAVE_PACKAGE: packed.tarball,
+      }
       const begun = performance.now()
       const step = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts/ci/install-wave.sh')], {encoding: 'utf8', env})
       if (step.status !== 0) throw new Error(`install-wave.sh failed: ${step.stderr}`)
@@ -863,7 +962,15 @@ function machine() {
   })()
   const rgVersion = which('rg') ? execFileSync('rg', ['--version']).toString().split('\n')[0] : 'not installed'
   const gitVersion = which('git') ? execFileSync('git', ['--version']).toString().trim() : 'not installed'
-  return {cpu, git: gitVersion, memory: `${(totalmem() / 1024 ** 3).toFixed(0)} GB`, node: process.version, nproc, platform: `${process.platform} ${process.arch}`, rg: rgVersion}
+  return {
+    cpu,
+    git: gitVersion,
+    memory: `${(totalmem() / 1024 ** 3).toFixed(0)} GB`,
+    node: process.version,
+    nproc,
+    platform: `${process.platform} ${process.arch}`,
+    rg: rgVersion,
+  }
 }
 
 const info = machine()
@@ -878,7 +985,7 @@ const loadAtStart = loadavg()[0]
  * core), and WebFetch of a local page answered after 200 ms, which waits like a real fetch.
  */
 async function parallelReads() {
-  heading('11. Parallel reads (three reads in one turn against one alone; each call\'s span as the executor saw it)')
+  heading("11. Parallel reads (three reads in one turn against one alone; each call's span as the executor saw it)")
   const tree = await generateTree('quick')
   const LATENCY_MS = 200
   const web = createServer((_req, res) => {
@@ -889,7 +996,11 @@ async function parallelReads() {
   const port = typeof address === 'object' && address ? address.port : 0
   const cases = [
     {call: {input: {pattern: NEEDLE}, name: 'Grep'}, name: `Grep literal over the quick tree (${tree.files.toLocaleString('en')} files)`},
-    {allow: ['WebFetch(domain:127.0.0.1)'], call: {input: {url: `http://127.0.0.1:${port}/page`}, name: 'WebFetch'}, name: `WebFetch of a page answered after ${LATENCY_MS} ms`},
+    {
+      allow: ['WebFetch(domain:127.0.0.1)'],
+      call: {input: {url: `http://127.0.0.1:${port}/page`}, name: 'WebFetch'},
+      name: `WebFetch of a page answered after ${LATENCY_MS} ms`,
+    },
   ]
   try {
     for (const {allow = [], call, name} of cases) {
@@ -958,7 +1069,9 @@ if (ONLY.has('parallel')) await parallelReads()
 const seconds = (performance.now() - started) / 1000
 const load = `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
 const missed = results.filter((row) => row.ok === false)
-console.log(`\n${results.filter((row) => row.ok).length} targets met, ${missed.length} missed${missed.length > 0 ? ` (${missed.map((row) => row.figure).join('; ')})` : ''}; ${seconds.toFixed(0)} s; ${load}`)
+console.log(
+  `\n${results.filter((row) => row.ok).length} targets met, ${missed.length} missed${missed.length > 0 ? ` (${missed.map((row) => row.figure).join('; ')})` : ''}; ${seconds.toFixed(0)} s; ${load}`,
+)
 for (const note of notes) console.log(`note: ${note}`)
 
 if (WRITE) {
@@ -966,7 +1079,19 @@ if (WRITE) {
   const BEGIN = '<!-- bench:results:begin (written by `npm run bench`; edit outside these markers) -->'
   const END = '<!-- bench:results:end -->'
   const cell = (text) => String(text ?? '').replaceAll('|', '\\|')
-  const sections = {compaction: '9. Compaction', cold: '1. Cold start', first: '2. Time to first model request', memory: '6. Memory', read: '8. Read of large files', sandbox: '7. Sandbox', install: '10. Install', parallel: '11. Parallel reads', search: '5. Search at scale', turn: '3. Overhead per turn', weight: '4. Request weight'}
+  const sections = {
+    compaction: '9. Compaction',
+    cold: '1. Cold start',
+    first: '2. Time to first model request',
+    memory: '6. Memory',
+    read: '8. Read of large files',
+    sandbox: '7. Sandbox',
+    install: '10. Install',
+    parallel: '11. Parallel reads',
+    search: '5. Search at scale',
+    turn: '3. Overhead per turn',
+    weight: '4. Request weight',
+  }
   const table = [
     '| | figure | wave | baseline (same run) | ratio | target | |',
     '|---|---|---|---|---|---|---|',
@@ -987,7 +1112,8 @@ if (WRITE) {
     END,
   ].join('\n')
   let text = existsSync(file) ? readFileSync(file, 'utf8') : `# Benchmark results\n\n${BEGIN}\n${END}\n`
-  text = text.includes(BEGIN) && text.includes(END) ? text.slice(0, text.indexOf(BEGIN)) + block + text.slice(text.indexOf(END) + END.length) : `${text}\n${block}\n`
+  text =
+    text.includes(BEGIN) && text.includes(END) ? text.slice(0, text.indexOf(BEGIN)) + block + text.slice(text.indexOf(END) + END.length) : `${text}\n${block}\n`
   mkdirSync(path.dirname(file), {recursive: true})
   writeFileSync(file, text)
   console.log(`wrote ${path.relative(process.cwd(), file)}`)

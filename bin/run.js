@@ -88,7 +88,12 @@ function cwdFlags(args) {
 function fastOutput(args) {
   try {
     // -h and -v are oclif's additionalHelpFlags and additionalVersionFlags (package.json): the same answers.
-    const flag = new Map([['--help', 'help'], ['--version', 'version'], ['-h', 'help'], ['-v', 'version']]).get(args[0] ?? '--help')
+    const flag = new Map([
+      ['--help', 'help'],
+      ['--version', 'version'],
+      ['-h', 'help'],
+      ['-v', 'version'],
+    ]).get(args[0] ?? '--help')
     if (args.length > 1 || !flag) return undefined
     const env = process.env
     if (env.WAVE_NO_FAST_START || env.DEBUG || env.FORCE_COLOR || process.stdout.isTTY) return undefined

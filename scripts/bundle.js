@@ -171,7 +171,12 @@ const npmNamed = {
       const missing = `throw new Errors.CLIError('npm not found');`
       if (!source.includes(lookup) || !source.includes(missing)) throw new Error(`${path}: its npm lookup changed; update scripts/bundle.js`)
       const fix = 'wave plugins installs plugins with npm, which is not on PATH: install Node.js with npm (https://nodejs.org), or put npm on PATH'
-      return {contents: source.replace(lookup, `this.bin = await which('npm', {nothrow: true});`).replace(missing, `throw new Errors.CLIError(${JSON.stringify(fix)});`), loader: 'js'}
+      return {
+        contents: source
+          .replace(lookup, `this.bin = await which('npm', {nothrow: true});`)
+          .replace(missing, `throw new Errors.CLIError(${JSON.stringify(fix)});`),
+        loader: 'js',
+      }
     })
   },
 }
@@ -266,7 +271,10 @@ for (const file of readdirSync(bundles, {recursive: true}).sort()) {
   if (!file.endsWith('.cjs')) continue
   routeDynamicImports(join(bundles, file))
   const name = file.replace(/\\/g, '/').replace(/\.cjs$/, '')
-  digests[name] = createHash('sha256').update(readFileSync(join(bundles, file))).digest('hex').slice(0, 16)
+  digests[name] = createHash('sha256')
+    .update(readFileSync(join(bundles, file)))
+    .digest('hex')
+    .slice(0, 16)
 }
 
 writeFileSync(join(bundles, 'digests.json'), `${JSON.stringify(digests, null, 2)}\n`)

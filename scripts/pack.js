@@ -51,7 +51,9 @@ try {
   const [packed] = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', destination], stage))
   const tarball = join(destination, packed.filename)
   process.stdout.write(json ? `${JSON.stringify({...packed, tarball}, null, 2)}\n` : `${tarball}\n`)
-  console.error(`pack: ${packed.filename}: ${packed.entryCount} files, ${(packed.size / 1e6).toFixed(1)} MB packed, ${(packed.unpackedSize / 1e6).toFixed(1)} MB unpacked`)
+  console.error(
+    `pack: ${packed.filename}: ${packed.entryCount} files, ${(packed.size / 1e6).toFixed(1)} MB packed, ${(packed.unpackedSize / 1e6).toFixed(1)} MB unpacked`,
+  )
 } finally {
   rmSync(stage, {force: true, recursive: true})
 }

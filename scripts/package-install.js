@@ -33,7 +33,10 @@ export function pack(destination) {
  * package.json directly under a node_modules, wave-cli included).
  */
 export function install(tarball, prefix) {
-  const npm = spawnSync('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=warn', tarball], {encoding: 'utf8', env: npmEnv()})
+  const npm = spawnSync('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=warn', tarball], {
+    encoding: 'utf8',
+    env: npmEnv(),
+  })
   if (npm.status !== 0) throw new Error(`npm install of ${tarball} failed (exit ${npm.status}): ${npm.stderr || npm.error?.message}`)
   const stderr = npm.stderr
   const modules = join(prefix, 'lib', 'node_modules')

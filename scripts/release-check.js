@@ -30,7 +30,13 @@ export function changelogSection(changelog, version) {
   if (start === -1) return undefined
   const date = lines[start].match(/(\d{4}-\d{2}-\d{2})/)[1]
   const end = lines.findIndex((line, i) => i > start && /^## /.test(line))
-  return {date, text: lines.slice(start + 1, end === -1 ? undefined : end).join('\n').trim()}
+  return {
+    date,
+    text: lines
+      .slice(start + 1, end === -1 ? undefined : end)
+      .join('\n')
+      .trim(),
+  }
 }
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
@@ -69,12 +75,25 @@ try {
   const published = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'))
   check(published.version === version, `the tarball's version is ${version} (it is ${published.version})`)
   check(published.scripts === undefined, 'the published manifest has no scripts (no install script, no prepare)')
-  for (const needed of ['bin/run.js', 'oclif.manifest.json', 'dist/root-help.json', 'dist/grammar/tree-sitter-bash.wasm', 'dist/bundles/vendor/oclif.cjs', 'LICENSE', 'README.md', 'CHANGELOG.md', 'docs/ci/github-actions.md']) {
+  for (const needed of [
+    'bin/run.js',
+    'oclif.manifest.json',
+    'dist/root-help.json',
+    'dist/grammar/tree-sitter-bash.wasm',
+    'dist/bundles/vendor/oclif.cjs',
+    'LICENSE',
+    'README.md',
+    'CHANGELOG.md',
+    'docs/ci/github-actions.md',
+  ]) {
     check(files.includes(needed), `the tarball holds ${needed}`)
   }
   check(readFileSync(join(pkg, 'CHANGELOG.md'), 'utf8') === changelog, "the tarball's CHANGELOG.md is the repository's")
   const stray = files.filter((file) => /^(src|test|scripts|bench|examples|setup|\.github|\.ci)\//.test(file) || ['bin/dev.js', 'action.yml'].includes(file))
-  check(stray.length === 0, `the tarball holds no sources, tests, build scripts or dev entry points${stray.length ? ` (it has ${stray.slice(0, 5).join(', ')})` : ''}`)
+  check(
+    stray.length === 0,
+    `the tarball holds no sources, tests, build scripts or dev entry points${stray.length ? ` (it has ${stray.slice(0, 5).join(', ')})` : ''}`,
+  )
   for (const command of Object.keys(JSON.parse(readFileSync(join(pkg, 'oclif.manifest.json'), 'utf8')).commands)) {
     const file = `dist/commands/${command.replaceAll(':', '/')}.js`
     check(files.includes(file) || files.includes(file.replace(/\.js$/, '/index.js')), `the tarball holds the command ${command}`)
@@ -86,7 +105,10 @@ try {
   for (const file of files.filter((path) => /^(bin|dist)\/.*\.js$/.test(path))) {
     const source = readFileSync(join(pkg, file), 'utf8')
     // Static imports and re-exports, and import() on lines that are not comments.
-    const code = source.split('\n').filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line)).join('\n')
+    const code = source
+      .split('\n')
+      .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
+      .join('\n')
     for (const [, specifier] of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}\/[^"']+)["']/gm)) {
       const target = join(dirname(file), specifier).replace(/\\/g, '/')
       if (!files.includes(target)) dangling.push(`${file} → ${specifier}`)
@@ -99,13 +121,24 @@ try {
   for (const file of files.filter((path) => /^dist\/(bundles\/.*\.cjs|plugins\/.*\.js|core\/.*\.js)$/.test(path))) {
     const source = readFileSync(join(pkg, file), 'utf8')
     // require("x"), __waveImport("x"), and createRequire(...)("x") (a lazy require).
-    for (const [, specifier] of source.matchAll(/(?:\brequire|__waveImport|\)\(__waveMetaUrl\)|\(import\.meta\.url\))\("([^"./#][^"]*)"\)/g)) loaded.add(specifier)
+    for (const [, specifier] of source.matchAll(/(?:\brequire|__waveImport|\)\(__waveMetaUrl\)|\(import\.meta\.url\))\("([^"./#][^"]*)"\)/g))
+      loaded.add(specifier)
   }
   const builtin = new Set(builtinModules)
-  const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+  const packageOf = (specifier) =>
+    specifier
+      .split('/')
+      .slice(0, specifier.startsWith('@') ? 2 : 1)
+      .join('/')
   // oclif's bundle requires these only for plugins written in TypeScript during their development.
   const devOnly = new Set(['typescript', 'ts-node', 'tsx'])
-  const missing = [...loaded].filter((specifier) => !specifier.startsWith('node:') && !builtin.has(specifier) && !devOnly.has(packageOf(specifier)) && !(packageOf(specifier) in (published.dependencies ?? {})))
+  const missing = [...loaded].filter(
+    (specifier) =>
+      !specifier.startsWith('node:') &&
+      !builtin.has(specifier) &&
+      !devOnly.has(packageOf(specifier)) &&
+      !(packageOf(specifier) in (published.dependencies ?? {})),
+  )
   const packages = [...new Set([...loaded].map(packageOf))].filter((name) => !name.startsWith('node:') && !builtin.has(name) && !devOnly.has(name)).sort()
   check(missing.length === 0, `every package the bundles load (${packages.join(', ')}) is a dependency${missing.length ? ` (not: ${missing.join(', ')})` : ''}`)
 } finally {

@@ -132,7 +132,10 @@ export async function generateTree(size = 'full') {
   }
 
   // Big ignored directories: a search that does not prune them reads them all.
-  for (const [top, share] of /** @type {Array<[string, number]>} */ ([['node_modules', 0.8], ['build', 0.2]])) {
+  for (const [top, share] of /** @type {Array<[string, number]>} */ ([
+    ['node_modules', 0.8],
+    ['build', 0.2],
+  ])) {
     const count = Math.floor(spec.ignoredFiles * share)
     for (let i = 0; i < count; i++) {
       const dir = path.join(root, top, `dep${Math.floor(i / 100)}`, 'lib')

@@ -46,13 +46,16 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       description: 'Review the plan at a terminal, then approve, request changes or reject it (Shift+Tab cycles --mode)',
     }),
     mode: Flags.option({default: 'acceptEdits', description: 'Permission mode the run executes in', options: EXECUTION_MODES})(),
-    'no-verify': Flags.boolean({description: 'Approve no checks, whatever the plan\'s ## Verification lists', exclusive: ['verify']}),
+    'no-verify': Flags.boolean({description: "Approve no checks, whatever the plan's ## Verification lists", exclusive: ['verify']}),
     out: Flags.file({description: 'Write the record here instead of beside the plan'}),
     reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes']}),
     'request-changes': Flags.string({description: 'Ask for changes, with this feedback', exclusive: ['reject']}),
-    scope: Flags.string({description: 'A workspace path or glob the run may change, replacing the plan\'s ## Scope; repeatable', multiple: true}),
-    'scope-enforce': Flags.option({description: 'How the run is held to the scope: warn reports changes outside it, strict refuses them (default warn)', options: SCOPE_ENFORCEMENTS})(),
-    verify: Flags.string({description: 'A command that checks the work, replacing the plan\'s ## Verification; repeatable', multiple: true}),
+    scope: Flags.string({description: "A workspace path or glob the run may change, replacing the plan's ## Scope; repeatable", multiple: true}),
+    'scope-enforce': Flags.option({
+      description: 'How the run is held to the scope: warn reports changes outside it, strict refuses them (default warn)',
+      options: SCOPE_ENFORCEMENTS,
+    })(),
+    verify: Flags.string({description: "A command that checks the work, replacing the plan's ## Verification; repeatable", multiple: true}),
     ...sandboxFlags,
   }
 
@@ -66,18 +69,32 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     }
 
     if (flags.interactive) {
-      const decided = flags.reject ? 'reject' : flags['request-changes'] === undefined ? (flags.feedback === undefined ? undefined : 'feedback') : 'request-changes'
+      const decided = flags.reject
+        ? 'reject'
+        : flags['request-changes'] === undefined
+          ? flags.feedback === undefined
+            ? undefined
+            : 'feedback'
+          : 'request-changes'
       if (decided) throw usageError(`--interactive cannot be combined with --${decided}: the decision and its feedback are given at the terminal.`)
       const problem = interactiveProblem()
       if (problem) {
-        throw usageError(`--interactive needs someone at a terminal, but ${problem}.`, 'Decide with flags instead: --reject, --request-changes "<feedback>", or neither to approve.')
+        throw usageError(
+          `--interactive needs someone at a terminal, but ${problem}.`,
+          'Decide with flags instead: --reject, --request-changes "<feedback>", or neither to approve.',
+        )
       }
     }
 
     const planPath = await resolvePlanReference(args.plan)
     const {bytes, text} = await readPlanFile(planPath)
     const state = await readPlanState(planPath)
-    const contract = bindContract(await parseContract(text), {enforce: flags['scope-enforce'], noVerify: flags['no-verify'], scope: flags.scope, verify: flags.verify})
+    const contract = bindContract(await parseContract(text), {
+      enforce: flags['scope-enforce'],
+      noVerify: flags['no-verify'],
+      scope: flags.scope,
+      verify: flags.verify,
+    })
     const recordFile = flags.out ?? approvalPathFor(planPath)
     // What the reviewer last decided on, compared before this revision is recorded as the newest.
     const decided = lastDecidedSha256(recordFile)
@@ -85,7 +102,9 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     // What the plan says it needs (ExitPlanMode's allowedPrompts): shown, never granted without --allow.
     const asked = state?.allowedPrompts ?? []
     if (asked.length > 0) {
-      this.output.note(`The plan asks for: ${asked.map((p) => `${p.tool} (${p.prompt})`).join('; ')}. Grant what it needs with --allow rules, e.g. --allow "Bash(npm test:*)".`)
+      this.output.note(
+        `The plan asks for: ${asked.map((p) => `${p.tool} (${p.prompt})`).join('; ')}. Grant what it needs with --allow rules, e.g. --allow "Bash(npm test:*)".`,
+      )
     }
 
     let review: ReviewOutcome | undefined
@@ -104,8 +123,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       })
     }
 
-    const decision: Decision =
-      review?.decision ?? (flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested')
+    const decision: Decision = review?.decision ?? (flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested')
     const {path, record} = await writeDecision({
       allow,
       approver: flags.approver ?? (await defaultApprover()),

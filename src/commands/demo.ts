@@ -36,7 +36,9 @@ stdout shows what each step did and the diff. The repository and plans are remov
 function demoResult(outcome: DemoOutcome): CommandResult {
   const [plan, approve, run] = outcome.steps
   const where = outcome.kept ? `kept in ${outcome.kept.directory}` : 'removed with the demo; --keep DIR keeps them'
-  const sandbox = outcome.sandbox.available ? '' : `\nThe sandbox cannot start here, so the test command was refused, as it would be in a real run:\n${outcome.sandbox.problem}\n`
+  const sandbox = outcome.sandbox.available
+    ? ''
+    : `\nThe sandbox cannot start here, so the test command was refused, as it would be in a real run:\n${outcome.sandbox.problem}\n`
   const text = `${section(`1. ${plan.command}`)}
 The model explored read-only, then wrote the plan:
 ${callsText(plan.toolCalls)}
@@ -92,7 +94,14 @@ function callsText(calls: DemoToolCall[]): string {
       const line = `  ${call.name} ${String(input.file_path ?? input.pattern ?? input.command ?? '')}`.trimEnd()
       if (call.isError) return `${line}\n    ${call.denied ? 'denied' : 'failed'}: ${call.content.split('\n')[0]}`
       if (call.name !== 'Bash') return line
-      return [line, ...call.content.trimEnd().split('\n').slice(-8).map((output) => `    | ${output}`)].join('\n')
+      return [
+        line,
+        ...call.content
+          .trimEnd()
+          .split('\n')
+          .slice(-8)
+          .map((output) => `    | ${output}`),
+      ].join('\n')
     })
     .join('\n')
 }

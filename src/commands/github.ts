@@ -18,13 +18,13 @@ people with at least --min-permission on the repository may act; --require-other
 --require-review and --require-mergeable add separation of duties. Any other event exits 0.
 Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
 
-  static examples = [
-    '<%= config.bin %> github',
-    '<%= config.bin %> github --min-permission maintain --allow "Bash(npm test:*)" --pr-delivery pull-request',
-  ]
+  static examples = ['<%= config.bin %> github', '<%= config.bin %> github --min-permission maintain --allow "Bash(npm test:*)" --pr-delivery pull-request']
 
   static flags = {
-    allow: Flags.string({description: 'Proposed permission rule of every plan, e.g. Bash(npm test:*); repeatable ($WAVE_GITHUB_ALLOW, one a line)', multiple: true}),
+    allow: Flags.string({
+      description: 'Proposed permission rule of every plan, e.g. Bash(npm test:*); repeatable ($WAVE_GITHUB_ALLOW, one a line)',
+      multiple: true,
+    }),
     'bot-login': Flags.string({description: "Login of wave's own comments when the token cannot tell ($WAVE_GITHUB_BOT_LOGIN; default github-actions[bot])"}),
     cwd: Flags.directory({description: 'The checkout (default: the top of the git repository holding the current directory)'}),
     label: Flags.string({description: 'Label that makes a plan when added to a pull request ($WAVE_GITHUB_LABEL; default wave)'}),
@@ -32,12 +32,25 @@ Each option can also be set through its WAVE_GITHUB_* variable (the Action's inp
     'min-permission': Flags.option({description: 'Least role that may act ($WAVE_GITHUB_MIN_PERMISSION; default write)', options: ROLES})(),
     mode: Flags.option({description: 'Proposed permission mode of every plan ($WAVE_GITHUB_MODE; default acceptEdits)', options: EXECUTION_MODES})(),
     model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, the settings files, else the default)'}),
-    'pr-delivery': Flags.option({description: 'A pull request from this repository gets a commit pushed to its branch, or a pull request against it ($WAVE_GITHUB_PR_DELIVERY; default push)', options: PR_DELIVERIES})(),
+    'pr-delivery': Flags.option({
+      description:
+        'A pull request from this repository gets a commit pushed to its branch, or a pull request against it ($WAVE_GITHUB_PR_DELIVERY; default push)',
+      options: PR_DELIVERIES,
+    })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
     remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
-    'require-mergeable': Flags.boolean({allowNo: true, description: 'Run an approved plan only on a pull request GitHub can merge ($WAVE_REQUIRE_MERGEABLE=1)'}),
-    'require-other-approver': Flags.boolean({allowNo: true, description: 'Refuse an approval by the person who asked for the plan ($WAVE_REQUIRE_OTHER_APPROVER=1)'}),
-    'require-review': Flags.boolean({allowNo: true, description: 'Run an approved plan only on a pull request approved in a review by someone else ($WAVE_REQUIRE_REVIEW=1)'}),
+    'require-mergeable': Flags.boolean({
+      allowNo: true,
+      description: 'Run an approved plan only on a pull request GitHub can merge ($WAVE_REQUIRE_MERGEABLE=1)',
+    }),
+    'require-other-approver': Flags.boolean({
+      allowNo: true,
+      description: 'Refuse an approval by the person who asked for the plan ($WAVE_REQUIRE_OTHER_APPROVER=1)',
+    }),
+    'require-review': Flags.boolean({
+      allowNo: true,
+      description: 'Run an approved plan only on a pull request approved in a review by someone else ($WAVE_REQUIRE_REVIEW=1)',
+    }),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
   }
 

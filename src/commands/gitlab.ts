@@ -19,24 +19,39 @@ WAVE_ISSUE_IID, or a new issue. Each plan keeps one note, updated in place. Only
 --min-access-level may act; --require-other-approver and --require-review add separation of duties.
 A job that asks nothing of wave exits 0. Each option can also be set through its WAVE_GITLAB_* variable.`
 
-  static examples = [
-    '<%= config.bin %> gitlab',
-    '<%= config.bin %> gitlab --min-access-level maintainer --allow "Bash(npm test:*)" --require-other-approver',
-  ]
+  static examples = ['<%= config.bin %> gitlab', '<%= config.bin %> gitlab --min-access-level maintainer --allow "Bash(npm test:*)" --require-other-approver']
 
   static flags = {
-    allow: Flags.string({description: 'Proposed permission rule of every plan, e.g. Bash(npm test:*); repeatable ($WAVE_GITLAB_ALLOW, one a line)', multiple: true}),
+    allow: Flags.string({
+      description: 'Proposed permission rule of every plan, e.g. Bash(npm test:*); repeatable ($WAVE_GITLAB_ALLOW, one a line)',
+      multiple: true,
+    }),
     cwd: Flags.directory({description: "The job's checkout (default: the top of the git repository holding the current directory)"}),
     'max-turns': Flags.integer({description: 'Stop with exit 5 after this many model turns (default: 40 to plan, 60 to run)', min: 1}),
-    'min-access-level': Flags.string({description: `Least access level that may act, ${Object.keys(ACCESS_LEVELS).join(', ')} or its number ($WAVE_GITLAB_MIN_ACCESS_LEVEL; default developer)`}),
+    'min-access-level': Flags.string({
+      description: `Least access level that may act, ${Object.keys(ACCESS_LEVELS).join(', ')} or its number ($WAVE_GITLAB_MIN_ACCESS_LEVEL; default developer)`,
+    }),
     mode: Flags.option({description: 'Proposed permission mode of every plan ($WAVE_GITLAB_MODE; default acceptEdits)', options: EXECUTION_MODES})(),
     model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, the settings files, else the default)'}),
-    'mr-delivery': Flags.option({description: 'A merge request from this project gets a commit pushed to its source branch, or a merge request against it ($WAVE_GITLAB_MR_DELIVERY; default push)', options: MR_DELIVERIES})(),
+    'mr-delivery': Flags.option({
+      description:
+        'A merge request from this project gets a commit pushed to its source branch, or a merge request against it ($WAVE_GITLAB_MR_DELIVERY; default push)',
+      options: MR_DELIVERIES,
+    })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
     remote: Flags.string({description: "The project's git remote, a name or URL ($WAVE_GITLAB_REMOTE; default $CI_PROJECT_URL.git)"}),
-    'require-other-approver': Flags.boolean({allowNo: true, description: 'Refuse an approval by the person who asked for the plan ($WAVE_REQUIRE_OTHER_APPROVER=1)'}),
-    'require-review': Flags.boolean({allowNo: true, description: 'Run an approved plan only on a merge request someone else approved ($WAVE_REQUIRE_REVIEW=1)'}),
-    'require-mergeable': Flags.boolean({allowNo: true, description: 'Run an approved plan only on a merge request GitLab can merge ($WAVE_REQUIRE_MERGEABLE=1)'}),
+    'require-other-approver': Flags.boolean({
+      allowNo: true,
+      description: 'Refuse an approval by the person who asked for the plan ($WAVE_REQUIRE_OTHER_APPROVER=1)',
+    }),
+    'require-review': Flags.boolean({
+      allowNo: true,
+      description: 'Run an approved plan only on a merge request someone else approved ($WAVE_REQUIRE_REVIEW=1)',
+    }),
+    'require-mergeable': Flags.boolean({
+      allowNo: true,
+      description: 'Run an approved plan only on a merge request GitLab can merge ($WAVE_REQUIRE_MERGEABLE=1)',
+    }),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITLAB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
   }
 

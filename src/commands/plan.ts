@@ -35,11 +35,17 @@ is approved (wave approve --allow).`
   ]
 
   static flags = {
-    allow: Flags.string({description: 'A WebFetch rule for research, e.g. WebFetch(domain:docs.example.com); plan mode takes no other rules; repeatable', multiple: true}),
+    allow: Flags.string({
+      description: 'A WebFetch rule for research, e.g. WebFetch(domain:docs.example.com); plan mode takes no other rules; repeatable',
+      multiple: true,
+    }),
     ...sessionFlags(40),
     cwd: Flags.directory({description: 'Workspace root (default: the top of the git repository holding the current directory, else the current directory)'}),
     feedback: Flags.string({dependsOn: ['revise'], description: 'With --revise: what to change (default: the newest review feedback)'}),
-    revise: Flags.string({description: 'Continue this plan (its name or path) in plan mode: the same file, with review feedback', exclusive: ['task', 'task-file']}),
+    revise: Flags.string({
+      description: 'Continue this plan (its name or path) in plan mode: the same file, with review feedback',
+      exclusive: ['task', 'task-file'],
+    }),
     task: Flags.string({char: 't', description: 'What to plan; - reads it from stdin', exclusive: ['task-file']}),
     'task-file': Flags.file({description: 'Read the task from this file'}),
   }
@@ -92,7 +98,10 @@ ${markdownTable([
   ['Turns', String(outcome.turns)],
   ['Stop reason', outcome.stopReason],
   ['Cost', formatCost(outcome.costUsd)],
-  ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
+  [
+    'Tokens',
+    `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`,
+  ],
 ])}
 
 ${questionsMarkdown(outcome.questions)}

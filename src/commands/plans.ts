@@ -15,7 +15,13 @@ plan --revise). wave plans <name> shows one plan: its record, revisions and last
 wave plans show <name>). wave plans diff <name> shows what changed since the last decision. wave plans rm
 <name> and wave plans prune --older-than 7d remove plans.`
 
-  static examples = ['<%= config.bin %> plans', '<%= config.bin %> plans --json', '<%= config.bin %> plans gentle-breeze', '<%= config.bin %> plans rm gentle-breeze', '<%= config.bin %> plans prune --older-than 7d']
+  static examples = [
+    '<%= config.bin %> plans',
+    '<%= config.bin %> plans --json',
+    '<%= config.bin %> plans gentle-breeze',
+    '<%= config.bin %> plans rm gentle-breeze',
+    '<%= config.bin %> plans prune --older-than 7d',
+  ]
 
   static args = {
     plan: Args.string({description: 'One plan to show (its name or path): as wave plans show <name>'}),
@@ -35,7 +41,9 @@ wave plans show <name>). wave plans diff <name> shows what changed since the las
       const task = plan.task.replaceAll(/\s+/g, ' ')
       // A plan approved to run unsandboxed says so wherever it is listed.
       const status = plan.sandboxOff ? `${plan.status} (sandbox off)` : plan.status
-      return [plan.name.padEnd(28), status.padEnd(17), plan.updatedAt.slice(0, 16).replace('T', ' '), task.length > 60 ? task.slice(0, 57) + '...' : task].join('  ')
+      return [plan.name.padEnd(28), status.padEnd(17), plan.updatedAt.slice(0, 16).replace('T', ' '), task.length > 60 ? task.slice(0, 57) + '...' : task].join(
+        '  ',
+      )
     })
     await this.output.result({data: {plans}, text: lines.length > 0 ? lines.join('\n') : undefined})
   }

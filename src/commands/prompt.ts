@@ -20,10 +20,14 @@ With --task, the first message is printed too (plan and task kinds; a run's hold
   ]
 
   static flags = {
-    allow: Flags.string({description: 'Run and task kinds: a permission rule beyond the settings files\', as --allow gives it; repeatable', multiple: true}),
+    allow: Flags.string({description: "Run and task kinds: a permission rule beyond the settings files', as --allow gives it; repeatable", multiple: true}),
     'append-system-prompt': Flags.string({description: 'Text added at the end of the system prompt, as a session takes it; @FILE reads it from a file'}),
     cwd: Flags.directory({description: 'Workspace root (default: the top of the git repository holding the current directory)'}),
-    mode: Flags.option({description: 'The kind of session: plan (and --revise), run (an approved plan), task (run --task)', options: PROMPT_KINDS, required: true})(),
+    mode: Flags.option({
+      description: 'The kind of session: plan (and --revise), run (an approved plan), task (run --task)',
+      options: PROMPT_KINDS,
+      required: true,
+    })(),
     'permission-mode': Flags.option({default: 'acceptEdits', description: 'Run and task kinds: the permission mode', options: EXECUTION_MODES})(),
     task: Flags.string({char: 't', description: 'The task, to show the first message'}),
   }

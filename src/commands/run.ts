@@ -57,17 +57,31 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     allow: Flags.string({description: 'With --approve or --task: a permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
     'allow-stale': Flags.boolean({description: 'Run even if the plan was made against another git HEAD'}),
     approval: Flags.file({description: 'The approval record (default: <plan>.approval.json beside the plan)', exclusive: ['approve']}),
-    approve: Flags.boolean({description: 'Approve inline (the record is written first), for trusted pipelines; refused over a recorded rejection or request for changes'}),
-    force: Flags.boolean({dependsOn: ['approve'], description: 'With --approve: approve even over a newest decision of rejected or changes_requested (recorded)'}),
+    approve: Flags.boolean({
+      description: 'Approve inline (the record is written first), for trusted pipelines; refused over a recorded rejection or request for changes',
+    }),
+    force: Flags.boolean({
+      dependsOn: ['approve'],
+      description: 'With --approve: approve even over a newest decision of rejected or changes_requested (recorded)',
+    }),
     ...sessionFlags(60),
     mode: Flags.option({description: 'With --approve or --task: the permission mode (default acceptEdits)', options: EXECUTION_MODES})(),
     resume: Flags.boolean({
-      description: 'Continue the plan\'s newest run, which did not succeed (interrupted, at a limit, failed), from its transcript: no recorded tool call runs again',
+      description:
+        "Continue the plan's newest run, which did not succeed (interrupted, at a limit, failed), from its transcript: no recorded tool call runs again",
       exclusive: ['approve', 'task', 'task-file'],
     }),
-    task: Flags.string({char: 't', description: 'Run this task directly (- reads it from stdin); the model may enter plan mode itself', exclusive: ['task-file']}),
+    task: Flags.string({
+      char: 't',
+      description: 'Run this task directly (- reads it from stdin); the model may enter plan mode itself',
+      exclusive: ['task-file'],
+    }),
     'task-file': Flags.file({description: 'Run the task in this file directly'}),
-    'verify-retries': Flags.integer({default: 2, description: 'How many more turns the model gets to fix failing approved checks before the run exits 7', min: 0}),
+    'verify-retries': Flags.integer({
+      default: 2,
+      description: 'How many more turns the model gets to fix failing approved checks before the run exits 7',
+      min: 0,
+    }),
     ...sandboxFlags,
     // No default here: a plan's record decides, so the flag is only for --approve and --task.
     sandbox: Flags.option({description: sandboxFlags.sandbox.description, options: ['on', 'off'] as const})(),
@@ -80,7 +94,10 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
     const task = await taskText(flags)
     if (!args.plan && !task?.trim()) throw usageError('Missing the plan to run (or --task).', 'wave run <plan>')
     if (!flags.approve && !taskGiven && (flags.mode || flags.allow || flags.sandbox || flags['sandbox-network'])) {
-      throw usageError('--mode, --allow and --sandbox choose how an inline approval runs: use them with --approve (or --task).', 'The approval record holds the mode, rules and sandbox of an approved plan.')
+      throw usageError(
+        '--mode, --allow and --sandbox choose how an inline approval runs: use them with --approve (or --task).',
+        'The approval record holds the mode, rules and sandbox of an approved plan.',
+      )
     }
 
     const sandbox = sandboxFrom(flags)
@@ -168,7 +185,17 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
 
     case 'awaiting_approval': {
       return {
-        data: {costUsd: outcome.costUsd, name: outcome.name, outcome: 'awaiting_approval', planPath: outcome.planPath, questions: outcome.questions, todos: outcome.todos, stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage},
+        data: {
+          costUsd: outcome.costUsd,
+          name: outcome.name,
+          outcome: 'awaiting_approval',
+          planPath: outcome.planPath,
+          questions: outcome.questions,
+          todos: outcome.todos,
+          stopReason: outcome.stopReason,
+          turns: outcome.turns,
+          usage: outcome.usage,
+        },
         summary: `## wave run --task: plan ${outcome.name} awaits approval\n\n${markdownTable([
           ['Task', task],
           ['Plan', `\`${outcome.planPath}\``],
@@ -190,7 +217,10 @@ function taskResult(outcome: TaskOutcome, task: string): CommandResult {
   }
 }
 
-type Ran = Pick<RunOutcome, 'costUsd' | 'sandbox' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'questions' | 'stopReason' | 'todos' | 'turns' | 'usage'>
+type Ran = Pick<
+  RunOutcome,
+  'costUsd' | 'sandbox' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'questions' | 'stopReason' | 'todos' | 'turns' | 'usage'
+>
 
 function runSummary(heading: string, outcome: Ran, first: Array<[string, string]>): string {
   const usage = outcome.usage
@@ -205,7 +235,10 @@ ${markdownTable([
   ['Stop reason', outcome.stopReason],
   ['Cost', formatCost(outcome.costUsd)],
   ['Denied calls', String(outcome.denials)],
-  ['Tokens', `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`],
+  [
+    'Tokens',
+    `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`,
+  ],
 ])}
 
 **Files changed**

@@ -15,7 +15,7 @@ and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm t
 
   static flags = {
     mode: Flags.option({description: 'Show only this mode', options: PERMISSION_MODES})(),
-    verbose: Flags.boolean({description: 'Also print each tool\'s whole description and input schema, as the model is sent them'}),
+    verbose: Flags.boolean({description: "Also print each tool's whole description and input schema, as the model is sent them"}),
   }
 
   async run(): Promise<void> {
@@ -47,8 +47,15 @@ and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm t
     const header = ['TOOL', 'ACCESS', ...modes.map((m) => m.toUpperCase())]
     const rows = tools.map((t) => [t.name, t.access, ...modes.map((m) => (t.offered[m] ? 'yes' : '-'))])
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
-    const table = [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd())
-    const details = flags.verbose ? tools.map((t) => `\n----- ${t.name} (${t.access}, ${t.origin}) -----\n${t.description}\n\ninput_schema: ${JSON.stringify(t.input_schema)}`) : []
+    const table = [header, ...rows].map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    const details = flags.verbose
+      ? tools.map((t) => `\n----- ${t.name} (${t.access}, ${t.origin}) -----\n${t.description}\n\ninput_schema: ${JSON.stringify(t.input_schema)}`)
+      : []
     await this.output.result({data: {modes, tools}, text: [...table, ...details].join('\n')})
   }
 }

@@ -99,10 +99,14 @@ export function loadBundle<T = unknown>(name: string, metaUrl?: string): T {
   const module = {exports: {} as unknown}
   loaded.set(name, Object.assign(entry, {exports: module.exports}))
   const nodeRequire = createRequire(file)
-  const require = Object.assign((id: string) => (id === SELF ? {codeCacheDirectory, loadBundle, runningFromBundles} : id in ALIASES ? loadBundle(ALIASES[id]) : nodeRequire(id)), nodeRequire)
+  const require = Object.assign(
+    (id: string) => (id === SELF ? {codeCacheDirectory, loadBundle, runningFromBundles} : id in ALIASES ? loadBundle(ALIASES[id]) : nodeRequire(id)),
+    nodeRequire,
+  )
   try {
     const url = metaUrl ?? pathToFileURL(file).href
-    const importModule = (specifier: string, options?: ImportCallOptions) => import(specifier.startsWith('.') ? new URL(specifier, url).href : specifier, options)
+    const importModule = (specifier: string, options?: ImportCallOptions) =>
+      import(specifier.startsWith('.') ? new URL(specifier, url).href : specifier, options)
     script.runInThisContext()(module.exports, require, module, file, path.dirname(file), url, importModule)
   } catch (error) {
     loaded.delete(name)

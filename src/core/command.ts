@@ -16,7 +16,7 @@ export const outputFormatFlag = Flags.option({
 export function sessionFlags(maxTurns: number) {
   return {
     'append-system-prompt': Flags.string({
-      description: 'Text added at the end of the system prompt (after the repository\'s AGENTS.md / CLAUDE.md); @FILE reads it from a file',
+      description: "Text added at the end of the system prompt (after the repository's AGENTS.md / CLAUDE.md); @FILE reads it from a file",
     }),
     cwd: Flags.directory({description: 'Workspace root (default: the top of the git repository holding the current directory)'}),
     'max-budget-usd': Flags.custom<number>({

@@ -37,7 +37,8 @@ export const ENDINGS: {
   budget: {
     exitCode: ExitCode.limit,
     hint: ({spentUsd}) => `${formatUsd(spentUsd)} spent so far; raise --max-budget-usd to let it go on.`,
-    message: ({maxBudgetUsd, spentUsd}) => `Stopped at the budget: ${formatUsd(spentUsd)} spent, more than --max-budget-usd ${maxBudgetUsd}, before the agent finished.`,
+    message: ({maxBudgetUsd, spentUsd}) =>
+      `Stopped at the budget: ${formatUsd(spentUsd)} spent, more than --max-budget-usd ${maxBudgetUsd}, before the agent finished.`,
   },
   end_turn: {exitCode: ExitCode.ok},
   max_tokens: {

@@ -13,7 +13,10 @@ export async function taskText(flags: {task?: string; 'task-file'?: string}, std
   if (flags.task !== '-') return flags.task
   if (stdin.isTTY) {
     // No command waits for a keyboard: a task on stdin must be piped in.
-    throw usageError('--task - reads the task from stdin, but stdin is a terminal.', 'Pipe the task in (echo "..." | wave plan --task -), or use --task-file FILE.')
+    throw usageError(
+      '--task - reads the task from stdin, but stdin is a terminal.',
+      'Pipe the task in (echo "..." | wave plan --task -), or use --task-file FILE.',
+    )
   }
 
   const chunks: Buffer[] = []
@@ -25,7 +28,10 @@ export async function taskText(flags: {task?: string; 'task-file'?: string}, std
 export async function appendedPrompt(value: string | undefined): Promise<string | undefined> {
   if (value === undefined) return undefined
   const text = value.startsWith('@') ? await readText(value.slice(1), '--append-system-prompt') : value
-  return nonEmpty(text, value.startsWith('@') ? `The file ${value.slice(1)} given to --append-system-prompt is empty.` : '--append-system-prompt needs text (or @FILE).')
+  return nonEmpty(
+    text,
+    value.startsWith('@') ? `The file ${value.slice(1)} given to --append-system-prompt is empty.` : '--append-system-prompt needs text (or @FILE).',
+  )
 }
 
 async function readText(file: string, flag: string): Promise<string> {

@@ -46,7 +46,13 @@ export async function runPreflight(options: PreflightOptions = {}): Promise<{ok:
   }
 
   const provider = settings instanceof Error ? undefined : settings.provider
-  const checks = [sandboxCheck(), await shellGrammarCheck(), credentialsCheck(provider), await endpointCheck(options, provider), settingsCheck(options.workspace, settings)]
+  const checks = [
+    sandboxCheck(),
+    await shellGrammarCheck(),
+    credentialsCheck(provider),
+    await endpointCheck(options, provider),
+    settingsCheck(options.workspace, settings),
+  ]
   return {checks, ok: !checks.some((check) => check.required && check.status === 'fail')}
 }
 
@@ -60,7 +66,8 @@ function sandboxCheck(): Check {
 /** Whether Bash rules can be read: the shell grammar (a WebAssembly file of the install) loads. */
 async function shellGrammarCheck(): Promise<Check> {
   const problem = await checkShellGrammar()
-  if (problem === undefined) return {detail: 'Bash commands are read with the bash grammar (tree-sitter-bash)', name: 'shell-grammar', required: true, status: 'pass'}
+  if (problem === undefined)
+    return {detail: 'Bash commands are read with the bash grammar (tree-sitter-bash)', name: 'shell-grammar', required: true, status: 'pass'}
   return {detail: `no Bash rule can match: ${problem}`, name: 'shell-grammar', required: true, status: 'fail'}
 }
 
@@ -75,11 +82,17 @@ function credentialsCheck(settingsProvider: Provider | undefined): Check {
   }
 
   if (provider !== 'anthropic') {
-    return {detail: `provider ${provider}: its settings are set; credentials come from the cloud's own chain (not checked here)`, name: 'credentials', required: true, status: 'pass'}
+    return {
+      detail: `provider ${provider}: its settings are set; credentials come from the cloud's own chain (not checked here)`,
+      name: 'credentials',
+      required: true,
+      status: 'pass',
+    }
   }
 
   const set = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].filter((name) => process.env[name]?.trim())
-  if (set.length > 0) return {detail: `${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set (value not shown)`, name: 'credentials', required: true, status: 'pass'}
+  if (set.length > 0)
+    return {detail: `${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set (value not shown)`, name: 'credentials', required: true, status: 'pass'}
   return {
     detail: 'neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set. Fix: export ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint)',
     name: 'credentials',
@@ -113,9 +126,13 @@ async function endpointCheck(options: PreflightOptions, settingsProvider: Provid
   const answer = await ask(url, options.timeoutMs ?? ENDPOINT_TIMEOUT_MS)
   if (answer.status === 401 || answer.status === 403) {
     // The key is what fails here, and nothing would work with it: required, so doctor exits 1.
-    return {...check('fail', `${shown} refused the credentials (HTTP ${answer.status}). Fix: check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for this endpoint`), required: true}
+    return {
+      ...check('fail', `${shown} refused the credentials (HTTP ${answer.status}). Fix: check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for this endpoint`),
+      required: true,
+    }
   }
-  if (answer.status !== undefined && answer.status >= 200 && answer.status < 300) return check('pass', `${shown} accepted the credentials (HTTP ${answer.status}, listing models) in ${answer.ms} ms`)
+  if (answer.status !== undefined && answer.status >= 200 && answer.status < 300)
+    return check('pass', `${shown} accepted the credentials (HTTP ${answer.status}, listing models) in ${answer.ms} ms`)
   if (answer.status !== undefined) return check('pass', `${shown} answered (HTTP ${answer.status}) in ${answer.ms} ms; the credentials were not confirmed`)
   return check('warn', `${shown} did not answer: ${answer.error}. Check the network, a proxy, or ANTHROPIC_BASE_URL`)
 }

@@ -6,7 +6,15 @@
 import {CLOUD_SECRET_VARIABLES} from './session/providers.js'
 
 /** Variables whose values never reach a log, a transcript, a result or a tool. */
-const SECRET_VARIABLES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', ...CLOUD_SECRET_VARIABLES, 'GITHUB_TOKEN', 'GH_TOKEN', 'GITLAB_TOKEN', 'CI_JOB_TOKEN'] as const
+const SECRET_VARIABLES = [
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  ...CLOUD_SECRET_VARIABLES,
+  'GITHUB_TOKEN',
+  'GH_TOKEN',
+  'GITLAB_TOKEN',
+  'CI_JOB_TOKEN',
+] as const
 
 /** The secrets set in this process (values of eight characters or more: shorter ones would scrub words). */
 export function secretValues(): string[] {

@@ -77,7 +77,10 @@ export const settingsSchema = z.strictObject({
   /** Prices per million tokens by model ID, over wave's table (costUsd, --max-budget-usd). */
   prices: priceTableSchema.optional(),
   mcpServers: z
-    .record(z.string().regex(MCP_SERVER_NAME, 'server names are letters, digits and "-" (at most 32), so tools can be named mcp__<server>__<tool>'), mcpServerSchema)
+    .record(
+      z.string().regex(MCP_SERVER_NAME, 'server names are letters, digits and "-" (at most 32), so tools can be named mcp__<server>__<tool>'),
+      mcpServerSchema,
+    )
     .optional(),
   model: z.string().trim().min(1, 'must not be empty').optional(),
   /** How hard the model works (`output_config.effort`); --effort comes first. */
@@ -110,7 +113,15 @@ export const settingsSchema = z.strictObject({
     .strictObject({
       env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'an environment variable name, or a prefix ending in *')).optional(),
       /** The private /tmp's (and $HOME's) size: bytes, or a number with KiB, MiB or GiB (default 1 GiB). */
-      tmpSize: z.union([z.number().int().min(1024 * 1024), z.string().regex(SIZE, 'a size such as "512MiB" or "2GiB"')]).optional(),
+      tmpSize: z
+        .union([
+          z
+            .number()
+            .int()
+            .min(1024 * 1024),
+          z.string().regex(SIZE, 'a size such as "512MiB" or "2GiB"'),
+        ])
+        .optional(),
     })
     .optional(),
   /**
@@ -197,7 +208,11 @@ function inScope(settings: Settings, file: string, scope: SettingsScope): Settin
   if (scope === 'project') {
     for (const key of ['plansDirectory', 'provider', 'trustProjectSettings'] as const) {
       if (settings[key] !== undefined) {
-        throw new WaveError(invalidLine(file, `${key}: can be set only in the user settings file ${userSettingsPath()}, not in a project's`), ExitCode.usage, SETTINGS_HINT)
+        throw new WaveError(
+          invalidLine(file, `${key}: can be set only in the user settings file ${userSettingsPath()}, not in a project's`),
+          ExitCode.usage,
+          SETTINGS_HINT,
+        )
       }
     }
   }
@@ -244,7 +259,9 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
         tmpSize === undefined ? '' : 'sandbox.tmpSize',
         ...spending,
       ]
-      merged.ignored.push(`${file}: ${what.filter(Boolean).join(' and ')} ignored, since project settings are not trusted (set "trustProjectSettings": true in ${userSettingsPath()} or WAVE_TRUST_PROJECT_SETTINGS=1)`)
+      merged.ignored.push(
+        `${file}: ${what.filter(Boolean).join(' and ')} ignored, since project settings are not trusted (set "trustProjectSettings": true in ${userSettingsPath()} or WAVE_TRUST_PROJECT_SETTINGS=1)`,
+      )
       continue
     }
 
@@ -327,7 +344,7 @@ export async function assertHomeOutsideWorkspace(workspace: string, home = waveH
 /** The directories besides WAVE_HOME whose files wave's unsandboxed code reads or runs, each with the variable that places it. */
 function outsideTheSandbox(): Array<{name: string; what: string; dir: string; why: string}> {
   const env = process.env
-  const gitConfig = 'a sandboxed command could write the git config there, which wave\'s own git reads.'
+  const gitConfig = "a sandboxed command could write the git config there, which wave's own git reads."
   const dirs: Array<{name: string; what: string; dir: string; why: string}> = []
   for (const name of ['HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL']) {
     if (env[name]) dirs.push({dir: env[name], name, what: name, why: gitConfig})
@@ -335,7 +352,12 @@ function outsideTheSandbox(): Array<{name: string; what: string; dir: string; wh
 
   if (!env.NODE_DISABLE_COMPILE_CACHE) {
     const name = env.WAVE_COMPILE_CACHE ? 'WAVE_COMPILE_CACHE' : env.XDG_CACHE_HOME ? 'XDG_CACHE_HOME' : 'HOME'
-    dirs.push({dir: codeCacheDirectory(), name, what: `The code cache (from ${name})`, why: 'wave\'s code cache is code the next wave runs, and a sandboxed command could write it (NODE_DISABLE_COMPILE_CACHE=1 turns the cache off).'})
+    dirs.push({
+      dir: codeCacheDirectory(),
+      name,
+      what: `The code cache (from ${name})`,
+      why: "wave's code cache is code the next wave runs, and a sandboxed command could write it (NODE_DISABLE_COMPILE_CACHE=1 turns the cache off).",
+    })
   }
 
   return dirs

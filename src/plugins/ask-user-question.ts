@@ -95,5 +95,7 @@ export async function keepOpenQuestions(planPath: string, questions: AskedQuesti
 /** One open question as a plan lists it: the question, then its options. */
 function openQuestionItem(q: AskedQuestion): string {
   const options = q.options.map((o) => `  - ${o.label}${o.description ? `: ${normalise(o.description)}` : ''}`)
-  return [`- ${q.header ? `**${normalise(q.header)}**: ` : ''}${normalise(q.question)}${q.multiSelect ? ' (several may be chosen)' : ''}`, ...options].join('\n')
+  return [`- ${q.header ? `**${normalise(q.header)}**: ` : ''}${normalise(q.question)}${q.multiSelect ? ' (several may be chosen)' : ''}`, ...options].join(
+    '\n',
+  )
 }

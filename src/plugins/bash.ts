@@ -28,7 +28,10 @@ export default defineTool({
     command: z.string().describe('The bash command to run'),
     timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional().describe('Timeout in milliseconds (default 120000, max 600000)'),
     description: z.string().optional().describe('What the command does, in 5-10 words (shown in progress)'),
-    run_in_background: z.boolean().optional().describe('Start the command in the background and return its task_id at once; read it with TaskOutput, end it with TaskStop'),
+    run_in_background: z
+      .boolean()
+      .optional()
+      .describe('Start the command in the background and return its task_id at once; read it with TaskOutput, end it with TaskStop'),
   }),
   name: 'Bash',
   resultCap: RESULT_CAP,

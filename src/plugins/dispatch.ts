@@ -50,7 +50,10 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
   const {policy, registry} = env
   const tool = registry.get(call.name)
   if (!tool || !offered(policy, tool)) {
-    const available = registry.offered(policy).map((t) => t.name).join(', ')
+    const available = registry
+      .offered(policy)
+      .map((t) => t.name)
+      .join(', ')
     // A name wave does not know is a mistake, not something the policy refused: no denial is counted.
     if (!tool) return failure(`Unknown tool ${call.name}: there is no such tool here. Available tools: ${available}.`)
     return refusal(`${call.name} is not available in ${policy.mode} mode. Available tools: ${available}.`)
@@ -116,7 +119,9 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     return {
       changed: tool.access === 'write' && target ? target.real : undefined,
       // A write outside a scope that warns goes ahead; the model is told it was recorded.
-      content: capResult(output, tool.resultCap) + (decision.outOfScope ? `\n\n(wave: ${target?.input ?? 'this file'} is outside the approved scope; recorded as a deviation from the plan.)` : ''),
+      content:
+        capResult(output, tool.resultCap) +
+        (decision.outOfScope ? `\n\n(wave: ${target?.input ?? 'this file'} is outside the approved scope; recorded as a deviation from the plan.)` : ''),
       decision,
       isError: false,
     }

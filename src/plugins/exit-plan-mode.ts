@@ -18,7 +18,7 @@ export default defineTool({
       .optional()
       .describe('Permissions the plan needs to be carried out, as categories of action'),
     plan: z.string().optional().describe('The plan text, for when the plan file was not written (prefer writing the plan file)'),
-    plan_path: z.string().optional().describe('Path of the finished plan file (defaults to this session\'s plan)'),
+    plan_path: z.string().optional().describe("Path of the finished plan file (defaults to this session's plan)"),
   }),
   name: 'ExitPlanMode',
   resultCap: DEFAULT_RESULT_CAP,

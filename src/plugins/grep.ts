@@ -102,12 +102,22 @@ export default defineTool({
 
       case 'count': {
         if (result.files === 0) return 'No files found'
-        return paginate(shown.map(({count, shown}) => `${shown}:${count}`), result.files, page, 'files')
+        return paginate(
+          shown.map(({count, shown}) => `${shown}:${count}`),
+          result.files,
+          page,
+          'files',
+        )
       }
 
       case 'files_with_matches': {
         if (result.files === 0) return 'No files found'
-        return paginate(shown.map(({shown}) => shown), result.files, page, 'files')
+        return paginate(
+          shown.map(({shown}) => shown),
+          result.files,
+          page,
+          'files',
+        )
       }
     }
   },
@@ -120,7 +130,9 @@ export async function searchWithin(limit: number, ctx: ToolContext, filter: Sear
     return await search({...ctx, signal: AbortSignal.any([ctx.signal, timeout])}, filter, query)
   } catch (error) {
     if (timeout.aborted && !ctx.signal.aborted) {
-      throw new ToolError(`Grep timed out after ${limit / 1000} s and was stopped. Narrow path or glob, or simplify the pattern (large repetitions such as {500} cost the most).`)
+      throw new ToolError(
+        `Grep timed out after ${limit / 1000} s and was stopped. Narrow path or glob, or simplify the pattern (large repetitions such as {500} cost the most).`,
+      )
     }
 
     throw error
@@ -144,7 +156,8 @@ async function search(ctx: ToolContext, filter: SearchFilter, query: ContentQuer
   // Kept: what a page can show (the first files in path order; in content mode, the first lines).
   // Whether a file may be read is asked of the files with a match only: the crawl neither follows nor
   // lists symbolic links, so what it finds below a checked directory lies inside it.
-  const keep = filter.keep === undefined || filter.keep === Number.POSITIVE_INFINITY ? {} : query.mode === 'content' ? {keepLines: filter.keep} : {keepFiles: filter.keep}
+  const keep =
+    filter.keep === undefined || filter.keep === Number.POSITIVE_INFINITY ? {} : query.mode === 'content' ? {keepLines: filter.keep} : {keepFiles: filter.keep}
   const options = {...keep, readable: ctx.readable, signal: ctx.signal}
   // A file named on purpose is searched whatever its name, as ripgrep does.
   if (target?.kind === 'file') return searchFiles([target.real], query, options)

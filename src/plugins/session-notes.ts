@@ -89,8 +89,13 @@ export function todosMarkdown(todos: Todo[], heading = '**To-do list**'): string
 }
 
 /** The questions as a Markdown list for a job summary or a comment, or '' when there are none. */
-export function questionsMarkdown(questions: Array<{question: string; options?: QuestionOption[]}>, heading = '**Open questions** (asked during the session; no one could answer them)'): string {
+export function questionsMarkdown(
+  questions: Array<{question: string; options?: QuestionOption[]}>,
+  heading = '**Open questions** (asked during the session; no one could answer them)',
+): string {
   if (questions.length === 0) return ''
-  const items = questions.map((q) => `- ${normalise(q.question)}${q.options && q.options.length > 0 ? ` (options: ${q.options.map((o) => normalise(o.label)).join(', ')})` : ''}`)
+  const items = questions.map(
+    (q) => `- ${normalise(q.question)}${q.options && q.options.length > 0 ? ` (options: ${q.options.map((o) => normalise(o.label)).join(', ')})` : ''}`,
+  )
   return `${heading}\n\n${items.join('\n')}`
 }

@@ -112,7 +112,9 @@ export async function fetchPage(url: string, options: FetchOptions = {}): Promis
     const text = decodeBody(body, contentType)
     if (status < 200 || status >= 300) {
       const snippet = text.replaceAll(/\s+/g, ' ').trim().slice(0, 200)
-      throw new ToolError(`${current.href} answered HTTP ${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}${snippet ? `: ${snippet}` : ''}`)
+      throw new ToolError(
+        `${current.href} answered HTTP ${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}${snippet ? `: ${snippet}` : ''}`,
+      )
     }
 
     const kind = contentKind(contentType, body)
@@ -154,14 +156,16 @@ for (const [net, prefix] of [
   ['198.18.0.0', 15],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net, prefix, 'ipv4')
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv4')
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
-] as const) PRIVATE.addSubnet(net, prefix, 'ipv6')
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv6')
 
 /** Loopback, private, link-local and other non-public addresses (IPv4-mapped IPv6 included). */
 export function isPrivateAddress(address: string): boolean {

@@ -73,7 +73,9 @@ describe('the packed package', () => {
     ]) {
       expect(files, needed).toContain(needed)
     }
-    expect(files.filter((file) => /^(src|test|scripts|bench|examples|\.github|\.ci)\//.test(file) || file === 'bin/dev.js' || file === 'action.yml')).toEqual([])
+    expect(files.filter((file) => /^(src|test|scripts|bench|examples|\.github|\.ci)\//.test(file) || file === 'bin/dev.js' || file === 'action.yml')).toEqual(
+      [],
+    )
     // Of the compiler's JavaScript only the modules that run outside the bundles: no second copy of wave.
     const loose = files.filter((file) => /^dist\/(core|plugins)\/.*\.js$/.test(file))
     expect(loose.sort()).toEqual(['dist/core/bundles.js', 'dist/core/workspace/snapshot.js', 'dist/plugins/index.js', 'dist/plugins/search/content.js'])
@@ -130,7 +132,9 @@ describe('npm install -g of the tarball', () => {
       const result = await wave(['doctor', '--offline'], {ANTHROPIC_API_KEY: 'sk-package-test'})
       expect(result.code).toBe(1)
       const line = result.stdout.split('\n').find((row) => row.startsWith('shell-grammar'))
-      expect(line).toMatch(/^shell-grammar\s+FAIL\s+no Bash rule can match: dist\/grammar\/tree-sitter-bash\.wasm is missing from wave's install: reinstall wave-cli$/)
+      expect(line).toMatch(
+        /^shell-grammar\s+FAIL\s+no Bash rule can match: dist\/grammar\/tree-sitter-bash\.wasm is missing from wave's install: reinstall wave-cli$/,
+      )
     } finally {
       // The demo and the other tests use the grammar: put it back.
       writeFileSync(grammar, saved)
@@ -152,7 +156,13 @@ describe("the Action's install step (scripts/ci/install-wave.sh), as the runner 
       env: {...npmEnv, GITHUB_OUTPUT: githubOutput, GITHUB_PATH: githubPath, RUNNER_TEMP: runnerTemp, ...env},
       timeout: 180_000,
     })
-    const outputs = Object.fromEntries(readFileSync(githubOutput, 'utf8').trim().split('\n').filter(Boolean).map((line) => line.split(/=(.*)/s).slice(0, 2)))
+    const outputs = Object.fromEntries(
+      readFileSync(githubOutput, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(/=(.*)/s).slice(0, 2)),
+    )
     return {...step, githubPath: readFileSync(githubPath, 'utf8'), outputs, runnerTemp}
   }
 

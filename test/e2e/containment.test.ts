@@ -209,7 +209,6 @@ function poisonCodeCache(dir: string, pwned: string): void {
   execFileSync(process.execPath, ['-e', script, path.join(PROJECT_ROOT, 'dist', 'bundles'), dir, pwned])
 }
 
-
 describe('a rule wave cannot read is refused where it is given, naming it', {timeout: 120_000}, () => {
   const RULE = 'Bash(npm:* test)'
 

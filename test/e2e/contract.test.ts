@@ -67,7 +67,7 @@ describe('the approval binds the contract', () => {
     expect(result.stderr).toMatch(/scope 3 paths \(warn\), checks: npm test, npm run lint/)
   })
 
-  it('--scope and --verify replace the plan\'s lists; --scope-enforce sets how; --no-verify approves none', async () => {
+  it("--scope and --verify replace the plan's lists; --scope-enforce sets how; --no-verify approves none", async () => {
     const planPath = writePlanFile(sandbox, CONTRACT_PLAN)
     let result = await wave(['approve', planPath, '--scope', 'src/**', '--scope', './README.md', '--scope-enforce', 'strict', '--verify', 'node -e 0'])
     expect(result.code, result.stderr).toBe(0)
@@ -113,10 +113,7 @@ describe('revisions are kept and diffed', () => {
     expect(unchanged.code, unchanged.stderr).toBe(0)
     expect(unchanged.stdout).toBe('')
 
-    server.push(
-      reply(toolUse('Edit', {file_path: planPath, new_string: '- docs/**\n- README.md', old_string: '- docs/**'})),
-      reply('Revised.'),
-    )
+    server.push(reply(toolUse('Edit', {file_path: planPath, new_string: '- docs/**\n- README.md', old_string: '- docs/**'})), reply('Revised.'))
     const revised = await wave(['plan', '--revise', planPath])
     expect(revised.code, revised.stderr).toBe(0)
     // The revision session was asked with the feedback, and its result is revision 2.
@@ -181,7 +178,15 @@ describe('the run holds to the scope', () => {
     expect(existsSync(path.join(sandbox.repo, 'docs/x.md'))).toBe(true)
     expect(existsSync(path.join(sandbox.repo, 'outside.txt'))).toBe(true)
     const {report} = JSON.parse(result.stdout)
-    expect(report).toMatchObject({changed: ['docs/x.md', 'outside.txt', 'src/util.ts'], checks: [], denials: [], enforce: 'warn', outOfScope: ['docs/x.md', 'outside.txt'], scope: ['src/util.ts'], untouched: []})
+    expect(report).toMatchObject({
+      changed: ['docs/x.md', 'outside.txt', 'src/util.ts'],
+      checks: [],
+      denials: [],
+      enforce: 'warn',
+      outOfScope: ['docs/x.md', 'outside.txt'],
+      scope: ['src/util.ts'],
+      untouched: [],
+    })
     // The model was told of each deviation in the call's result.
     const [, afterWrite, afterBash] = server.messageRequests.slice(-3)
     expect(toolResults(afterWrite)[0].text).toMatch(/docs\/x\.md is outside the approved scope; recorded as a deviation/)
@@ -196,7 +201,7 @@ describe('the run holds to the scope', () => {
     expect(text.stderr).toContain('Run complete: 0 changed in scope, 1 outside (docs/y.md), 1 untouched; checks: none; 0 calls denied')
   })
 
-  it('under strict: a write outside is refused, a command\'s change outside fails the run (exit 7)', async () => {
+  it("under strict: a write outside is refused, a command's change outside fails the run (exit 7)", async () => {
     const planPath = writePlanFile(sandbox, SCOPED_PLAN)
     expect((await wave(['approve', planPath, '--allow', 'Bash(touch:*)', '--scope-enforce', 'strict'])).code).toBe(0)
     pushScopedRun()
@@ -249,7 +254,9 @@ describe('wave runs the approved checks', () => {
     expect(result.code, result.stderr).toBe(0)
     const requests = server.messageRequests
     expect(requests).toHaveLength(3)
-    expect(lastUserText(requests[1])).toMatch(/wave ran the approved checks when you ended your turn, and 1 of 1 failed:\n\n\$ test -f done\.txt\n\(failed \(exit 1\)/)
+    expect(lastUserText(requests[1])).toMatch(
+      /wave ran the approved checks when you ended your turn, and 1 of 1 failed:\n\n\$ test -f done\.txt\n\(failed \(exit 1\)/,
+    )
     expect(lastUserText(requests[1])).toContain('retry 1 of 2')
     const output = JSON.parse(result.stdout)
     expect(output.report.checks).toEqual([expect.objectContaining({command: 'test -f done.txt', exitCode: 0})])

@@ -30,7 +30,6 @@ let headSha: string
 let runs = 0
 useScriptedSession((session) => ({sandbox, server} = session))
 
-
 function git(cwd: string, args: string[]): string {
   return execFileSync('git', args, {
     cwd,
@@ -53,7 +52,13 @@ beforeEach(async () => {
   git(sandbox.repo, ['checkout', '-q', 'main'])
   headSha = git(remote, ['rev-parse', 'refs/heads/feature'])
 
-  github = await startGitHubServer({owner: 'octo', permissions: {alice: 'write', mona: 'maintain', paula: 'read', rita: 'read'}, remote, repo: 'demo', token: TOKEN})
+  github = await startGitHubServer({
+    owner: 'octo',
+    permissions: {alice: 'write', mona: 'maintain', paula: 'read', rita: 'read'},
+    remote,
+    repo: 'demo',
+    token: TOKEN,
+  })
   github.addPull({base: {ref: 'main'}, body: 'Adds a greeting.', head: {ref: 'feature', sha: headSha}, number: 7, title: 'Greet people by name'})
   github.addIssue({body: 'The app should also say goodbye.', number: 12, title: 'Say goodbye too'})
 })
@@ -101,7 +106,15 @@ function comment(issue: number, body: string, by = 'alice', at?: string): {event
   const stored = github.addComment(issue, body, {login: by})
   if (at) stored.created_at = stored.updated_at = at
   const event = fixture(issue === 7 ? 'issue_comment.pull_request.json' : 'issue_comment.issue.json')
-  event.comment = {...event.comment, body, created_at: stored.created_at, html_url: stored.html_url, id: stored.id, updated_at: stored.updated_at, user: {...event.comment.user, login: by}}
+  event.comment = {
+    ...event.comment,
+    body,
+    created_at: stored.created_at,
+    html_url: stored.html_url,
+    id: stored.id,
+    updated_at: stored.updated_at,
+    user: {...event.comment.user, login: by},
+  }
   event.sender = {...event.sender, login: by}
   return {event, stored}
 }
@@ -123,7 +136,8 @@ const firstUserText = (request: RecordedRequest): string => {
   return typeof content === 'string' ? content : content.map((block: {text?: string}) => block.text ?? '').join('\n')
 }
 
-const repliesTo = (issue: number, login: string) => github.commentsOn(issue).filter((c) => c.user.type === 'Bot' && c.body.includes(`@${login} `) && !c.body.startsWith('<!--'))
+const repliesTo = (issue: number, login: string) =>
+  github.commentsOn(issue).filter((c) => c.user.type === 'Bot' && c.body.includes(`@${login} `) && !c.body.startsWith('<!--'))
 
 /** `/wave plan` on the pull request, checked to have worked; returns the plan's name and sha256. */
 async function planOnPull(task = 'Add a farewell function'): Promise<{name: string; sha: string; sticky: StoredComment}> {
@@ -158,7 +172,10 @@ describe('wave github: /wave plan', () => {
 
     // Posted once while planning, then edited in place.
     const writes = github.writes()
-    expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /repos/octo/demo/issues/7/comments', `PATCH /repos/octo/demo/issues/comments/${sticky.id}`])
+    expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /repos/octo/demo/issues/7/comments',
+      `PATCH /repos/octo/demo/issues/comments/${sticky.id}`,
+    ])
     expect(writes[0].body.body).toContain('🕐 planning')
 
     // The model was given the task as written, lines and all.
@@ -207,7 +224,14 @@ describe('wave github: /wave approve', () => {
 
     // The approval record the run went by names the commenter, the proposed mode, and these bytes.
     const record = JSON.parse(readFileSync(path.join(sandbox.root, `runner-${runs}`, 'wave', 'plans', `${name}.approval.json`), 'utf8'))
-    expect(record).toMatchObject({allow: [], approver: 'mona', decision: 'approved', mode: 'acceptEdits', plan: {name, sha256: sha}, repository: {head: headSha}})
+    expect(record).toMatchObject({
+      allow: [],
+      approver: 'mona',
+      decision: 'approved',
+      mode: 'acceptEdits',
+      plan: {name, sha256: sha},
+      repository: {head: headSha},
+    })
 
     // The same comment says so.
     const after = stickyOn(7)
@@ -437,7 +461,9 @@ describe('wave github: separation of duties', {timeout: 120_000}, () => {
     const planning = server.messageRequests.length
     const own = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'alice').event, {WAVE_REQUIRE_OTHER_APPROVER: '1'})
     expect(own.code).toBe(3)
-    expect(own.stderr).toContain(`Plan ${name} was asked for by @alice, who may not approve it too: an approval must come from someone else (require-other-approver).`)
+    expect(own.stderr).toContain(
+      `Plan ${name} was asked for by @alice, who may not approve it too: an approval must come from someone else (require-other-approver).`,
+    )
     expect(repliesTo(7, 'alice').at(-1)!.body).toContain('Ask another person with access to approve it.')
     expect(server.messageRequests).toHaveLength(planning)
     expect(statusOf(stickyOn(7).body)).toBe('⏳ awaiting approval')
@@ -455,10 +481,16 @@ describe('wave github: separation of duties', {timeout: 120_000}, () => {
     const strict = {WAVE_REQUIRE_MERGEABLE: '1', WAVE_REQUIRE_REVIEW: '1'}
     const pull = github.pulls.get(7)!
     // The author's own approval does not count, and mona's newest review asks for changes.
-    pull.reviews = [{state: 'APPROVED', user: 'alice'}, {state: 'APPROVED', user: 'mona'}, {state: 'CHANGES_REQUESTED', user: 'mona'}]
+    pull.reviews = [
+      {state: 'APPROVED', user: 'alice'},
+      {state: 'APPROVED', user: 'mona'},
+      {state: 'CHANGES_REQUESTED', user: 'mona'},
+    ]
     const unreviewed = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, strict)
     expect(unreviewed.code).toBe(3)
-    expect(unreviewed.stderr).toContain('Pull request #7 needs an approval by someone other than @alice before wave runs a plan, and its only approvals are by @alice (require-review).')
+    expect(unreviewed.stderr).toContain(
+      'Pull request #7 needs an approval by someone other than @alice before wave runs a plan, and its only approvals are by @alice (require-review).',
+    )
     expect(repliesTo(7, 'mona').at(-1)!.body).toContain('Approve the pull request on GitHub, then approve the plan again.')
 
     pull.reviews.push({state: 'APPROVED', user: 'mona'})

@@ -59,7 +59,15 @@ beforeEach(async () => {
 
   // alice and dave are developers, mona a maintainer, rita a reporter.
   gitlab = await startGitLabServer({members: {alice: 30, dave: 30, mona: 40, rita: 20}, path: 'group/demo', projectId: PROJECT, remote, token: TOKEN})
-  gitlab.addMergeRequest({author: 'alice', description: 'Adds a greeting.', iid: 7, sha: headSha, source_branch: 'feature', target_branch: 'main', title: 'Greet people by name'})
+  gitlab.addMergeRequest({
+    author: 'alice',
+    description: 'Adds a greeting.',
+    iid: 7,
+    sha: headSha,
+    source_branch: 'feature',
+    target_branch: 'main',
+    title: 'Greet people by name',
+  })
   gitlab.addIssue({description: 'The app should also say goodbye.', iid: 12, title: 'Say goodbye too'})
 })
 
@@ -107,7 +115,10 @@ async function job(env: Record<string, string>, payload?: unknown): Promise<RunW
 /** A person's note, written on the merge request (or issue) now, and the note event GitLab's webhook sends for it. */
 function note(on: StoredNote['noteable'], body: string, by = 'alice'): {payload: unknown; stored: StoredNote} {
   const stored = gitlab.addNote(on, body, by)
-  const noteable = on.type === 'MergeRequest' ? {merge_request: {iid: on.iid, source_branch: 'feature', target_branch: 'main', title: 'Greet people by name'}} : {issue: {iid: on.iid, title: 'Say goodbye too'}}
+  const noteable =
+    on.type === 'MergeRequest'
+      ? {merge_request: {iid: on.iid, source_branch: 'feature', target_branch: 'main', title: 'Greet people by name'}}
+      : {issue: {iid: on.iid, title: 'Say goodbye too'}}
   const payload = {
     event_type: 'note',
     object_attributes: {
@@ -145,7 +156,8 @@ const firstUserText = (request: RecordedRequest): string => {
   return typeof content === 'string' ? content : content.map((block: {text?: string}) => block.text ?? '').join('\n')
 }
 
-const repliesTo = (on: StoredNote['noteable'], username: string) => gitlab.notesOn(on).filter((n) => n.author.username.endsWith('_bot_5f2a9c') && n.body.includes(`@${username} `) && !n.body.startsWith('<!--'))
+const repliesTo = (on: StoredNote['noteable'], username: string) =>
+  gitlab.notesOn(on).filter((n) => n.author.username.endsWith('_bot_5f2a9c') && n.body.includes(`@${username} `) && !n.body.startsWith('<!--'))
 
 /** `/wave plan` on the merge request by alice, checked to have worked. */
 async function planOnMergeRequest(): Promise<{name: string; sha: string; sticky: StoredNote}> {
@@ -173,7 +185,10 @@ describe('wave gitlab: /wave plan', JOBS, () => {
     expect(sticky.body).toMatch(/\| Pipeline \| \[logs\]\(https:\/\/gitlab\.test\/group\/demo\/-\/pipelines\/\d+\) \|/)
 
     // Posted once while planning, then edited in place, through the project's notes API.
-    expect(gitlab.writes().map((r) => `${r.method} ${r.path}`)).toEqual([`POST /projects/${PROJECT}/merge_requests/7/notes`, `PUT /projects/${PROJECT}/merge_requests/7/notes/${sticky.id}`])
+    expect(gitlab.writes().map((r) => `${r.method} ${r.path}`)).toEqual([
+      `POST /projects/${PROJECT}/merge_requests/7/notes`,
+      `PUT /projects/${PROJECT}/merge_requests/7/notes/${sticky.id}`,
+    ])
     expect(gitlab.requests.every((r) => r.headers['private-token'] === TOKEN)).toBe(true)
     // alice's access was read from the members API (inherited memberships included).
     expect(gitlab.requests.map((r) => r.path)).toContain(`/projects/${PROJECT}/members/all/${gitlab.userId('alice')}`)
@@ -192,7 +207,9 @@ describe('wave gitlab: /wave approve', JOBS, () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toContain('@rita may not')
     const [answer] = repliesTo(MR, 'rita')
-    expect(answer.body).toContain('@rita you may not ask wave to act here: that takes the Developer role (access level 30) or higher on the project, and you have the Reporter role (20).')
+    expect(answer.body).toContain(
+      '@rita you may not ask wave to act here: that takes the Developer role (access level 30) or higher on the project, and you have the Reporter role (20).',
+    )
     expect(server.messageRequests).toHaveLength(planning)
     expect(stickyOn(MR)).toMatchObject({body: before.body, updated_at: before.updated})
     expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
@@ -214,7 +231,9 @@ describe('wave gitlab: /wave approve', JOBS, () => {
     expect(parent).toBe(headSha)
     expect(subject).toBe('wave: Add a farewell function')
     expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts']) + '\n').toBe(FAREWELL)
-    expect(git(remote, ['log', '-1', '--format=%B', 'refs/heads/feature'])).toContain(`https://gitlab.test/group/demo/-/merge_requests/7#note_${approval.stored.id}`)
+    expect(git(remote, ['log', '-1', '--format=%B', 'refs/heads/feature'])).toContain(
+      `https://gitlab.test/group/demo/-/merge_requests/7#note_${approval.stored.id}`,
+    )
     expect(gitlab.createdMergeRequests).toEqual([])
 
     const record = JSON.parse(readFileSync(path.join(sandbox.root, `runner-${jobs}`, 'wave', 'plans', `${name}.approval.json`), 'utf8'))
@@ -228,7 +247,7 @@ describe('wave gitlab: /wave approve', JOBS, () => {
     expect(result.stdout).toContain(`pushed ${commit.slice(0, 12)} to feature`)
   })
 
-  it('refuses an approval written before the plan\'s note was edited (exit 4), and one naming an older sha256', async () => {
+  it("refuses an approval written before the plan's note was edited (exit 4), and one naming an older sha256", async () => {
     const {name, sha} = await planOnMergeRequest()
     // dave approves the plan he read...
     const early = note(MR, `/wave approve ${name}`, 'dave')
@@ -295,7 +314,9 @@ describe('wave gitlab: delivery as a new merge request', JOBS, () => {
     expect(created).toMatchObject({source_branch: `wave/${name}`, target_branch: 'main', title: 'wave: Add a farewell function'})
     expect(created.description).toContain(`made against \`${main}\` for #12`)
     expect(created.description).toContain(`https://gitlab.test/group/demo/-/issues/12#note_${approval.stored.id}`)
-    expect(stickyOn(ISSUE).body).toContain(`| Delivered | [merge request](https://gitlab.test/group/demo/-/merge_requests/${created.iid}) from \`wave/${name}\` |`)
+    expect(stickyOn(ISSUE).body).toContain(
+      `| Delivered | [merge request](https://gitlab.test/group/demo/-/merge_requests/${created.iid}) from \`wave/${name}\` |`,
+    )
   })
 
   it('a merge request from a fork: planned on its head through refs/merge-requests, delivered as a merge request in the project, never pushed to the fork', async () => {
@@ -307,7 +328,15 @@ describe('wave gitlab: delivery as a new merge request', JOBS, () => {
     const forkSha = git(sandbox.repo, ['rev-parse', 'HEAD'])
     git(sandbox.repo, ['push', '-q', 'origin', 'HEAD:refs/merge-requests/8/head'])
     git(sandbox.repo, ['checkout', '-q', 'main'])
-    gitlab.addMergeRequest({author: 'alice', iid: 8, sha: forkSha, source_branch: 'fork-work', source_project_id: 99, target_branch: 'main', title: 'From a fork'})
+    gitlab.addMergeRequest({
+      author: 'alice',
+      iid: 8,
+      sha: forkSha,
+      source_branch: 'fork-work',
+      source_project_id: 99,
+      target_branch: 'main',
+      title: 'From a fork',
+    })
     const FORK_MR = {iid: 8, type: 'MergeRequest'} as const
 
     server.push(...planTurns())
@@ -375,7 +404,9 @@ describe('wave gitlab: separation of duties', JOBS, () => {
     gitlab.mergeRequests.get(7)!.approvedBy = ['alice']
     const refused = await job({WAVE_REQUIRE_REVIEW: '1'}, note(MR, `/wave approve ${name}`, 'dave').payload)
     expect(refused.code).toBe(3)
-    expect(refused.stderr).toContain('Merge request !7 needs an approval by someone other than @alice before wave runs a plan, and its only approvals are by @alice (require-review)')
+    expect(refused.stderr).toContain(
+      'Merge request !7 needs an approval by someone other than @alice before wave runs a plan, and its only approvals are by @alice (require-review)',
+    )
     expect(repliesTo(MR, 'dave').at(-1)!.body).toContain('Approve the merge request on GitLab, then approve the plan again.')
     expect(gitlab.requests.map((r) => r.path)).toContain(`/projects/${PROJECT}/merge_requests/7/approvals`)
     expect(server.messageRequests).toHaveLength(planning)
@@ -406,11 +437,21 @@ describe('wave gitlab: a WAVE_TASK pipeline', JOBS, () => {
 
   it('plans into the merge request WAVE_MERGE_REQUEST_IID names; a reporter starting it gets no plan', async () => {
     server.push(...planTurns())
-    const result = await job({GITLAB_USER_ID: String(gitlab.userId('mona')), GITLAB_USER_LOGIN: 'mona', WAVE_MERGE_REQUEST_IID: '7', WAVE_TASK: 'Add a farewell function'})
+    const result = await job({
+      GITLAB_USER_ID: String(gitlab.userId('mona')),
+      GITLAB_USER_LOGIN: 'mona',
+      WAVE_MERGE_REQUEST_IID: '7',
+      WAVE_TASK: 'Add a farewell function',
+    })
     expect(result.code, result.stderr).toBe(0)
     expect(stickyOn(MR).body).toContain(`| Commit | \`${headSha}\` (feature) |`)
 
-    const reporter = await job({GITLAB_USER_ID: String(gitlab.userId('rita')), GITLAB_USER_LOGIN: 'rita', WAVE_ISSUE_IID: '12', WAVE_TASK: 'Add a farewell function'})
+    const reporter = await job({
+      GITLAB_USER_ID: String(gitlab.userId('rita')),
+      GITLAB_USER_LOGIN: 'rita',
+      WAVE_ISSUE_IID: '12',
+      WAVE_TASK: 'Add a farewell function',
+    })
     expect(reporter.code).toBe(0)
     expect(reporter.stdout).toContain('@rita may not')
     expect(stickies(ISSUE)).toEqual([])

@@ -12,7 +12,7 @@ let server: MessagesServer
 useScriptedSession((session) => ({sandbox, server} = session))
 const wave = waveIn(() => ({sandbox, server}))
 
-describe('Grep with Claude Code\'s inputs, in a session', () => {
+describe("Grep with Claude Code's inputs, in a session", () => {
   it('shows context, pages on with offset to the end, filters by type and matches across lines', async () => {
     // 300 files holding a match each, and one whose match spans two lines.
     mkdirSync(path.join(sandbox.repo, 'many'))

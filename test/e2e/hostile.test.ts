@@ -29,7 +29,7 @@ beforeEach(async () => {
   symlinkSync(path.join(outside, 'no-dir'), path.join(sandbox.repo, 'dangling-dir'))
   symlinkSync('/', path.join(sandbox.repo, 'root-link'))
   mkdirSync(sandbox.plansDir, {recursive: true})
-  writeFileSync(path.join(sandbox.plansDir, 'other-plan.md'), '# someone else\'s plan\n')
+  writeFileSync(path.join(sandbox.plansDir, 'other-plan.md'), "# someone else's plan\n")
 })
 
 afterEach(async () => {
@@ -83,7 +83,7 @@ async function expectAllRefused(mode: string, allow: string[], refusals: Refusal
   const home = snapshotTree(sandbox.home)
   const changed = Object.keys({...before.home, ...home}).filter((file) => before.home[file] !== home[file] && !OWN.test(file))
   expect(changed).toEqual([])
-  expect(readFileSync(path.join(sandbox.plansDir, 'other-plan.md'), 'utf8')).toBe('# someone else\'s plan\n')
+  expect(readFileSync(path.join(sandbox.plansDir, 'other-plan.md'), 'utf8')).toBe("# someone else's plan\n")
   expect(result.stdout + result.stderr).not.toContain(TEST_API_KEY)
   return {requests: server.messageRequests, results}
 }
@@ -94,78 +94,86 @@ const DENIED = /Permission denied/
 describe('wave run: hostile calls are refused with nothing changed', () => {
   it('acceptEdits with Bash(npm test:*): escapes, links out, reads outside, commands past the rule, bad calls', async () => {
     const out = (file: string) => path.join(outside, file)
-    const {requests} = await expectAllRefused('acceptEdits', ['Bash(npm test:*)'], [
-      // Writes and edits that climb out, directly or through links.
-      refused(toolUse('Write', {content: 'x', file_path: '../escape.txt'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: 'src/../../escape.txt'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: out('abs.txt')}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: '/etc/wave-pwned'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: '~/.bashrc'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: 'link-out/via-dir-link.txt'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: 'secret-link'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: 'dangling'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: 'dangling-dir/new.txt'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: path.join(sandbox.plansDir, 'other-plan.md')}), OUTSIDE),
-      refused(toolUse('Edit', {file_path: 'secret-link', new_string: 'evil', old_string: 'outside'}), OUTSIDE),
-      refused(toolUse('Edit', {file_path: '../outside/secret.txt', new_string: 'evil', old_string: 'outside'}), OUTSIDE),
-      refused(toolUse('Edit', {file_path: 'root-link/etc/hostname', new_string: 'evil', old_string: 'a'}), OUTSIDE),
-      // Reads outside.
-      refused(toolUse('Read', {file_path: '/etc/passwd'}), OUTSIDE),
-      refused(toolUse('Read', {file_path: 'link-out/secret.txt'}), OUTSIDE),
-      refused(toolUse('Read', {file_path: 'secret-link'}), OUTSIDE),
-      refused(toolUse('Read', {file_path: '../outside/secret.txt'}), OUTSIDE),
-      refused(toolUse('Read', {file_path: path.join(sandbox.plansDir, 'other-plan.md')}), OUTSIDE),
-      refused(toolUse('LS', {path: '..'}), OUTSIDE),
-      refused(toolUse('LS', {path: 'link-out'}), OUTSIDE),
-      refused(toolUse('LS', {path: 'root-link'}), OUTSIDE),
-      refused(toolUse('Glob', {pattern: '../**'}), /must not contain "\.\."/),
-      refused(toolUse('Glob', {pattern: '**/../../**'}), /must not contain "\.\."/),
-      refused(toolUse('Glob', {pattern: '/etc/*'}), /must be relative/),
-      refused(toolUse('Glob', {path: '..', pattern: '**/*'}), OUTSIDE),
-      refused(toolUse('Glob', {path: 'link-out', pattern: '*'}), OUTSIDE),
-      refused(toolUse('Grep', {path: '/etc', pattern: 'root'}), OUTSIDE),
-      refused(toolUse('Grep', {glob: '../../**', pattern: 'secret'}), /must not contain "\.\."/),
-      refused(toolUse('Grep', {path: 'secret-link', pattern: 'secret'}), OUTSIDE),
-      refused(toolUse('Grep', {path: '~', pattern: 'secret'}), OUTSIDE),
-      // Commands past the one rule: chained, substituted, piped, redirected, or simply other.
-      refused(toolUse('Bash', {command: 'touch pwned'}), /headless run.*Bash\(touch pwned:\*\)/),
-      refused(toolUse('Bash', {command: 'npm test && touch pwned'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test; touch pwned'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test || touch pwned'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test & touch pwned'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test | tee pwned'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test\ntouch pwned'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test $(touch pwned)'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test `touch pwned`'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test > pwned'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test < /etc/passwd'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm test <(cat /etc/passwd)'}), DENIED),
-      refused(toolUse('Bash', {command: 'npm testing'}), DENIED),
-      // Tools that do not exist or are not for this session, and malformed inputs.
-      refused(toolUse('Delete', {file_path: 'src/app.ts'}), /Unknown tool Delete/),
-      refused(toolUse('WebFetch', {url: 'https://example.com/'}), /WebFetch is not available in acceptEdits mode/),
-      refused(toolUse('EnterPlanMode', {}), /not available in acceptEdits mode/),
-      refused(toolUse('ExitPlanMode', {}), /not available in acceptEdits mode/),
-      refused(toolUse('Write', {file_path: 'src/app.ts'}), /Invalid input for Write/),
-      refused(toolUse('Write', {content: 'x', file_path: ''}), /must not be empty/),
-      refused(toolUse('Read', {file_path: 42}), /Invalid input for Read/),
-      refused(toolUse('Edit', {file_path: 'src/app.ts', new_string: 'b', old_string: 'a', replace_all: 'yes'}), /Invalid input for Edit/),
-      refused(toolUse('Bash', {}), /Invalid input for Bash/),
-      refused(toolUse('Bash', {command: 'npm test', timeout: -5}), /Invalid input for Bash/),
-      refused(toolUse('Read', 'src/app.ts'), /Invalid input for Read/),
-      refused(toolUse('Edit', {file_path: 'src', new_string: 'b', old_string: 'a'}), /not a regular file/),
-      refused(toolUse('Write', {content: 'x', file_path: 'src'}), /is a directory/),
-    ])
+    const {requests} = await expectAllRefused(
+      'acceptEdits',
+      ['Bash(npm test:*)'],
+      [
+        // Writes and edits that climb out, directly or through links.
+        refused(toolUse('Write', {content: 'x', file_path: '../escape.txt'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: 'src/../../escape.txt'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: out('abs.txt')}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: '/etc/wave-pwned'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: '~/.bashrc'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: 'link-out/via-dir-link.txt'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: 'secret-link'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: 'dangling'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: 'dangling-dir/new.txt'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: path.join(sandbox.plansDir, 'other-plan.md')}), OUTSIDE),
+        refused(toolUse('Edit', {file_path: 'secret-link', new_string: 'evil', old_string: 'outside'}), OUTSIDE),
+        refused(toolUse('Edit', {file_path: '../outside/secret.txt', new_string: 'evil', old_string: 'outside'}), OUTSIDE),
+        refused(toolUse('Edit', {file_path: 'root-link/etc/hostname', new_string: 'evil', old_string: 'a'}), OUTSIDE),
+        // Reads outside.
+        refused(toolUse('Read', {file_path: '/etc/passwd'}), OUTSIDE),
+        refused(toolUse('Read', {file_path: 'link-out/secret.txt'}), OUTSIDE),
+        refused(toolUse('Read', {file_path: 'secret-link'}), OUTSIDE),
+        refused(toolUse('Read', {file_path: '../outside/secret.txt'}), OUTSIDE),
+        refused(toolUse('Read', {file_path: path.join(sandbox.plansDir, 'other-plan.md')}), OUTSIDE),
+        refused(toolUse('LS', {path: '..'}), OUTSIDE),
+        refused(toolUse('LS', {path: 'link-out'}), OUTSIDE),
+        refused(toolUse('LS', {path: 'root-link'}), OUTSIDE),
+        refused(toolUse('Glob', {pattern: '../**'}), /must not contain "\.\."/),
+        refused(toolUse('Glob', {pattern: '**/../../**'}), /must not contain "\.\."/),
+        refused(toolUse('Glob', {pattern: '/etc/*'}), /must be relative/),
+        refused(toolUse('Glob', {path: '..', pattern: '**/*'}), OUTSIDE),
+        refused(toolUse('Glob', {path: 'link-out', pattern: '*'}), OUTSIDE),
+        refused(toolUse('Grep', {path: '/etc', pattern: 'root'}), OUTSIDE),
+        refused(toolUse('Grep', {glob: '../../**', pattern: 'secret'}), /must not contain "\.\."/),
+        refused(toolUse('Grep', {path: 'secret-link', pattern: 'secret'}), OUTSIDE),
+        refused(toolUse('Grep', {path: '~', pattern: 'secret'}), OUTSIDE),
+        // Commands past the one rule: chained, substituted, piped, redirected, or simply other.
+        refused(toolUse('Bash', {command: 'touch pwned'}), /headless run.*Bash\(touch pwned:\*\)/),
+        refused(toolUse('Bash', {command: 'npm test && touch pwned'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test; touch pwned'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test || touch pwned'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test & touch pwned'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test | tee pwned'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test\ntouch pwned'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test $(touch pwned)'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test `touch pwned`'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test > pwned'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test < /etc/passwd'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm test <(cat /etc/passwd)'}), DENIED),
+        refused(toolUse('Bash', {command: 'npm testing'}), DENIED),
+        // Tools that do not exist or are not for this session, and malformed inputs.
+        refused(toolUse('Delete', {file_path: 'src/app.ts'}), /Unknown tool Delete/),
+        refused(toolUse('WebFetch', {url: 'https://example.com/'}), /WebFetch is not available in acceptEdits mode/),
+        refused(toolUse('EnterPlanMode', {}), /not available in acceptEdits mode/),
+        refused(toolUse('ExitPlanMode', {}), /not available in acceptEdits mode/),
+        refused(toolUse('Write', {file_path: 'src/app.ts'}), /Invalid input for Write/),
+        refused(toolUse('Write', {content: 'x', file_path: ''}), /must not be empty/),
+        refused(toolUse('Read', {file_path: 42}), /Invalid input for Read/),
+        refused(toolUse('Edit', {file_path: 'src/app.ts', new_string: 'b', old_string: 'a', replace_all: 'yes'}), /Invalid input for Edit/),
+        refused(toolUse('Bash', {}), /Invalid input for Bash/),
+        refused(toolUse('Bash', {command: 'npm test', timeout: -5}), /Invalid input for Bash/),
+        refused(toolUse('Read', 'src/app.ts'), /Invalid input for Read/),
+        refused(toolUse('Edit', {file_path: 'src', new_string: 'b', old_string: 'a'}), /not a regular file/),
+        refused(toolUse('Write', {content: 'x', file_path: 'src'}), /is a directory/),
+      ],
+    )
     // Bash is offered (a rule names it), WebFetch and plan-mode tools are not.
     expect(toolNames(requests[0])).toContain('Bash')
     expect(toolNames(requests[0])).not.toContain('WebFetch')
   })
 
   it('acceptEdits without a Bash rule, and default mode: commands and edits are refused, not asked', async () => {
-    await expectAllRefused('acceptEdits', [], [
-      refused(toolUse('Bash', {command: 'ls'}), /Bash is not available in acceptEdits mode/),
-      refused(toolUse('Bash', {command: 'npm test'}), /Bash is not available in acceptEdits mode/),
-    ])
+    await expectAllRefused(
+      'acceptEdits',
+      [],
+      [
+        refused(toolUse('Bash', {command: 'ls'}), /Bash is not available in acceptEdits mode/),
+        refused(toolUse('Bash', {command: 'npm test'}), /Bash is not available in acceptEdits mode/),
+      ],
+    )
     const planPath = path.join(sandbox.plansDir, 'hostile-run.md')
     const before = snapshotTree(sandbox.repo)
     server.push(
@@ -189,21 +197,25 @@ describe('wave run: hostile calls are refused with nothing changed', () => {
   })
 
   it('bypassPermissions still keeps every file tool inside the workspace', async () => {
-    await expectAllRefused('bypassPermissions', [], [
-      refused(toolUse('Write', {content: 'x', file_path: '../escape.txt'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: path.join(outside, 'abs.txt')}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: 'link-out/via-dir-link.txt'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: 'dangling'}), OUTSIDE),
-      refused(toolUse('Write', {content: 'x', file_path: 'dangling-dir/new.txt'}), OUTSIDE),
-      refused(toolUse('Edit', {file_path: 'secret-link', new_string: 'evil', old_string: 'outside'}), OUTSIDE),
-      refused(toolUse('Read', {file_path: '/etc/passwd'}), OUTSIDE),
-      refused(toolUse('Read', {file_path: 'link-out/secret.txt'}), OUTSIDE),
-      refused(toolUse('LS', {path: '/'}), OUTSIDE),
-      refused(toolUse('Glob', {pattern: '../**'}), /must not contain "\.\."/),
-      refused(toolUse('Grep', {path: '/etc', pattern: 'root'}), OUTSIDE),
-      refused(toolUse('WebFetch', {url: 'http://127.0.0.1:1/'}), /WebFetch is not available in bypassPermissions mode/),
-      refused(toolUse('Delete', {file_path: 'src/app.ts'}), /Unknown tool Delete/),
-    ])
+    await expectAllRefused(
+      'bypassPermissions',
+      [],
+      [
+        refused(toolUse('Write', {content: 'x', file_path: '../escape.txt'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: path.join(outside, 'abs.txt')}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: 'link-out/via-dir-link.txt'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: 'dangling'}), OUTSIDE),
+        refused(toolUse('Write', {content: 'x', file_path: 'dangling-dir/new.txt'}), OUTSIDE),
+        refused(toolUse('Edit', {file_path: 'secret-link', new_string: 'evil', old_string: 'outside'}), OUTSIDE),
+        refused(toolUse('Read', {file_path: '/etc/passwd'}), OUTSIDE),
+        refused(toolUse('Read', {file_path: 'link-out/secret.txt'}), OUTSIDE),
+        refused(toolUse('LS', {path: '/'}), OUTSIDE),
+        refused(toolUse('Glob', {pattern: '../**'}), /must not contain "\.\."/),
+        refused(toolUse('Grep', {path: '/etc', pattern: 'root'}), OUTSIDE),
+        refused(toolUse('WebFetch', {url: 'http://127.0.0.1:1/'}), /WebFetch is not available in bypassPermissions mode/),
+        refused(toolUse('Delete', {file_path: 'src/app.ts'}), /Unknown tool Delete/),
+      ],
+    )
   })
 
   it('glob patterns that expand to ".." find nothing outside', async () => {

@@ -109,7 +109,9 @@ function tmuxBackend(): Backend | string {
       const command = `${[process.execPath, BIN_RUN, ...args].map(quote).join(' ')}; echo $? > ${quote(exitFile)}; sleep 600`
       // A server of its own (-L) started with exactly this env, which the session's command inherits.
       const serverEnv = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>
-      execFileSync('tmux', ['-L', session, '-f', '/dev/null', 'new-session', '-d', '-s', session, '-x', '100', '-y', '40', '-c', cwd, 'sh', '-c', command], {env: serverEnv})
+      execFileSync('tmux', ['-L', session, '-f', '/dev/null', 'new-session', '-d', '-s', session, '-x', '100', '-y', '40', '-c', cwd, 'sh', '-c', command], {
+        env: serverEnv,
+      })
       const tmux = (...more: string[]) => execFileSync('tmux', ['-L', session, ...more], {encoding: 'utf8'})
       const exited = new Promise<number | null>((resolve) => {
         const poll = setInterval(() => {
@@ -208,8 +210,7 @@ const after = (screen: string, marker: string) => (screen.includes(marker) ? scr
 const waitFor = (terminal: Terminal, text: string) => waitUntil(terminal, JSON.stringify(text), (screen) => screen.includes(text))
 
 /** Waits until the mode indicator shows `mode`. */
-const waitForMode = (terminal: Terminal, mode: string) =>
-  waitUntil(terminal, `mode ${mode}`, (screen) => lastMatch(screen, /mode: ‹(\w+)›/g) === mode)
+const waitForMode = (terminal: Terminal, mode: string) => waitUntil(terminal, `mode ${mode}`, (screen) => lastMatch(screen, /mode: ‹(\w+)›/g) === mode)
 
 /** Waits until the menu's cursor is on `label`. */
 const waitForChoice = (terminal: Terminal, label: string) =>
@@ -402,11 +403,7 @@ describe('wave approve --interactive without a terminal', () => {
     expect(existsSync(recordPathOf(planPath))).toBe(false)
   })
 
-  it.each([
-    [['--reject']],
-    [['--request-changes', 'more tests']],
-    [['--feedback', 'nice']],
-  ])('refuses -i with %j (exit 2)', async (flags) => {
+  it.each([[['--reject']], [['--request-changes', 'more tests']], [['--feedback', 'nice']]])('refuses -i with %j (exit 2)', async (flags) => {
     const planPath = writePlan()
     const result = await runWave(['approve', planPath, '-i', ...flags], {cwd: sandbox.repo, env: {CI: undefined}, home: sandbox.home})
     expect(result.code).toBe(2)
@@ -431,7 +428,10 @@ describe('review helpers', () => {
   })
 
   it('renders Markdown as terminal text, and drops control characters a plan could use on the terminal', async () => {
-    const text = await renderMarkdown('# Title\n\nSome **bold** `code` and [a link](https://example.com).\n\n- one\n- [x] two\n\n\u001B[2Jcleared? \u0007\n', {color: false, width: 80})
+    const text = await renderMarkdown('# Title\n\nSome **bold** `code` and [a link](https://example.com).\n\n- one\n- [x] two\n\n\u001B[2Jcleared? \u0007\n', {
+      color: false,
+      width: 80,
+    })
     expect(text).toBe('Title\n=====\n\nSome bold `code` and a link (https://example.com).\n\n• one\n• [x] two\n\n[2Jcleared?\n')
     const coloured = await renderMarkdown('## Steps\n\nA **bold** word.\n', {color: true, width: 80})
     expect(coloured).toContain('\u001B[1mbold\u001B[22m')
@@ -451,7 +451,9 @@ describe('review helpers', () => {
       const lines = text.split('\n')
       expect(Math.max(...lines.map((line) => visibleLength(line)))).toBeLessThanOrEqual(40)
       const plainText = text.replaceAll(/\u001B\[[0-?]*[ -/]*[@-~]/g, '')
-      expect(plainText.replaceAll(/\s+/g, ' ')).toContain('The renderer wraps this sentence, which is much longer than the width it is given, at word boundaries.')
+      expect(plainText.replaceAll(/\s+/g, ' ')).toContain(
+        'The renderer wraps this sentence, which is much longer than the width it is given, at word boundaries.',
+      )
       expect(plainText).toMatch(/^ {4}const x = 1$/m)
       expect(plainText).toMatch(/│ a │ b │/)
       expect(plainText).toContain('the docs (https://example.com/docs)')

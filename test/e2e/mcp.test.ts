@@ -65,7 +65,10 @@ describe('MCP servers over stdio', () => {
     expect(toolNames(requests[0])).toContain('mcp__fixture__lookup')
     expect(toolNames(requests[0])).not.toContain('mcp__fixture__record')
     const lookup = requests[0].body.tools.find((tool: {name: string}) => tool.name === 'mcp__fixture__lookup')
-    expect(lookup).toMatchObject({description: 'Looks a key up in the fixture table.', input_schema: {properties: {key: {type: 'string'}}, required: ['key'], type: 'object'}})
+    expect(lookup).toMatchObject({
+      description: 'Looks a key up in the fixture table.',
+      input_schema: {properties: {key: {type: 'string'}}, required: ['key'], type: 'object'},
+    })
 
     const [looked, recorded] = toolResults(requests[1])
     expect(looked.is_error ?? false).toBe(false)
@@ -134,7 +137,9 @@ describe('MCP servers over stdio', () => {
     )
     const result = await wave(['plan', '--task', 'Colour?'])
     expect(result.code, result.stderr).toBe(0)
-    expect(result.stderr).toMatch(/Warning: MCP server "broken" failed to start \(.+\); its tools are not available\. Its stderr ended with: .*cannot start, giving up/)
+    expect(result.stderr).toMatch(
+      /Warning: MCP server "broken" failed to start \(.+\); its tools are not available\. Its stderr ended with: .*cannot start, giving up/,
+    )
     expect(result.stderr).toMatch(/Warning: MCP server "missing" failed to start/)
     expect(result.stdout).toBe(planPathIn(server.messageRequests[0]) + '\n')
     expect(toolNames(server.messageRequests[0]).filter((name) => name.startsWith('mcp__'))).toEqual(['mcp__fixture__lookup'])
@@ -148,7 +153,11 @@ describe('MCP servers over stdio', () => {
     const tools = JSON.parse(result.stdout).tools.filter((tool: {origin: string}) => tool.origin === 'mcp')
     expect(tools).toEqual([
       expect.objectContaining({access: 'read', name: 'mcp__fixture__lookup', offered: {acceptEdits: true, bypassPermissions: true, default: true, plan: true}}),
-      expect.objectContaining({access: 'execute', name: 'mcp__fixture__record', offered: {acceptEdits: false, bypassPermissions: true, default: false, plan: false}}),
+      expect.objectContaining({
+        access: 'execute',
+        name: 'mcp__fixture__record',
+        offered: {acceptEdits: false, bypassPermissions: true, default: false, plan: false},
+      }),
     ])
   })
 })

@@ -21,10 +21,11 @@ const errorLines = (stderr: string) => stderr.split('\n').filter((line) => line.
 
 describe('outcomes', () => {
   it('wave plan: a refusal exits 6 naming it, with the plan so far kept for --revise', async () => {
-    server.push(
-      (request) => reply(toolUse('Write', {content: '# Plan\n\n1. First step.\n', file_path: planPathIn(request)})),
-      {...reply('I can\'t help with this.'), stop_details: {category: 'cyber', explanation: null, type: 'refusal'}, stop_reason: 'refusal'},
-    )
+    server.push((request) => reply(toolUse('Write', {content: '# Plan\n\n1. First step.\n', file_path: planPathIn(request)})), {
+      ...reply("I can't help with this."),
+      stop_details: {category: 'cyber', explanation: null, type: 'refusal'},
+      stop_reason: 'refusal',
+    })
     const result = await wave(['plan', '--task', 'Something refused', '--json'])
 
     expect(result.code).toBe(6)
@@ -39,7 +40,9 @@ describe('outcomes', () => {
   })
 
   it('a refused key (401) exits 2 naming ANTHROPIC_API_KEY, after one request, even when the endpoint invites a retry', async () => {
-    server.push(...Array.from({length: 5}, () => fault(401, {error: {message: 'invalid x-api-key'}, headers: {'retry-after-ms': '5', 'x-should-retry': 'true'}})))
+    server.push(
+      ...Array.from({length: 5}, () => fault(401, {error: {message: 'invalid x-api-key'}, headers: {'retry-after-ms': '5', 'x-should-retry': 'true'}})),
+    )
     const result = await wave(['plan', '--task', 'Anything'])
 
     expect(result.code).toBe(2)

@@ -26,7 +26,10 @@ describe('output formats', () => {
     scriptPlan()
     const result = await wave(['plan', '--task', 'Stream it', '--output-format', 'stream-json'])
     expect(result.code).toBe(0)
-    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line))
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     for (const event of events) expect(event.version).toBe(1)
     const types = events.map((e) => e.type)
     expect(types[0]).toBe('session_start')
@@ -35,13 +38,28 @@ describe('output formats', () => {
     expect(events[0].planPath).toMatch(/\.md$/)
     expect(types).toEqual([
       'session_start',
-      'turn_start', 'usage', 'assistant', 'tool_call', 'tool_result', 'tool_call', 'tool_result',
-      'turn_start', 'usage', 'tool_call', 'tool_result',
-      'turn_start', 'usage', 'assistant',
+      'turn_start',
+      'usage',
+      'assistant',
+      'tool_call',
+      'tool_result',
+      'tool_call',
+      'tool_result',
+      'turn_start',
+      'usage',
+      'tool_call',
+      'tool_result',
+      'turn_start',
+      'usage',
+      'assistant',
       'result',
     ])
     const results = events.filter((e) => e.type === 'tool_result')
-    expect(results.map((e) => [e.name, e.denied])).toEqual([['Read', false], ['Bash', true], ['Write', false]])
+    expect(results.map((e) => [e.name, e.denied])).toEqual([
+      ['Read', false],
+      ['Bash', true],
+      ['Write', false],
+    ])
     const final = events.at(-1)
     expect(final).toMatchObject({ok: true, planPath: events[0].planPath, turns: 3})
     expect(final.usage.input_tokens).toBeGreaterThan(0)

@@ -80,39 +80,46 @@ const fetchCall = (page: string) => toolUse('WebFetch', {url: url(page)})
 const ALLOW = ['--allow', 'WebFetch(domain:127.0.0.1)']
 
 describe('parallel reads', () => {
-  it('runs three reads of one turn at once, and returns their results in call order', async () => {
-    gather = 3
-    server.push(
-      reply(fetchCall('/one'), fetchCall('/two'), fetchCall('/three')),
-      (request) => reply(toolUse('Write', {content: '# Plan\n\nRead three pages.\n', file_path: planPathIn(request)})),
-      reply('Planned.'),
-    )
-    const result = await wave(['plan', '--task', 'Read three pages', '--output-format', 'stream-json', ...ALLOW])
-    expect(result.code, result.stderr).toBe(0)
+  it(
+    'runs three reads of one turn at once, and returns their results in call order',
+    async () => {
+      gather = 3
+      server.push(
+        reply(fetchCall('/one'), fetchCall('/two'), fetchCall('/three')),
+        (request) => reply(toolUse('Write', {content: '# Plan\n\nRead three pages.\n', file_path: planPathIn(request)})),
+        reply('Planned.'),
+      )
+      const result = await wave(['plan', '--task', 'Read three pages', '--output-format', 'stream-json', ...ALLOW])
+      expect(result.code, result.stderr).toBe(0)
 
-    // All three were in flight together: each started before any of them ended.
-    expect(spans.map((span) => span.page).sort()).toEqual(['/one', '/three', '/two'])
-    const lastStart = Math.max(...spans.map((span) => span.start))
-    const firstEnd = Math.min(...spans.map((span) => span.end ?? Number.POSITIVE_INFINITY))
-    expect(lastStart, 'every request arrived before the first was answered').toBeLessThan(firstEnd)
+      // All three were in flight together: each started before any of them ended.
+      expect(spans.map((span) => span.page).sort()).toEqual(['/one', '/three', '/two'])
+      const lastStart = Math.max(...spans.map((span) => span.start))
+      const firstEnd = Math.min(...spans.map((span) => span.end ?? Number.POSITIVE_INFINITY))
+      expect(lastStart, 'every request arrived before the first was answered').toBeLessThan(firstEnd)
 
-    // Answered last to first, returned in call order.
-    const results = toolResults(server.messageRequests[1])
-    expect(results.map((r) => [r.is_error ?? false, r.text.split('\n').at(-1)])).toEqual([
-      [false, 'page /one'],
-      [false, 'page /two'],
-      [false, 'page /three'],
-    ])
+      // Answered last to first, returned in call order.
+      const results = toolResults(server.messageRequests[1])
+      expect(results.map((r) => [r.is_error ?? false, r.text.split('\n').at(-1)])).toEqual([
+        [false, 'page /one'],
+        [false, 'page /two'],
+        [false, 'page /three'],
+      ])
 
-    // What a script sees: each call's start, then the results as they ended, in the order the server answered them.
-    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line))
-    const tools = events.filter((e) => e.type === 'tool_call' || e.type === 'tool_result').slice(0, 6)
-    expect(tools.map((e) => e.type)).toEqual(['tool_call', 'tool_call', 'tool_call', 'tool_result', 'tool_result', 'tool_result'])
-    const pageOf = new Map(tools.slice(0, 3).map((e) => [e.id, new URL(e.input.url).pathname]))
-    const answered = [...spans].sort((a, b) => (a.end ?? 0) - (b.end ?? 0)).map((span) => span.page)
-    expect(tools.slice(3).map((e) => pageOf.get(e.id))).toEqual(answered)
-    // Run one after another, the calls would each wait out the deadline: room for that to fail by the assertions above.
-  }, 4 * GATHER_DEADLINE_MS)
+      // What a script sees: each call's start, then the results as they ended, in the order the server answered them.
+      const events = result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+      const tools = events.filter((e) => e.type === 'tool_call' || e.type === 'tool_result').slice(0, 6)
+      expect(tools.map((e) => e.type)).toEqual(['tool_call', 'tool_call', 'tool_call', 'tool_result', 'tool_result', 'tool_result'])
+      const pageOf = new Map(tools.slice(0, 3).map((e) => [e.id, new URL(e.input.url).pathname]))
+      const answered = [...spans].sort((a, b) => (a.end ?? 0) - (b.end ?? 0)).map((span) => span.page)
+      expect(tools.slice(3).map((e) => pageOf.get(e.id))).toEqual(answered)
+      // Run one after another, the calls would each wait out the deadline: room for that to fail by the assertions above.
+    },
+    4 * GATHER_DEADLINE_MS,
+  )
 
   it('runs a write alone: the reads around it do not overlap it, and the read after it sees what it wrote', async () => {
     server.push(

@@ -7,8 +7,10 @@ import {gitHead, type Sandbox, snapshotTree, TEST_API_KEY} from '../support/cli.
 import {useScriptedSession, waveIn} from '../support/session.js'
 import {type MessagesServer, planPathIn, reply, systemText, text, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
-const NO_PLAN_YET = /## Plan File Info:\nNo plan file exists yet\. You should create your plan at (\S+) using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
-const PLAN_EXISTS = /## Plan File Info:\nA plan file already exists at (\S+)\. You can read it and make incremental edits using the Edit tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
+const NO_PLAN_YET =
+  /## Plan File Info:\nNo plan file exists yet\. You should create your plan at (\S+) using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
+const PLAN_EXISTS =
+  /## Plan File Info:\nA plan file already exists at (\S+)\. You can read it and make incremental edits using the Edit tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/
 
 let sandbox: Sandbox
 let server: MessagesServer
@@ -21,7 +23,10 @@ describe('wave plan', () => {
       reply('Looking around.', toolUse('Glob', {pattern: '**/*.ts'}), toolUse('Read', {file_path: 'src/util.ts'})),
       reply(toolUse('Grep', {output_mode: 'content', pattern: 'greet'}), toolUse('LS', {path: '.'})),
       (request) => reply(toolUse('Write', {content: '# Plan\n\n1. Rename greet to welcome.\n', file_path: planPathIn(request)})),
-      (request) => reply(toolUse('Edit', {file_path: planPathIn(request), new_string: '1. Rename greet to welcome everywhere.', old_string: '1. Rename greet to welcome.'})),
+      (request) =>
+        reply(
+          toolUse('Edit', {file_path: planPathIn(request), new_string: '1. Rename greet to welcome everywhere.', old_string: '1. Rename greet to welcome.'}),
+        ),
       reply('The plan is ready.'),
     )
     const before = snapshotTree(sandbox.repo)
@@ -109,7 +114,7 @@ describe('wave plan', () => {
     expect(server.messageRequests).toHaveLength(4)
     expect(toolResults(server.messageRequests[1])[0]).toMatchObject({is_error: true})
     expect(toolResults(server.messageRequests[1])[0].text).toContain('No plan file exists yet')
-    expect(toolResults(server.messageRequests[3])[0].text).toContain('not this session\'s plan file')
+    expect(toolResults(server.messageRequests[3])[0].text).toContain("not this session's plan file")
   })
 
   it('exits 2 naming ANTHROPIC_API_KEY when no key is set, with no request made', async () => {
@@ -170,7 +175,7 @@ describe('wave plan: hostile calls are refused with nothing changed', () => {
     symlinkSync(outside, path.join(sandbox.repo, 'link-out'))
     symlinkSync(path.join(outside, 'secret.txt'), path.join(sandbox.repo, 'secret-link'))
     mkdirSync(sandbox.plansDir, {recursive: true})
-    writeFileSync(path.join(sandbox.plansDir, 'other-plan.md'), '# someone else\'s plan\n')
+    writeFileSync(path.join(sandbox.plansDir, 'other-plan.md'), "# someone else's plan\n")
 
     const hostile = (planPath: string) => [
       toolUse('Write', {content: 'x', file_path: '../escape.txt'}),
@@ -238,8 +243,13 @@ describe('wave plan: hostile calls are refused with nothing changed', () => {
     const planPath = result.stdout.trim()
     const added = Object.keys(snapshotTree(sandbox.home)).filter((file) => !(file in homeBefore))
     const base = path.basename(planPath, '.md')
-    expect(added.sort()).toEqual([`.wave/plans/${base}.md`, `.wave/plans/${base}.revisions.jsonl`, `.wave/plans/${base}.state.json`, `.wave/plans/${base}.transcript.jsonl`])
-    expect(readFileSync(path.join(sandbox.plansDir, 'other-plan.md'), 'utf8')).toBe('# someone else\'s plan\n')
+    expect(added.sort()).toEqual([
+      `.wave/plans/${base}.md`,
+      `.wave/plans/${base}.revisions.jsonl`,
+      `.wave/plans/${base}.state.json`,
+      `.wave/plans/${base}.transcript.jsonl`,
+    ])
+    expect(readFileSync(path.join(sandbox.plansDir, 'other-plan.md'), 'utf8')).toBe("# someone else's plan\n")
     expect(readFileSync(planPath, 'utf8')).toBe('# Plan\n')
   })
 })

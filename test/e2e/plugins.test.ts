@@ -82,7 +82,10 @@ describe('tools from oclif plugins', () => {
     // Run (acceptEdits): the write tool is offered and writes inside the workspace.
     const planPath = planned.stdout.trim()
     expect((await wave(['approve', planPath])).code).toBe(0)
-    server.push(reply(toolUse('AppendNote', {file_path: 'NOTES.md', note: 'README has 3 lines'}), toolUse('WordCount', {file_path: 'src/util.ts'})), reply('Noted.'))
+    server.push(
+      reply(toolUse('AppendNote', {file_path: 'NOTES.md', note: 'README has 3 lines'}), toolUse('WordCount', {file_path: 'src/util.ts'})),
+      reply('Noted.'),
+    )
     const ran = await wave(['run', planPath, '--json'])
     expect(ran.code, ran.stderr).toBe(0)
     const runRequests = server.messageRequests.slice(3)

@@ -79,7 +79,17 @@ describe('what the model is told', () => {
 
     const system = systemText(first)
     expectEnvironment(system)
-    for (const section of ['Goal:', 'Findings:', 'Changes: file by file', 'New files:', 'Scope:', 'Verification:', 'Risks:', 'Open questions:', 'Out of scope:']) {
+    for (const section of [
+      'Goal:',
+      'Findings:',
+      'Changes: file by file',
+      'New files:',
+      'Scope:',
+      'Verification:',
+      'Risks:',
+      'Open questions:',
+      'Out of scope:',
+    ]) {
       expect(system).toContain(`\n- ${section}`)
     }
 
@@ -89,14 +99,16 @@ describe('what the model is told', () => {
     expect(system).toContain('seeing only the task and the plan')
     // The environment goes before the reminder, which still ends the prompt word for word.
     expect(system.indexOf('# Environment')).toBeLessThan(system.indexOf('## Plan File Info:'))
-    expect(system).toMatch(/## Plan File Info:\nNo plan file exists yet\. You should create your plan at \S+ using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/)
+    expect(system).toMatch(
+      /## Plan File Info:\nNo plan file exists yet\. You should create your plan at \S+ using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/,
+    )
 
     // The system prompt is the same on every turn but for the reminder's first line, once the plan exists.
     const [, second] = server.messageRequests
     expect(systemText(second).split('## Plan File Info:')[0]).toBe(system.split('## Plan File Info:')[0])
   })
 
-  it('revise: the environment, the template, and the reviewer\'s feedback last in the first message', async () => {
+  it("revise: the environment, the template, and the reviewer's feedback last in the first message", async () => {
     server.push((request) => reply(toolUse('Write', {content: PLAN, file_path: planPathIn(request)})), reply('Planned.'))
     const made = (await wave(['plan', '--task', 'Rename greet to welcome'])).stdout.trim()
     expect((await wave(['approve', made, '--request-changes', 'Also rename it in README.md.'])).code).toBe(0)
@@ -180,6 +192,8 @@ describe('what the model is told', () => {
     expect(fetch.input_schema).toMatchObject({properties: {url: {type: 'string'}}, required: ['url'], type: 'object'})
 
     const text = await wave(['tools', '--verbose'])
-    expect(text.stdout).toContain(`----- Edit (write, builtin) -----\n${tools.find((tool: {name: string}) => tool.name === 'Edit').description}\n\ninput_schema: {`)
+    expect(text.stdout).toContain(
+      `----- Edit (write, builtin) -----\n${tools.find((tool: {name: string}) => tool.name === 'Edit').description}\n\ninput_schema: {`,
+    )
   })
 })

@@ -80,7 +80,9 @@ describe('Amazon Bedrock', () => {
     expect(first.body.anthropic_version).toMatch(/^\d{4}-\d{2}-\d{2}$/)
     expect(first.body).not.toHaveProperty('model')
     expect(first.body).not.toHaveProperty('stream')
-    expect(first.headers.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${AWS_KEY_ID}/\\d{8}/eu-west-3/bedrock/aws4_request, SignedHeaders=\\S+, Signature=[0-9a-f]{64}$`))
+    expect(first.headers.authorization).toMatch(
+      new RegExp(`^AWS4-HMAC-SHA256 Credential=${AWS_KEY_ID}/\\d{8}/eu-west-3/bedrock/aws4_request, SignedHeaders=\\S+, Signature=[0-9a-f]{64}$`),
+    )
     expect(first.headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/)
     expect(first.headers['x-api-key']).toBeUndefined()
 

@@ -41,7 +41,11 @@ async function approvedPlan(): Promise<string> {
 describe('requests the API accepts', () => {
   it('a whitespace-only text block before a tool call is never sent back; the run completes', async () => {
     const planPath = await approvedPlan()
-    server.push(reply(text('  \n'), toolUse('Write', {content: 'notes\n', file_path: 'notes.txt'})), reply(text(''), toolUse('LS', {path: '.'})), reply('Done.'))
+    server.push(
+      reply(text('  \n'), toolUse('Write', {content: 'notes\n', file_path: 'notes.txt'})),
+      reply(text(''), toolUse('LS', {path: '.'})),
+      reply('Done.'),
+    )
     const result = await wave(['run', planPath])
 
     expect(result.code, result.stderr).toBe(0)
@@ -55,7 +59,10 @@ describe('requests the API accepts', () => {
 
     // The assistant turns went back with their tool calls, without the empty text.
     const last = messagesOf(server.messageRequests[2])
-    expect(last.filter((message) => message.role === 'assistant').map((message) => blocksOf(message).map((block) => block.type))).toEqual([['tool_use'], ['tool_use']])
+    expect(last.filter((message) => message.role === 'assistant').map((message) => blocksOf(message).map((block) => block.type))).toEqual([
+      ['tool_use'],
+      ['tool_use'],
+    ])
   })
 
   it('--resume of a transcript written with a whitespace block sends none of it', async () => {
@@ -66,7 +73,10 @@ describe('requests the API accepts', () => {
 
     // As an earlier wave wrote it: the assistant turn with its whitespace block as the model sent it.
     const transcript = `${planPath.slice(0, -3)}.transcript.jsonl`
-    const lines = readFileSync(transcript, 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    const lines = readFileSync(transcript, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     const assistant = lines.find((entry) => entry.message?.role === 'assistant')
     assistant.message.content.unshift({text: ' ', type: 'text'})
     writeFileSync(transcript, lines.map((entry) => JSON.stringify(entry)).join('\n') + '\n')
@@ -83,7 +93,11 @@ describe('requests the API accepts', () => {
 
 describe('thinking, effort and max_tokens', () => {
   it('by default: adaptive thinking, effort high and max_tokens 64000 for a model that takes them', async () => {
-    server.push((request) => reply(toolUse('Write', {content: '# Plan\n\n1. Step.\n', file_path: planPathIn(request)})), reply(toolUse('ExitPlanMode', {})), reply('Planned.'))
+    server.push(
+      (request) => reply(toolUse('Write', {content: '# Plan\n\n1. Step.\n', file_path: planPathIn(request)})),
+      reply(toolUse('ExitPlanMode', {})),
+      reply('Planned.'),
+    )
     const result = await wave(['plan', '--task', 'Plan something', '--model', 'claude-sonnet-5-5'])
     expect(result.code, result.stderr).toBe(0)
 
@@ -125,7 +139,11 @@ describe('thinking, effort and max_tokens', () => {
     server.push((request) => reply(toolUse('Write', {content: '# Plan\n\n1. Step.\n', file_path: planPathIn(request)})), reply('Planned.'))
     const set = await wave(['plan', '--task', 'Plan something', '--effort', 'xhigh'])
     expect(set.code, set.stderr).toBe(0)
-    expect(server.messageRequests[2].body).toMatchObject({max_tokens: 30_000, output_config: {effort: 'xhigh'}, thinking: {budget_tokens: 2048, type: 'enabled'}})
+    expect(server.messageRequests[2].body).toMatchObject({
+      max_tokens: 30_000,
+      output_config: {effort: 'xhigh'},
+      thinking: {budget_tokens: 2048, type: 'enabled'},
+    })
   })
 })
 
@@ -140,14 +158,22 @@ describe('no plan is ever lost', () => {
     expect(json).toMatchObject({planSource: 'final_message'})
     expect(server.messageRequests).toHaveLength(2)
     const corrective = messagesOf(server.messageRequests[1]).at(-1)!
-    expect(blocksOf(corrective).map((block) => block.text).join('\n')).toContain(`Write the complete plan to ${json.planPath}`)
+    expect(
+      blocksOf(corrective)
+        .map((block) => block.text)
+        .join('\n'),
+    ).toContain(`Write the complete plan to ${json.planPath}`)
     expect(readFileSync(json.planPath, 'utf8')).toBe(`Here it is again:\n\n${prose}\n`)
     expect(readJson(`${json.planPath.slice(0, -3)}.state.json`)).toMatchObject({planSource: 'final_message', status: 'draft'})
     expect(result.stderr).toMatch(/wrote no plan file: its final message is saved as the plan/)
   })
 
   it('the corrective turn is enough when the model then writes the file', async () => {
-    server.push(reply('I would add a flag.'), (request) => reply(toolUse('Write', {content: '# Plan\n\n1. Add the flag.\n', file_path: planPathIn(request)})), reply('Written.'))
+    server.push(
+      reply('I would add a flag.'),
+      (request) => reply(toolUse('Write', {content: '# Plan\n\n1. Add the flag.\n', file_path: planPathIn(request)})),
+      reply('Written.'),
+    )
     const result = await wave(['plan', '--task', 'Plan something', '--json'])
     expect(result.code, result.stderr).toBe(0)
     const json = JSON.parse(result.stdout)
@@ -161,7 +187,9 @@ describe('no plan is ever lost', () => {
     expect(result.code, result.stderr).toBe(0)
     const system = server.messageRequests[0].body.system.map((block: {text: string}) => block.text).join('')
     expect(system).toMatch(/must end .*Write tool.*then a call to ExitPlanMode/s)
-    expect(system).toMatch(/## Plan File Info:\nNo plan file exists yet\. You should create your plan at .* using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/)
+    expect(system).toMatch(
+      /## Plan File Info:\nNo plan file exists yet\. You should create your plan at .* using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/,
+    )
   })
 })
 
@@ -175,7 +203,11 @@ describe('a run that ends without a result', () => {
     expect(result.stderr).toMatch(/Error: The model ended without a result/)
     expect(server.messageRequests).toHaveLength(3)
     const nudge = messagesOf(server.messageRequests[2]).at(-1)!
-    expect(blocksOf(nudge).map((block) => block.text).join('\n')).toMatch(/Your last turn was empty\. Continue/)
+    expect(
+      blocksOf(nudge)
+        .map((block) => block.text)
+        .join('\n'),
+    ).toMatch(/Your last turn was empty\. Continue/)
     expect(alternates(server.messageRequests[2])).toBe(true)
   })
 
@@ -215,12 +247,17 @@ describe('compaction', () => {
 
     expect(result.code, result.stderr).toBe(0)
     expect(readFileSync(path.join(sandbox.repo, 'big.ts'), 'utf8')).toBe(big)
-    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line))
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     const compaction = events.find((event) => event.type === 'compaction' && event.clearedToolInputs > 0)
     expect(compaction).toBeDefined()
     const last = server.messageRequests.at(-1)!
     expect(last.rawBody.length).toBeLessThan(big.length)
-    const write = messagesOf(last).flatMap(blocksOf).find((block) => block.type === 'tool_use' && block.name === 'Write')!
+    const write = messagesOf(last)
+      .flatMap(blocksOf)
+      .find((block) => block.type === 'tool_use' && block.name === 'Write')!
     expect(write.input).toMatchObject({file_path: 'big.ts'})
     expect(String(write.input!.content)).toMatch(new RegExp(`${big.length} characters of content for big\\.ts`))
   })

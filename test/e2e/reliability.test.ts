@@ -10,7 +10,18 @@ import path from 'node:path'
 
 import {test as base, describe, expect} from 'vitest'
 
-import {makeSandbox, readJson, runWave, type RunWaveResult, type Sandbox, type StartedWave, snapshotTree, startWave, TEST_API_KEY, waitFor} from '../support/cli.js'
+import {
+  makeSandbox,
+  readJson,
+  runWave,
+  type RunWaveResult,
+  type Sandbox,
+  type StartedWave,
+  snapshotTree,
+  startWave,
+  TEST_API_KEY,
+  waitFor,
+} from '../support/cli.js'
 import {
   fault,
   type MessagesServer,
@@ -31,7 +42,10 @@ const SOON = {'retry-after-ms': '5'}
 const sidecar = (planPath: string, suffix: string) => planPath.replace(/\.md$/, suffix)
 
 /** A turn that writes the session's plan file (plan mode) with this content. */
-const writePlan = (content: string): Turn => (request) => reply(toolUse('Write', {content, file_path: planPathIn(request)}))
+const writePlan =
+  (content: string): Turn =>
+  (request) =>
+    reply(toolUse('Write', {content, file_path: planPathIn(request)}))
 
 /** The error line of a failed command: exactly one `Error:` line, and no stack trace. */
 function errorLine(result: RunWaveResult): string {
@@ -45,7 +59,10 @@ function errorLine(result: RunWaveResult): string {
 function transcriptEntries(planPath: string): Array<{message: {role: string; content: unknown}; session: string}> {
   const text = readFileSync(sidecar(planPath, '.transcript.jsonl'), 'utf8')
   expect(text.endsWith('\n')).toBe(true)
-  return text.trimEnd().split('\n').map((line) => JSON.parse(line))
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line))
 }
 
 /** No temporary file (write-file-atomic's or wave's own) is left behind anywhere under `dir`. */
@@ -302,7 +319,11 @@ describe.concurrent('API faults', () => {
   })
 
   it('cuts and retries a stream that goes silent mid-message', async ({t: {server, wave}}) => {
-    server.push((request) => ({...reply(toolUse('Write', {content: '# Plan\n', file_path: planPathIn(request)})), eventDelayMs: 5000}), writePlan('# Plan\n'), reply('Done.'))
+    server.push(
+      (request) => ({...reply(toolUse('Write', {content: '# Plan\n', file_path: planPathIn(request)})), eventDelayMs: 5000}),
+      writePlan('# Plan\n'),
+      reply('Done.'),
+    )
     const result = await wave(['plan', '--task', 'Silence'], {WAVE_API_TIMEOUT_MS: '1500'})
     expect(result.stderr).not.toContain('Error')
     expect(result.code).toBe(0)
@@ -323,62 +344,68 @@ describe.concurrent('interruption', () => {
   it.for([
     ['SIGINT', 130],
     ['SIGTERM', 143],
-  ] as const)('%s stops a running wave plan (exit %i), keeping the plan, its state and transcript consistent', async ([signal, exitCode], {t: {sandbox, server, startWave}}) => {
-    server.push(writePlan('# Plan\n\n1. Partial.\n'), {stallMs: 30_000})
-    const session = startWave(['plan', '--task', 'Interrupt me'])
-    await waitFor(() => server.messageRequests.length === 2, 'the stalled second request')
-    session.child.kill(signal)
-    const result = await session.done
+  ] as const)(
+    '%s stops a running wave plan (exit %i), keeping the plan, its state and transcript consistent',
+    async ([signal, exitCode], {t: {sandbox, server, startWave}}) => {
+      server.push(writePlan('# Plan\n\n1. Partial.\n'), {stallMs: 30_000})
+      const session = startWave(['plan', '--task', 'Interrupt me'])
+      await waitFor(() => server.messageRequests.length === 2, 'the stalled second request')
+      session.child.kill(signal)
+      const result = await session.done
 
-    // Ended by the signal, not by the harness's SIGKILL at its deadline (the stalled request lasts as long).
-    expect(result.signal, result.stderr).toBeNull()
-    expect(result.code).toBe(exitCode)
-    expect(result.stdout).toBe('')
-    const planPath = planPathIn(server.messageRequests[0])
-    const lines = result.stderr.split('\n').filter((line) => line.startsWith('Error:'))
-    expect(lines).toEqual([`Error: Interrupted by ${signal}. The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.`])
-    expect(readFileSync(planPath, 'utf8')).toBe('# Plan\n\n1. Partial.\n')
-    expect(readJson(sidecar(planPath, '.state.json'))).toMatchObject({status: 'failed'})
-    expect(transcriptEntries(planPath).map((e) => e.message.role)).toEqual(['user', 'assistant', 'user'])
-    noTemporaryFiles(sandbox.home)
-  })
+      // Ended by the signal, not by the harness's SIGKILL at its deadline (the stalled request lasts as long).
+      expect(result.signal, result.stderr).toBeNull()
+      expect(result.code).toBe(exitCode)
+      expect(result.stdout).toBe('')
+      const planPath = planPathIn(server.messageRequests[0])
+      const lines = result.stderr.split('\n').filter((line) => line.startsWith('Error:'))
+      expect(lines).toEqual([`Error: Interrupted by ${signal}. The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.`])
+      expect(readFileSync(planPath, 'utf8')).toBe('# Plan\n\n1. Partial.\n')
+      expect(readJson(sidecar(planPath, '.state.json'))).toMatchObject({status: 'failed'})
+      expect(transcriptEntries(planPath).map((e) => e.message.role)).toEqual(['user', 'assistant', 'user'])
+      noTemporaryFiles(sandbox.home)
+    },
+  )
 
   it.for([
     ['SIGTERM', 143],
     ['SIGINT', 130],
-  ] as const)('%s stops a running wave run (exit %i) and kills the command\'s whole process group', async ([signal, exitCode], {t: {sandbox, server, planFile, startWave}}) => {
-    const planPath = planFile()
-    server.push(reply(toolUse('Bash', {command: 'echo $$ > group.pid; sleep 30 & echo $! > sleep.pid; wait'})), reply('never reached'))
-    // Unsandboxed, so the pids the command writes are the host's; in the sandbox they would be its own
-    // PID namespace's (the sandboxed kill is tested in test/plugins/bash.test.ts).
-    const session = startWave(['run', planPath, '--approve', '--mode', 'bypassPermissions', '--sandbox', 'off'])
-    const sleepPidFile = path.join(sandbox.repo, 'sleep.pid')
-    await waitFor(() => existsSync(sleepPidFile) && readFileSync(sleepPidFile, 'utf8').endsWith('\n'), 'the command to start')
-    const group = Number(readFileSync(path.join(sandbox.repo, 'group.pid'), 'utf8'))
-    const sleeper = Number(readFileSync(sleepPidFile, 'utf8'))
-    expect(processGone(sleeper)).toBe(false)
-    expect(existsSync(sidecar(planPath, '.lock'))).toBe(true)
+  ] as const)(
+    "%s stops a running wave run (exit %i) and kills the command's whole process group",
+    async ([signal, exitCode], {t: {sandbox, server, planFile, startWave}}) => {
+      const planPath = planFile()
+      server.push(reply(toolUse('Bash', {command: 'echo $$ > group.pid; sleep 30 & echo $! > sleep.pid; wait'})), reply('never reached'))
+      // Unsandboxed, so the pids the command writes are the host's; in the sandbox they would be its own
+      // PID namespace's (the sandboxed kill is tested in test/plugins/bash.test.ts).
+      const session = startWave(['run', planPath, '--approve', '--mode', 'bypassPermissions', '--sandbox', 'off'])
+      const sleepPidFile = path.join(sandbox.repo, 'sleep.pid')
+      await waitFor(() => existsSync(sleepPidFile) && readFileSync(sleepPidFile, 'utf8').endsWith('\n'), 'the command to start')
+      const group = Number(readFileSync(path.join(sandbox.repo, 'group.pid'), 'utf8'))
+      const sleeper = Number(readFileSync(sleepPidFile, 'utf8'))
+      expect(processGone(sleeper)).toBe(false)
+      expect(existsSync(sidecar(planPath, '.lock'))).toBe(true)
 
-    session.child.kill(signal)
-    const result = await session.done
+      session.child.kill(signal)
+      const result = await session.done
 
-    expect(result.code).toBe(exitCode)
-    expect(result.stderr).toContain(`Error: Interrupted by ${signal}.`)
-    // The command and its background child are gone, with their whole group.
-    await waitFor(() => processGone(sleeper) && groupGone(group), 'the process group to die', 5000)
-    // Only the first turn was requested; the interrupted result was recorded, then the session ended.
-    expect(server.messageRequests).toHaveLength(1)
-    const state = readJson(sidecar(planPath, '.state.json'))
-    expect(state.status).toBe('failed')
-    expect(state.runs).toHaveLength(1)
-    expect(state.runs[0]).toMatchObject({exitCode})
-    expect(state.runs[0].endedAt).toBeTruthy()
-    expect(existsSync(sidecar(planPath, '.lock'))).toBe(false)
-    const entries = transcriptEntries(planPath)
-    expect(entries.map((e) => e.message.role)).toEqual(['user', 'assistant', 'user'])
-    expect(JSON.stringify(entries[2].message.content)).toMatch(/interrupted and killed/)
-    noTemporaryFiles(sandbox.home)
-  })
+      expect(result.code).toBe(exitCode)
+      expect(result.stderr).toContain(`Error: Interrupted by ${signal}.`)
+      // The command and its background child are gone, with their whole group.
+      await waitFor(() => processGone(sleeper) && groupGone(group), 'the process group to die', 5000)
+      // Only the first turn was requested; the interrupted result was recorded, then the session ended.
+      expect(server.messageRequests).toHaveLength(1)
+      const state = readJson(sidecar(planPath, '.state.json'))
+      expect(state.status).toBe('failed')
+      expect(state.runs).toHaveLength(1)
+      expect(state.runs[0]).toMatchObject({exitCode})
+      expect(state.runs[0].endedAt).toBeTruthy()
+      expect(existsSync(sidecar(planPath, '.lock'))).toBe(false)
+      const entries = transcriptEntries(planPath)
+      expect(entries.map((e) => e.message.role)).toEqual(['user', 'assistant', 'user'])
+      expect(JSON.stringify(entries[2].message.content)).toMatch(/interrupted and killed/)
+      noTemporaryFiles(sandbox.home)
+    },
+  )
 })
 
 describe.concurrent('concurrency', () => {
@@ -402,7 +429,7 @@ describe.concurrent('concurrency', () => {
     }
   })
 
-  it('creates a plan\'s files exclusively and whole: of racing writers exactly one wins, and no reader sees half a file', async ({t: {sandbox}}) => {
+  it("creates a plan's files exclusively and whole: of racing writers exactly one wins, and no reader sees half a file", async ({t: {sandbox}}) => {
     const {createExclusive} = await import('../../src/core/plans/plans.js')
     const file = path.join(sandbox.root, 'contested.state.json')
     const content = (i: number) => JSON.stringify({writer: i, padding: 'x'.repeat(100_000)})
@@ -463,13 +490,16 @@ describe.concurrent('secrets', () => {
     const result = await wave(['plan', '--task', 'Leak?', '--output-format', 'stream-json'], {DEBUG: '1'})
     expect(result.code).toBe(1)
     expect(result.stdout + result.stderr).not.toContain(TEST_API_KEY)
-    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line))
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(events.filter((e) => e.type === 'retry')).toHaveLength(3)
     expect(JSON.stringify(events)).toContain('upstream said [redacted]')
     keyNowhereIn(sandbox.home)
   })
 
-  it('keeps the key out of a command\'s environment, and out of its output even when it digs for it', async ({t: {sandbox, server, wave, planFile}}) => {
+  it("keeps the key out of a command's environment, and out of its output even when it digs for it", async ({t: {sandbox, server, wave, planFile}}) => {
     const planPath = planFile()
     server.push(
       reply(
@@ -522,7 +552,7 @@ describe.concurrent('tools under stress, end to end (wave run in bypassPermissio
 
     expect(timeout.text).toMatch(/^started\nCommand timed out after 500 ms and was killed\./)
     const background = Number(readFileSync(path.join(sandbox.repo, 'bg.pid'), 'utf8'))
-    await waitFor(() => processGone(background), 'the timed-out command\'s child to die', 5000)
+    await waitFor(() => processGone(background), "the timed-out command's child to die", 5000)
 
     expect(stubborn.text).toMatch(/Command timed out after 300 ms and was killed\./)
     const stubbornPid = Number(readFileSync(path.join(sandbox.repo, 'stubborn.pid'), 'utf8'))
@@ -559,7 +589,9 @@ describe.concurrent('tools under stress, end to end (wave run in bypassPermissio
       toolUse('Grep', {output_mode: 'files_with_matches', path: 'many', pattern: 'needle'}),
     )
     expect(binary.text).toBe('image.png: binary file, 16 bytes. Read shows text files only.')
-    expect(page.text).toMatch(/^\s+4990\tline 4990\n\s+4991\tline 4991\n\s+4992\tline 4992\n\n\(Showing lines 4990-4992 of 5000\. To read on, call Read with offset=4993\.\)$/)
+    expect(page.text).toMatch(
+      /^\s+4990\tline 4990\n\s+4991\tline 4991\n\s+4992\tline 4992\n\n\(Showing lines 4990-4992 of 5000\. To read on, call Read with offset=4993\.\)$/,
+    )
     expect(defaultPage.text).toMatch(/\(Showing lines 1-2000 of 5000\. To read on, call Read with offset=2001\.\)$/)
     expect(wide.text).toMatch(/x{2000}… \[line truncated: 3000 more characters\]\n\s+2\tshort/)
     expect(glob.text).toMatch(/\(truncated: showing 500 of 601 matches; narrow the pattern or path\)$/)

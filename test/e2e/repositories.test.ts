@@ -85,7 +85,7 @@ describe("the repository's instructions", () => {
     expect(systemText(server.messageRequests.at(-1)!)).toContain('CLAUDE-ONLY-MARKER')
   })
 
-  it('adds --append-system-prompt (text or @file) and the settings\' instructions, marked and in that order', async () => {
+  it("adds --append-system-prompt (text or @file) and the settings' instructions, marked and in that order", async () => {
     write(inRepo('AGENTS.md'), 'REPO-MARKER\n')
     write(path.join(sandbox.home, '.wave', 'settings.json'), JSON.stringify({instructions: 'USER-SETTINGS-MARKER'}))
     write(inRepo('.wave', 'settings.json'), JSON.stringify({instructions: 'PROJECT-SETTINGS-MARKER'}))
@@ -94,9 +94,21 @@ describe("the repository's instructions", () => {
 
     const planPath = await plan(undefined, '--append-system-prompt', 'FLAG-APPENDED-MARKER')
     const system = systemText(server.messageRequests[0])
-    const order = ['# Repository instructions', 'REPO-MARKER', '# Instructions from the settings', 'USER-SETTINGS-MARKER', 'PROJECT-SETTINGS-MARKER', '# Additional instructions', 'FLAG-APPENDED-MARKER', '## Plan File Info:']
+    const order = [
+      '# Repository instructions',
+      'REPO-MARKER',
+      '# Instructions from the settings',
+      'USER-SETTINGS-MARKER',
+      'PROJECT-SETTINGS-MARKER',
+      '# Additional instructions',
+      'FLAG-APPENDED-MARKER',
+      '## Plan File Info:',
+    ]
     const at = order.map((marker) => system.indexOf(marker))
-    expect(at.every((index) => index >= 0), system).toBe(true)
+    expect(
+      at.every((index) => index >= 0),
+      system,
+    ).toBe(true)
     expect(at).toEqual([...at].sort((a, b) => a - b))
 
     await approve(planPath)
@@ -195,7 +207,13 @@ describe('plans by name', () => {
     expect(rejected.code, rejected.stderr).toBe(0)
     expect(rejected.stdout.trim()).toBe(recordOf(planPath))
 
-    server.push((request) => reply(toolUse('Edit', {file_path: planPathIn(request), new_string: '1. Create src/farewell.ts, and say hello.', old_string: '1. Create src/farewell.ts.'})), reply('Revised.'))
+    server.push(
+      (request) =>
+        reply(
+          toolUse('Edit', {file_path: planPathIn(request), new_string: '1. Create src/farewell.ts, and say hello.', old_string: '1. Create src/farewell.ts.'}),
+        ),
+      reply('Revised.'),
+    )
     const revised = await wave(['plan', '--revise', name])
     expect(revised.code, revised.stderr).toBe(0)
     expect(revised.stdout.trim()).toBe(planPath)
@@ -208,7 +226,11 @@ describe('plans by name', () => {
 
     const requests = server.requests.length
     writeFileSync(inRepo('index.js'), 'console.log(1)\n')
-    for (const args of [['approve', 'index.js'], ['run', 'index.js', '--approve'], ['approve', 'no-such-plan']]) {
+    for (const args of [
+      ['approve', 'index.js'],
+      ['run', 'index.js', '--approve'],
+      ['approve', 'no-such-plan'],
+    ]) {
       const result = await wave(args)
       expect(result.code, args.join(' ')).toBe(2)
     }
@@ -289,7 +311,8 @@ describe('wave plans rm and prune', () => {
     const first = await plan()
     await approve(first)
     const second = await plan()
-    const sidecars = (planPath: string) => ['.md', '.approval.json', '.revisions.jsonl', '.state.json', '.transcript.jsonl'].map((suffix) => planPath.replace(/\.md$/, suffix))
+    const sidecars = (planPath: string) =>
+      ['.md', '.approval.json', '.revisions.jsonl', '.state.json', '.transcript.jsonl'].map((suffix) => planPath.replace(/\.md$/, suffix))
     expect(sidecars(first).every((file) => existsSync(file))).toBe(true)
 
     const removed = await wave(['plans', 'rm', path.basename(first, '.md')])

@@ -55,8 +55,18 @@ const it = base.extend<{t: Kit}>({
 
 const hintOf = (stderr: string) => stderr.split('\n').find((line) => line.startsWith('Hint:')) ?? ''
 
-type Block = {type: string; id?: string; name?: string; input?: Record<string, unknown>; tool_use_id?: string; is_error?: boolean; content?: unknown; text?: string}
-const blocksOf = (message: {content: unknown}): Block[] => (typeof message.content === 'string' ? [{text: message.content, type: 'text'}] : (message.content as Block[]))
+type Block = {
+  type: string
+  id?: string
+  name?: string
+  input?: Record<string, unknown>
+  tool_use_id?: string
+  is_error?: boolean
+  content?: unknown
+  text?: string
+}
+const blocksOf = (message: {content: unknown}): Block[] =>
+  typeof message.content === 'string' ? [{text: message.content, type: 'text'}] : (message.content as Block[])
 const textOf = (message: {content: unknown}): string =>
   blocksOf(message)
     .filter((block) => block.type === 'text')
@@ -65,7 +75,9 @@ const textOf = (message: {content: unknown}): string =>
 const messagesOf = (request: RecordedRequest): Array<{role: string; content: unknown}> => request.body.messages
 
 describe.concurrent('wave run --resume', () => {
-  it('goes on after SIGTERM: the earlier turns are sent again, the Write is not run again, the turns add up', async ({t: {approvedPlan, sandbox, server, startWave, wave}}) => {
+  it('goes on after SIGTERM: the earlier turns are sent again, the Write is not run again, the turns add up', async ({
+    t: {approvedPlan, sandbox, server, startWave, wave},
+  }) => {
     const planPath = await approvedPlan()
     const notes = path.join(sandbox.repo, 'notes.txt')
     server.push(
@@ -122,7 +134,9 @@ describe.concurrent('wave run --resume', () => {
     expect(server.messageRequests).toHaveLength(3)
   })
 
-  it('answers the call a killed run (SIGKILL) never recorded with an unknown effect, never running it again', async ({t: {approvedPlan, sandbox, server, startWave, wave}}) => {
+  it('answers the call a killed run (SIGKILL) never recorded with an unknown effect, never running it again', async ({
+    t: {approvedPlan, sandbox, server, startWave, wave},
+  }) => {
     const planPath = await approvedPlan()
     server.push(reply(toolUse('Bash', {command: 'echo ran >> ran.txt; sleep 10'})))
     const session = startWave(['run', planPath])
@@ -172,7 +186,11 @@ describe.concurrent('wave run --resume', () => {
     const sent = messagesOf(server.messageRequests[2])
     expect(sent.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
     const calls = [sent[1], sent[3]].map((message) => blocksOf(message).find((block) => block.type === 'tool_use')!.id)
-    const results = [sent[2], sent[4]].map((message) => blocksOf(message).filter((block) => block.type === 'tool_result').map((block) => block.tool_use_id))
+    const results = [sent[2], sent[4]].map((message) =>
+      blocksOf(message)
+        .filter((block) => block.type === 'tool_result')
+        .map((block) => block.tool_use_id),
+    )
     expect(results).toEqual([[calls[0]], [calls[1]]])
     const state = readJson(sidecar(planPath, '.state.json'))
     expect(state.runs).toHaveLength(1)
@@ -187,7 +205,9 @@ describe.concurrent('wave run --resume', () => {
     expect(server.requests).toHaveLength(0)
   })
 
-  it('makes the approval checks of any run: a plan changed since approval (exit 4), a stale HEAD (exit 4)', async ({t: {approvedPlan, sandbox, server, wave}}) => {
+  it('makes the approval checks of any run: a plan changed since approval (exit 4), a stale HEAD (exit 4)', async ({
+    t: {approvedPlan, sandbox, server, wave},
+  }) => {
     const planPath = await approvedPlan()
     server.push(reply(toolUse('LS', {path: '.'})))
     expect((await wave(['run', planPath, '--max-turns', '1'])).code).toBe(5)

@@ -103,7 +103,11 @@ describe('wave run --task with EnterPlanMode and ExitPlanMode', () => {
   function scriptPlanning() {
     server.push(
       reply(toolUse('EnterPlanMode', {reason: 'a rename touches several files'})),
-      (request) => reply(toolUse('Write', {content: 'evil', file_path: 'src/app.ts'}), toolUse('Write', {content: '# Plan\n\n1. Rename greet.\n', file_path: planPathIn(request)})),
+      (request) =>
+        reply(
+          toolUse('Write', {content: 'evil', file_path: 'src/app.ts'}),
+          toolUse('Write', {content: '# Plan\n\n1. Rename greet.\n', file_path: planPathIn(request)}),
+        ),
       // ExitPlanMode ends the planning session: no further request is made in it.
       reply(toolUse('ExitPlanMode', {})),
     )
@@ -171,7 +175,11 @@ describe('wave run --task with EnterPlanMode and ExitPlanMode', () => {
       (request) => reply(toolUse('Write', {content: '  \n\n', file_path: planPathIn(request)}), toolUse('ExitPlanMode', {})),
       reply(toolUse('ExitPlanMode', {plan_path: 'src/app.ts'})),
       // The plan path in another spelling is still the session's plan: accepted, and the session ends.
-      (request) => reply(toolUse('Write', {content: '# Plan\n', file_path: planPathIn(request)}), toolUse('ExitPlanMode', {plan_path: `~/.wave/plans/../plans/${path.basename(planPathIn(request))}`})),
+      (request) =>
+        reply(
+          toolUse('Write', {content: '# Plan\n', file_path: planPathIn(request)}),
+          toolUse('ExitPlanMode', {plan_path: `~/.wave/plans/../plans/${path.basename(planPathIn(request))}`}),
+        ),
     )
     const result = await wave(['run', '--task', 'Plan carefully'])
     expect(result.code).toBe(10)

@@ -7,7 +7,8 @@ import {gitCommitAll, gitHead, readJson, type Sandbox, SANDBOX_FILES, sha256, sn
 import {useScriptedSession, waveIn} from '../support/session.js'
 import {type MessagesServer, type RecordedRequest, reply, systemText, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
-const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n2. Say "hi" instead of "hello" in src/util.ts.\n3. Touch from-bash.txt to show a command ran.\n'
+const PLAN =
+  '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n2. Say "hi" instead of "hello" in src/util.ts.\n3. Touch from-bash.txt to show a command ran.\n'
 const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
 const READ_TOOLS = ['Glob', 'Grep', 'LS', 'Read']
 
@@ -36,7 +37,10 @@ async function approve(planPath: string, ...flags: string[]) {
 /** The text of a message as sent (string content, or its text blocks joined). */
 function messageText(message: {content: unknown}): string {
   if (typeof message.content === 'string') return message.content
-  return (message.content as Array<{type: string; text?: string}>).filter((b) => b.type === 'text').map((b) => b.text).join('\n')
+  return (message.content as Array<{type: string; text?: string}>)
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join('\n')
 }
 
 /** The requests of the run: those after the first `skip` (a planning session's). */
@@ -58,7 +62,11 @@ describe('wave plan → wave approve → wave run', () => {
     expect(readJson(sidecar(planPath, '.state.json')).status).toBe('approved')
 
     server.push(
-      reply('Starting.', toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'}), toolUse('Edit', {file_path: 'src/util.ts', new_string: 'hi ${name}', old_string: 'hello ${name}'})),
+      reply(
+        'Starting.',
+        toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'}),
+        toolUse('Edit', {file_path: 'src/util.ts', new_string: 'hi ${name}', old_string: 'hello ${name}'}),
+      ),
       reply(toolUse('Bash', {command: 'touch from-bash.txt'})),
       reply('Added src/farewell.ts, edited src/util.ts, and touched from-bash.txt.'),
     )
@@ -86,7 +94,19 @@ describe('wave plan → wave approve → wave run', () => {
     expect(systemText(requests[0])).toContain('acceptEdits')
 
     // Tools: the full set filtered by mode and rules, never the plan-mode controls.
-    expect(toolNames(requests[0]).sort()).toEqual(['AskUserQuestion', 'Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TaskOutput', 'TaskStop', 'TodoWrite', 'Write'])
+    expect(toolNames(requests[0]).sort()).toEqual([
+      'AskUserQuestion',
+      'Bash',
+      'Edit',
+      'Glob',
+      'Grep',
+      'LS',
+      'Read',
+      'TaskOutput',
+      'TaskStop',
+      'TodoWrite',
+      'Write',
+    ])
     expect(toolResults(requests[1]).map((r) => r.is_error ?? false)).toEqual([false, false])
     expect(toolResults(requests[2])[0].is_error ?? false).toBe(false)
 
@@ -103,7 +123,10 @@ describe('wave plan → wave approve → wave run', () => {
     expect(existsSync(sidecar(planPath, '.lock'))).toBe(false)
 
     // The transcript has the run's messages; the key is nowhere.
-    const transcript = readFileSync(sidecar(planPath, '.transcript.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    const transcript = readFileSync(sidecar(planPath, '.transcript.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(transcript.some((entry) => entry.session === 'run')).toBe(true)
     expect(result.stdout + result.stderr).not.toContain(TEST_API_KEY)
     for (const file of readdirSync(sandbox.plansDir)) {
@@ -189,7 +212,7 @@ describe('wave run', () => {
     expect(readJson(sidecar(copy, '.state.json'))).toMatchObject({runs: [{changedFiles: ['src/farewell.ts'], exitCode: 0}], status: 'ran'})
   })
 
-  it('counts only the model\'s changes as files changed when the plan travels inside the repository', async () => {
+  it("counts only the model's changes as files changed when the plan travels inside the repository", async () => {
     const planPath = writePlan()
     await approve(planPath)
     const inRepo = path.join(sandbox.repo, 'plans')
@@ -246,7 +269,7 @@ describe('wave run', () => {
     expect(state.runs[0]).toMatchObject({changedFiles: ['src/farewell.ts'], exitCode: 1})
   })
 
-  it('refuses to run a plan another live process is running, and takes over a dead one\'s lock', async () => {
+  it("refuses to run a plan another live process is running, and takes over a dead one's lock", async () => {
     const planPath = writePlan()
     await approve(planPath)
     writeFileSync(sidecar(planPath, '.lock'), String(process.pid))
@@ -313,13 +336,13 @@ describe('wave run: refusals before any model request', () => {
     noRunRecorded(planPath)
   })
 
-  it('refuses a tampered record whose sha256 is not the plan\'s (exit 4)', async () => {
+  it("refuses a tampered record whose sha256 is not the plan's (exit 4)", async () => {
     const planPath = writePlan()
     writeRecord(planPath, {decision: 'approved', plan: {sha256: sha256('another plan')}, version: 1})
     await refused(['run', planPath], 4, /changed since it was approved/)
   })
 
-  it('refuses a stale plan (exit 4) from a hand-written record\'s repository.head, unless --allow-stale', async () => {
+  it("refuses a stale plan (exit 4) from a hand-written record's repository.head, unless --allow-stale", async () => {
     const planPath = writePlan()
     writeRecord(planPath, {decision: 'approved', plan: {sha256: sha256(PLAN)}, repository: {head: 'f'.repeat(40)}, version: 1})
     await refused(['run', planPath], 4, /stale/)
@@ -401,7 +424,14 @@ describe('wave run --approve', () => {
     const result = await wave(['run', planPath, '--approve', '--mode', 'acceptEdits', '--allow', 'Bash(touch:*)', '--json'], {GITHUB_ACTOR: 'pipeline'})
     expect(result.code, result.stderr).toBe(0)
     const record = readJson(sidecar(planPath, '.approval.json'))
-    expect(record).toMatchObject({allow: ['Bash(touch:*)'], approver: 'pipeline', decision: 'approved', mode: 'acceptEdits', plan: {name: 'brave-otter', sha256: sha256(PLAN)}, version: 1})
+    expect(record).toMatchObject({
+      allow: ['Bash(touch:*)'],
+      approver: 'pipeline',
+      decision: 'approved',
+      mode: 'acceptEdits',
+      plan: {name: 'brave-otter', sha256: sha256(PLAN)},
+      version: 1,
+    })
     expect(new Date(record.decidedAt).toISOString()).toBe(record.decidedAt)
     expect(toolNames(server.messageRequests[0])).toContain('Bash')
     expect(toolResults(server.messageRequests[1])[0].is_error ?? false).toBe(false)
@@ -434,28 +464,35 @@ describe('wave run --approve', () => {
 
   it('still refuses a stale plan, with the approval on record', async () => {
     const planPath = writePlan()
-    writeFileSync(sidecar(planPath, '.state.json'), JSON.stringify({
-      createdAt: new Date().toISOString(),
-      model: 'm',
-      name: 'brave-otter',
-      repository: {branch: 'main', dirty: false, head: 'e'.repeat(40), root: sandbox.repo},
-      runs: [],
-      status: 'draft',
-      task: 'Add a farewell function',
-      updatedAt: new Date().toISOString(),
-      version: 1,
-      workspace: sandbox.repo,
-    }))
+    writeFileSync(
+      sidecar(planPath, '.state.json'),
+      JSON.stringify({
+        createdAt: new Date().toISOString(),
+        model: 'm',
+        name: 'brave-otter',
+        repository: {branch: 'main', dirty: false, head: 'e'.repeat(40), root: sandbox.repo},
+        runs: [],
+        status: 'draft',
+        task: 'Add a farewell function',
+        updatedAt: new Date().toISOString(),
+        version: 1,
+        workspace: sandbox.repo,
+      }),
+    )
     const result = await wave(['run', planPath, '--approve'])
     expect(result.code).toBe(4)
     expect(result.stderr).toMatch(/stale/)
     expect(server.requests).toHaveLength(0)
-    expect(readJson(sidecar(planPath, '.approval.json'))).toMatchObject({decision: 'approved', repository: {head: 'e'.repeat(40)}, task: 'Add a farewell function'})
+    expect(readJson(sidecar(planPath, '.approval.json'))).toMatchObject({
+      decision: 'approved',
+      repository: {head: 'e'.repeat(40)},
+      task: 'Add a farewell function',
+    })
   })
 })
 
 describe('wave run: records written by other tools', () => {
-  it('accepts a minimal record from the README\'s schema (version, decision, plan.sha256): mode acceptEdits', async () => {
+  it("accepts a minimal record from the README's schema (version, decision, plan.sha256): mode acceptEdits", async () => {
     const planPath = writePlan()
     writeRecord(planPath, {decision: 'approved', plan: {sha256: sha256(PLAN)}, version: 1})
     server.push(reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Done.'))
@@ -469,22 +506,26 @@ describe('wave run: records written by other tools', () => {
   it('accepts a full record: every optional field, an upper-case sha256, --approval FILE', async () => {
     const planPath = writePlan()
     const file = path.join(sandbox.root, 'review-bot.json')
-    writeRecord(planPath, {
-      allow: ['Bash(touch:*)'],
-      approver: 'review-bot',
-      decidedAt: '2025-01-02T03:04:05.000Z',
-      decision: 'approved',
-      feedback: 'LGTM',
-      history: [
-        {approver: 'review-bot', decidedAt: '2025-01-01T00:00:00.000Z', decision: 'changes_requested', feedback: 'tests?', planSha256: sha256('older')},
-        {approver: 'review-bot', decidedAt: '2025-01-02T03:04:05.000Z', decision: 'approved', planSha256: sha256(PLAN)},
-      ],
-      mode: 'bypassPermissions',
-      plan: {name: 'brave-otter', sha256: sha256(PLAN).toUpperCase()},
-      repository: {branch: 'main', dirty: false, head: gitHead(sandbox.repo)},
-      task: 'A task from the review bot',
-      version: 1,
-    }, file)
+    writeRecord(
+      planPath,
+      {
+        allow: ['Bash(touch:*)'],
+        approver: 'review-bot',
+        decidedAt: '2025-01-02T03:04:05.000Z',
+        decision: 'approved',
+        feedback: 'LGTM',
+        history: [
+          {approver: 'review-bot', decidedAt: '2025-01-01T00:00:00.000Z', decision: 'changes_requested', feedback: 'tests?', planSha256: sha256('older')},
+          {approver: 'review-bot', decidedAt: '2025-01-02T03:04:05.000Z', decision: 'approved', planSha256: sha256(PLAN)},
+        ],
+        mode: 'bypassPermissions',
+        plan: {name: 'brave-otter', sha256: sha256(PLAN).toUpperCase()},
+        repository: {branch: 'main', dirty: false, head: gitHead(sandbox.repo)},
+        task: 'A task from the review bot',
+        version: 1,
+      },
+      file,
+    )
     server.push(reply(toolUse('Bash', {command: 'echo made > bash-made.txt && cat bash-made.txt'})), reply('Done.'))
     const result = await wave(['run', planPath, '--approval', file])
     expect(result.code, result.stderr).toBe(0)
@@ -555,7 +596,12 @@ describe('wave run: permission modes', () => {
     const planPath = writePlan()
     await approve(planPath, '--mode', 'default')
     server.push(
-      reply(toolUse('Read', {file_path: 'README.md'}), toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'}), toolUse('Edit', {file_path: 'src/util.ts', new_string: 'x', old_string: 'hello'}), toolUse('Bash', {command: 'touch pwned'})),
+      reply(
+        toolUse('Read', {file_path: 'README.md'}),
+        toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'}),
+        toolUse('Edit', {file_path: 'src/util.ts', new_string: 'x', old_string: 'hello'}),
+        toolUse('Bash', {command: 'touch pwned'}),
+      ),
       reply('I could only read.'),
     )
     const before = snapshotTree(sandbox.repo)
@@ -577,7 +623,19 @@ describe('wave run: permission modes', () => {
     server.push(reply(toolUse('Bash', {command: 'echo made > bash-made.txt && cat bash-made.txt'})), reply('Done.'))
     const result = await wave(['run', planPath, '--json'])
     expect(result.code, result.stderr).toBe(0)
-    expect(toolNames(server.messageRequests[0]).sort()).toEqual(['AskUserQuestion', 'Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TaskOutput', 'TaskStop', 'TodoWrite', 'Write'])
+    expect(toolNames(server.messageRequests[0]).sort()).toEqual([
+      'AskUserQuestion',
+      'Bash',
+      'Edit',
+      'Glob',
+      'Grep',
+      'LS',
+      'Read',
+      'TaskOutput',
+      'TaskStop',
+      'TodoWrite',
+      'Write',
+    ])
     expect(toolResults(server.messageRequests[1])[0]).toMatchObject({text: 'made'})
     expect(readFileSync(path.join(sandbox.repo, 'bash-made.txt'), 'utf8')).toBe('made\n')
     expect(JSON.parse(result.stdout).filesChanged).toEqual(['bash-made.txt'])

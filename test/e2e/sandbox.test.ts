@@ -70,7 +70,13 @@ describe('wave doctor', () => {
     expect(result.code, result.stderr).toBe(0)
     const lines = result.stdout.trimEnd().split('\n')
     expect(lines[0]).toMatch(/^CHECK\s+RESULT\s+DETAIL$/)
-    expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual(['sandbox ok', 'shell-grammar ok', 'credentials ok', 'endpoint ok', 'settings ok'])
+    expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual([
+      'sandbox ok',
+      'shell-grammar ok',
+      'credentials ok',
+      'endpoint ok',
+      'settings ok',
+    ])
     expect(result.stdout).toMatch(/sandbox\s+ok\s+bubblewrap [\d.]+ at \S+\/bwrap starts a sandbox here/)
     expect(result.stdout).toContain('ANTHROPIC_API_KEY is set (value not shown)')
     expect(result.stdout).toContain(`${endpointUrl} accepted the credentials (HTTP 200, listing models)`)
@@ -155,7 +161,7 @@ describe('a run granted commands when the sandbox cannot start', () => {
     expect(ran.stdout.trim()).toBe('Hello.')
   })
 
-  it('counts a refused call in the run\'s closing tally', async () => {
+  it("counts a refused call in the run's closing tally", async () => {
     const planPath = writePlanFile(session.sandbox, '# Plan\n\n1. Read a file outside the workspace.\n')
     session.server.push(reply(toolUse('Bash', {command: 'curl https://example.com'})), reply('Could not.'))
     const result = await wave(['run', planPath, '--approve', '--allow', 'Bash(npm test:*)'])

@@ -20,14 +20,17 @@ function write(file: string, content: unknown): void {
   writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content))
 }
 
-const planTurns = () => [(request: Parameters<typeof planPathIn>[0]) => reply(toolUse('Write', {content: '# Plan\n', file_path: planPathIn(request)})), reply('Planned.')]
+const planTurns = () => [
+  (request: Parameters<typeof planPathIn>[0]) => reply(toolUse('Write', {content: '# Plan\n', file_path: planPathIn(request)})),
+  reply('Planned.'),
+]
 
 describe('settings files', () => {
   it.each<[string, unknown, unknown, string[], Record<string, string>, string]>([
     ['the default', undefined, undefined, [], {}, 'claude-sonnet-5-5'],
     ['the user file', {model: 'user-model'}, undefined, [], {}, 'user-model'],
     ['a trusted project file over the user file', {model: 'user-model'}, {model: 'project-model'}, [], {WAVE_TRUST_PROJECT_SETTINGS: '1'}, 'project-model'],
-    ['not an untrusted project file: its model is the user\'s to pay for', {model: 'user-model'}, {model: 'project-model'}, [], {}, 'user-model'],
+    ["not an untrusted project file: its model is the user's to pay for", {model: 'user-model'}, {model: 'project-model'}, [], {}, 'user-model'],
     ['WAVE_MODEL over the files', {model: 'user-model'}, {model: 'project-model'}, [], {WAVE_MODEL: 'env-model'}, 'env-model'],
     ['--model over everything', {model: 'user-model'}, {model: 'project-model'}, ['--model', 'flag-model'], {WAVE_MODEL: 'env-model'}, 'flag-model'],
   ])('model: %s', async (_name, userSettings, projectSettings, flags, env, expected) => {

@@ -186,7 +186,7 @@ describe('WebFetch', () => {
     expect(seen.length).toBe(before)
   })
 
-  it('runs with the approval record\'s rule', async () => {
+  it("runs with the approval record's rule", async () => {
     mkdirSync(sandbox.plansDir, {recursive: true})
     const planPath = path.join(sandbox.plansDir, 'calm-lynx.md')
     writeFileSync(planPath, '# Plan\n\n1. Read the docs.\n')

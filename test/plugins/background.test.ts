@@ -58,13 +58,14 @@ async function eventually<T>(what: string, check: () => T | undefined | false | 
 const outputOf = (read: string) => read.split('Output since the last reading:\n')[1] ?? ''
 
 /** Processes whose argv[0] is `name` (set with exec -a). */
-const commandsNamed = (name: string) => processesWith(name).filter((pid) => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === name
-  } catch {
-    return false
-  }
-})
+const commandsNamed = (name: string) =>
+  processesWith(name).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === name
+    } catch {
+      return false
+    }
+  })
 
 const taskIdOf = (result: string) => /task (bash_\d+)/.exec(result)?.[1]
 
@@ -78,7 +79,11 @@ describe.each([
     const marker = `wave-bg-${randomUUID()}`
     // A dev server's shape: prints a line, then keeps running (a child it started included).
     const started = await bash.run(
-      {command: `echo ready; (exec -a ${marker}-child sleep 600) & exec -a ${marker} bash -c 'while true; do echo tick; sleep 0.05; done'`, description: 'Loop forever', run_in_background: true},
+      {
+        command: `echo ready; (exec -a ${marker}-child sleep 600) & exec -a ${marker} bash -c 'while true; do echo tick; sleep 0.05; done'`,
+        description: 'Loop forever',
+        run_in_background: true,
+      },
       ctx,
     )
     const id = taskIdOf(started)

@@ -67,7 +67,10 @@ describe('Bash', () => {
     expect(output).toMatch(/\[\.\.\. \d+ characters of output cut from the middle \.\.\.\]/)
   })
 
-  for (const [label, sandbox] of [['sandboxed', undefined], ['unsandboxed', UNSANDBOXED]] as const) {
+  for (const [label, sandbox] of [
+    ['sandboxed', undefined],
+    ['unsandboxed', UNSANDBOXED],
+  ] as const) {
     it(`kills the whole process group on timeout and says so (${label})`, async () => {
       const root = await workspace()
       const marker = uniqueSleep()
@@ -187,7 +190,10 @@ describe('Bash in the sandbox', () => {
   it('gives the command an empty private $HOME and /tmp, and nothing lands in the real ones', async () => {
     const root = await workspace()
     const marker = `wave-sandbox-test-${path.basename(root)}`
-    const output = await runBash(root, `ls -A "$HOME" /tmp; echo x > "$HOME/${marker}"; echo x > ~/.${marker}; echo x > /tmp/${marker}; echo "$HOME" > inside.txt`)
+    const output = await runBash(
+      root,
+      `ls -A "$HOME" /tmp; echo x > "$HOME/${marker}"; echo x > ~/.${marker}; echo x > /tmp/${marker}; echo "$HOME" > inside.txt`,
+    )
     expect((await insideWritten(root)).trim()).toBe(homedir())
     // The private /tmp shows only the path down to the workspace, bound in from the real one.
     expect(output.split('\n').filter((line) => line && !line.endsWith(':'))).toEqual([path.relative(tmpdir(), root).split(path.sep)[0]])
@@ -255,8 +261,7 @@ describe('Bash in the sandbox', () => {
     }
 
     // bash's /dev/tcp: no curl needed on the machine.
-    const fetchFrom = (port: number) =>
-      `(exec 3<>/dev/tcp/127.0.0.1/${port} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3); echo ok > inside.txt`
+    const fetchFrom = (port: number) => `(exec 3<>/dev/tcp/127.0.0.1/${port} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3); echo ok > inside.txt`
 
     it('cannot reach a listener on the host by default', async () => {
       const root = await workspace()
@@ -288,7 +293,12 @@ describe('Bash in the sandbox', () => {
 
   it('passes the names settings list, and a credential only when listed by its exact name', async () => {
     const root = await workspace()
-    const names = {NPM_CONFIG_REGISTRY: 'https://registry.example', NPM_TOKEN: 'npm-secret', WAVE_TEST_LISTED_TOKEN: 'listed-secret', WAVE_TEST_UNLISTED: 'unlisted'}
+    const names = {
+      NPM_CONFIG_REGISTRY: 'https://registry.example',
+      NPM_TOKEN: 'npm-secret',
+      WAVE_TEST_LISTED_TOKEN: 'listed-secret',
+      WAVE_TEST_UNLISTED: 'unlisted',
+    }
     Object.assign(process.env, names)
     cleanups.push(() => {
       for (const name of Object.keys(names)) delete process.env[name]

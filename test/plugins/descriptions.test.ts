@@ -15,14 +15,30 @@ const description = (name: string) => registry.get(name)!.description
 const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   Bash: {
     failures: ['Permission denied', 'do not retry it unchanged', 'Bash(npm test:*)', 'then the command is killed', 'not cat, find, grep, sed'],
-    limits: ['120000 ms by default', 'at most 600000', 'Output over 30000 characters keeps its head and tail', 'No stdin', 'sandbox', 'no network', 'run_in_background: true', 'ended when the session ends'],
+    limits: [
+      '120000 ms by default',
+      'at most 600000',
+      'Output over 30000 characters keeps its head and tail',
+      'No stdin',
+      'sandbox',
+      'no network',
+      'run_in_background: true',
+      'ended when the session ends',
+    ],
   },
   AskUserQuestion: {
     failures: ['never waits and never returns an answer', 'the reviewer answers by requesting changes'],
     limits: ['1-4 multiple-choice questions', '## Open questions', 'reported in the result'],
   },
   Edit: {
-    failures: ['must occur exactly once', 'fails with the count', 'replace_all', 'Fails on a missing file (create it with Write)', 'non-UTF-8', 'refused where Write is'],
+    failures: [
+      'must occur exactly once',
+      'fails with the count',
+      'replace_all',
+      'Fails on a missing file (create it with Write)',
+      'non-UTF-8',
+      'refused where Write is',
+    ],
     limits: ['Read the file first', 'whitespace and indentation included', 'Prefer Edit to rewriting a file with Write', 'line endings are kept'],
   },
   EnterPlanMode: {
@@ -39,7 +55,14 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   },
   Grep: {
     failures: ['An invalid pattern fails with the reason', 'escape literal'],
-    limits: ['head_limit (default 250', 'up to 30000 characters a page', 'lines cut at 500', 'over 10 MB', 'says which offset comes next', 'not grep or rg in Bash'],
+    limits: [
+      'head_limit (default 250',
+      'up to 30000 characters a page',
+      'lines cut at 500',
+      'over 10 MB',
+      'says which offset comes next',
+      'not grep or rg in Bash',
+    ],
   },
   LS: {
     failures: ['Fails on a missing path or a file (use Read)', 'denied by a rule are left out'],
@@ -47,7 +70,14 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   },
   Read: {
     failures: ['Fails on a missing file or a directory (use LS)', 'binary file is described', 'Paths outside the workspace, or denied by a rule, are refused'],
-    limits: ['default 2000', 'Lines over 2000 characters are cut', 'stops before 36000 characters', 'offset and limit', 'in parallel, in one turn', 'before you edit it'],
+    limits: [
+      'default 2000',
+      'Lines over 2000 characters are cut',
+      'stops before 36000 characters',
+      'offset and limit',
+      'in parallel, in one turn',
+      'before you edit it',
+    ],
   },
   WebFetch: {
     failures: ['other calls are refused', 'Redirects to a domain no rule allows are refused', 'Binary content is refused'],

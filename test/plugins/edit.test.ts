@@ -28,9 +28,7 @@ describe('Edit', () => {
       /occurs 3 times in a\.ts.*more surrounding lines.*replace_all/,
     )
     expect(await contentOf(root, 'a.ts')).toBe('x = 1\nx = 1\nx = 1\n')
-    expect(await runEdit(root, {file_path: 'a.ts', new_string: 'x = 2', old_string: 'x = 1', replace_all: true})).toBe(
-      'Edited a.ts: replaced 3 occurrences.',
-    )
+    expect(await runEdit(root, {file_path: 'a.ts', new_string: 'x = 2', old_string: 'x = 1', replace_all: true})).toBe('Edited a.ts: replaced 3 occurrences.')
     expect(await contentOf(root, 'a.ts')).toBe('x = 2\nx = 2\nx = 2\n')
   })
 
@@ -98,7 +96,7 @@ describe('Edit', () => {
     expect(await contentOf(root, 'real.txt')).toBe('new\n')
   })
 
-  it('refuses when the file\'s directory is swapped for a link after the call was checked', async () => {
+  it("refuses when the file's directory is swapped for a link after the call was checked", async () => {
     const root = await workspace({'src/a.ts': 'const a = 1\n'})
     const outside = await mkdtemp(path.join(tmpdir(), 'wave-outside-'))
     try {

@@ -150,7 +150,9 @@ describe('Grep', () => {
       'words.txt': `${'word '.repeat(5000)}!\n`,
     })
     const started = performance.now()
-    expect(await runGrep(root, {output_mode: 'content', pattern: '^(a+)+$'})).toBe(`evil.txt:2:${'a'.repeat(60)}\nlong.txt:1:${'a'.repeat(500)}… [999500 more characters]`)
+    expect(await runGrep(root, {output_mode: 'content', pattern: '^(a+)+$'})).toBe(
+      `evil.txt:2:${'a'.repeat(60)}\nlong.txt:1:${'a'.repeat(500)}… [999500 more characters]`,
+    )
     expect(await runGrep(root, {output_mode: 'count', pattern: '(a|aa)+b'})).toBe('evil.txt:1')
     expect(await runGrep(root, {pattern: String.raw`(\w+\s?)+$`})).toBe('evil.txt\nlong.txt')
     expect(await runGrep(root, {pattern: String.raw`\w+_\d+ =`})).toBe('No files found')
@@ -185,17 +187,29 @@ describe('Grep', () => {
       ['a.txt-1-one', 'a.txt-2-two', 'a.txt:3:hit three', '--', 'a.txt-6-six', 'a.txt-7-seven', 'a.txt:8:hit eight'].join('\n'),
     )
     // Groups that touch are one group; -C and context are the same; -A over -C.
-    const both = ['a.txt-1-one', 'a.txt-2-two', 'a.txt:3:hit three', 'a.txt-4-four', 'a.txt-5-five', 'a.txt-6-six', 'a.txt-7-seven', 'a.txt:8:hit eight', 'a.txt-9-nine']
+    const both = [
+      'a.txt-1-one',
+      'a.txt-2-two',
+      'a.txt:3:hit three',
+      'a.txt-4-four',
+      'a.txt-5-five',
+      'a.txt-6-six',
+      'a.txt-7-seven',
+      'a.txt:8:hit eight',
+      'a.txt-9-nine',
+    ]
     expect(await runGrep(root, {'-C': 2, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe(both.join('\n'))
     expect(await runGrep(root, {context: 2, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe(both.join('\n'))
-    expect(await runGrep(root, {'-A': 0, '-C': 1, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe(['a.txt-2-two', 'a.txt:3:hit three', '--', 'a.txt-7-seven', 'a.txt:8:hit eight'].join('\n'))
+    expect(await runGrep(root, {'-A': 0, '-C': 1, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe(
+      ['a.txt-2-two', 'a.txt:3:hit three', '--', 'a.txt-7-seven', 'a.txt:8:hit eight'].join('\n'),
+    )
     expect(await runGrep(root, {'-n': false, output_mode: 'content', path: 'a.txt', pattern: 'hit'})).toBe('a.txt:hit three\na.txt:hit eight')
     // Context belongs to content mode only.
     expect(await runGrep(root, {'-C': 3, output_mode: 'count', pattern: 'hit'})).toBe('a.txt:2\nb.txt:1')
   })
 
   it('filters by type as ripgrep does, with glob too, and names the known types for an unknown one', async () => {
-    const root = await workspace({'Makefile': 'hit\n', 'a.ts': 'hit\n', 'b.tsx': 'hit\n', 'c.js': 'hit\n', 'd.py': 'hit\n', 'src/e.ts': 'hit\n'})
+    const root = await workspace({Makefile: 'hit\n', 'a.ts': 'hit\n', 'b.tsx': 'hit\n', 'c.js': 'hit\n', 'd.py': 'hit\n', 'src/e.ts': 'hit\n'})
     expect(await runGrep(root, {pattern: 'hit', type: 'ts'})).toBe('a.ts\nb.tsx\nsrc/e.ts')
     expect(await runGrep(root, {pattern: 'hit', type: 'make'})).toBe('Makefile')
     expect(await runGrep(root, {glob: 'src/**', pattern: 'hit', type: 'ts'})).toBe('src/e.ts')
@@ -212,7 +226,15 @@ describe('Grep', () => {
     expect(await runGrep(root, {multiline: true, pattern: String.raw`interface \w+ \{\n\s+name`})).toBe('a.ts')
     // . matches line breaks; every line a match spans is shown, and counted.
     expect(await runGrep(root, {multiline: true, output_mode: 'content', pattern: String.raw`\{.*?\}`})).toBe(
-      ['a.ts:1:interface Props {', 'a.ts:2:  name: string', 'a.ts:3:}', 'b.ts:1:struct Point {', 'b.ts:2:  x: i32,', 'b.ts:3:}', 'c.ts:1:interface Other {}'].join('\n'),
+      [
+        'a.ts:1:interface Props {',
+        'a.ts:2:  name: string',
+        'a.ts:3:}',
+        'b.ts:1:struct Point {',
+        'b.ts:2:  x: i32,',
+        'b.ts:3:}',
+        'c.ts:1:interface Other {}',
+      ].join('\n'),
     )
     expect(await runGrep(root, {multiline: true, output_mode: 'count', pattern: String.raw`\{.*?\}`})).toBe('a.ts:3\nb.ts:3\nc.ts:1')
     // ^ and $ still anchor at line ends; context works too; -i as well.

@@ -21,7 +21,12 @@ async function call(name: string, input: unknown, registry = builtinRegistry(), 
   const root = await workspace({'a.txt': 'alpha\n'})
   return dispatch(
     {id: 'call-1', input, name},
-    {policy: {headless: true, mode, rules: parseRules(), workspaceRoot: root}, registry, session: {enterPlanMode: refuse, exitPlanMode: refuse}, signal: new AbortController().signal},
+    {
+      policy: {headless: true, mode, rules: parseRules(), workspaceRoot: root},
+      registry,
+      session: {enterPlanMode: refuse, exitPlanMode: refuse},
+      signal: new AbortController().signal,
+    },
   )
 }
 
@@ -40,7 +45,7 @@ describe('unknown input keys', () => {
     expect(outcome.content).toMatch(/Invalid input for TodoWrite: .*"priority".*todos\[0\]/)
   })
 
-  it('Bash takes Claude Code\'s description and run_in_background', async () => {
+  it("Bash takes Claude Code's description and run_in_background", async () => {
     const outcome = await call('Bash', {command: 'true', dangerouslyDisableSandbox: true})
     expect(outcome.content).toMatch(/Bash accepts: command, timeout, description, run_in_background\.$/)
   })
@@ -66,7 +71,9 @@ describe('unknown tools', () => {
     const outcome = await call('NotebookEdit', {notebook_path: 'a.ipynb'})
     expect(outcome.isError).toBe(true)
     expect(outcome.decision).toBeUndefined()
-    expect(outcome.content).toMatch(/^Unknown tool NotebookEdit: there is no such tool here\. Available tools: Read, Glob, Grep, LS, Write, Edit, Bash, TaskOutput, TaskStop, TodoWrite, AskUserQuestion\.$/)
+    expect(outcome.content).toMatch(
+      /^Unknown tool NotebookEdit: there is no such tool here\. Available tools: Read, Glob, Grep, LS, Write, Edit, Bash, TaskOutput, TaskStop, TodoWrite, AskUserQuestion\.$/,
+    )
   })
 
   it('a known tool the mode does not offer is still a denial', async () => {

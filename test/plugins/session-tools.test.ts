@@ -16,7 +16,11 @@ import {contextFor, useWorkspaces} from './context.js'
 
 const workspace = useWorkspaces()
 
-async function sessionContext(root: string, policy?: Partial<PolicyContext>, exit?: (planPath?: string) => Promise<string>): Promise<ToolContext & {notes: SessionNotes}> {
+async function sessionContext(
+  root: string,
+  policy?: Partial<PolicyContext>,
+  exit?: (planPath?: string) => Promise<string>,
+): Promise<ToolContext & {notes: SessionNotes}> {
   const ctx = await contextFor(root)
   const notes = new SessionNotes()
   return {
@@ -61,7 +65,9 @@ describe('TodoWrite', () => {
     expect(todoProgress([])).toBe('to-do list cleared')
     expect(todoProgress([item('completed', 1), item('completed', 2)])).toBe('all 2 steps done')
     expect(todoProgress([item('completed', 1), item('pending', 2)])).toBe('1 of 2 steps done; next: Do 2')
-    expect(todoProgress([item('completed', 1), item('completed', 2), item('in_progress', 3), ...[4, 5, 6, 7].map((n) => item('pending', n))])).toBe('step 3 of 7: Doing 3')
+    expect(todoProgress([item('completed', 1), item('completed', 2), item('in_progress', 3), ...[4, 5, 6, 7].map((n) => item('pending', n))])).toBe(
+      'step 3 of 7: Doing 3',
+    )
   })
 })
 
@@ -122,11 +128,26 @@ describe('ExitPlanMode', () => {
     await mkdir(plansDir)
     const planFile = path.join(plansDir, 'p.md')
     if (plan !== undefined) await writeFile(planFile, plan)
-    await writeFile(path.join(plansDir, 'p.state.json'), JSON.stringify({createdAt: 'x', model: 'm', name: 'p', repository: null, runs: [], status: 'draft', task: 't', updatedAt: 'x', version: 1, workspace: root}))
+    await writeFile(
+      path.join(plansDir, 'p.state.json'),
+      JSON.stringify({
+        createdAt: 'x',
+        model: 'm',
+        name: 'p',
+        repository: null,
+        runs: [],
+        status: 'draft',
+        task: 't',
+        updatedAt: 'x',
+        version: 1,
+        workspace: root,
+      }),
+    )
     let exited = 0
     const ctx = await sessionContext(root, {mode: 'plan', planFile}, async () => {
       exited++
-      if (!(await readFile(planFile, 'utf8').catch(() => '')).trim()) throw new (await import('../../src/plugins/tool.js')).ToolError('No plan file exists yet.')
+      if (!(await readFile(planFile, 'utf8').catch(() => '')).trim())
+        throw new (await import('../../src/plugins/tool.js')).ToolError('No plan file exists yet.')
       return 'The plan is complete. End your turn now.'
     })
     return {ctx, exited: () => exited, planFile, stateFile: path.join(plansDir, 'p.state.json')}

@@ -112,9 +112,13 @@ describe('executeTurn', () => {
   it('answers the calls not yet started once the session is interrupted, in call order', async () => {
     const {env} = harness()
     const controller = new AbortController()
-    const outcomes = await executeTurn([call('Put', 'w'), call('Look', 'a'), call('Look', 'b')], {...env, signal: controller.signal}, {
-      ended: () => controller.abort(),
-    })
+    const outcomes = await executeTurn(
+      [call('Put', 'w'), call('Look', 'a'), call('Look', 'b')],
+      {...env, signal: controller.signal},
+      {
+        ended: () => controller.abort(),
+      },
+    )
     expect(outcomes.map((o) => o.content)).toEqual([
       'result w',
       'The session was interrupted before this call ran.',

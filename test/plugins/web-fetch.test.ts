@@ -70,7 +70,9 @@ describe('fetchPage', () => {
   }) as unknown as Lookup
 
   it('refuses a name that resolves to loopback when the rule names only a parent domain', async () => {
-    await expect(fetchPage(`http://docs.example.test:${port}/`, {lookup: toLoopback, permissions: permissions('WebFetch(domain:example.test)')})).rejects.toThrow(
+    await expect(
+      fetchPage(`http://docs.example.test:${port}/`, {lookup: toLoopback, permissions: permissions('WebFetch(domain:example.test)')}),
+    ).rejects.toThrow(
       `Refused docs.example.test:${port} (it resolves to 127.0.0.1): private and loopback addresses are off unless a rule names them, such as WebFetch(domain:docs.example.test).`,
     )
   })
@@ -109,14 +111,18 @@ describe('fetchPage', () => {
 
 describe('Markdown', () => {
   it('converts HTML, drops scripts and styles, and makes links absolute', async () => {
-    const html = '<html><head><title>T</title><style>p{}</style></head><body><h2>Use</h2><script>x()</script><p>See <a href="b.html">b</a> and <a href="#top">top</a>.</p><img src="/i.png" alt="i"></body></html>'
+    const html =
+      '<html><head><title>T</title><style>p{}</style></head><body><h2>Use</h2><script>x()</script><p>See <a href="b.html">b</a> and <a href="#top">top</a>.</p><img src="/i.png" alt="i"></body></html>'
     expect(await htmlToMarkdown(html, 'https://docs.example.com/a/index.html')).toBe(
       '## Use\n\nSee [b](https://docs.example.com/a/b.html) and [top](#top).\n\n![i](https://docs.example.com/i.png)',
     )
   })
 
   it('truncates long content with a note', () => {
-    const text = formatPage({bodyCut: false, contentType: 'text/plain', markdown: 'a'.repeat(MAX_MARKDOWN_CHARS + 5), status: 200, url: 'https://x.test/'}, 'the a')
+    const text = formatPage(
+      {bodyCut: false, contentType: 'text/plain', markdown: 'a'.repeat(MAX_MARKDOWN_CHARS + 5), status: 200, url: 'https://x.test/'},
+      'the a',
+    )
     expect(text.startsWith('URL: https://x.test/\nContent-Type: text/plain\nLooking for: the a\n\n')).toBe(true)
     expect(text).toContain(`[Truncated: showing the first ${MAX_MARKDOWN_CHARS} of ${MAX_MARKDOWN_CHARS + 5} characters.`)
   })

@@ -2,18 +2,7 @@ import {existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'n
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {
-  gitHead,
-  gitStatus,
-  makeSandbox,
-  runNode,
-  runWave,
-  type Sandbox,
-  SANDBOX_SECRET,
-  snapshotTree,
-  TEST_API_KEY,
-  waveEnv,
-} from './cli.js'
+import {gitHead, gitStatus, makeSandbox, runNode, runWave, type Sandbox, SANDBOX_SECRET, snapshotTree, TEST_API_KEY, waveEnv} from './cli.js'
 import {apiKeyOf, reply, startMessagesServer, text, type MessagesServer} from './messages-server.js'
 
 let sandbox: Sandbox | undefined
@@ -53,15 +42,7 @@ describe('e2e harness', () => {
     expect(gitHead(sandbox.repo)).toMatch(/^[0-9a-f]{40}$/)
     expect(gitStatus(sandbox.repo)).toBe('')
     expect(readFileSync(join(sandbox.repo, 'ignored/secret.txt'), 'utf8')).toBe(SANDBOX_SECRET)
-    expect(Object.keys(snapshotTree(sandbox.repo))).toEqual([
-      '.gitignore',
-      'README.md',
-      'ignored/',
-      'ignored/secret.txt',
-      'src/',
-      'src/app.ts',
-      'src/util.ts',
-    ])
+    expect(Object.keys(snapshotTree(sandbox.repo))).toEqual(['.gitignore', 'README.md', 'ignored/', 'ignored/secret.txt', 'src/', 'src/app.ts', 'src/util.ts'])
     const root = sandbox.root
     sandbox.cleanup()
     sandbox = undefined

@@ -88,7 +88,14 @@ export interface GitHubServer {
   readonly createdPulls: Array<{number: number; title: string; body: string; head: string; base: string}>
   permissions: Record<string, Role>
   addIssue(issue: Omit<StoredIssue, 'pull'>): StoredIssue
-  addPull(pull: {number: number; title: string; body?: string; user?: string; head: {ref: string; sha: string; repo?: string | null}; base: {ref: string}}): StoredPull
+  addPull(pull: {
+    number: number
+    title: string
+    body?: string
+    user?: string
+    head: {ref: string; sha: string; repo?: string | null}
+    base: {ref: string}
+  }): StoredPull
   /** A comment written by someone (not through the API under test), e.g. a person's or a forgery. */
   addComment(issue: number, body: string, user: {login: string; type?: 'User' | 'Bot'}): StoredComment
   /** An edit by someone else: the body replaced, `updated_at` moved on. */
@@ -129,7 +136,15 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
   function addComment(issue: number, body: string, user: {login: string; type?: 'User' | 'Bot'}): StoredComment {
     const at = tick()
     const id = nextCommentId++
-    const comment: StoredComment = {body, created_at: at, html_url: `${issueUrl(issue)}#issuecomment-${id}`, id, issue, updated_at: at, user: {login: user.login, type: user.type ?? 'User'}}
+    const comment: StoredComment = {
+      body,
+      created_at: at,
+      html_url: `${issueUrl(issue)}#issuecomment-${id}`,
+      id,
+      issue,
+      updated_at: at,
+      user: {login: user.login, type: user.type ?? 'User'},
+    }
     comments.push(comment)
     return comment
   }
@@ -180,7 +195,11 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
   const repoPath = `/repos/${options.owner}/${options.repo}`
   const routes: Array<[string, RegExp, Handler]> = [
     ['GET', /^\/user$/, () => (options.viewer ? [200, {login: options.viewer, type: 'User'}] : [403, {message: 'Resource not accessible by integration'}])],
-    ['GET', new RegExp(`^${repoPath}$`), () => [200, {default_branch: options.defaultBranch ?? 'main', full_name: fullName, name: options.repo, owner: {login: options.owner}}]],
+    [
+      'GET',
+      new RegExp(`^${repoPath}$`),
+      () => [200, {default_branch: options.defaultBranch ?? 'main', full_name: fullName, name: options.repo, owner: {login: options.owner}}],
+    ],
     [
       'GET',
       new RegExp(`^${repoPath}/collaborators/([^/]+)/permission$`),
@@ -204,7 +223,8 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       'POST',
       new RegExp(`^${repoPath}/issues$`),
       (_m, req) => {
-        if (typeof req.body?.title !== 'string' || !req.body.title) return [422, {message: 'Validation Failed', errors: [{field: 'title', code: 'missing_field'}]}]
+        if (typeof req.body?.title !== 'string' || !req.body.title)
+          return [422, {message: 'Validation Failed', errors: [{field: 'title', code: 'missing_field'}]}]
         const issue: StoredIssue = {body: req.body.body ?? '', number: nextNumber++, pull: false, title: req.body.title}
         issues.set(issue.number, issue)
         tick()
@@ -272,7 +292,10 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       (m) => {
         const pull = pulls.get(Number(m[1]))
         if (!pull) return [404, {message: 'Not Found'}]
-        return [200, (pull.reviews ?? []).map((review, i) => ({commit_id: pull.head.sha, id: 9000 + i, state: review.state, user: {login: review.user, type: 'User'}}))]
+        return [
+          200,
+          (pull.reviews ?? []).map((review, i) => ({commit_id: pull.head.sha, id: 9000 + i, state: review.state, user: {login: review.user, type: 'User'}})),
+        ]
       },
     ],
     [
@@ -281,7 +304,8 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       (_m, req) => {
         const {base, body, head, title} = req.body ?? {}
         if (typeof head !== 'string' || typeof base !== 'string' || typeof title !== 'string') return [422, {message: 'Validation Failed'}]
-        if (options.remote && !branchExists(options.remote, head)) return [422, {errors: [{code: 'invalid', field: 'head', resource: 'PullRequest'}], message: 'Validation Failed'}]
+        if (options.remote && !branchExists(options.remote, head))
+          return [422, {errors: [{code: 'invalid', field: 'head', resource: 'PullRequest'}], message: 'Validation Failed'}]
         const number = nextNumber++
         const sha = options.remote ? execFileSync('git', ['rev-parse', `refs/heads/${head}`], {cwd: options.remote, encoding: 'utf8'}).trim() : '0'.repeat(40)
         const pull: StoredPull = {base: {ref: base}, body: body ?? '', head: {ref: head, repo: fullName, sha}, number, title}
@@ -347,7 +371,14 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       return stored
     },
     addPull(pull) {
-      const stored: StoredPull = {base: pull.base, body: pull.body ?? '', user: pull.user, head: {ref: pull.head.ref, repo: pull.head.repo === undefined ? fullName : pull.head.repo, sha: pull.head.sha}, number: pull.number, title: pull.title}
+      const stored: StoredPull = {
+        base: pull.base,
+        body: pull.body ?? '',
+        user: pull.user,
+        head: {ref: pull.head.ref, repo: pull.head.repo === undefined ? fullName : pull.head.repo, sha: pull.head.sha},
+        number: pull.number,
+        title: pull.title,
+      }
       pulls.set(pull.number, stored)
       issues.set(pull.number, {body: stored.body, number: pull.number, pull: true, title: pull.title})
       return stored

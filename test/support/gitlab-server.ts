@@ -87,7 +87,16 @@ export interface GitLabServer {
   members: Record<string, number>
   /** The id GitLab would give the user (stable per name). */
   userId(username: string): number
-  addMergeRequest(mr: {iid: number; title: string; description?: string; author?: string; source_branch: string; target_branch: string; sha: string; source_project_id?: number}): StoredMergeRequest
+  addMergeRequest(mr: {
+    iid: number
+    title: string
+    description?: string
+    author?: string
+    source_branch: string
+    target_branch: string
+    sha: string
+    source_project_id?: number
+  }): StoredMergeRequest
   addIssue(issue: StoredIssue): StoredIssue
   /** A note written by someone (not through the API under test). */
   addNote(noteable: StoredNote['noteable'], body: string, username: string): StoredNote
@@ -141,7 +150,14 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     return note
   }
 
-  const userJson = (username: string) => ({avatar_url: null, id: userId(username), name: username === botUser ? 'wave bot' : username, state: 'active', username, web_url: `${webBase}/${username}`})
+  const userJson = (username: string) => ({
+    avatar_url: null,
+    id: userId(username),
+    name: username === botUser ? 'wave bot' : username,
+    state: 'active',
+    username,
+    web_url: `${webBase}/${username}`,
+  })
   const noteJson = (n: StoredNote) => ({
     attachment: null,
     author: userJson(n.author.username),
@@ -172,7 +188,14 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     title: mr.title,
     web_url: `${projectUrl}/-/merge_requests/${mr.iid}`,
   })
-  const issueJson = (issue: StoredIssue) => ({description: issue.description, iid: issue.iid, project_id: options.projectId, state: 'opened', title: issue.title, web_url: `${projectUrl}/-/issues/${issue.iid}`})
+  const issueJson = (issue: StoredIssue) => ({
+    description: issue.description,
+    iid: issue.iid,
+    project_id: options.projectId,
+    state: 'opened',
+    title: issue.title,
+    web_url: `${projectUrl}/-/issues/${issue.iid}`,
+  })
 
   type Answer = [number, unknown, Record<string, string>?]
   type Handler = (match: RegExpExecArray, req: RecordedGitLabRequest) => Answer
@@ -188,7 +211,11 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
   const routes: Array<[string, RegExp, Handler]> = [
     ['GET', /^\/user$/, () => [200, {...userJson(botUser), bot: true}]],
     ['GET', /^\/users$/, (_m, req) => [200, req.query.username ? [userJson(req.query.username)] : []]],
-    ['GET', new RegExp(`^${project}$`), () => [200, {default_branch: options.defaultBranch ?? 'main', id: options.projectId, path_with_namespace: options.path, web_url: projectUrl}]],
+    [
+      'GET',
+      new RegExp(`^${project}$`),
+      () => [200, {default_branch: options.defaultBranch ?? 'main', id: options.projectId, path_with_namespace: options.path, web_url: projectUrl}],
+    ],
     [
       'GET',
       new RegExp(`^${project}/members/all/(\\d+)$`),
@@ -213,7 +240,16 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
       (m) => {
         const mr = mergeRequests.get(Number(m[1]))
         if (!mr) return notFound
-        return [200, {approvals_left: mr.approvedBy.length > 0 ? 0 : 1, approvals_required: 1, approved: mr.approvedBy.length > 0, approved_by: mr.approvedBy.map((username) => ({user: userJson(username)})), iid: mr.iid}]
+        return [
+          200,
+          {
+            approvals_left: mr.approvedBy.length > 0 ? 0 : 1,
+            approvals_required: 1,
+            approved: mr.approvedBy.length > 0,
+            approved_by: mr.approvedBy.map((username) => ({user: userJson(username)})),
+            iid: mr.iid,
+          },
+        ]
       },
     ],
     [
@@ -227,7 +263,11 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
         const perPage = Math.min(Number(req.query.per_page ?? options.pageSize ?? 20), 100)
         const page = Number(req.query.page ?? 1)
         const more = page * perPage < all.length
-        return [200, all.slice((page - 1) * perPage, page * perPage).map(noteJson), {'x-next-page': more ? String(page + 1) : '', 'x-page': String(page), 'x-per-page': String(perPage)}]
+        return [
+          200,
+          all.slice((page - 1) * perPage, page * perPage).map(noteJson),
+          {'x-next-page': more ? String(page + 1) : '', 'x-page': String(page), 'x-per-page': String(perPage)},
+        ]
       },
     ],
     [
@@ -279,11 +319,25 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
       new RegExp(`^${project}/merge_requests$`),
       (_m, req) => {
         const {description, source_branch, target_branch, title} = req.body ?? {}
-        if (typeof source_branch !== 'string' || typeof target_branch !== 'string' || typeof title !== 'string') return [400, {error: 'source_branch, target_branch, title are missing'}]
+        if (typeof source_branch !== 'string' || typeof target_branch !== 'string' || typeof title !== 'string')
+          return [400, {error: 'source_branch, target_branch, title are missing'}]
         if (options.remote && !branchExists(options.remote, source_branch)) return [400, {message: ['Source branch does not exist']}]
         const iid = nextIid++
-        const sha = options.remote ? execFileSync('git', ['rev-parse', `refs/heads/${source_branch}`], {cwd: options.remote, encoding: 'utf8'}).trim() : '0'.repeat(40)
-        const mr: StoredMergeRequest = {approvedBy: [], author: botUser, description: description ?? '', has_conflicts: false, iid, sha, source_branch, source_project_id: options.projectId, target_branch, title}
+        const sha = options.remote
+          ? execFileSync('git', ['rev-parse', `refs/heads/${source_branch}`], {cwd: options.remote, encoding: 'utf8'}).trim()
+          : '0'.repeat(40)
+        const mr: StoredMergeRequest = {
+          approvedBy: [],
+          author: botUser,
+          description: description ?? '',
+          has_conflicts: false,
+          iid,
+          sha,
+          source_branch,
+          source_project_id: options.projectId,
+          target_branch,
+          title,
+        }
         mergeRequests.set(iid, mr)
         createdMergeRequests.push({description: mr.description, iid, source_branch, target_branch, title})
         tick()
@@ -299,7 +353,13 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     const raw = Buffer.concat(chunks).toString('utf8')
     const url = new URL(request.url ?? '/', 'http://localhost')
     const path = url.pathname.replace(/^\/api\/v4/, '')
-    const recorded: RecordedGitLabRequest = {body: raw ? safeJson(raw) : undefined, headers: request.headers, method: request.method ?? 'GET', path, query: Object.fromEntries(url.searchParams)}
+    const recorded: RecordedGitLabRequest = {
+      body: raw ? safeJson(raw) : undefined,
+      headers: request.headers,
+      method: request.method ?? 'GET',
+      path,
+      query: Object.fromEntries(url.searchParams),
+    }
     requests.push(recorded)
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       recorded.status = status

@@ -48,9 +48,7 @@ describe('messages server', () => {
     expect(req.stream).toBe(false)
     // SDK 1.x sends the key as `Authorization: Bearer`; the server records headers as received
     expect(apiKeyOf(req)).toBe('test-key')
-    expect([req.headers['x-api-key'], req.headers.authorization]).toContain(
-      req.headers['x-api-key'] === undefined ? 'Bearer test-key' : 'test-key',
-    )
+    expect([req.headers['x-api-key'], req.headers.authorization]).toContain(req.headers['x-api-key'] === undefined ? 'Bearer test-key' : 'test-key')
     expect(typeof req.receivedAt).toBe('number')
     expect(server.remaining).toBe(0)
   })
@@ -81,7 +79,14 @@ describe('messages server', () => {
   it('lets a function turn react to the request (tool results)', async () => {
     server = await startMessagesServer([
       reply(toolUse('Read', {file_path: 'a'}, 'toolu_01fixed')),
-      (req) => reply(text(`got ${toolResults(req).map((r) => `${r.tool_use_id}=${r.text}`).join(',')}`)),
+      (req) =>
+        reply(
+          text(
+            `got ${toolResults(req)
+              .map((r) => `${r.tool_use_id}=${r.text}`)
+              .join(',')}`,
+          ),
+        ),
     ])
     const c = client(server)
     const first = await c.messages.stream(base).finalMessage()
@@ -99,9 +104,7 @@ describe('messages server', () => {
   })
 
   it('overrides usage and stop_reason', async () => {
-    server = await startMessagesServer([
-      {content: [text('trunc')], stop_reason: 'max_tokens', usage: {input_tokens: 7, output_tokens: 3}},
-    ])
+    server = await startMessagesServer([{content: [text('trunc')], stop_reason: 'max_tokens', usage: {input_tokens: 7, output_tokens: 3}}])
     const msg = await client(server).messages.stream(base).finalMessage()
     expect(msg.stop_reason).toBe('max_tokens')
     expect(msg.usage.input_tokens).toBe(7)
@@ -118,7 +121,9 @@ describe('messages server', () => {
 
   it('surfaces a 429 as an SDK RateLimitError with the request id', async () => {
     server = await startMessagesServer([fault(429, {error: {message: 'slow down'}})])
-    const err = await client(server).messages.create(base).catch((e: unknown) => e)
+    const err = await client(server)
+      .messages.create(base)
+      .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(Anthropic.RateLimitError)
     const apiErr = err as InstanceType<typeof Anthropic.RateLimitError>
     expect(apiErr.status).toBe(429)
@@ -152,7 +157,10 @@ describe('messages server', () => {
 
   it('sends an SSE error event mid-stream', async () => {
     server = await startMessagesServer([{...reply(text('partial')), streamError: {afterEvents: 2}}])
-    const err = await client(server).messages.stream(base).finalMessage().catch((e: unknown) => e)
+    const err = await client(server)
+      .messages.stream(base)
+      .finalMessage()
+      .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(Anthropic.APIError)
     expect(String((err as Error).message)).toMatch(/overloaded_error|Overloaded/)
   })
@@ -220,7 +228,17 @@ describe('messages server: the API rules, strictly', () => {
     server = await startMessagesServer([reply(text('ok'))])
     const c = client(server)
     const whitespace = await refusal(
-      c.messages.create({...base, messages: [user('hi'), assistant([{text: ' \n', type: 'text'}, {id: 'toolu_1', input: {}, name: 'LS', type: 'tool_use'}]), user([{content: 'x', tool_use_id: 'toolu_1', type: 'tool_result'}])]}),
+      c.messages.create({
+        ...base,
+        messages: [
+          user('hi'),
+          assistant([
+            {text: ' \n', type: 'text'},
+            {id: 'toolu_1', input: {}, name: 'LS', type: 'tool_use'},
+          ]),
+          user([{content: 'x', tool_use_id: 'toolu_1', type: 'tool_result'}]),
+        ],
+      }),
     )
     expect(whitespace).toEqual({message: 'messages: text content blocks must contain non-whitespace text', status: 400, type: 'invalid_request_error'})
     const empty = await refusal(c.messages.create({...base, messages: [user([{text: '', type: 'text'}])]}))
@@ -251,9 +269,13 @@ describe('messages server: the API rules, strictly', () => {
     const result = (id: string) => ({content: 'r', tool_use_id: id, type: 'tool_result' as const})
     const missing = await refusal(c.messages.create({...base, messages: [user('a'), assistant([call('toolu_a'), call('toolu_b')]), user([result('toolu_a')])]}))
     expect(missing.message).toMatch(/^messages\.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_b\./)
-    const textFirst = await refusal(c.messages.create({...base, messages: [user('a'), assistant([call('toolu_a')]), user([{text: 'first', type: 'text'}, result('toolu_a')])]}))
+    const textFirst = await refusal(
+      c.messages.create({...base, messages: [user('a'), assistant([call('toolu_a')]), user([{text: 'first', type: 'text'}, result('toolu_a')])]}),
+    )
     expect(textFirst.message).toMatch(/toolu_a/)
-    const stray = await refusal(c.messages.create({...base, messages: [user('a'), assistant([call('toolu_a')]), user([result('toolu_a'), result('toolu_zz')])]}))
+    const stray = await refusal(
+      c.messages.create({...base, messages: [user('a'), assistant([call('toolu_a')]), user([result('toolu_a'), result('toolu_zz')])]}),
+    )
     expect(stray.message).toMatch(/unexpected `tool_use_id` found in `tool_result` blocks: toolu_zz/)
     const duplicate = await refusal(
       c.messages.create({
@@ -263,7 +285,10 @@ describe('messages server: the API rules, strictly', () => {
     )
     expect(duplicate.message).toMatch(/`tool_use` ids must be unique/)
     // Results first, then text: accepted.
-    await c.messages.create({...base, messages: [user('a'), assistant([call('toolu_a'), call('toolu_b')]), user([result('toolu_b'), result('toolu_a'), {text: 'and', type: 'text'}])]})
+    await c.messages.create({
+      ...base,
+      messages: [user('a'), assistant([call('toolu_a'), call('toolu_b')]), user([result('toolu_b'), result('toolu_a'), {text: 'and', type: 'text'}])],
+    })
     expect(server.messageRequests.map((r) => r.outcome)).toEqual(['invalid', 'invalid', 'invalid', 'invalid', 'reply'])
   })
 
@@ -309,7 +334,13 @@ describe('messages server: the API rules, strictly', () => {
 describe('messages server: what real models do', () => {
   it('streams signed thinking, redacted thinking and interleaved thinking between parallel tool calls', async () => {
     server = await startMessagesServer([
-      reply(thinking('Let me look at both files.'), redactedThinking(), toolUse('Read', {file_path: 'a'}), thinking('And b too.'), toolUse('Read', {file_path: 'b'})),
+      reply(
+        thinking('Let me look at both files.'),
+        redactedThinking(),
+        toolUse('Read', {file_path: 'a'}),
+        thinking('And b too.'),
+        toolUse('Read', {file_path: 'b'}),
+      ),
       (req) => reply(text(`read ${toolResults(req).length}`)),
     ])
     const c = client(server)
@@ -385,7 +416,9 @@ describe('messages server: what real models do', () => {
 
 describe('messages server: models', () => {
   it('describes a model it serves with models.retrieve, 404 for one it does not, apart from the conversation requests', async () => {
-    server = await startMessagesServer([], {models: [{effort: ['low', 'high'], id: 'claude-tiny', max_input_tokens: 50_000, max_tokens: 4096, thinking: ['enabled']}]})
+    server = await startMessagesServer([], {
+      models: [{effort: ['low', 'high'], id: 'claude-tiny', max_input_tokens: 50_000, max_tokens: 4096, thinking: ['enabled']}],
+    })
     const c = client(server)
     const info = await c.models.retrieve('claude-tiny')
     expect(info).toMatchObject({id: 'claude-tiny', max_input_tokens: 50_000, max_tokens: 4096, type: 'model'})
@@ -403,7 +436,7 @@ describe('messages server: models', () => {
     expect((await refusal(c.messages.create({...base, max_tokens: 5000, model: 'claude-tiny'}))).message).toMatch(/5000 > 4096/)
   })
 
-  it('serves the default catalogue, wave\'s default model included', async () => {
+  it("serves the default catalogue, wave's default model included", async () => {
     server = await startMessagesServer()
     const info = await client(server).models.retrieve('claude-sonnet-5-5')
     expect(info.max_tokens).toBe(128_000)

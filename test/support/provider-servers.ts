@@ -74,14 +74,20 @@ export function startVertexServer(upstream: MessagesServer): Promise<CloudServer
   return startCloudServer(async (req, res, body, record, tokens) => {
     if (req.method === 'POST' && req.url === '/token') {
       tokens(Object.fromEntries(new URLSearchParams(String(body ?? ''))))
-      return json(res, 200, {access_token: VERTEX_ACCESS_TOKEN, expires_in: 3600, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer'})
+      return json(res, 200, {
+        access_token: VERTEX_ACCESS_TOKEN,
+        expires_in: 3600,
+        issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+        token_type: 'Bearer',
+      })
     }
 
     const route = VERTEX_ROUTE.exec(req.url ?? '')
     if (req.method !== 'POST' || !route) return notFound(res, req)
     const stream = route[4] === 'streamRawPredict'
     record({body, headers: req.headers, method: req.method, model: decodeURIComponent(route[3]), path: req.url!, stream})
-    if (req.headers.authorization !== `Bearer ${VERTEX_ACCESS_TOKEN}`) return json(res, 401, {error: {code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED'}})
+    if (req.headers.authorization !== `Bearer ${VERTEX_ACCESS_TOKEN}`)
+      return json(res, 401, {error: {code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED'}})
     // Vertex streams the Messages API's own SSE: relayed as it comes.
     return relay(res, await forward(upstream, decodeURIComponent(route[3]), body, stream))
   })
@@ -157,7 +163,13 @@ async function startCloudServer(handler: Handler): Promise<CloudServer> {
         body = raw && (req.headers['content-type'] ?? '').includes('json') ? JSON.parse(raw) : raw
       } catch {}
 
-      await handler(req, res, body, (request) => requests.push(request), (form) => tokenRequests.push(form))
+      await handler(
+        req,
+        res,
+        body,
+        (request) => requests.push(request),
+        (form) => tokenRequests.push(form),
+      )
     })().catch((error: unknown) => {
       if (!res.headersSent) json(res, 500, {message: `provider-servers: ${(error as Error).stack ?? error}`})
       else res.destroy()

@@ -18,7 +18,11 @@ last decided on (approved, rejected, changes requested) to the current plan: wha
 seen yet. REV is a revision number (wave plans <name> lists them), a sha256 prefix, or current.
 stdout is the diff (empty when nothing changed).`
 
-  static examples = ['<%= config.bin %> plans diff gentle-breeze', '<%= config.bin %> plans diff gentle-breeze --from 1 --to 2', '<%= config.bin %> plans diff gentle-breeze --json']
+  static examples = [
+    '<%= config.bin %> plans diff gentle-breeze',
+    '<%= config.bin %> plans diff gentle-breeze --from 1 --to 2',
+    '<%= config.bin %> plans diff gentle-breeze --json',
+  ]
 
   static flags = {
     from: Flags.string({description: 'The older side: a revision number, a sha256 prefix, or current (default: the revision last decided on)'}),
@@ -37,7 +41,15 @@ stdout is the diff (empty when nothing changed).`
     }
 
     await this.output.result({
-      data: {added: diff.added, feedback: diff.feedback, from: {label: diff.from.label, revision: diff.from.revision ?? null, sha256: diff.from.sha256}, patch: diff.patch, planPath, removed: diff.removed, to: {label: diff.to.label, revision: diff.to.revision ?? null, sha256: diff.to.sha256}},
+      data: {
+        added: diff.added,
+        feedback: diff.feedback,
+        from: {label: diff.from.label, revision: diff.from.revision ?? null, sha256: diff.from.sha256},
+        patch: diff.patch,
+        planPath,
+        removed: diff.removed,
+        to: {label: diff.to.label, revision: diff.to.revision ?? null, sha256: diff.to.sha256},
+      },
       tally: `${diff.from.label} → ${diff.to.label}: +${diff.added} −${diff.removed}${diff.feedback.length > 0 ? `; asked for: ${diff.feedback.join('; ').replaceAll('\n', ' ')}` : ''}`,
       text: diff.patch ? diff.patch.trimEnd() : undefined,
     })

@@ -86,7 +86,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
     if (!sandbox.available) options.progress(`wave demo: the test command will be refused, as in a real run here: ${sandbox.problem}`)
 
     const env = stepEnvironment({...dirs, baseUrl: server.url})
-    const step = (name: DemoStep['name'], args: string[], index: number) => runStep({args, cli: options.cli, cwd: dirs.repository, env, index, name, progress: options.progress, signal: options.signal})
+    const step = (name: DemoStep['name'], args: string[], index: number) =>
+      runStep({args, cli: options.cli, cwd: dirs.repository, env, index, name, progress: options.progress, signal: options.signal})
     const planned = await step('plan', ['plan', '--task', DEMO_TASK], 1)
     const planPath = String(planned.result.planPath)
     const approved = await step('approve', ['approve', planPath, '--allow', TEST_RULE], 2)
@@ -121,7 +122,11 @@ async function keptDirectory(dir: string): Promise<string> {
   const absolute = path.resolve(dir)
   try {
     await mkdir(absolute, {recursive: true})
-    if ((await readdir(absolute)).length > 0) throw usageError(`--keep needs a new or empty directory, and ${absolute} holds files.`, 'Name a directory that does not exist yet, e.g. --keep ./wave-demo.')
+    if ((await readdir(absolute)).length > 0)
+      throw usageError(
+        `--keep needs a new or empty directory, and ${absolute} holds files.`,
+        'Name a directory that does not exist yet, e.g. --keep ./wave-demo.',
+      )
   } catch (error) {
     if (error instanceof WaveError) throw error
     throw usageError(`Cannot keep the demo in ${absolute}: ${(error as Error).message}`)
@@ -154,7 +159,11 @@ async function createProject(repository: string, home: string): Promise<void> {
   }
 
   await git(repository, home, ['-c', 'init.defaultBranch=main', 'init', '-q'])
-  for (const [key, value] of [['user.name', 'wave demo'], ['user.email', 'demo@wave.invalid'], ['commit.gpgsign', 'false']]) {
+  for (const [key, value] of [
+    ['user.name', 'wave demo'],
+    ['user.email', 'demo@wave.invalid'],
+    ['commit.gpgsign', 'false'],
+  ]) {
     await git(repository, home, ['config', key, value])
   }
 
@@ -212,7 +221,10 @@ async function runStep(input: StepInput): Promise<DemoStep> {
   if (code !== 0 || !result) {
     const error = (result?.error ?? {}) as {message?: string; hint?: string}
     const said = error.message ?? stderr.trim().split('\n').at(-1) ?? 'no output'
-    throw new WaveError(`The demo's "wave ${input.name}" step failed (exit ${code ?? 'by signal'}): ${said}`, ExitCode.runtime, error.hint, {step: input.name, stderr: stderr.trim().split('\n').slice(-20).join('\n')})
+    throw new WaveError(`The demo's "wave ${input.name}" step failed (exit ${code ?? 'by signal'}): ${said}`, ExitCode.runtime, error.hint, {
+      step: input.name,
+      stderr: stderr.trim().split('\n').slice(-20).join('\n'),
+    })
   }
 
   input.progress(`      exit 0 in ${(durationMs / 1000).toFixed(1)} s`)
@@ -226,7 +238,8 @@ function toolCallsIn(events: Array<Record<string, unknown>>): DemoToolCall[] {
     const id = String(event.id)
     if (event.type === 'tool_call') calls.set(id, {content: '', denied: false, input: event.input, isError: false, name: String(event.name)})
     const call = calls.get(id)
-    if (event.type === 'tool_result' && call) Object.assign(call, {content: String(event.content ?? ''), denied: event.denied === true, isError: event.is_error === true})
+    if (event.type === 'tool_result' && call)
+      Object.assign(call, {content: String(event.content ?? ''), denied: event.denied === true, isError: event.is_error === true})
   }
 
   return [...calls.values()]
@@ -250,7 +263,10 @@ function spawnCli(input: StepInput): Promise<{code: number | null; stdout: strin
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk))
     let failed: Error | undefined
     child.on('error', (error) => {
-      failed = input.signal.aborted && input.signal.reason instanceof Error ? input.signal.reason : new WaveError(`Could not start wave for the demo: ${error.message}`, ExitCode.runtime)
+      failed =
+        input.signal.aborted && input.signal.reason instanceof Error
+          ? input.signal.reason
+          : new WaveError(`Could not start wave for the demo: ${error.message}`, ExitCode.runtime)
       // A step that started is waited for, so that nothing writes into the demo's directory once it is removed.
       if (child.pid === undefined) reject(failed)
     })

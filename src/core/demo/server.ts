@@ -388,7 +388,9 @@ function validRedacted(block: Record<string, unknown>): boolean {
 
 /** A stable key for a thinking or redacted block, to compare what was issued with what came back. */
 function thinkingKey(block: Record<string, unknown>): string {
-  return block.type === 'redacted_thinking' ? `r:${String(block.data)}` : `t:${createHash('sha256').update(String(block.thinking)).digest('base64')}:${String(block.signature)}`
+  return block.type === 'redacted_thinking'
+    ? `r:${String(block.data)}`
+    : `t:${createHash('sha256').update(String(block.thinking)).digest('base64')}:${String(block.signature)}`
 }
 
 // ---------------------------------------------------------------------------------------------- conformance
@@ -518,7 +520,8 @@ function checkThinkingConfig(body: Record<string, unknown>, maxTokens: number, m
     if (type === 'enabled') {
       if (!Number.isInteger(config.budget_tokens)) return 'thinking.enabled.budget_tokens: Field required'
       if ((config.budget_tokens as number) < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024'
-      if ((config.budget_tokens as number) >= maxTokens) return `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. ${THINKING_DOC}#max-tokens-and-context-window-size`
+      if ((config.budget_tokens as number) >= maxTokens)
+        return `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. ${THINKING_DOC}#max-tokens-and-context-window-size`
     }
 
     if (model && (type === 'enabled' || type === 'adaptive') && !model.thinking.includes(type)) {
@@ -838,13 +841,7 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
     const entry = queue.shift()
     if (entry === undefined) {
       done('exhausted', 500)
-      sendError(
-        res,
-        500,
-        'api_error',
-        `messages-server: script exhausted (request #${record.index + 1} had no scripted turn)`,
-        {'x-should-retry': 'false'},
-      )
+      sendError(res, 500, 'api_error', `messages-server: script exhausted (request #${record.index + 1} had no scripted turn)`, {'x-should-retry': 'false'})
       return
     }
     const turn = typeof entry === 'function' ? await entry(record) : entry
@@ -860,13 +857,7 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
     if (isErrorFault(turn)) {
       const status = turn.status
       done('error', status)
-      sendError(
-        res,
-        status,
-        turn.error?.type ?? ERROR_TYPES[status] ?? 'api_error',
-        turn.error?.message ?? `messages-server: scripted ${status}`,
-        turn.headers,
-      )
+      sendError(res, status, turn.error?.type ?? ERROR_TYPES[status] ?? 'api_error', turn.error?.message ?? `messages-server: scripted ${status}`, turn.headers)
       return
     }
 
@@ -972,8 +963,7 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
     const issued = content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').map((b) => thinkingKey(b))
     for (const block of content) if (block.type === 'tool_use') issuedThinking.set(block.id, issued)
     const cut = turn.content.some((b) => (b.type === 'tool_use' && b.partialJson !== undefined) || (b.type === 'thinking' && b.cut))
-    const stop_reason: StopReason =
-      turn.stop_reason ?? (cut ? 'max_tokens' : content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn')
+    const stop_reason: StopReason = turn.stop_reason ?? (cut ? 'max_tokens' : content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn')
     const usage: Usage = {
       input_tokens: Math.max(1, Math.ceil(record.rawBody.length / 4)),
       output_tokens: Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),

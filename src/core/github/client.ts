@@ -72,7 +72,11 @@ export class GitHubClient implements Forge {
 
   async access(actor: {login: string}): Promise<Access> {
     const role = roleOf(await this.permission(actor.login))
-    return {allowed: mayAct(role, this.minPermission), has: role ? `the role ${role}` : 'no role on it', needs: `${this.minPermission} permission on the repository`}
+    return {
+      allowed: mayAct(role, this.minPermission),
+      has: role ? `the role ${role}` : 'no role on it',
+      needs: `${this.minPermission} permission on the repository`,
+    }
   }
 
   async defaultBranch(): Promise<string> {
@@ -134,22 +138,30 @@ export class GitHubClient implements Forge {
 
   async createComment(thread: Thread, body: string): Promise<ForgeComment> {
     const issue = thread.number
-    const {data} = await this.call(`POST a comment on #${issue}`, () => this.octokit.rest.issues.createComment({...this.repository, body: scrubSecrets(body), issue_number: issue}))
+    const {data} = await this.call(`POST a comment on #${issue}`, () =>
+      this.octokit.rest.issues.createComment({...this.repository, body: scrubSecrets(body), issue_number: issue}),
+    )
     return commentOf(data)
   }
 
   async updateComment(_thread: Thread, id: number, body: string): Promise<ForgeComment> {
-    const {data} = await this.call(`PATCH comment ${id}`, () => this.octokit.rest.issues.updateComment({...this.repository, body: scrubSecrets(body), comment_id: id}))
+    const {data} = await this.call(`PATCH comment ${id}`, () =>
+      this.octokit.rest.issues.updateComment({...this.repository, body: scrubSecrets(body), comment_id: id}),
+    )
     return commentOf(data)
   }
 
   async createIssue(title: string, body: string): Promise<Thread & {url: string}> {
-    const {data} = await this.call('POST an issue', () => this.octokit.rest.issues.create({...this.repository, body: scrubSecrets(body), title: scrubSecrets(title)}))
+    const {data} = await this.call('POST an issue', () =>
+      this.octokit.rest.issues.create({...this.repository, body: scrubSecrets(body), title: scrubSecrets(title)}),
+    )
     return {number: data.number, pull: false, url: data.html_url}
   }
 
   async createChangeRequest(pull: {title: string; body: string; head: string; base: string}): Promise<{number: number; url: string}> {
-    const {data} = await this.call(`POST a pull request from ${pull.head} into ${pull.base}`, () => this.octokit.rest.pulls.create({...this.repository, ...pull, body: scrubSecrets(pull.body), title: scrubSecrets(pull.title)}))
+    const {data} = await this.call(`POST a pull request from ${pull.head} into ${pull.base}`, () =>
+      this.octokit.rest.pulls.create({...this.repository, ...pull, body: scrubSecrets(pull.body), title: scrubSecrets(pull.title)}),
+    )
     return {number: data.number, url: data.html_url}
   }
 
@@ -186,10 +198,14 @@ const statusOf = (error: unknown) => (error as {status?: unknown})?.status
 function apiError(what: string, error: unknown): WaveError {
   const status = statusOf(error)
   const answer = (error as {response?: {data?: {message?: unknown}}})?.response?.data?.message
-  const message = typeof answer === 'string' ? answer : (error as Error)?.message ?? String(error)
+  const message = typeof answer === 'string' ? answer : ((error as Error)?.message ?? String(error))
   const line = `GitHub API: ${what} failed${typeof status === 'number' ? ` (${status})` : ''}: ${message.split('\n')[0]}`
   if (status === 401 || status === 403) {
-    return new WaveError(line, ExitCode.usage, 'Give the workflow a token with contents: write, issues: write and pull-requests: write (permissions: in the workflow).')
+    return new WaveError(
+      line,
+      ExitCode.usage,
+      'Give the workflow a token with contents: write, issues: write and pull-requests: write (permissions: in the workflow).',
+    )
   }
 
   return new WaveError(line, ExitCode.runtime)

@@ -48,7 +48,11 @@ export function githubEnvironment(env: NodeJS.ProcessEnv = process.env): GitHubE
 /** The repository and the API, needed once an event applies. */
 export function githubAccess(env: NodeJS.ProcessEnv = process.env): GitHubAccess {
   const token = given(env.GITHUB_TOKEN) ?? given(env.GH_TOKEN)
-  if (!token) throw usageError('wave github needs a token: GITHUB_TOKEN (or GH_TOKEN) is not set.', 'Pass github-token to the Action, or set GITHUB_TOKEN: ${{ github.token }} on the step.')
+  if (!token)
+    throw usageError(
+      'wave github needs a token: GITHUB_TOKEN (or GH_TOKEN) is not set.',
+      'Pass github-token to the Action, or set GITHUB_TOKEN: ${{ github.token }} on the step.',
+    )
   const full = given(env.GITHUB_REPOSITORY)
   const [owner, repo, extra] = (full ?? '').split('/')
   if (!owner || !repo || extra !== undefined) throw usageError(`GITHUB_REPOSITORY must be owner/name${full ? ` (got "${full}")` : ', and it is not set'}.`)

@@ -83,7 +83,8 @@ export function intentOf(eventName: string, payload: unknown, options: {label: s
       if (!task) return {kind: 'ignore', reason: 'the dispatch has no task input'}
       const issueInput = event.inputs?.issue
       const issue = typeof issueInput === 'number' ? issueInput : typeof issueInput === 'string' && issueInput.trim() ? Number(issueInput.trim()) : undefined
-      if (issue !== undefined && !(Number.isInteger(issue) && issue > 0)) throw usageError(`The dispatch's issue input must be an issue or pull request number (got "${String(issueInput)}").`)
+      if (issue !== undefined && !(Number.isInteger(issue) && issue > 0))
+        throw usageError(`The dispatch's issue input must be an issue or pull request number (got "${String(issueInput)}").`)
       return {dispatch: {issue}, kind: 'plan', task, trigger: {actor: event.sender.login}}
     }
 

@@ -48,7 +48,10 @@ export async function handleGitHubEvent(input: GitHubEventOptions): Promise<Revi
         async complete() {
           const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
           if (!place.repository) {
-            throw usageError(`${place.workspace} is not a git checkout: wave github works in a checkout of ${access.repository.owner}/${access.repository.repo}.`, 'Run actions/checkout first.')
+            throw usageError(
+              `${place.workspace} is not a git checkout: wave github works in a checkout of ${access.repository.owner}/${access.repository.repo}.`,
+              'Run actions/checkout first.',
+            )
           }
 
           return {

@@ -80,7 +80,10 @@ export class GitLabClient implements Forge {
     const minimum = this.options.minAccessLevel
     const needs = `the ${accessLevelName(minimum)} role (access level ${minimum}) or higher on the project`
     const id = actor.id ?? (await this.userId(actor.login))
-    const member = id === undefined ? undefined : await this.optional<{access_level: number; state?: string}>(`GET the membership of ${actor.login}`, `${this.base}/members/all/${id}`)
+    const member =
+      id === undefined
+        ? undefined
+        : await this.optional<{access_level: number; state?: string}>(`GET the membership of ${actor.login}`, `${this.base}/members/all/${id}`)
     const level = member && (member.state === undefined || member.state === 'active') ? member.access_level : undefined
     if (level === undefined) return {allowed: false, has: 'no role on it', needs}
     return {allowed: level >= minimum, has: `the ${accessLevelName(level)} role (${level})`, needs}
@@ -110,7 +113,10 @@ export class GitLabClient implements Forge {
   }
 
   async approvers(number: number): Promise<string[]> {
-    const data = await this.request<{approved_by?: Array<{user: {username: string}}>}>(`GET the approvals of !${number}`, `${this.base}/merge_requests/${number}/approvals`)
+    const data = await this.request<{approved_by?: Array<{user: {username: string}}>}>(
+      `GET the approvals of !${number}`,
+      `${this.base}/merge_requests/${number}/approvals`,
+    )
     return (data.approved_by ?? []).map((approval) => approval.user.username)
   }
 
@@ -119,7 +125,9 @@ export class GitLabClient implements Forge {
     const deadline = Date.now() + 10_000
     for (;;) {
       const data = await this.mergeRequest(number)
-      const pending = ['unchecked', 'checking', 'cannot_be_merged_recheck'].includes(data.merge_status ?? '') || ['unchecked', 'checking', 'preparing'].includes(data.detailed_merge_status ?? '')
+      const pending =
+        ['unchecked', 'checking', 'cannot_be_merged_recheck'].includes(data.merge_status ?? '') ||
+        ['unchecked', 'checking', 'preparing'].includes(data.detailed_merge_status ?? '')
       if (!pending || Date.now() > deadline) return !pending && data.has_conflicts !== true && data.merge_status === 'can_be_merged'
       await new Promise((resolve) => setTimeout(resolve, 1000))
     }
@@ -129,7 +137,10 @@ export class GitLabClient implements Forge {
   async comments(thread: Thread): Promise<Note[]> {
     const notes: Note[] = []
     for (let page = '1'; page; ) {
-      const response = await this.send(`GET the notes of ${this.words.ref(thread)}`, `${this.threadUrl(thread)}/notes?sort=asc&order_by=created_at&per_page=100&page=${page}`)
+      const response = await this.send(
+        `GET the notes of ${this.words.ref(thread)}`,
+        `${this.threadUrl(thread)}/notes?sort=asc&order_by=created_at&per_page=100&page=${page}`,
+      )
       notes.push(...((await response.json()) as RawNote[]).map((note) => this.noteOf(thread, note)))
       page = response.headers.get('x-next-page') ?? ''
     }
@@ -144,25 +155,38 @@ export class GitLabClient implements Forge {
   }
 
   async createComment(thread: Thread, body: string): Promise<Note> {
-    const note = await this.request<RawNote>(`POST a note on ${this.words.ref(thread)}`, `${this.threadUrl(thread)}/notes`, {body: {body: scrubSecrets(body)}, method: 'POST'})
+    const note = await this.request<RawNote>(`POST a note on ${this.words.ref(thread)}`, `${this.threadUrl(thread)}/notes`, {
+      body: {body: scrubSecrets(body)},
+      method: 'POST',
+    })
     return this.noteOf(thread, note)
   }
 
   async updateComment(thread: Thread, id: number, body: string): Promise<Note> {
-    const note = await this.request<RawNote>(`PUT note ${id} of ${this.words.ref(thread)}`, `${this.threadUrl(thread)}/notes/${id}`, {body: {body: scrubSecrets(body)}, method: 'PUT'})
+    const note = await this.request<RawNote>(`PUT note ${id} of ${this.words.ref(thread)}`, `${this.threadUrl(thread)}/notes/${id}`, {
+      body: {body: scrubSecrets(body)},
+      method: 'PUT',
+    })
     return this.noteOf(thread, note)
   }
 
   async createIssue(title: string, body: string): Promise<Thread & {url: string}> {
-    const issue = await this.request<{iid: number; web_url: string}>('POST an issue', `${this.base}/issues`, {body: {description: scrubSecrets(body), title: scrubSecrets(title)}, method: 'POST'})
+    const issue = await this.request<{iid: number; web_url: string}>('POST an issue', `${this.base}/issues`, {
+      body: {description: scrubSecrets(body), title: scrubSecrets(title)},
+      method: 'POST',
+    })
     return {number: issue.iid, pull: false, url: issue.web_url}
   }
 
   async createChangeRequest(request: {title: string; body: string; head: string; base: string}): Promise<{number: number; url: string}> {
-    const created = await this.request<{iid: number; web_url: string}>(`POST a merge request from ${request.head} into ${request.base}`, `${this.base}/merge_requests`, {
-      body: {description: scrubSecrets(request.body), source_branch: request.head, target_branch: request.base, title: scrubSecrets(request.title)},
-      method: 'POST',
-    })
+    const created = await this.request<{iid: number; web_url: string}>(
+      `POST a merge request from ${request.head} into ${request.base}`,
+      `${this.base}/merge_requests`,
+      {
+        body: {description: scrubSecrets(request.body), source_branch: request.head, target_branch: request.base, title: scrubSecrets(request.title)},
+        method: 'POST',
+      },
+    )
     return {number: created.iid, url: created.web_url}
   }
 
@@ -205,7 +229,10 @@ export class GitLabClient implements Forge {
   }
 
   private async userId(username: string): Promise<number | undefined> {
-    const users = await this.request<Array<{id: number; username: string}>>(`GET the user ${username}`, `${this.root()}/users?username=${encodeURIComponent(username)}`)
+    const users = await this.request<Array<{id: number; username: string}>>(
+      `GET the user ${username}`,
+      `${this.root()}/users?username=${encodeURIComponent(username)}`,
+    )
     return users.find((user) => user.username.toLowerCase() === username.toLowerCase())?.id
   }
 
@@ -251,7 +278,11 @@ function apiError(what: string, status: number, text: string): WaveError {
 
   const line = `GitLab API: ${what} failed (${status}): ${message}`
   if (status === 401 || status === 403) {
-    return new WaveError(line, ExitCode.usage, 'Set GITLAB_TOKEN to a project access token with the api and write_repository scopes and the Developer role or higher.')
+    return new WaveError(
+      line,
+      ExitCode.usage,
+      'Set GITLAB_TOKEN to a project access token with the api and write_repository scopes and the Developer role or higher.',
+    )
   }
 
   return new WaveError(line, ExitCode.runtime)

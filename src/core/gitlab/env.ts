@@ -48,7 +48,10 @@ function iid(value: string | undefined, variable: string): number | undefined {
 export function gitlabEnvironment(env: NodeJS.ProcessEnv = process.env): GitLabEnvironment {
   const serverUrl = given(env.CI_SERVER_URL)?.replace(/\/+$/, '')
   if (!serverUrl) {
-    throw usageError('wave gitlab handles one GitLab CI job, but CI_SERVER_URL is not set.', 'Run it in a job of a .gitlab-ci.yml (see examples/gitlab-ci/wave.gitlab-ci.yml).')
+    throw usageError(
+      'wave gitlab handles one GitLab CI job, but CI_SERVER_URL is not set.',
+      'Run it in a job of a .gitlab-ci.yml (see examples/gitlab-ci/wave.gitlab-ci.yml).',
+    )
   }
 
   const mergeRequest = iid(env.WAVE_MERGE_REQUEST_IID, 'WAVE_MERGE_REQUEST_IID')

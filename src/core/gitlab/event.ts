@@ -34,7 +34,8 @@ const noteEventSchema = z.object({
 })
 
 /** A project or group access token's user (project_123_bot_<hex>), or a user GitLab marks as a bot. */
-export const isBotUser = (user: {username: string; bot?: boolean}) => user.bot === true || /^(project|group)_\d+_bot(_[0-9a-f]+)?$/.test(user.username) || user.username.endsWith('[bot]')
+export const isBotUser = (user: {username: string; bot?: boolean}) =>
+  user.bot === true || /^(project|group)_\d+_bot(_[0-9a-f]+)?$/.test(user.username) || user.username.endsWith('[bot]')
 
 export async function readPayload(payloadPath: string): Promise<unknown> {
   let text: string
@@ -57,7 +58,11 @@ export async function readPayload(payloadPath: string): Promise<unknown> {
 /** The intent of a note event; `projectId` is CI_PROJECT_ID, which the note must belong to. */
 export function noteIntent(payload: unknown, projectId: string | undefined): Intent {
   const kind = (payload as {object_kind?: unknown})?.object_kind
-  if (kind !== 'note') return {kind: 'ignore', reason: `wave does nothing on ${typeof kind === 'string' ? `${kind.slice(0, 40)} events` : 'a webhook body that is no GitLab event'}`}
+  if (kind !== 'note')
+    return {
+      kind: 'ignore',
+      reason: `wave does nothing on ${typeof kind === 'string' ? `${kind.slice(0, 40)} events` : 'a webhook body that is no GitLab event'}`,
+    }
   const parsed = noteEventSchema.safeParse(payload)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
@@ -68,7 +73,10 @@ export function noteIntent(payload: unknown, projectId: string | undefined): Int
   const note = event.object_attributes
   const project = event.project?.id ?? event.project_id
   if (projectId !== undefined && project !== undefined && String(project) !== projectId) {
-    throw usageError(`The note event is from project ${project}, but this pipeline runs in project ${projectId}.`, "Point the project's webhook at its own pipeline trigger URL.")
+    throw usageError(
+      `The note event is from project ${project}, but this pipeline runs in project ${projectId}.`,
+      "Point the project's webhook at its own pipeline trigger URL.",
+    )
   }
 
   if (note.action !== undefined && note.action !== 'create') return {kind: 'ignore', reason: `a note ${note.action}d, not created: wave answers new notes only`}
@@ -91,7 +99,11 @@ export function taskIntent(environment: GitLabEnvironment): Intent {
   if (!task) return {kind: 'ignore', reason: 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)'}
   // Variables of a trigger-token pipeline are whatever the token's holder sent; GITLAB_USER_* would name
   // the token's owner, not them.
-  if (pipelineSource === 'trigger') return {kind: 'ignore', reason: 'WAVE_TASK came with a pipeline trigger, whose variables anyone holding the token can set: start a manual or scheduled pipeline instead'}
+  if (pipelineSource === 'trigger')
+    return {
+      kind: 'ignore',
+      reason: 'WAVE_TASK came with a pipeline trigger, whose variables anyone holding the token can set: start a manual or scheduled pipeline instead',
+    }
   if (!user) throw usageError('GITLAB_USER_LOGIN is not set: wave gitlab checks the access of whoever started the pipeline.')
   return {dispatch: {issue: environment.issue, pull: environment.mergeRequest}, kind: 'plan', task, trigger: {actor: user.login, actorId: user.id}}
 }
@@ -104,8 +116,17 @@ export async function verifyNote(intent: Intent, client: GitLabClient, wave: str
   if (intent.kind === 'ignore' || !intent.trigger.comment || !intent.trigger.thread) return intent
   const {thread} = intent.trigger
   const note = await client.note(thread, intent.trigger.comment.id)
-  if (!note) return {kind: 'ignore', reason: `note ${intent.trigger.comment.id} is not on ${client.words.ref(thread)}: the webhook's body names a note GitLab does not have`}
+  if (!note)
+    return {
+      kind: 'ignore',
+      reason: `note ${intent.trigger.comment.id} is not on ${client.words.ref(thread)}: the webhook's body names a note GitLab does not have`,
+    }
   if (note.system || !isWaveComment(note.body)) return {kind: 'ignore', reason: 'the note (as GitLab has it) does not start with /wave'}
   if (isBotUser({username: note.author}) || note.author === wave) return {kind: 'ignore', reason: `the note is by a bot (${note.author}), not a person`}
-  return commentIntent(note.body, {actor: note.author, actorId: note.authorId, comment: {body: note.body, createdAt: note.createdAt, id: note.id, url: note.url}, thread})
+  return commentIntent(note.body, {
+    actor: note.author,
+    actorId: note.authorId,
+    comment: {body: note.body, createdAt: note.createdAt, id: note.id, url: note.url},
+    thread,
+  })
 }

@@ -29,12 +29,20 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   const options = gitlabOptions(input.flags, env)
   const duties = dutiesOf(input.flags, env)
   const event = environment.payloadPath ? 'note' : (environment.pipelineSource ?? 'pipeline')
-  let intent = environment.payloadPath ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined) : taskIntent(environment)
+  let intent = environment.payloadPath
+    ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined)
+    : taskIntent(environment)
   // Nothing is asked of the API (nor is a token needed) for a job that asks nothing of wave.
   if (intent.kind === 'ignore') return ignored(event, intent.reason)
 
   const access = gitlabAccess(env)
-  const client = new GitLabClient({apiUrl: access.apiUrl, minAccessLevel: options.minAccessLevel, project: access.project, projectUrl: access.projectUrl, token: access.token})
+  const client = new GitLabClient({
+    apiUrl: access.apiUrl,
+    minAccessLevel: options.minAccessLevel,
+    project: access.project,
+    projectUrl: access.projectUrl,
+    token: access.token,
+  })
   const user = await client.user()
   intent = await verifyNote(intent, client, user.username)
   return handleReview({
@@ -45,7 +53,11 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
         client,
         async complete() {
           const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
-          if (!place.repository) throw usageError(`${place.workspace} is not a git checkout: wave gitlab works in the job's checkout of the project.`, 'Leave GIT_STRATEGY at fetch or clone for the job.')
+          if (!place.repository)
+            throw usageError(
+              `${place.workspace} is not a git checkout: wave gitlab works in the job's checkout of the project.`,
+              'Leave GIT_STRATEGY at fetch or clone for the job.',
+            )
           const host = new URL(environment.serverUrl).hostname
           return {
             author: user.username,

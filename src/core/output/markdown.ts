@@ -65,7 +65,10 @@ export async function renderMarkdown(markdown: string, options: MarkdownRenderOp
 
 interface Styles {
   /** The styles marked-terminal applies. */
-  library: Record<'blockquote' | 'code' | 'codespan' | 'del' | 'em' | 'firstHeading' | 'heading' | 'hr' | 'href' | 'html' | 'link' | 'strong', (text: string) => string>
+  library: Record<
+    'blockquote' | 'code' | 'codespan' | 'del' | 'em' | 'firstHeading' | 'heading' | 'hr' | 'href' | 'html' | 'link' | 'strong',
+    (text: string) => string
+  >
   marker(text: string): string
   bar(text: string): string
 }
@@ -140,7 +143,12 @@ function reviewRenderers(width: number, style: Styles): MarkedExtension {
         inset += 2
         const body = this.parser.parse(token.tokens).trim()
         inset -= 2
-        return section(body.split('\n').map((line) => style.bar('│ ') + (line ? library.blockquote(line) : line)).join('\n'))
+        return section(
+          body
+            .split('\n')
+            .map((line) => style.bar('│ ') + (line ? library.blockquote(line) : line))
+            .join('\n'),
+        )
       },
       codespan: (token) => library.codespan(token.text),
       hr: () => section(library.hr('─'.repeat(Math.min(width, 40)))),

@@ -16,8 +16,7 @@ export const formatUsage = (usage: TokenUsage) =>
   `tokens: ${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`
 
 /** A session's spend for people: `$0.0123`, or a note when the model has no known price. */
-export const formatCost = (costUsd: number | null) =>
-  costUsd === null ? 'cost unknown (no price for this model)' : formatUsd(costUsd)
+export const formatCost = (costUsd: number | null) => (costUsd === null ? 'cost unknown (no price for this model)' : formatUsd(costUsd))
 
 /** The progress line for an event, or undefined for events the log does not show. */
 export function progressLine(event: AgentEvent): string | undefined {
@@ -136,20 +135,23 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
   }
 
   let shownTitle = ''
-  const waiting = new WaitingSign({
-    draw(seconds, frame) {
-      if (task) {
-        // listr draws its own spinner on the task's line: the title gains the time waited.
-        const next = seconds === undefined ? base : `${base} · waiting for the model (${seconds} s)`
-        if (next !== shownTitle) task.title = shownTitle = next
-      } else if (!rendering) {
-        stderr.write(seconds === undefined ? '\r\u001B[K' : `\r${frame} waiting for the model (${seconds} s)\u001B[K`)
-      }
+  const waiting = new WaitingSign(
+    {
+      draw(seconds, frame) {
+        if (task) {
+          // listr draws its own spinner on the task's line: the title gains the time waited.
+          const next = seconds === undefined ? base : `${base} · waiting for the model (${seconds} s)`
+          if (next !== shownTitle) task.title = shownTitle = next
+        } else if (!rendering) {
+          stderr.write(seconds === undefined ? '\r\u001B[K' : `\r${frame} waiting for the model (${seconds} s)\u001B[K`)
+        }
+      },
+      // The heartbeat must show before listr runs too (a first request that takes minutes): then as a plain line.
+      line: (text) => (task || rendering ? line(text) : stderr.write(text + '\n')),
+      live,
     },
-    // The heartbeat must show before listr runs too (a first request that takes minutes): then as a plain line.
-    line: (text) => (task || rendering ? line(text) : stderr.write(text + '\n')),
-    live,
-  }, integerFromEnv('WAVE_HEARTBEAT_MS', HEARTBEAT_MS, 1, 3_600_000))
+    integerFromEnv('WAVE_HEARTBEAT_MS', HEARTBEAT_MS, 1, 3_600_000),
+  )
 
   const printHeader = (text: string) => {
     headerPrinted = true

@@ -44,7 +44,9 @@ export function reportMarkdown(report: RunReport): string {
 
 /** The approved contract beside the plan (approve -i, the job summary, the sticky comment): scope and checks. */
 export function contractMarkdown(record: {scope?: {paths: string[]; enforce: string}; verify?: Array<{command: string}>}): string {
-  const scope = record.scope ? `${record.scope.paths.map(code).join(', ') || '_empty: no file may change_'} (${record.scope.enforce})` : '_none: any path in the workspace_'
+  const scope = record.scope
+    ? `${record.scope.paths.map(code).join(', ') || '_empty: no file may change_'} (${record.scope.enforce})`
+    : '_none: any path in the workspace_'
   const checks = record.verify ? record.verify.map((check) => code(check.command)).join(', ') || '_none_' : '_none_'
   return markdownTable([
     ['Scope', scope],
@@ -66,7 +68,9 @@ export function overviewText(overview: PlanOverview): string {
   if (record) {
     const by = record.approver ? ` by ${record.approver}` : ''
     const at = record.decidedAt ? ` at ${record.decidedAt.slice(0, 16).replace('T', ' ')}` : ''
-    lines.push(`Decision: ${record.decision.replace('_', ' ')}${by}${at}; mode ${record.mode}, ${describeSandbox(record.sandbox)}${record.spentAt ? `; spent by a run at ${record.spentAt}` : ''}`)
+    lines.push(
+      `Decision: ${record.decision.replace('_', ' ')}${by}${at}; mode ${record.mode}, ${describeSandbox(record.sandbox)}${record.spentAt ? `; spent by a run at ${record.spentAt}` : ''}`,
+    )
     if (record.allow.length > 0) lines.push(`  allow: ${record.allow.join(', ')}`)
     lines.push(`  scope: ${record.scope ? `${record.scope.paths.join(', ') || '(empty)'} (${record.scope.enforce})` : 'none'}`)
     lines.push(`  checks: ${record.verify?.map((check) => check.command).join(', ') || 'none'}`)
@@ -82,7 +86,13 @@ export function overviewText(overview: PlanOverview): string {
     if (run.report) {
       lines.push(`  ${reportTally(run.report, run.exitCode === 0 ? 'Run complete' : 'Run ended')}`)
       for (const check of run.report.checks.filter((check) => !checkPassed(check))) {
-        lines.push(`  $ ${check.command} (${checkOutcome(check)})`, ...check.outputTail.split('\n').slice(-10).map((line) => `    ${line}`))
+        lines.push(
+          `  $ ${check.command} (${checkOutcome(check)})`,
+          ...check.outputTail
+            .split('\n')
+            .slice(-10)
+            .map((line) => `    ${line}`),
+        )
       }
     }
   } else {
@@ -93,7 +103,10 @@ export function overviewText(overview: PlanOverview): string {
 }
 
 /** "changed since your last review" as Markdown: the diff in a fenced block, for the job summary and the sticky comment. */
-export function revisionDiffMarkdown(diff: Pick<RevisionDiff, 'added' | 'feedback' | 'patch' | 'removed'> & {from: {label: string}; to: {label: string}}, cap = 20_000): string {
+export function revisionDiffMarkdown(
+  diff: Pick<RevisionDiff, 'added' | 'feedback' | 'patch' | 'removed'> & {from: {label: string}; to: {label: string}},
+  cap = 20_000,
+): string {
   const fence = diff.patch.includes('```') ? '~~~~' : '```'
   const asked = diff.feedback.length > 0 ? `\n\nAsked for: ${diff.feedback.map((text) => `“${text.replaceAll('\n', ' ')}”`).join('; ')}` : ''
   // A comment has a size limit, and the whole plan is shown below the diff anyway.

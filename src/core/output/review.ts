@@ -98,7 +98,7 @@ export async function reviewPlan(options: ReviewOptions): Promise<ReviewOutcome>
   const plan = await renderMarkdown(options.planText, {color: style.enabled, width})
   output.write(`${rule}\n${style.dim(`Plan ${options.planLabel}`)}\n${task}\n${plan}\n${rule}\n`)
   if (options.changes) output.write(`${changesBlock(options.changes, style)}${rule}\n`)
-  if (options.contract) output.write(await renderMarkdown(options.contract, {color: style.enabled, width}) + '\n')
+  if (options.contract) output.write((await renderMarkdown(options.contract, {color: style.enabled, width})) + '\n')
   if (options.allow?.length) output.write(`${style.dim('allow:')} ${options.allow.join(', ')}\n`)
   if (options.sandbox) output.write(`${style.dim('sandbox:')} ${options.sandbox}\n`)
 
@@ -122,7 +122,9 @@ export async function reviewPlan(options: ReviewOptions): Promise<ReviewOutcome>
 /** "changed since your last review": the unified diff, added lines green and removed ones red where color is on. */
 function changesBlock(changes: RevisionDiff, style: Styles): string {
   const lines = withoutControls(changes.patch).trimEnd().split('\n').slice(2)
-  const painted = lines.map((line) => (line.startsWith('+') ? style.added(line) : line.startsWith('-') ? style.removed(line) : line.startsWith('@@') ? style.dim(line) : line))
+  const painted = lines.map((line) =>
+    line.startsWith('+') ? style.added(line) : line.startsWith('-') ? style.removed(line) : line.startsWith('@@') ? style.dim(line) : line,
+  )
   const heading = style.bold(`Changed since your last review (${changes.from.label} → ${changes.to.label}: +${changes.added} −${changes.removed})`)
   return `${heading}\n${painted.join('\n')}\n`
 }
@@ -312,7 +314,15 @@ function styles(enabled: boolean): Styles {
     bypassPermissions: ANSI.red,
     default: ANSI.yellow,
   }
-  return {accent: ANSI.cyan, added: ANSI.green, bold: ANSI.bold, dim: ANSI.dim, enabled, mode: (mode, text) => ANSI.bold(modeColour[mode](text)), removed: ANSI.red}
+  return {
+    accent: ANSI.cyan,
+    added: ANSI.green,
+    bold: ANSI.bold,
+    dim: ANSI.dim,
+    enabled,
+    mode: (mode, text) => ANSI.bold(modeColour[mode](text)),
+    removed: ANSI.red,
+  }
 }
 
 /** Cuts a line to `columns` visible characters (keeping its ANSI sequences balanced by a reset). */

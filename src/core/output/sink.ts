@@ -261,7 +261,10 @@ async function appendStepSummary(markdown: string): Promise<void> {
 
 function failureSummary(command: string, failure: Failure): string {
   const details = failure.details ?? {}
-  const rows: Array<[string, string]> = [['Exit code', String(failure.exitCode)], ['Error', failure.message]]
+  const rows: Array<[string, string]> = [
+    ['Exit code', String(failure.exitCode)],
+    ['Error', failure.message],
+  ]
   if (failure.hint) rows.push(['Hint', failure.hint])
   for (const key of ['planPath', 'stopReason', 'turns', 'costUsd'] as const) {
     if (details[key] !== undefined && details[key] !== null) rows.push([key, String(details[key])])

@@ -48,7 +48,10 @@ const sandboxSchema = z.object({
 const scopePath = z
   .string()
   .min(1)
-  .refine((entry) => !entry.startsWith('/') && !entry.startsWith('~') && !entry.split(/[\\/]/).includes('..'), 'a scope path is relative to the workspace and stays inside it')
+  .refine(
+    (entry) => !entry.startsWith('/') && !entry.startsWith('~') && !entry.split(/[\\/]/).includes('..'),
+    'a scope path is relative to the workspace and stays inside it',
+  )
 
 /**
  * The plan's `## Scope` (or the approver's `--scope`): the paths the run may change, and how it is held
@@ -125,7 +128,8 @@ export async function readApproval(file: string, planPath: string): Promise<Appr
 
 const recordFileOptions = (file: string): JsonFileOptions => ({
   exitCode: ExitCode.notApproved,
-  invalid: (problem, fault) => (fault === 'unreadable' ? `Cannot read the approval record ${file}: ${problem}.` : `Malformed approval record ${file}: ${problem}.`),
+  invalid: (problem, fault) =>
+    fault === 'unreadable' ? `Cannot read the approval record ${file}: ${problem}.` : `Malformed approval record ${file}: ${problem}.`,
 })
 
 /** Loads the previous record at `file`, if a valid one is there, to carry its history forward. */
@@ -213,7 +217,8 @@ export async function markSpent(file: string, used: ApprovalRecord, at: string):
   }
 
   const current = approvalRecordSchema.safeParse(raw)
-  if (!current.success || current.data.decision !== 'approved' || current.data.decidedAt !== used.decidedAt || current.data.plan.sha256 !== used.plan.sha256) return
+  if (!current.success || current.data.decision !== 'approved' || current.data.decidedAt !== used.decidedAt || current.data.plan.sha256 !== used.plan.sha256)
+    return
   await writeFileAtomic(file, JSON.stringify({...raw, spentAt: at}, null, 2) + '\n')
 }
 

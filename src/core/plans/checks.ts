@@ -60,7 +60,10 @@ async function runCheck(command: string, options: CheckOptions): Promise<CheckRe
   }
 
   options.signal.throwIfAborted()
-  const notes = [result.timedOut ? `(killed after ${timeout} ms: the check timed out)` : '', result.signal && !result.timedOut ? `(killed by ${result.signal})` : '']
+  const notes = [
+    result.timedOut ? `(killed after ${timeout} ms: the check timed out)` : '',
+    result.signal && !result.timedOut ? `(killed by ${result.signal})` : '',
+  ]
   const output = [result.output.replace(/\s+$/, ''), ...notes].filter(Boolean).join('\n')
   return {
     command,

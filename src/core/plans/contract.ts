@@ -134,18 +134,24 @@ export function bindContract(contract: PlanContract, overrides: ContractOverride
   const warnings = contract.problems.map((problem) => `The plan's ## Scope: ${problem}; left out.`)
   for (const entry of overrides.scope ?? []) {
     const problem = scopeProblem(entry.trim())
-    if (problem || !entry.trim()) throw usageError(`--scope ${entry}: ${problem ?? 'empty'}.`, 'Give a path or glob relative to the workspace root, e.g. --scope "src/**".')
+    if (problem || !entry.trim())
+      throw usageError(`--scope ${entry}: ${problem ?? 'empty'}.`, 'Give a path or glob relative to the workspace root, e.g. --scope "src/**".')
   }
 
   const paths = overrides.scope?.map((entry) => entry.trim().replace(/^(?:\.\/)+/, '')) ?? (contract.sections.scope ? contract.scope : undefined)
   if (!paths && overrides.enforce && overrides.enforce !== 'off') {
-    throw usageError(`--scope-enforce ${overrides.enforce} needs a scope, and the plan has no ## Scope section.`, 'Name the paths the run may change with --scope PATH (repeatable).')
+    throw usageError(
+      `--scope-enforce ${overrides.enforce} needs a scope, and the plan has no ## Scope section.`,
+      'Name the paths the run may change with --scope PATH (repeatable).',
+    )
   }
 
   const commands = overrides.noVerify ? [] : (overrides.verify?.map((command) => command.trim()) ?? (contract.sections.verify ? contract.verify : undefined))
   if (commands?.some((command) => !command)) throw usageError('--verify needs a command.')
   if (!paths && commands === undefined) {
-    warnings.push('The plan has no ## Scope or ## Verification section: nothing will be held to (any path may change, and no checks run). --scope and --verify bind them here.')
+    warnings.push(
+      'The plan has no ## Scope or ## Verification section: nothing will be held to (any path may change, and no checks run). --scope and --verify bind them here.',
+    )
   }
 
   return {

@@ -91,11 +91,7 @@ export type PlanState = z.infer<typeof planStateSchema>
 export type PlanRun = z.infer<typeof runSchema>
 
 /** What happened to a plan; its status follows from the newest event alone. */
-export type PlanEvent =
-  | {kind: 'created'}
-  | {kind: 'planned'; ok: boolean}
-  | {kind: 'decided'; decision: Decision}
-  | {kind: 'run'; run: PlanRun}
+export type PlanEvent = {kind: 'created'} | {kind: 'planned'; ok: boolean} | {kind: 'decided'; decision: Decision} | {kind: 'run'; run: PlanRun}
 
 /** The one place a status is derived. A run without an exit code is still going. */
 export function statusAfter(event: PlanEvent): PlanStatus {
@@ -188,7 +184,12 @@ export async function adoptPlan(planPath: string, origin: PlanOrigin & {createdA
 /** A planning session (plan, --revise, a task's plan mode) ended: with a plan (draft), or without one (failed). */
 export async function planningEnded(planPath: string, outcome: {ok: boolean; costUsd?: number | null; planSource?: PlanSource}): Promise<void> {
   const source = outcome.planSource ? {planSource: outcome.planSource} : {}
-  await update(planPath, (state) => ({...state, costUsd: addCost(state.costUsd, outcome.costUsd), ...source, status: statusAfter({kind: 'planned', ok: outcome.ok})}))
+  await update(planPath, (state) => ({
+    ...state,
+    costUsd: addCost(state.costUsd, outcome.costUsd),
+    ...source,
+    status: statusAfter({kind: 'planned', ok: outcome.ok}),
+  }))
 }
 
 /** Records whether the work tree had changes when the plan was made, where that was not known when its state was first written. */
@@ -249,7 +250,9 @@ export async function readPlanStateChecked(planPath: string): Promise<PlanState 
     exitCode: ExitCode.usage,
     hint: 'Fix it, or remove it (the plan and its approval record are enough to run it).',
     invalid: (problem, fault) =>
-      fault === 'unreadable' ? `Cannot read the plan's state file ${file}: ${problem}.` : `The plan's state file ${file} is malformed (${problem}); wave leaves it as it is.`,
+      fault === 'unreadable'
+        ? `Cannot read the plan's state file ${file}: ${problem}.`
+        : `The plan's state file ${file} is malformed (${problem}); wave leaves it as it is.`,
   })
 }
 

@@ -23,7 +23,13 @@ export function plansDir(): string {
 }
 
 /** The endings of the files wave keeps beside a plan, sharing its name. */
-const SIDECAR_SUFFIXES = {approval: '.approval.json', lock: '.lock', revisions: '.revisions.jsonl', state: '.state.json', transcript: '.transcript.jsonl'} as const
+const SIDECAR_SUFFIXES = {
+  approval: '.approval.json',
+  lock: '.lock',
+  revisions: '.revisions.jsonl',
+  state: '.state.json',
+  transcript: '.transcript.jsonl',
+} as const
 
 /** Where wave keeps what it knows of a plan: files beside it, sharing its name. */
 export function planSidecars(planPath: string): Record<keyof typeof SIDECAR_SUFFIXES, string> {
@@ -100,8 +106,7 @@ export async function createExclusive(file: string, content: string): Promise<bo
 
 /** A plan name as wave draws them: two lowercase English words joined by `-`. */
 export function drawPlanName(): string {
-  return uniqueNamesGenerator({dictionaries: [adjectives, animals], length: 2, separator: '-', style: 'lowerCase'})
-    .replaceAll(/[^a-z-]/g, '')
+  return uniqueNamesGenerator({dictionaries: [adjectives, animals], length: 2, separator: '-', style: 'lowerCase'}).replaceAll(/[^a-z-]/g, '')
 }
 
 /** The plans directory, created on demand, as a real path (the policy compares real paths). */
@@ -114,7 +119,8 @@ export async function ensurePlansDir(): Promise<string> {
     return real
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in the way' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (error as Error).message
+    const why =
+      code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in the way' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (error as Error).message
     throw usageError(`Cannot use the plans directory ${dir}: ${why}.`, 'Set WAVE_HOME (or plansDirectory in the user settings) to a directory wave can write.')
   }
 }
@@ -231,7 +237,14 @@ export async function plansUntouchedSince(cutoff: number): Promise<Array<{path: 
   const found: Array<{path: string; changedAt: number}> = []
   for (const name of names) {
     const planPath = path.join(dir, name + PLAN_EXTENSION)
-    const times = await Promise.all(planFiles(planPath).map((file) => lstat(file).then((info) => info.mtimeMs, () => 0)))
+    const times = await Promise.all(
+      planFiles(planPath).map((file) =>
+        lstat(file).then(
+          (info) => info.mtimeMs,
+          () => 0,
+        ),
+      ),
+    )
     const changedAt = Math.max(...times)
     if (changedAt > 0 && changedAt < cutoff) found.push({changedAt, path: planPath})
   }

@@ -81,5 +81,5 @@ export function reportProblem(report: RunReport): string | undefined {
   return problems.length > 0 ? problems.join('; ') : undefined
 }
 
-export const fileList = (files: string[], most = 3) => (files.length > most ? `${files.slice(0, most).join(', ')}, and ${files.length - most} more` : files.join(', '))
-
+export const fileList = (files: string[], most = 3) =>
+  files.length > most ? `${files.slice(0, most).join(', ')}, and ${files.length - most} more` : files.join(', ')

@@ -98,10 +98,18 @@ function pick(reference: string, revisions: Revision[], current: DiffSide): Diff
   if (found) return sideOf(found)
   if (bySha.length > 1) throw usageError(`Revision ${reference} is ambiguous: ${bySha.length} revisions' sha256 start with it.`)
   const known = revisions.map((revision) => revision.revision).join(', ') || 'none recorded'
-  throw usageError(`No revision ${reference} of this plan (revisions: ${known}).`, 'Give a revision number, a sha256 prefix, or current; wave plans diff <plan> with no --from compares the revision last decided on with the current one.')
+  throw usageError(
+    `No revision ${reference} of this plan (revisions: ${known}).`,
+    'Give a revision number, a sha256 prefix, or current; wave plans diff <plan> with no --from compares the revision last decided on with the current one.',
+  )
 }
 
-const sideOf = (revision: Revision): DiffSide => ({label: `revision ${revision.revision}`, revision: revision.revision, sha256: revision.sha256, text: revision.text})
+const sideOf = (revision: Revision): DiffSide => ({
+  label: `revision ${revision.revision}`,
+  revision: revision.revision,
+  sha256: revision.sha256,
+  text: revision.text,
+})
 
 export interface DiffRequest {
   planPath: string
@@ -121,7 +129,9 @@ export async function revisionDiff(request: DiffRequest): Promise<RevisionDiff |
   const revisions = readRevisions(request.planPath)
   const sha = sha256Of(request.current)
   const known = revisions.find((revision) => revision.sha256 === sha)
-  const current: DiffSide = known ? {...sideOf(known), label: `revision ${known.revision} (current)`} : {label: 'current', sha256: sha, text: Buffer.from(request.current).toString('utf8')}
+  const current: DiffSide = known
+    ? {...sideOf(known), label: `revision ${known.revision} (current)`}
+    : {label: 'current', sha256: sha, text: Buffer.from(request.current).toString('utf8')}
   const to = request.to ? pick(request.to, revisions, current) : current
   let from: DiffSide | undefined
   if (request.from) {
@@ -137,7 +147,9 @@ export async function revisionDiff(request: DiffRequest): Promise<RevisionDiff |
   const {added, patch, removed} = await textDiff(from, to)
   const low = from.revision ?? 0
   const high = to.revision ?? Number.POSITIVE_INFINITY
-  const feedback = revisions.filter((revision) => revision.revision > low && revision.revision <= high && revision.feedback).map((revision) => revision.feedback!)
+  const feedback = revisions
+    .filter((revision) => revision.revision > low && revision.revision <= high && revision.feedback)
+    .map((revision) => revision.feedback!)
   return {added, feedback, from, patch, removed, to}
 }
 
@@ -145,7 +157,10 @@ export async function revisionDiff(request: DiffRequest): Promise<RevisionDiff |
  * A unified diff of two texts (jsdiff; loaded on first use), with its counts. Empty for the same sha256.
  * Also what the GitHub flow shows, where the plan's earlier bytes travel in its comment rather than here.
  */
-export async function textDiff(from: Pick<DiffSide, 'label' | 'sha256' | 'text'>, to: Pick<DiffSide, 'label' | 'sha256' | 'text'>): Promise<{patch: string; added: number; removed: number}> {
+export async function textDiff(
+  from: Pick<DiffSide, 'label' | 'sha256' | 'text'>,
+  to: Pick<DiffSide, 'label' | 'sha256' | 'text'>,
+): Promise<{patch: string; added: number; removed: number}> {
   if (from.sha256 === to.sha256) return {added: 0, patch: '', removed: 0}
   const {createTwoFilesPatch} = await import('diff')
   const patch = createTwoFilesPatch(from.label, to.label, from.text, to.text, `sha256 ${from.sha256.slice(0, 12)}`, `sha256 ${to.sha256.slice(0, 12)}`)

@@ -112,4 +112,7 @@ export async function readTranscript(planPath: string): Promise<RecordedEntry[]>
 }
 
 const malformed = (file: string, line: number, problem: string) =>
-  usageError(`The plan's transcript ${file} is malformed at line ${line} (${problem}): the run cannot be resumed from it.`, 'Run the plan afresh, without --resume.')
+  usageError(
+    `The plan's transcript ${file} is malformed at line ${line} (${problem}): the run cannot be resumed from it.`,
+    'Run the plan afresh, without --resume.',
+  )

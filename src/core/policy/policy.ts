@@ -174,9 +174,12 @@ const isForeign = (tool: ToolIdentity) => tool.origin !== undefined && tool.orig
  */
 function foreignDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision | undefined {
   if (!isForeign(tool)) return undefined
-  if (tool.access === 'control') return deny(`${tool.name} comes from ${tool.origin === 'mcp' ? 'an MCP server' : 'a plugin'}; only built-in tools may control the session.`)
+  if (tool.access === 'control')
+    return deny(`${tool.name} comes from ${tool.origin === 'mcp' ? 'an MCP server' : 'a plugin'}; only built-in tools may control the session.`)
   if (ctx.mode === 'plan' && tool.access !== 'read') {
-    return deny(`${tool.name} is not available in plan mode: from plugins and MCP servers only read-only tools are allowed, and the plan file ${ctx.planFile ?? ''} is the only writable file.`)
+    return deny(
+      `${tool.name} is not available in plan mode: from plugins and MCP servers only read-only tools are allowed, and the plan file ${ctx.planFile ?? ''} is the only writable file.`,
+    )
   }
 
   return undefined
@@ -290,7 +293,6 @@ function inWaveDir(root: string, real: string): boolean {
   const first = path.relative(root, real).split(path.sep)[0]
   return (FOLDS_CASE ? first.toLowerCase() : first) === '.wave'
 }
-
 
 /** A command's word as a rule spells it: quoted where it holds a blank, a quote, * or shell syntax. */
 function ruleWord(word: string): string {
@@ -446,9 +448,7 @@ function unmatchable(call: ToolCall): string {
  * what they find that one of them matches, as Read refuses it.
  */
 export function readDenials(ctx: PolicyContext, tool: ToolIdentity): (found: {absolute: string; real: string}) => boolean {
-  const matchers = ctx.rules.deny
-    .filter((rule) => rule.specifier && ruleGoverns(rule, tool))
-    .map((rule) => pathMatcher(rule.specifier!, ctx.workspaceRoot))
+  const matchers = ctx.rules.deny.filter((rule) => rule.specifier && ruleGoverns(rule, tool)).map((rule) => pathMatcher(rule.specifier!, ctx.workspaceRoot))
   if (matchers.length === 0) return () => false
   return ({absolute, real}) => matchers.some((matches) => matches(real) || matches(absolute))
 }
@@ -457,7 +457,10 @@ export function readDenials(ctx: PolicyContext, tool: ToolIdentity): (found: {ab
 export function hostOf(url: string): string | undefined {
   try {
     const {hostname} = new URL(url)
-    return hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')
+    return hostname
+      .toLowerCase()
+      .replace(/^\[(.*)\]$/, '$1')
+      .replace(/\.$/, '')
   } catch {
     return undefined
   }
@@ -467,7 +470,10 @@ export function hostOf(url: string): string | undefined {
 export function domainMatches(domain: string, url: string): boolean {
   const host = hostOf(url)
   if (!host) return false
-  const want = domain.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')
+  const want = domain
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
   if (host === want) return true
   return isIP(host) === 0 && isIP(want) === 0 && host.endsWith('.' + want)
 }
@@ -477,10 +483,19 @@ export function domainMatches(domain: string, url: string): boolean {
  * merely a parent domain of it: what WebFetch asks before it connects to a private or loopback address.
  */
 export function ruleNamesHost(rules: Rules, toolName: string, host: string): boolean {
-  const want = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')
+  const want = host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
   return rules.allow.some((rule) => {
     if (rule.tool !== toolName || !rule.specifier?.startsWith('domain:')) return false
-    return rule.specifier.slice('domain:'.length).toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '') === want
+    return (
+      rule.specifier
+        .slice('domain:'.length)
+        .toLowerCase()
+        .replace(/^\[(.*)\]$/, '$1')
+        .replace(/\.$/, '') === want
+    )
   })
 }
 

@@ -261,7 +261,11 @@ export {looksSecret} from '../workspace/git-safety.js'
  * settings list (`NAME`, or `PREFIX_*`), and `extra` (HOME). Never wave's credentials; a name that
  * looks like a credential only when listed exactly.
  */
-export function commandEnvironment(listed: readonly string[] = [], extra: Record<string, string> = {}, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function commandEnvironment(
+  listed: readonly string[] = [],
+  extra: Record<string, string> = {},
+  source: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const exact = new Set(listed.filter((entry) => !entry.endsWith('*')))
   const prefixes = listed.filter((entry) => entry.endsWith('*')).map((entry) => entry.slice(0, -1))
   const env: Record<string, string> = {}

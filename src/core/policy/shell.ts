@@ -63,7 +63,11 @@ export function denyMatches(specifier: string, analysis: ShellAnalysis): boolean
     return base ? [words, base] : [words]
   }
 
-  if ([...analysis.commands, ...analysis.reached].some((words) => spellings(words).some((spelled) => words.length > 0 && pattern.regex.test(spelled.join(SEPARATOR))))) {
+  if (
+    [...analysis.commands, ...analysis.reached].some((words) =>
+      spellings(words).some((spelled) => words.length > 0 && pattern.regex.test(spelled.join(SEPARATOR))),
+    )
+  ) {
     return true
   }
 
@@ -168,7 +172,9 @@ function splitRule(body: string): RulePart[][] {
     } else if (char === '*') {
       push(WILDCARD)
     } else if (RULE_SYNTAX.has(char)) {
-      throw new Error(`shell syntax (${JSON.stringify(char)}); a rule names one command's words, so write one rule per command, and quote a character meant literally`)
+      throw new Error(
+        `shell syntax (${JSON.stringify(char)}); a rule names one command's words, so write one rule per command, and quote a character meant literally`,
+      )
     } else {
       push(char)
     }
@@ -289,7 +295,29 @@ class NotLiteral extends Error {}
 /** Separators between the statements of a program, a subshell or a group. */
 const SEPARATORS = new Set([';', '&', '\n'])
 /** Words bash reads as syntax in a command's first position; the grammar should never leave them as a name. */
-const RESERVED = new Set(['!', '[[', ']]', 'case', 'coproc', 'do', 'done', 'elif', 'else', 'esac', 'fi', 'for', 'function', 'if', 'in', 'select', 'then', 'until', 'while', '{', '}'])
+const RESERVED = new Set([
+  '!',
+  '[[',
+  ']]',
+  'case',
+  'coproc',
+  'do',
+  'done',
+  'elif',
+  'else',
+  'esac',
+  'fi',
+  'for',
+  'function',
+  'if',
+  'in',
+  'select',
+  'then',
+  'until',
+  'while',
+  '{',
+  '}',
+])
 /** Characters that stand for themselves unquoted; anything else must be quoted or escaped to be literal. */
 const PLAIN = /^[\w\-./:,+=@%^#]$/
 const ASSIGNMENT = /^[A-Za-z_]\w*(\[|\+?=)/
@@ -610,7 +638,30 @@ function doubleQuoted(inner: string): string {
  * Builtins that run or define code given as literal words: a string to evaluate (`eval`, `trap`,
  * `mapfile -C`), a file (`source`), an alias, a hashed path, an arithmetic expression (`let`).
  */
-const EVALUATING = new Set(['.', 'alias', 'bind', 'compgen', 'complete', 'declare', 'enable', 'eval', 'export', 'fc', 'hash', 'jobs', 'let', 'local', 'mapfile', 'readarray', 'readonly', 'shopt', 'source', 'trap', 'typeset', 'unset'])
+const EVALUATING = new Set([
+  '.',
+  'alias',
+  'bind',
+  'compgen',
+  'complete',
+  'declare',
+  'enable',
+  'eval',
+  'export',
+  'fc',
+  'hash',
+  'jobs',
+  'let',
+  'local',
+  'mapfile',
+  'readarray',
+  'readonly',
+  'shopt',
+  'source',
+  'trap',
+  'typeset',
+  'unset',
+])
 /** Builtins that take a variable name: an array subscript in it (`a[$(…)]`) is evaluated as arithmetic, substitutions included. */
 const NAMING = new Set(['getopts', 'read', 'test', '[', 'wait'])
 
@@ -618,7 +669,8 @@ const NAMING = new Set(['getopts', 'read', 'test', '[', 'wait'])
 function evaluation(words: string[]): string | undefined {
   const name = words[0]
   if (EVALUATING.has(name)) return `${name}, which evaluates or defines code given as words`
-  if (NAMING.has(name) && words.slice(1).some((word) => word.includes('['))) return `${name} with a [ in an argument, which bash may evaluate as an array subscript`
+  if (NAMING.has(name) && words.slice(1).some((word) => word.includes('[')))
+    return `${name} with a [ in an argument, which bash may evaluate as an array subscript`
   if (name === 'printf' && words.slice(1).some((word) => word.startsWith('-v'))) return 'printf -v, which assigns to a variable name bash may evaluate'
   if (name === 'set' && words.slice(1).some((word) => /^[-+][A-Za-z]*H|history|histexpand/.test(word))) return 'set enabling history expansion'
   return undefined
@@ -700,7 +752,7 @@ async function reach(words: string[], depth: number, analysis: ShellAnalysis): P
     } else if (name === 'find') {
       for (let at = start + 1; at < words.length; at++) if (FIND_ACTIONS.has(words[at])) add(at + 1, input)
     } else if (SHELLS.has(name)) {
-        await reachShell(name, words.slice(start + 1), depth, analysis)
+      await reachShell(name, words.slice(start + 1), depth, analysis)
     }
   }
 }
@@ -728,7 +780,8 @@ async function reachShell(name: string, args: string[], depth: number, analysis:
       break
     }
 
-    if (/^[-+][oO]$/.test(arg)) at++ // `-o pipefail` takes a value
+    if (/^[-+][oO]$/.test(arg))
+      at++ // `-o pipefail` takes a value
     else if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg)) command = true
   }
 

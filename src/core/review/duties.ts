@@ -52,7 +52,11 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
  * request the plan was made on, if any: a plan on an issue has nothing to review or merge, so a
  * requirement of either refuses it (fail closed: the requirement was asked for).
  */
-export async function assertDuties(duties: Duties, forge: Forge, input: {actor: string; author: string; state: StickyState; pull?: ChangeRequest}): Promise<void> {
+export async function assertDuties(
+  duties: Duties,
+  forge: Forge,
+  input: {actor: string; author: string; state: StickyState; pull?: ChangeRequest},
+): Promise<void> {
   const {actor, pull, state} = input
   const {words} = forge
   const refusal = (setting: string, why: string, hint: string) => new WaveError(`${why} (${setting}).`, ExitCode.notApproved, hint)
@@ -66,7 +70,11 @@ export async function assertDuties(duties: Duties, forge: Forge, input: {actor: 
 
   if (duties.requireReview) {
     if (!pull) {
-      throw refusal('require-review', `Plan ${state.name} is on an issue, and runs need an approved ${words.changeRequest}: there is none to review`, `Plan on a ${words.changeRequest} instead.`)
+      throw refusal(
+        'require-review',
+        `Plan ${state.name} is on an issue, and runs need an approved ${words.changeRequest}: there is none to review`,
+        `Plan on a ${words.changeRequest} instead.`,
+      )
     }
 
     // Neither the plan's requester, nor the change's author, nor wave itself counts as "someone else".
@@ -85,7 +93,11 @@ export async function assertDuties(duties: Duties, forge: Forge, input: {actor: 
 
   if (duties.requireMergeable) {
     if (!pull) {
-      throw refusal('require-mergeable', `Plan ${state.name} is on an issue, and runs need a mergeable ${words.changeRequest}: there is none`, `Plan on a ${words.changeRequest} instead.`)
+      throw refusal(
+        'require-mergeable',
+        `Plan ${state.name} is on an issue, and runs need a mergeable ${words.changeRequest}: there is none`,
+        `Plan on a ${words.changeRequest} instead.`,
+      )
     }
 
     const mergeable = await forge.mergeable(pull.number)

@@ -20,7 +20,12 @@ export function optionReader<F extends object>(flags: F, env: NodeJS.ProcessEnv)
     },
     /** Permission rules: the flags given, else the variable's, one a line; each checked (exit 2). */
     allow(flagged: string[] | undefined, variable: string): string[] {
-      const rules = flagged?.length ? flagged : (given(env[variable]) ?? '').split('\n').map((rule) => rule.trim()).filter(Boolean)
+      const rules = flagged?.length
+        ? flagged
+        : (given(env[variable]) ?? '')
+            .split('\n')
+            .map((rule) => rule.trim())
+            .filter(Boolean)
       for (const rule of rules) {
         const checked = ruleSchema.safeParse(rule)
         if (!checked.success) throw usageError(`Allow rule ${rule}: ${checked.error.issues[0].message}`)

@@ -50,7 +50,12 @@ export class PlanComment {
   async fail(phase: 'plan' | 'run' | 'delivery', error: unknown): Promise<void> {
     const exitCode = error instanceof WaveError ? error.exitCode : ExitCode.runtime
     const message = errorLine(error)
-    this.state = {...this.state, failure: {exitCode, message, phase}, history: [...this.state.history, {at: now(), event: 'failed', text: message}], status: 'failed'}
+    this.state = {
+      ...this.state,
+      failure: {exitCode, message, phase},
+      history: [...this.state.history, {at: now(), event: 'failed', text: message}],
+      status: 'failed',
+    }
     // The diff goes first, then the plan, rather than leaving the failure unsaid.
     if (this.render(this.plan).length > this.client.words.maxCommentLength) this.extras = {...this.extras, changes: undefined}
     if (this.plan && this.render(this.plan).length > this.client.words.maxCommentLength) this.plan = undefined

@@ -70,10 +70,13 @@ export class Remote {
     const staged = await this.git(['diff', '--cached', '--name-only'], {what: 'list the staged changes'})
     if (!staged) return undefined
     const identity = await this.identity()
-    await this.git(['-c', `user.name=${identity.name}`, '-c', `user.email=${identity.email}`, '-c', 'commit.gpgsign=false', 'commit', '--quiet', '--no-verify', '-F', '-'], {
-      input: message,
-      what: 'commit the changes',
-    })
+    await this.git(
+      ['-c', `user.name=${identity.name}`, '-c', `user.email=${identity.email}`, '-c', 'commit.gpgsign=false', 'commit', '--quiet', '--no-verify', '-F', '-'],
+      {
+        input: message,
+        what: 'commit the changes',
+      },
+    )
     return this.git(['rev-parse', 'HEAD'], {what: 'read the new commit'})
   }
 
@@ -110,7 +113,14 @@ export class Remote {
       return stdout.trim()
     } catch (error) {
       const stderr = String((error as {stderr?: unknown}).stderr ?? '').trim()
-      const detail = (stderr.split('\n').filter((line) => line.trim()).at(-1) ?? (error as Error).message).split(this.options.token).join('[redacted]')
+      const detail = (
+        stderr
+          .split('\n')
+          .filter((line) => line.trim())
+          .at(-1) ?? (error as Error).message
+      )
+        .split(this.options.token)
+        .join('[redacted]')
       throw new WaveError(`git could not ${options.what}: ${detail}`, ExitCode.runtime)
     }
   }

@@ -208,7 +208,10 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
   sticky.state = {
     ...sticky.state,
     failure: undefined,
-    history: [...sticky.state.history, {at: now(), by: actor, event: 'changes_requested', sha256: found.state.sha256, text: feedback, url: intent.trigger.comment?.url}],
+    history: [
+      ...sticky.state.history,
+      {at: now(), by: actor, event: 'changes_requested', sha256: found.state.sha256, text: feedback, url: intent.trigger.comment?.url},
+    ],
     runUrl: run.runUrl,
     status: 'changes_requested',
   }
@@ -278,7 +281,10 @@ export async function reject(run: ReviewRun, intent: TextIntent): Promise<Review
   sticky.state = {
     ...sticky.state,
     failure: undefined,
-    history: [...sticky.state.history, {at: now(), by: actor, event: 'rejected', sha256: found.state.sha256, text: named.rest || undefined, url: intent.trigger.comment?.url}],
+    history: [
+      ...sticky.state.history,
+      {at: now(), by: actor, event: 'rejected', sha256: found.state.sha256, text: named.rest || undefined, url: intent.trigger.comment?.url},
+    ],
     runUrl: run.runUrl,
     status: 'rejected',
   }
@@ -358,7 +364,13 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
       executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
     )
-    sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}, questions: outcome.questions.map((q) => q.question), report: stickyReport(outcome.report), todos: outcome.todos}
+    sticky.state = {
+      ...sticky.state,
+      cost: {...sticky.state.cost, run: meter.cost()},
+      questions: outcome.questions.map((q) => q.question),
+      report: stickyReport(outcome.report),
+      todos: outcome.todos,
+    }
     phase = 'delivery'
     const delivery = await deliver(run.client, run.remote, {
       approver: trigger.actor,
@@ -375,7 +387,11 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       status: 'done',
     }
     await sticky.save()
-    const what = delivery ? (delivery.kind === 'push' ? `pushed ${delivery.commit.slice(0, 12)} to ${delivery.branch}` : `opened ${delivery.url}`) : 'no file changed'
+    const what = delivery
+      ? delivery.kind === 'push'
+        ? `pushed ${delivery.commit.slice(0, 12)} to ${delivery.branch}`
+        : `opened ${delivery.url}`
+      : 'no file changed'
     return {...outcomeOf(run, 'ran', `Ran ${state.name}, approved by @${trigger.actor}: ${what}.`, sticky), delivery: delivery ?? null}
   } catch (error) {
     if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
@@ -414,7 +430,11 @@ async function pick(
     if (!named) return refuse(run, trigger, usageError(`No plan named ${name} in this thread.`, planList(plans)))
     if ('damaged' in named) return refuse(run, trigger, named.damaged)
     if (!statuses.includes(named.state.status)) {
-      return refuse(run, trigger, new WaveError(`Plan ${name} is ${named.state.status.replace('_', ' ')}: nothing ${purpose}.`, ExitCode.notApproved, planList(plans)))
+      return refuse(
+        run,
+        trigger,
+        new WaveError(`Plan ${name} is ${named.state.status.replace('_', ' ')}: nothing ${purpose}.`, ExitCode.notApproved, planList(plans)),
+      )
     }
 
     return named
@@ -422,14 +442,24 @@ async function pick(
 
   const open = plans.filter((p): p is PlanOnForge => !('damaged' in p) && statuses.includes(p.state.status))
   if (open.length === 1) return open[0]
-  if (open.length === 0) return refuse(run, trigger, usageError(`No plan in this thread ${purpose}.`, plans.length > 0 ? planList(plans) : 'Make one with /wave plan <task>.'))
-  return refuse(run, trigger, usageError(`Several plans in this thread could be meant (${open.map((p) => p.state.name).join(', ')}): name one.`, `For example: /wave ${purpose === 'to approve' ? 'approve' : purpose === 'to reject' ? 'reject' : 'request-changes'} ${open[0].state.name} ...`))
+  if (open.length === 0)
+    return refuse(run, trigger, usageError(`No plan in this thread ${purpose}.`, plans.length > 0 ? planList(plans) : 'Make one with /wave plan <task>.'))
+  return refuse(
+    run,
+    trigger,
+    usageError(
+      `Several plans in this thread could be meant (${open.map((p) => p.state.name).join(', ')}): name one.`,
+      `For example: /wave ${purpose === 'to approve' ? 'approve' : purpose === 'to reject' ? 'reject' : 'request-changes'} ${open[0].state.name} ...`,
+    ),
+  )
 }
 
 const nameOf = (plan: Awaited<ReturnType<typeof plansOf>>[number]) => ('damaged' in plan ? plan.name : plan.state.name)
 
 const planList = (plans: Awaited<ReturnType<typeof plansOf>>) =>
-  plans.length > 0 ? `Plans here: ${plans.map((p) => ('damaged' in p ? `${p.name} (damaged)` : `${p.state.name} (${p.state.status.replace('_', ' ')})`)).join(', ')}.` : 'No plan here yet.'
+  plans.length > 0
+    ? `Plans here: ${plans.map((p) => ('damaged' in p ? `${p.name} (damaged)` : `${p.state.name} (${p.state.status.replace('_', ' ')})`)).join(', ')}.`
+    : 'No plan here yet.'
 
 /** Replies to the comment (or in the thread) with the error's line and hint, then throws it. */
 async function refuse(run: ReviewRun, trigger: Trigger, error: WaveError): Promise<never> {
@@ -447,7 +477,19 @@ export async function reply(run: Pick<ReviewRun, 'client'>, trigger: Trigger, te
 const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').replaceAll('@', '@\u200B')
 
 function outcomeOf(run: ReviewRun, outcome: ReviewOutcome['outcome'], message: string, sticky: PlanComment): ReviewOutcome {
-  return {event: run.event, message, outcome, plan: {comment: sticky.url, name: sticky.state.name, questions: sticky.state.questions ?? [], sha256: sticky.state.sha256, status: sticky.state.status, todos: sticky.state.todos ?? []}}
+  return {
+    event: run.event,
+    message,
+    outcome,
+    plan: {
+      comment: sticky.url,
+      name: sticky.state.name,
+      questions: sticky.state.questions ?? [],
+      sha256: sticky.state.sha256,
+      status: sticky.state.status,
+      todos: sticky.state.todos ?? [],
+    },
+  }
 }
 
 /** A session's cost, from its own usage events (the last says the total so far). */
@@ -466,6 +508,3 @@ function costMeter() {
     },
   }
 }
-
-
-

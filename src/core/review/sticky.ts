@@ -21,7 +21,6 @@ const DEFAULT_WORDS: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = {ch
 export const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected'] as const
 export type StickyStatus = (typeof STICKY_STATUSES)[number]
 
-
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/)
 const cost = z.number().nullable()
 
@@ -137,7 +136,12 @@ export function renderSticky(
   }
 
   if (state.questions && state.questions.length > 0) {
-    parts.push('**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):', '', ...state.questions.map((q) => `- ${inline(q)}`), '')
+    parts.push(
+      '**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):',
+      '',
+      ...state.questions.map((q) => `- ${inline(q)}`),
+      '',
+    )
   }
 
   if (state.todos && state.todos.length > 0) parts.push(todosMarkdown(state.todos), '')
@@ -205,7 +209,12 @@ function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'r
   if (costs.length > 0) rows.push(['Cost', costs.join(' · ')])
   if (state.delivery) {
     const {delivery} = state
-    rows.push(['Delivered', delivery.kind === 'push' ? `[${delivery.commit.slice(0, 12)}](${delivery.url}) pushed to \`${delivery.branch}\`` : `[${words.changeRequest}](${delivery.url}) from \`${delivery.branch}\``])
+    rows.push([
+      'Delivered',
+      delivery.kind === 'push'
+        ? `[${delivery.commit.slice(0, 12)}](${delivery.url}) pushed to \`${delivery.branch}\``
+        : `[${words.changeRequest}](${delivery.url}) from \`${delivery.branch}\``,
+    ])
   }
 
   if (state.runUrl) rows.push([words.run, `[logs](${state.runUrl})`])

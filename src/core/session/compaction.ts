@@ -111,7 +111,12 @@ export class Compactor {
    * nothing could be cleared or summarised. `overhead` is the request's characters besides the messages;
    * `counted` the API's own count and limit, when it refused the prompt as too long.
    */
-  async compact(trigger: CompactionEvent['trigger'], overhead: number, counted: {tokens?: number; limit?: number} = {}, summaryOnly = false): Promise<CompactionStep | undefined> {
+  async compact(
+    trigger: CompactionEvent['trigger'],
+    overhead: number,
+    counted: {tokens?: number; limit?: number} = {},
+    summaryOnly = false,
+  ): Promise<CompactionStep | undefined> {
     const {meter, messages} = this
     const promptChars = () => overhead + JSON.stringify(messages).length
     // The API's own count is the truth: it calibrates the estimates, and its limit is the window.
@@ -210,10 +215,17 @@ export function clearOldToolInputs(messages: MessageParam[], keepRecent = KEEP_R
     const blocks = out[m].content as ContentBlockParam[]
     const block = blocks[b] as ToolUseBlockParam
     const input = (block.input ?? {}) as Record<string, unknown>
-    const long = Object.entries(input).filter(([key, value]) => key !== 'file_path' && typeof value === 'string' && value.length >= CLEARABLE_CHARS && !value.startsWith(CLEARED_INPUT_MARK))
+    const long = Object.entries(input).filter(
+      ([key, value]) => key !== 'file_path' && typeof value === 'string' && value.length >= CLEARABLE_CHARS && !value.startsWith(CLEARED_INPUT_MARK),
+    )
     if (long.length === 0) continue
     const where = typeof input.file_path === 'string' ? ` for ${input.file_path}` : ''
-    const stubbed = Object.fromEntries(long.map(([key, value]) => [key, `${CLEARED_INPUT_MARK} ${(value as string).length} characters of ${key}${where} sent by this ${block.name} call, cleared to keep the conversation within the model's context window]`]))
+    const stubbed = Object.fromEntries(
+      long.map(([key, value]) => [
+        key,
+        `${CLEARED_INPUT_MARK} ${(value as string).length} characters of ${key}${where} sent by this ${block.name} call, cleared to keep the conversation within the model's context window]`,
+      ]),
+    )
     const copy = [...blocks]
     copy[b] = {...block, input: {...input, ...stubbed}}
     out[m] = {...out[m], content: copy} as MessageParam

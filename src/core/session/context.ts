@@ -156,7 +156,11 @@ async function sessionPlace(cwd: string | undefined, open: OpenOptions): Promise
   await assertHomeOutsideWorkspace(place.workspace)
   // A session that writes works where the user says, never in a directory guessed for them.
   if (open.outside && cwd === undefined && !place.repository) {
-    throw new WaveError(`${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`, ExitCode.usage, open.outside.hint)
+    throw new WaveError(
+      `${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`,
+      ExitCode.usage,
+      open.outside.hint,
+    )
   }
 
   return place

@@ -39,17 +39,18 @@ export interface EnvironmentOptions {
 
 /** Reads what the block says: the repository's summary (snapshot.ts) and one readdir, in parallel (a few milliseconds). */
 export async function readEnvironment({hidden = () => false, now = new Date(), repository: read, workspace}: EnvironmentOptions): Promise<Environment> {
-  const [repository, entries] = await Promise.all([
-    read ?? repositorySummary(workspace),
-    readdir(workspace, {withFileTypes: true}).catch(() => [] as Dirent[]),
-  ])
+  const [repository, entries] = await Promise.all([read ?? repositorySummary(workspace), readdir(workspace, {withFileTypes: true}).catch(() => [] as Dirent[])])
   const layout = entries
     .filter((entry) => entry.name !== '.git' && !hidden(path.join(workspace, entry.name)))
     .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
     .sort()
   if (repository) {
     // Status paths are relative to the workspace (git's working directory); a rename names both sides.
-    const named = (line: string) => line.slice(3).split(' -> ').some((file) => hidden(path.resolve(workspace, unquote(file))))
+    const named = (line: string) =>
+      line
+        .slice(3)
+        .split(' -> ')
+        .some((file) => hidden(path.resolve(workspace, unquote(file))))
     repository.status = repository.status.filter((line, index) => (index === 0 && line.startsWith('## ')) || !named(line))
   }
 

@@ -265,7 +265,8 @@ export class AgentLoop {
    * long. Undefined when a compaction's summary spent the rest of the budget.
    */
   private async ask(maxTokens: number, tools: object[]): Promise<Message | undefined> {
-    const params = async () => turnParams({...this.options.reasoning, maxTokens, messages: this.messages, model: this.options.model, system: await this.options.system(), tools})
+    const params = async () =>
+      turnParams({...this.options.reasoning, maxTokens, messages: this.messages, model: this.options.model, system: await this.options.system(), tools})
     let request = await params()
     if (this.compactor.due(charsOf(request), this.baseMaxTokens) && (await this.compact('near_window', request))) {
       if (this.tally.overBudget()) return undefined
@@ -285,7 +286,11 @@ export class AgentLoop {
         }
 
         const {failure} = error
-        throw new WaveError(failure.message, failure.exitCode, "The conversation does not fit the model's context window, even compacted: split the task into smaller ones.")
+        throw new WaveError(
+          failure.message,
+          failure.exitCode,
+          "The conversation does not fit the model's context window, even compacted: split the task into smaller ones.",
+        )
       }
     }
   }
@@ -299,7 +304,12 @@ export class AgentLoop {
     return response
   }
 
-  private async compact(trigger: CompactionEvent['trigger'], params: StreamParams, counted: {tokens?: number; limit?: number} = {}, summaryOnly = false): Promise<boolean> {
+  private async compact(
+    trigger: CompactionEvent['trigger'],
+    params: StreamParams,
+    counted: {tokens?: number; limit?: number} = {},
+    summaryOnly = false,
+  ): Promise<boolean> {
     const step = await this.compactor.compact(trigger, charsOf({...params, messages: []}), counted, summaryOnly)
     if (!step) return false
     const event: CompactionEvent = {...step, turn: this.turns, type: 'compaction'}

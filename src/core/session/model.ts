@@ -122,7 +122,12 @@ export interface ModelTableEntry extends ModelLimits {
 }
 
 const ALL_EFFORTS: Effort[] = [...EFFORTS]
-const entry = (contextWindow: number, maxOutput: number, thinking: ThinkingType[], efforts: Effort[] = []): ModelTableEntry => ({contextWindow, efforts, maxOutput, thinking})
+const entry = (contextWindow: number, maxOutput: number, thinking: ThinkingType[], efforts: Effort[] = []): ModelTableEntry => ({
+  contextWindow,
+  efforts,
+  maxOutput,
+  thinking,
+})
 /** The current generation: a 1M window (with the beta), 128k out, adaptive thinking and every effort level. */
 const CURRENT = entry(1_000_000, 128_000, ['adaptive', 'enabled'], ALL_EFFORTS)
 
@@ -265,7 +270,10 @@ export function apiFailure(error: unknown, context: ApiContext): WaveError {
     }
 
     case 404: {
-      const baseHint = process.env.ANTHROPIC_BASE_URL && !endpoint.cloud ? ` If the model is right, check ANTHROPIC_BASE_URL (${endpoint.origin}): it must be the API's root, without /v1.` : ''
+      const baseHint =
+        process.env.ANTHROPIC_BASE_URL && !endpoint.cloud
+          ? ` If the model is right, check ANTHROPIC_BASE_URL (${endpoint.origin}): it must be the API's root, without /v1.`
+          : ''
       return new WaveError(line, ExitCode.usage, `Is "${context.model}" a model ${endpoint.name} serves? Choose another with --model or WAVE_MODEL.${baseHint}`)
     }
   }
@@ -288,7 +296,11 @@ export function apiFailure(error: unknown, context: ApiContext): WaveError {
       : process.env.ANTHROPIC_BASE_URL
         ? `ANTHROPIC_BASE_URL is ${endpoint.origin}`
         : `ANTHROPIC_BASE_URL is not set, so wave uses ${endpoint.origin}`
-    return new WaveError(scrubSecrets(`The model API at ${endpoint.host} ${what}, after retries.`), ExitCode.runtime, `Check the network and the endpoint: ${where}.`)
+    return new WaveError(
+      scrubSecrets(`The model API at ${endpoint.host} ${what}, after retries.`),
+      ExitCode.runtime,
+      `Check the network and the endpoint: ${where}.`,
+    )
   }
 
   return new WaveError(line, ExitCode.runtime)

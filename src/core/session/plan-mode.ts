@@ -89,7 +89,8 @@ export class PlanMode implements SessionControl {
 export async function planFileProblem(planFile: string, given: string | undefined, resolveGiven: (p: string) => Promise<string>): Promise<string | undefined> {
   if (given !== undefined) {
     const real = await resolveGiven(given)
-    if (real !== planFile) return `plan_path ${given} is not this session's plan file. Write the plan to ${planFile}, then call ExitPlanMode again (plan_path may be omitted).`
+    if (real !== planFile)
+      return `plan_path ${given} is not this session's plan file. Write the plan to ${planFile}, then call ExitPlanMode again (plan_path may be omitted).`
   }
 
   let text: string
@@ -128,4 +129,3 @@ export interface PlanPromptInput {
 export function planModeSystemPrompt({context, planExists, planFile}: PlanPromptInput): string {
   return [planPrompt(), context, planFileInfo(planFile, planExists)].filter(Boolean).join('\n\n')
 }
-

@@ -160,7 +160,10 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     // Still no plan file after the corrective turn: a plan given in prose is kept, never lost.
     if (!outcome.finalText.trim() || !(await savedAsPlan(planPath, outcome.finalText))) {
       await planningEnded(planPath, {costUsd: outcome.costUsd, ok: false})
-      throw new WaveError(`The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`, ExitCode.runtime)
+      throw new WaveError(
+        `The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`,
+        ExitCode.runtime,
+      )
     }
 
     planSource = 'final_message'
@@ -222,7 +225,7 @@ function newestFeedback(record: ApprovalRecord | undefined): string | undefined 
   if (!record) return undefined
   const decisions = [...record.history].reverse()
   const wanted = decisions.find((entry) => entry.decision !== 'approved' && entry.feedback)
-  return wanted?.feedback ?? (record.decision === 'approved' ? undefined : record.feedback ?? undefined)
+  return wanted?.feedback ?? (record.decision === 'approved' ? undefined : (record.feedback ?? undefined))
 }
 
 async function existingDir(dir: string | undefined): Promise<string | undefined> {

@@ -37,14 +37,24 @@ export function assertCloudSettings(provider: CloudProvider): void {
     provider === 'bedrock'
       ? awsRegion()
         ? undefined
-        : {fix: 'Export AWS_REGION (e.g. us-east-1) and AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK).', what: 'AWS_REGION is not set'}
+        : {
+            fix: 'Export AWS_REGION (e.g. us-east-1) and AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK).',
+            what: 'AWS_REGION is not set',
+          }
       : !process.env.CLOUD_ML_REGION?.trim()
-        ? {fix: 'Export CLOUD_ML_REGION (e.g. us-east5 or global) and ANTHROPIC_VERTEX_PROJECT_ID; credentials come from GOOGLE_APPLICATION_CREDENTIALS or gcloud auth application-default login.', what: 'CLOUD_ML_REGION is not set'}
+        ? {
+            fix: 'Export CLOUD_ML_REGION (e.g. us-east5 or global) and ANTHROPIC_VERTEX_PROJECT_ID; credentials come from GOOGLE_APPLICATION_CREDENTIALS or gcloud auth application-default login.',
+            what: 'CLOUD_ML_REGION is not set',
+          }
         : process.env.ANTHROPIC_VERTEX_PROJECT_ID?.trim()
           ? undefined
           : {fix: 'Export ANTHROPIC_VERTEX_PROJECT_ID, the Google Cloud project whose Vertex AI serves Claude.', what: 'ANTHROPIC_VERTEX_PROJECT_ID is not set'}
   if (missing) {
-    throw new WaveError(`${missing.what}: wave needs it to reach the model through ${provider === 'bedrock' ? 'Amazon Bedrock' : 'Vertex AI'} (WAVE_PROVIDER=${provider}).`, ExitCode.usage, missing.fix)
+    throw new WaveError(
+      `${missing.what}: wave needs it to reach the model through ${provider === 'bedrock' ? 'Amazon Bedrock' : 'Vertex AI'} (WAVE_PROVIDER=${provider}).`,
+      ExitCode.usage,
+      missing.fix,
+    )
   }
 }
 
@@ -67,7 +77,12 @@ export async function createCloudClient(provider: CloudProvider, options: Client
   }
 
   const {AnthropicVertex} = await import('@anthropic-ai/vertex-sdk')
-  return new AnthropicVertex({logLevel: 'off', projectId: process.env.ANTHROPIC_VERTEX_PROJECT_ID?.trim(), region: process.env.CLOUD_ML_REGION?.trim(), ...options}) as unknown as Anthropic
+  return new AnthropicVertex({
+    logLevel: 'off',
+    projectId: process.env.ANTHROPIC_VERTEX_PROJECT_ID?.trim(),
+    region: process.env.CLOUD_ML_REGION?.trim(),
+    ...options,
+  }) as unknown as Anthropic
 }
 
 /** The cloud credentials a log line must never show, beside ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN. */

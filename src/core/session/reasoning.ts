@@ -72,7 +72,8 @@ export function reasoningFor(model: string, choice: ReasoningChoice, capabilitie
     // Said explicitly to a model that thinks, so that one thinking by default does not.
     if (capabilities.thinking === undefined || capabilities.thinking.length > 0) thinking = {type: 'disabled'}
   } else if (takes(capabilities.thinking, 'enabled', true)) {
-    if (setting >= maxTokens) throw usageError(`--thinking ${setting}: a thinking budget must be below max_tokens (${maxTokens}).`, 'Lower the budget, or raise --max-output-tokens.')
+    if (setting >= maxTokens)
+      throw usageError(`--thinking ${setting}: a thinking budget must be below max_tokens (${maxTokens}).`, 'Lower the budget, or raise --max-output-tokens.')
     thinking = {budget_tokens: setting, type: 'enabled'}
   } else {
     notes.push(`${model} takes no thinking budget: it is not asked to think.`)
@@ -88,7 +89,8 @@ export function reasoningFor(model: string, choice: ReasoningChoice, capabilitie
 /** What the plan state records of a session's reasoning: the effective effort, thinking and max_tokens. */
 export function stateReasoning(reasoning: Reasoning): {effort?: string; thinking?: string | number; maxOutputTokens: number} {
   const {thinking} = reasoning
-  const recorded = thinking === undefined ? undefined : thinking.type === 'enabled' ? thinking.budget_tokens : thinking.type === 'disabled' ? 'off' : thinking.type
+  const recorded =
+    thinking === undefined ? undefined : thinking.type === 'enabled' ? thinking.budget_tokens : thinking.type === 'disabled' ? 'off' : thinking.type
   return {effort: reasoning.effort, maxOutputTokens: reasoning.maxTokens, thinking: recorded}
 }
 

@@ -56,7 +56,9 @@ export interface ThinkingParams {
  * What a turn sends: the conversation as the API accepts it (conversation.ts), the system prompt and
  * the tools cached, the newest message a cache breakpoint, and the session's thinking and effort.
  */
-export function turnParams(input: {model: string; maxTokens: number; system: string; tools: object[]; messages: MessageParam[]} & ThinkingParams): StreamParams {
+export function turnParams(
+  input: {model: string; maxTokens: number; system: string; tools: object[]; messages: MessageParam[]} & ThinkingParams,
+): StreamParams {
   return {
     max_tokens: input.maxTokens,
     messages: withCacheBreakpoint(acceptedConversation(input.messages)),

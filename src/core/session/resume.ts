@@ -53,7 +53,11 @@ export function resumableRun(input: {planPath: string; state: PlanState | undefi
   }
 
   if (newest.exitCode === undefined && input.lockOwner) {
-    throw new WaveError(`The plan ${name} is still running (pid ${input.lockOwner}): there is nothing to resume yet.`, ExitCode.runtime, 'Wait for it to finish.')
+    throw new WaveError(
+      `The plan ${name} is still running (pid ${input.lockOwner}): there is nothing to resume yet.`,
+      ExitCode.runtime,
+      'Wait for it to finish.',
+    )
   }
 
   if (newest.approvalSha256 && newest.approvalSha256.toLowerCase() !== record.plan.sha256.toLowerCase()) {
@@ -137,13 +141,19 @@ function tokenUsage(recorded: Record<string, number> | TokenUsage | undefined): 
 export function resumedConversation(recorded: MessageParam[], opening: string, note: string): {messages: MessageParam[]; unanswered: string[]} {
   const messages = [...recorded]
   const [first] = messages
-  if (first.role !== 'user') throw usageError('The run\'s transcript does not start with its first message: the run cannot be resumed from it.', 'Run the plan afresh, without --resume.')
+  if (first.role !== 'user')
+    throw usageError("The run's transcript does not start with its first message: the run cannot be resumed from it.", 'Run the plan afresh, without --resume.')
   messages[0] = {...first, content: typeof first.content === 'string' ? opening : [{text: opening, type: 'text'}, ...first.content.slice(1)]}
 
   const last = messages.at(-1)!
   if (last.role === 'assistant') {
     const calls = typeof last.content === 'string' ? [] : last.content.filter((block) => block.type === 'tool_use')
-    const results: ToolResultBlockParam[] = calls.map((call) => ({content: unknownEffect(call.name), is_error: true, tool_use_id: call.id, type: 'tool_result'}))
+    const results: ToolResultBlockParam[] = calls.map((call) => ({
+      content: unknownEffect(call.name),
+      is_error: true,
+      tool_use_id: call.id,
+      type: 'tool_result',
+    }))
     messages.push({content: [...results, {text: note, type: 'text'}], role: 'user'})
     return {messages, unanswered: calls.map((call) => call.name)}
   }

@@ -192,7 +192,10 @@ function assertUnspent(record: ApprovalRecord, recordPath: string, planPath: str
 /** Between choosing the run to resume and locking the plan, another run may have started and ended. */
 async function assertStillNewest(planPath: string, resumed: PlanRun): Promise<void> {
   if (newestRun(await readPlanState(planPath))?.startedAt === resumed.startedAt) return
-  throw new WaveError(`The plan ${planNameOf(planPath)} ran again while this resume was starting: the run it would resume is no longer the newest.`, ExitCode.runtime)
+  throw new WaveError(
+    `The plan ${planNameOf(planPath)} ran again while this resume was starting: the run it would resume is no longer the newest.`,
+    ExitCode.runtime,
+  )
 }
 
 interface Prepared {
@@ -223,7 +226,9 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
   const point = resumed ? await resumePoint(planPath, resumed, opening) : undefined
   options.onStart?.({mode: record.mode, model: session.model, name, planPath, sandbox: describeSandbox(record.sandbox), workspace})
   if (point && point.unanswered.length > 0) {
-    options.host.warn(`The run was killed during a turn: ${point.unanswered.join(', ')} ${point.unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`)
+    options.host.warn(
+      `The run was killed during a turn: ${point.unanswered.join(', ')} ${point.unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`,
+    )
   }
 
   // Recorded as running only once nothing but the session itself can fail: the finally below ends it.
@@ -260,7 +265,9 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       allow: record.allow,
       beforeTools: () => before,
       followUp: resultRequired(),
-      commandWatch: enforcement.watchesCommands ? {after: (state) => enforcement.afterCommand(state as Awaited<ReturnType<Enforcement['beforeCommand']>>), before: () => enforcement.beforeCommand()} : undefined,
+      commandWatch: enforcement.watchesCommands
+        ? {after: (state) => enforcement.afterCommand(state as Awaited<ReturnType<Enforcement['beforeCommand']>>), before: () => enforcement.beforeCommand()}
+        : undefined,
       history: point?.history,
       observe(event) {
         if (event.type === 'usage') progress = {costUsd: event.costUsd, turns: event.turn, usage: {...event.usage}}
@@ -285,7 +292,10 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     const stopped = endingError(result, outcomeDetails(result))
     if (stopped) throw stopped
     const written = [...changed].map((real) => displayPath(workspace, real))
-    const filesChanged = union(earlierFiles, beforeChecks ? union(beforeChecks, written) : await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
+    const filesChanged = union(
+      earlierFiles,
+      beforeChecks ? union(beforeChecks, written) : await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath),
+    )
     run.changedFiles = filesChanged
     const report = enforcement.report(filesChanged)
     run.report = report
@@ -325,15 +335,24 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
 
     // What the run changed before it failed is the error's to report, in workspace terms.
     const failed = error instanceof WaveError ? error.details?.filesChanged : undefined
-    run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), prepared.current?.root, planPath))
+    run.changedFiles = union(
+      earlierFiles,
+      await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), prepared.current?.root, planPath),
+    )
     // After the checks ran, what they wrote is not the run's: the files as the failure counted them.
-    if (beforeChecks && error instanceof WaveError && error.exitCode === ExitCode.unmet) run.changedFiles = (error.details?.filesChanged as string[]) ?? run.changedFiles
+    if (beforeChecks && error instanceof WaveError && error.exitCode === ExitCode.unmet)
+      run.changedFiles = (error.details?.filesChanged as string[]) ?? run.changedFiles
     // Every result carries the report, a failed run's too (what it did before it stopped).
     run.report ??= enforcement.report(run.changedFiles)
     if (!(error instanceof WaveError)) throw error
     // Whatever stopped it, the run goes on from where it stopped: the hint says how.
     const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
-    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {...error.details, filesChanged: run.changedFiles, planPath, report: run.report})
+    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {
+      ...error.details,
+      filesChanged: run.changedFiles,
+      planPath,
+      report: run.report,
+    })
     resumable.stack = error.stack
     throw resumable
   } finally {
@@ -361,7 +380,13 @@ const union = (a: string[], b: string[]): string[] => [...new Set([...a, ...b])]
  * wave's own files beside the plan (state, transcript, lock) are not the run's changes, even when the
  * plan travels inside the workspace.
  */
-export async function filesChangedBy(workspace: string, before: Map<string, string>, written: Set<string>, top: string | undefined, planPath?: string): Promise<string[]> {
+export async function filesChangedBy(
+  workspace: string,
+  before: Map<string, string>,
+  written: Set<string>,
+  top: string | undefined,
+  planPath?: string,
+): Promise<string[]> {
   const files = new Set([...written].map((real) => displayPath(workspace, real)))
   // `top`, the repository's root, is where git's paths are relative to; outside a repository only the writes count.
   if (top) {
@@ -395,7 +420,11 @@ async function lockPlan(planPath: string): Promise<() => Promise<void>> {
     if (await createExclusive(lock, String(process.pid))) return () => rm(lock, {force: true})
     const owner = await liveLockOwner(planPath)
     if (owner) {
-      throw new WaveError(`The plan ${planNameOf(planPath)} is already running (pid ${owner}).`, ExitCode.runtime, `Wait for it to finish, or remove ${lock} if that process is gone.`)
+      throw new WaveError(
+        `The plan ${planNameOf(planPath)} is already running (pid ${owner}).`,
+        ExitCode.runtime,
+        `Wait for it to finish, or remove ${lock} if that process is gone.`,
+      )
     }
 
     await rm(lock, {force: true}) // left by a process that died

@@ -88,40 +88,41 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const askedBefore = tools.notes.questions.length
   try {
     const outcome = await agentLoop({
-    beforeTools: spec.beforeTools,
-    client: await session.client(),
-    commandWatch: spec.commandWatch,
-    onEndTurn: spec.onEndTurn,
-    contextWindow: settings.contextWindow,
-    maxBudgetUsd: options.maxBudgetUsd,
-    followUp: spec.followUp,
-    maxTokens: session.reasoning.maxTokens,
-    maxTurns: options.maxTurns,
-    messages,
-    model: session.model,
-    onCompacted: spec.onCompacted,
-    onEvent,
-    onMessage: spec.transcript,
-    policy,
-    prices: settings.prices,
-    prior: spec.prior,
-    reasoning: {effort: session.reasoning.effort, thinking: session.reasoning.thinking},
-    registry: tools.registry,
-    sandbox: spec.sandbox,
-    session: spec.planMode,
-    signal: host.signal,
-    stopRequested: () => spec.planMode.finished,
-    system,
-    tasks: tools.tasks,
-    notes: tools.notes,
-  }).run()
+      beforeTools: spec.beforeTools,
+      client: await session.client(),
+      commandWatch: spec.commandWatch,
+      onEndTurn: spec.onEndTurn,
+      contextWindow: settings.contextWindow,
+      maxBudgetUsd: options.maxBudgetUsd,
+      followUp: spec.followUp,
+      maxTokens: session.reasoning.maxTokens,
+      maxTurns: options.maxTurns,
+      messages,
+      model: session.model,
+      onCompacted: spec.onCompacted,
+      onEvent,
+      onMessage: spec.transcript,
+      policy,
+      prices: settings.prices,
+      prior: spec.prior,
+      reasoning: {effort: session.reasoning.effort, thinking: session.reasoning.thinking},
+      registry: tools.registry,
+      sandbox: spec.sandbox,
+      session: spec.planMode,
+      signal: host.signal,
+      stopRequested: () => spec.planMode.finished,
+      system,
+      tasks: tools.tasks,
+      notes: tools.notes,
+    }).run()
     return {...outcome, questions: tools.notes.questions.slice(askedBefore), todos: tools.notes.todos}
   } finally {
     unlisten()
   }
 }
 
-const CONTINUE_NUDGE = 'Your last turn was empty. Continue the task: carry on with the next step, or, if the work is done, reply with a summary of what you did and its result.'
+const CONTINUE_NUDGE =
+  'Your last turn was empty. Continue the task: carry on with the next step, or, if the work is done, reply with a summary of what you did and its result.'
 
 /**
  * A run's answer to a turn that ends with nothing said: one nudge to continue, then the session ends
@@ -162,7 +163,8 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
     execute: turnExecutor(
       {commandWatch, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
       {
-        ended: (call, result) => onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
+        ended: (call, result) =>
+          onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
         started: (call) => onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
       },
     ),

@@ -44,7 +44,14 @@ interface Tally {
 }
 
 export type TaskOutcome =
-  | ({kind: 'completed'; finalText: string; filesChanged: string[]; denials: number; mode: ExecutionMode; sandbox: {enabled: boolean; network: boolean}} & Tally)
+  | ({
+      kind: 'completed'
+      finalText: string
+      filesChanged: string[]
+      denials: number
+      mode: ExecutionMode
+      sandbox: {enabled: boolean; network: boolean}
+    } & Tally)
   | ({kind: 'awaiting_approval'; planPath: string; name: string} & Tally)
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
 
@@ -98,7 +105,14 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     })
     const stopped = endingError(result, outcomeDetails(result))
     if (stopped) throw stopped
-    const tally = {costUsd: result.costUsd, questions: result.questions, stopReason: result.stopReason, todos: result.todos, turns: result.turns, usage: result.usage}
+    const tally = {
+      costUsd: result.costUsd,
+      questions: result.questions,
+      stopReason: result.stopReason,
+      todos: result.todos,
+      turns: result.turns,
+      usage: result.usage,
+    }
 
     const plan = planMode.planFile
     if (!plan) {

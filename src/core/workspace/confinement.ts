@@ -51,7 +51,10 @@ const canOpenAt = process.platform === 'linux' && existsSync(PROC_FD)
  */
 export async function writeFileWithin(root: string, file: string, content: string, options: ConfinedWriteOptions = {}): Promise<void> {
   if (file === root || !isInside(root, file)) throw new ConfinementError(`${file} is not below ${root}.`)
-  const directories = path.relative(root, path.dirname(file)).split(path.sep).filter((part) => part !== '')
+  const directories = path
+    .relative(root, path.dirname(file))
+    .split(path.sep)
+    .filter((part) => part !== '')
   if (canOpenAt) {
     await writeThroughDescriptors(root, directories, path.basename(file), content, options)
   } else {
@@ -122,8 +125,13 @@ async function openDirectory(spelled: string, shown: string): Promise<FileHandle
     const code = (error as NodeJS.ErrnoException).code
     if (code !== 'ELOOP' && code !== 'ENOTDIR') throw error
     // Linux reports a link opened with O_DIRECTORY | O_NOFOLLOW as ENOTDIR or ELOOP: tell which it is.
-    const link = await lstat(spelled).then((info) => info.isSymbolicLink(), () => false)
-    throw new ConfinementError(link ? `${shown} became a symbolic link after it was checked; nothing was written.` : `${shown} is not a directory; nothing was written.`)
+    const link = await lstat(spelled).then(
+      (info) => info.isSymbolicLink(),
+      () => false,
+    )
+    throw new ConfinementError(
+      link ? `${shown} became a symbolic link after it was checked; nothing was written.` : `${shown} is not a directory; nothing was written.`,
+    )
   }
 }
 

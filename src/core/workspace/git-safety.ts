@@ -47,7 +47,19 @@ export const SAFE_GIT_ARGS: readonly string[] = SAFE_GIT_CONFIG.flatMap((pair) =
  * Names that look like credentials (the sandbox's environment uses the same list): wave's own git gets
  * none of them. Wider than `*_KEY`, `*_TOKEN`, `*_SECRET`: `npm_config__authToken` and `CLIENT_SECRET_ID` count too.
  */
-const SECRET_LIKE = [/^ANTHROPIC_/i, /^AWS_/i, /^GOOGLE_/i, /^GITHUB_TOKEN$/i, /^GH_TOKEN$/i, /KEY$/i, /TOKEN$/i, /SECRET/i, /PASSWORD/i, /PASSWD/i, /CREDENTIAL/i]
+const SECRET_LIKE = [
+  /^ANTHROPIC_/i,
+  /^AWS_/i,
+  /^GOOGLE_/i,
+  /^GITHUB_TOKEN$/i,
+  /^GH_TOKEN$/i,
+  /KEY$/i,
+  /TOKEN$/i,
+  /SECRET/i,
+  /PASSWORD/i,
+  /PASSWD/i,
+  /CREDENTIAL/i,
+]
 
 export function looksSecret(name: string): boolean {
   return SECRET_LIKE.some((pattern) => pattern.test(name))

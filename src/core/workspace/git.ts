@@ -59,4 +59,3 @@ export async function changedPaths(cwd: string): Promise<Map<string, string>> {
   // Raw output: the status code's leading space is significant.
   return parseChanges(await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], true))
 }
-

@@ -58,7 +58,17 @@ export interface RepositorySummary {
  * The status the environment block shows, and whose changes make a work tree dirty. --no-optional-locks:
  * a status that refreshes the index must not take its lock from a git command the user (or a tool) runs.
  */
-const SUMMARY_STATUS = ['--no-optional-locks', '-c', 'color.status=false', '-c', 'core.quotepath=off', 'status', '--short', '--branch', '--untracked-files=normal']
+const SUMMARY_STATUS = [
+  '--no-optional-locks',
+  '-c',
+  'color.status=false',
+  '-c',
+  'core.quotepath=off',
+  'status',
+  '--short',
+  '--branch',
+  '--untracked-files=normal',
+]
 /** Paths that differ from HEAD or are untracked, each file listed: what "files changed" compares. */
 const CHANGES_STATUS = ['--no-optional-locks', 'status', '--porcelain=v1', '-z', '--untracked-files=all']
 
@@ -72,12 +82,19 @@ type ReadName = 'top' | 'files' | 'head' | 'branch' | 'subjects' | 'status' | 'c
 const BATCH: Array<{name: ReadName; script: string}> = [
   {name: 'top', script: 'top=$(git rev-parse --show-toplevel) || exit 0; printf "%s" "$top" >&3; echo top 0; cd "$top" || exit 0'},
   // The index header: "DIRC", a version, then the entry count, four bytes big-endian.
-  {name: 'files', script: 'set -- $(od -An -tu1 -j8 -N4 "$(git rev-parse --git-path index)" 2>/dev/null) 0 0 0 0; files=$(( ($1 << 24) + ($2 << 16) + ($3 << 8) + $4 )); printf "%s" "$files" >&4; echo files 0'},
+  {
+    name: 'files',
+    script:
+      'set -- $(od -An -tu1 -j8 -N4 "$(git rev-parse --git-path index)" 2>/dev/null) 0 0 0 0; files=$(( ($1 << 24) + ($2 << 16) + ($3 << 8) + $4 )); printf "%s" "$files" >&4; echo files 0',
+  },
   {name: 'head', script: 'git rev-parse --verify --quiet HEAD >&5; echo head $?'},
   {name: 'branch', script: 'git symbolic-ref --quiet --short HEAD >&6; echo branch $?'},
   {name: 'subjects', script: `git log -n${RECENT_COMMITS} --format=%s >&7; echo subjects $?`},
   // Filters the config names are emptied (git-safety.ts) before the first read of work-tree files.
-  {name: 'status', script: `if [ "$files" -le "$limit" ]; then emptyFilters; fi; if [ "$files" -le "$limit" ]; then git ${SUMMARY_STATUS.join(' ')} >&8; echo status $?; fi`},
+  {
+    name: 'status',
+    script: `if [ "$files" -le "$limit" ]; then emptyFilters; fi; if [ "$files" -le "$limit" ]; then git ${SUMMARY_STATUS.join(' ')} >&8; echo status $?; fi`,
+  },
   {name: 'changes', script: `if [ "$files" -le "$limit" ] && [ "$changes" = 1 ]; then git ${CHANGES_STATUS.join(' ')} >&9; echo changes $?; fi`},
 ]
 /** Every git in the batch is the hardened one; emptyFilters adds the filter keys to GIT_CONFIG_*. */
@@ -150,7 +167,9 @@ export class RepositorySnapshot {
   /** Paths (relative to the repository root) that differ from HEAD or are untracked, with their status codes. */
   async changes(): Promise<Map<string, string>> {
     if (!(await this.toplevel())) return new Map()
-    const status = (await this.large()) ? await this.later('changes', CHANGES_STATUS) : ((await this.read('changes')) ?? (await this.later('changes', CHANGES_STATUS)))
+    const status = (await this.large())
+      ? await this.later('changes', CHANGES_STATUS)
+      : ((await this.read('changes')) ?? (await this.later('changes', CHANGES_STATUS)))
     return parseChanges(status)
   }
 

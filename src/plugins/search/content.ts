@@ -162,7 +162,6 @@ export class Searcher {
     return matchLines(file, text, compiled, query)
   }
 
-
   /** The file's bytes (a view of the shared buffer), or undefined when it is unreadable, not a regular file, or too big. */
   private read(file: string, maxBytes: number): Buffer | undefined {
     let fd: number
@@ -265,7 +264,12 @@ function matchLines(file: string, text: string, compiled: CompiledQuery, query: 
   }
 
   if (found.count === 0) return undefined
-  if (numbered && ((query.before ?? 0) > 0 || (query.after ?? 0) > 0)) found.lines = withContext(body.split('\n'), found.lines.map(({number}) => number), query)
+  if (numbered && ((query.before ?? 0) > 0 || (query.after ?? 0) > 0))
+    found.lines = withContext(
+      body.split('\n'),
+      found.lines.map(({number}) => number),
+      query,
+    )
   return found
 }
 
@@ -349,9 +353,7 @@ function matchRanges(regex: RE2JS, text: string): Array<[number, number]> {
  * literal, so V8's engine runs it in time linear in the text.
  */
 function foldedLiteral(literal: string): RegExp {
-  const spelled = escapeRegex(literal)
-    .replaceAll(/s/gi, '(?:s|\u00C5\u00BF)')
-    .replaceAll(/k/gi, '(?:k|\u00E2\u0084\u00AA)')
+  const spelled = escapeRegex(literal).replaceAll(/s/gi, '(?:s|\u00C5\u00BF)').replaceAll(/k/gi, '(?:k|\u00E2\u0084\u00AA)')
   return new RegExp(spelled, 'i')
 }
 

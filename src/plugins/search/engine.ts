@@ -391,7 +391,6 @@ export class FileQueue {
     return taken
   }
 
-
   private wait(): Promise<void> {
     return new Promise((resolve) => {
       this.waiters.push(resolve)

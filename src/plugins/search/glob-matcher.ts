@@ -21,12 +21,7 @@ export interface GlobOptions {
 export const MAX_GLOB_LENGTH = 4096
 
 // picomatch's lookaheads for `.`, `..` and empty segments (lib/constants.js), with dot: true.
-const SEGMENT_GUARDS = [
-  String.raw`(?!(?:^|\/)\.{1,2}(?:\/|$))`,
-  String.raw`(?!\.{1,2}(?:\/|$))`,
-  String.raw`(?!\.{0,1}(?:\/|$))`,
-  '(?=.)',
-]
+const SEGMENT_GUARDS = [String.raw`(?!(?:^|\/)\.{1,2}(?:\/|$))`, String.raw`(?!\.{1,2}(?:\/|$))`, String.raw`(?!\.{0,1}(?:\/|$))`, '(?=.)']
 
 /** A test of paths (`/`-separated) against `glob`, as picomatch(glob, {dot: true}) would answer for crawled paths. Throws PatternError. */
 export function globMatcher(glob: string, options: GlobOptions = {}): (path: string) => boolean {

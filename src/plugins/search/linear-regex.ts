@@ -265,11 +265,15 @@ function readEscape(pattern: string, at: number, inClass: boolean, lines: boolea
   if (next === 'z' && !inClass) return {end: at + 1, raw: lines ? '$' : String.raw`\z`}
   if (next === '0' && !/^\d/.test(rest)) return {codePoint: 0, end: at + 1}
   if (/[1-9]/.test(next)) {
-    throw new PatternError(`Backreferences (\\${next}) are not supported: Grep uses a linear-time engine (RE2 syntax, as ripgrep). Match the repeated text explicitly.`)
+    throw new PatternError(
+      `Backreferences (\\${next}) are not supported: Grep uses a linear-time engine (RE2 syntax, as ripgrep). Match the repeated text explicitly.`,
+    )
   }
 
   if (next === 'k' && rest.startsWith('<')) {
-    throw new PatternError(String.raw`Backreferences (\k<name>) are not supported: Grep uses a linear-time engine (RE2 syntax, as ripgrep). Match the repeated text explicitly.`)
+    throw new PatternError(
+      String.raw`Backreferences (\k<name>) are not supported: Grep uses a linear-time engine (RE2 syntax, as ripgrep). Match the repeated text explicitly.`,
+    )
   }
 
   if (next === 'x') {
@@ -350,7 +354,9 @@ function readClass(pattern: string, at: number, lines: boolean): {source: string
   const addCharacter = (codePoint: number) => {
     if (dash && pending !== undefined) {
       if (codePoint < pending) {
-        throw new PatternError(`Invalid regular expression: range ${String.fromCodePoint(pending)}-${String.fromCodePoint(codePoint)} out of order in a character class.`)
+        throw new PatternError(
+          `Invalid regular expression: range ${String.fromCodePoint(pending)}-${String.fromCodePoint(codePoint)} out of order in a character class.`,
+        )
       }
 
       ranges.push([pending, codePoint])

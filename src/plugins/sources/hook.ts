@@ -156,4 +156,3 @@ function toolLabel(candidate: unknown): string {
   const name = (candidate as {name?: unknown} | null)?.name
   return typeof name === 'string' && name ? `"${name}"` : '(unnamed)'
 }
-

@@ -20,7 +20,14 @@ function base(body: string) {
     event_type: 'note',
     merge_request: {iid: 7, source_branch: 'feature', target_branch: 'main'} as {iid: number} | undefined,
     issue: undefined as {iid: number} | undefined,
-    object_attributes: {action: undefined as string | undefined, created_at: '2030-01-01 10:00:00 UTC', id: 301, note: body, noteable_type: 'MergeRequest', system: false},
+    object_attributes: {
+      action: undefined as string | undefined,
+      created_at: '2030-01-01 10:00:00 UTC',
+      id: 301,
+      note: body,
+      noteable_type: 'MergeRequest',
+      system: false,
+    },
     object_kind: 'note',
     project: {id: 42, path_with_namespace: 'group/demo'},
     user: {id: 501, name: 'Alice', username: 'alice'} as {id: number; name: string; username: string; bot?: boolean},
@@ -35,7 +42,12 @@ describe('noteIntent', () => {
       mode: 'default',
       plan: 'brave-otter',
       sha256: undefined,
-      trigger: {actor: 'alice', actorId: 501, comment: {body: '/wave approve brave-otter --mode default', createdAt: '', id: 301, url: ''}, thread: {number: 7, pull: true}},
+      trigger: {
+        actor: 'alice',
+        actorId: 501,
+        comment: {body: '/wave approve brave-otter --mode default', createdAt: '', id: 301, url: ''},
+        thread: {number: 7, pull: true},
+      },
     })
     const onIssue = noteEvent('/wave plan Say goodbye', (e) => {
       e.object_attributes.noteable_type = 'Issue'
@@ -47,18 +59,45 @@ describe('noteIntent', () => {
 
   it('ignores other events, edits, system notes, bots, notes not starting with /wave, and notes on commits', () => {
     expect(noteIntent({object_kind: 'push'}, '42')).toMatchObject({kind: 'ignore', reason: 'wave does nothing on push events'})
-    expect(noteIntent(noteEvent('/wave plan x', (e) => (e.object_attributes.action = 'update')), '42')).toMatchObject({kind: 'ignore'})
-    expect(noteIntent(noteEvent('/wave plan x', (e) => (e.object_attributes.system = true)), '42')).toMatchObject({kind: 'ignore', reason: 'a system note'})
-    expect(noteIntent(noteEvent('/wave plan x', (e) => (e.user = {id: 9, name: 'wave', username: 'project_42_bot_ab12cd'})), '42')).toMatchObject({kind: 'ignore', reason: expect.stringContaining('bot')})
-    expect(noteIntent(noteEvent('/wave plan x', (e) => (e.user.bot = true)), '42')).toMatchObject({kind: 'ignore'})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.object_attributes.action = 'update')),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore'})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.object_attributes.system = true)),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore', reason: 'a system note'})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.user = {id: 9, name: 'wave', username: 'project_42_bot_ab12cd'})),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore', reason: expect.stringContaining('bot')})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.user.bot = true)),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore'})
     expect(noteIntent(noteEvent('LGTM /wave approve'), '42')).toMatchObject({kind: 'ignore'})
-    expect(noteIntent(noteEvent('/wave plan x', (e) => (e.object_attributes.noteable_type = 'Commit')), '42')).toMatchObject({kind: 'ignore', reason: expect.stringContaining('Commit')})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.object_attributes.noteable_type = 'Commit')),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore', reason: expect.stringContaining('Commit')})
   })
 
-  it('answers a /wave note that does not parse, and refuses a body GitLab would not send or another project\'s (exit 2)', () => {
+  it("answers a /wave note that does not parse, and refuses a body GitLab would not send or another project's (exit 2)", () => {
     expect(noteIntent(noteEvent('/wave approve --allow "Bash(x'), '42')).toMatchObject({kind: 'invalid', message: expect.stringContaining('not closed')})
     expect(() => noteIntent({object_kind: 'note'}, '42')).toThrow(expect.objectContaining({exitCode: 2}))
-    expect(() => noteIntent(noteEvent('/wave plan x'), '43')).toThrow(expect.objectContaining({exitCode: 2, message: expect.stringContaining('from project 42')}))
+    expect(() => noteIntent(noteEvent('/wave plan x'), '43')).toThrow(
+      expect.objectContaining({exitCode: 2, message: expect.stringContaining('from project 42')}),
+    )
   })
 
   it('reads TRIGGER_PAYLOAD as the path of a file, and says so when it is not one', async () => {
@@ -70,10 +109,23 @@ describe('noteIntent', () => {
 })
 
 describe('taskIntent', () => {
-  const env = {CI_COMMIT_REF_NAME: 'main', CI_COMMIT_SHA: 'a'.repeat(40), CI_PIPELINE_SOURCE: 'web', CI_SERVER_URL: 'https://gitlab.example.com/', GITLAB_USER_ID: '501', GITLAB_USER_LOGIN: 'alice', WAVE_TASK: ' Add a farewell \n'}
+  const env = {
+    CI_COMMIT_REF_NAME: 'main',
+    CI_COMMIT_SHA: 'a'.repeat(40),
+    CI_PIPELINE_SOURCE: 'web',
+    CI_SERVER_URL: 'https://gitlab.example.com/',
+    GITLAB_USER_ID: '501',
+    GITLAB_USER_LOGIN: 'alice',
+    WAVE_TASK: ' Add a farewell \n',
+  }
 
   it('plans a WAVE_TASK into the merge request or issue named, else a new issue, for whoever started the pipeline', () => {
-    expect(taskIntent(gitlabEnvironment(env))).toEqual({dispatch: {issue: undefined, pull: undefined}, kind: 'plan', task: 'Add a farewell', trigger: {actor: 'alice', actorId: 501}})
+    expect(taskIntent(gitlabEnvironment(env))).toEqual({
+      dispatch: {issue: undefined, pull: undefined},
+      kind: 'plan',
+      task: 'Add a farewell',
+      trigger: {actor: 'alice', actorId: 501},
+    })
     expect(taskIntent(gitlabEnvironment({...env, WAVE_MERGE_REQUEST_IID: '7'}))).toMatchObject({dispatch: {pull: 7}})
     expect(taskIntent(gitlabEnvironment({...env, WAVE_ISSUE_IID: '12'}))).toMatchObject({dispatch: {issue: 12}})
     expect(gitlabEnvironment(env).serverUrl).toBe('https://gitlab.example.com')
@@ -91,8 +143,18 @@ describe('taskIntent', () => {
 describe('gitlabOptions, gitlabAccess, access levels', () => {
   it('takes a flag, else the WAVE_GITLAB_* variable, else the default; the remote is the project URL, not the job token origin', () => {
     expect(gitlabOptions({}, {})).toEqual({allow: [], minAccessLevel: 30, mode: 'acceptEdits', prDelivery: 'push', remote: 'origin', sandbox: true})
-    const env = {CI_PROJECT_URL: 'https://gitlab.example.com/group/demo', WAVE_GITLAB_ALLOW: 'Bash(npm test:*)\n', WAVE_GITLAB_MIN_ACCESS_LEVEL: 'Maintainer', WAVE_GITLAB_MR_DELIVERY: 'merge-request'}
-    expect(gitlabOptions({}, env)).toMatchObject({allow: ['Bash(npm test:*)'], minAccessLevel: 40, prDelivery: 'pull-request', remote: 'https://gitlab.example.com/group/demo.git'})
+    const env = {
+      CI_PROJECT_URL: 'https://gitlab.example.com/group/demo',
+      WAVE_GITLAB_ALLOW: 'Bash(npm test:*)\n',
+      WAVE_GITLAB_MIN_ACCESS_LEVEL: 'Maintainer',
+      WAVE_GITLAB_MR_DELIVERY: 'merge-request',
+    }
+    expect(gitlabOptions({}, env)).toMatchObject({
+      allow: ['Bash(npm test:*)'],
+      minAccessLevel: 40,
+      prDelivery: 'pull-request',
+      remote: 'https://gitlab.example.com/group/demo.git',
+    })
     expect(gitlabOptions({'min-access-level': '20', remote: 'origin'}, env)).toMatchObject({minAccessLevel: 20, remote: 'origin'})
   })
 

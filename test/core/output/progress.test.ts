@@ -59,11 +59,20 @@ describe('the life sign while the model works', () => {
   })
 })
 
-describe('progress lines for the loop\'s events', () => {
+describe("progress lines for the loop's events", () => {
   it('names a compaction, a cut output and the cost', () => {
-    expect(progressLine({clearedToolInputs: 0, clearedToolResults: 3, summarizedMessages: 0, tokensAfter: 90_000, tokensBefore: 210_000, trigger: 'prompt_too_long', turn: 9, type: 'compaction'})).toBe(
-      '⇲ compacted (the prompt was too long): 3 old tool results cleared; ~210000 → ~90000 tokens',
-    )
+    expect(
+      progressLine({
+        clearedToolInputs: 0,
+        clearedToolResults: 3,
+        summarizedMessages: 0,
+        tokensAfter: 90_000,
+        tokensBefore: 210_000,
+        trigger: 'prompt_too_long',
+        turn: 9,
+        type: 'compaction',
+      }),
+    ).toBe('⇲ compacted (the prompt was too long): 3 old tool results cleared; ~210000 → ~90000 tokens')
     expect(progressLine({action: 'raise', maxTokens: 16_000, turn: 2, type: 'output_limit'})).toMatch(/max_tokens \(16000\).*asking again/)
     const usage = {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 10, output_tokens: 5}
     expect(progressLine({costUsd: 0.0123, turn: 1, type: 'usage', usage})).toBe('tokens: 10 in, 5 out, 0 cache read, 0 cache write; $0.0123')

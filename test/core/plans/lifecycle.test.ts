@@ -66,7 +66,16 @@ describe('addCost and planCost', () => {
   it('sums planning and runs; a plan that spent nothing yet costs 0', async () => {
     const plan = await createPlan(origin)
     expect(planCost(plan.state)).toBe(0)
-    expect(planCost({...plan.state, costUsd: 0.5, runs: [{changedFiles: [], costUsd: 0.25, startedAt: 'a'}, {changedFiles: [], startedAt: 'b'}]})).toBe(0.75)
+    expect(
+      planCost({
+        ...plan.state,
+        costUsd: 0.5,
+        runs: [
+          {changedFiles: [], costUsd: 0.25, startedAt: 'a'},
+          {changedFiles: [], startedAt: 'b'},
+        ],
+      }),
+    ).toBe(0.75)
     expect(planCost({...plan.state, costUsd: 0.5, runs: [{changedFiles: [], costUsd: null, startedAt: 'a'}]})).toBeNull()
   })
 })

@@ -12,19 +12,24 @@ import {sha256} from '../../support/cli.js'
 const check = (command: string, exitCode: number | null) => ({command, durationMs: 10, exitCode, outputTail: ''})
 
 describe('the run report', () => {
-  it('compares the scope with what changed, Terraform\'s way', () => {
+  it("compares the scope with what changed, Terraform's way", () => {
     const report = buildReport({
       changed: ['src/cli.ts', 'docs/x.md', 'test/a.test.ts', 'src/cli.ts'],
       checks: [check('npm test', 0), check('npm run lint', 0)],
-      denials: [{reason: 'r', summary: 's', tool: 'Bash'}, {reason: 'r', summary: 't', tool: 'Bash'}],
+      denials: [
+        {reason: 'r', summary: 's', tool: 'Bash'},
+        {reason: 'r', summary: 't', tool: 'Bash'},
+      ],
       scope: {enforce: 'warn', paths: ['src/cli.ts', 'test', 'lib/**']},
     })
     expect(report).toMatchObject({changed: ['docs/x.md', 'src/cli.ts', 'test/a.test.ts'], outOfScope: ['docs/x.md'], untouched: ['lib/**']})
-    expect(reportTally(report)).toBe('Run complete: 2 changed in scope, 1 outside (docs/x.md), 1 untouched; checks: npm test passed, npm run lint passed; 2 calls denied')
+    expect(reportTally(report)).toBe(
+      'Run complete: 2 changed in scope, 1 outside (docs/x.md), 1 untouched; checks: npm test passed, npm run lint passed; 2 calls denied',
+    )
     expect(reportProblem(report)).toBeUndefined()
   })
 
-  it('fails a run on a failing check, and on leaving a strict scope (a command\'s deviation counts even if undone)', () => {
+  it("fails a run on a failing check, and on leaving a strict scope (a command's deviation counts even if undone)", () => {
     const failing = buildReport({changed: [], checks: [check('npm test', 1), check('slow', null)], denials: [], scope: {enforce: 'warn', paths: ['a']}})
     expect(reportProblem(failing)).toBe('npm test failed (exit 1), slow did not finish')
     const strict = buildReport({changed: ['a'], checks: [], denials: [], deviations: ['b'], scope: {enforce: 'strict', paths: ['a']}})
@@ -55,7 +60,10 @@ describe('plan revisions', () => {
     expect(recordRevision(plan, first).revision).toBe(1)
     expect(recordRevision(plan, first).revision).toBe(1)
     expect(recordRevision(plan, second, 'add b').revision).toBe(2)
-    expect(readRevisions(plan).map((revision) => [revision.revision, revision.feedback])).toEqual([[1, null], [2, 'add b']])
+    expect(readRevisions(plan).map((revision) => [revision.revision, revision.feedback])).toEqual([
+      [1, null],
+      [2, 'add b'],
+    ])
 
     const diff = (await revisionDiff({current: second, decidedSha256: sha256(first), planPath: plan}))!
     expect(diff).toMatchObject({added: 1, feedback: ['add b'], removed: 0})

@@ -123,7 +123,13 @@ describe('a Read deny rule covers every reading tool', () => {
 
   it.each<[string, string, Record<string, unknown>, string, string]>([
     ['Grep, files', 'Grep', {pattern: 'SECRET'}, 'a.txt\nsrc/b.txt', '.env\na.txt\nsecrets/key.txt\nsrc/b.txt'],
-    ['Grep, content', 'Grep', {output_mode: 'content', pattern: 'SECRET'}, 'a.txt:1:SECRET is referenced here\nsrc/b.txt:1:SECRET too', '.env:1:SECRET=hunter2\na.txt:1:SECRET is referenced here\nsecrets/key.txt:1:SECRET key\nsrc/b.txt:1:SECRET too'],
+    [
+      'Grep, content',
+      'Grep',
+      {output_mode: 'content', pattern: 'SECRET'},
+      'a.txt:1:SECRET is referenced here\nsrc/b.txt:1:SECRET too',
+      '.env:1:SECRET=hunter2\na.txt:1:SECRET is referenced here\nsecrets/key.txt:1:SECRET key\nsrc/b.txt:1:SECRET too',
+    ],
     ['Grep, count', 'Grep', {output_mode: 'count', pattern: 'SECRET'}, 'a.txt:1\nsrc/b.txt:1', '.env:1\na.txt:1\nsecrets/key.txt:1\nsrc/b.txt:1'],
     ['Grep with a glob', 'Grep', {glob: '.env', pattern: 'hunter2'}, 'No files found', '.env'],
     ['LS', 'LS', {path: '.'}, 'a.txt\nsrc/', '.env\na.txt\nenv-link -> .env\nsecrets/\nsrc/'],

@@ -51,7 +51,14 @@ function target(real: string, kind: PathKind = 'file'): ResolvedPath {
   return {absolute: real, input: real, kind, real, symlink: false}
 }
 
-const targets = [target(`${ROOT}/src/a.ts`), target(`${ROOT}/secret.txt`), target(`${ROOT}/new.ts`, 'missing'), target(PLAN), target(PLAN, 'missing'), target('/etc/passwd')]
+const targets = [
+  target(`${ROOT}/src/a.ts`),
+  target(`${ROOT}/secret.txt`),
+  target(`${ROOT}/new.ts`, 'missing'),
+  target(PLAN),
+  target(PLAN, 'missing'),
+  target('/etc/passwd'),
+]
 const commands = ['npm test', 'npm test -- --watch', 'git status', 'ls', 'rm -rf x', 'echo $(id)']
 let calls: Map<string, ToolCall[]>
 
@@ -77,7 +84,10 @@ describe('offered tools and decisions agree', () => {
     for (const [allow, deny] of ruleSets) {
       for (const canEnterPlanMode of mode === 'plan' ? [false] : [false, true]) {
         const name = `${mode} allow=${allow.join(',') || '-'} deny=${deny.join(',') || '-'}${canEnterPlanMode ? ' +EnterPlanMode' : ''}`
-        contexts.push([name, {canEnterPlanMode, headless: true, mode, planFile: mode === 'plan' ? PLAN : undefined, rules: parseRules(allow, deny), workspaceRoot: ROOT}])
+        contexts.push([
+          name,
+          {canEnterPlanMode, headless: true, mode, planFile: mode === 'plan' ? PLAN : undefined, rules: parseRules(allow, deny), workspaceRoot: ROOT},
+        ])
       }
     }
   }
@@ -87,7 +97,11 @@ describe('offered tools and decisions agree', () => {
       const allowed = calls.get(tool.name)!.filter((call) => decide(context, call).decision === 'allow')
       const claim = `${tool.name} offered=${offered(context, tool)}`
       if (offered(context, tool)) expect(allowed.length, `${claim}: no sample call allowed`).toBeGreaterThan(0)
-      else expect(allowed.map((call) => call.input), `${claim}: a withheld tool allowed a call`).toEqual([])
+      else
+        expect(
+          allowed.map((call) => call.input),
+          `${claim}: a withheld tool allowed a call`,
+        ).toEqual([])
     }
   })
 })

@@ -48,14 +48,14 @@ describe('a line of several commands', () => {
   it('suggests a rule for every command of a refused line', async () => {
     const refused = await decision('echo hi && ls -la | wc -l', ['Bash(wc:*)'])
     expect(refused.decision).toBe('deny')
-    expect(refused.reason).toContain("Bash(echo hi:*), Bash(ls -la:*) and Bash(wc -l:*) (one for each command)")
+    expect(refused.reason).toContain('Bash(echo hi:*), Bash(ls -la:*) and Bash(wc -l:*) (one for each command)')
     // A suggested rule, given, allows the line.
     expect(await allowed('echo hi && ls -la | wc -l', ['Bash(echo hi:*)', 'Bash(ls -la:*)', 'Bash(wc -l:*)'])).toBe(true)
   })
 
   it('suggests quoted words where a word holds a blank, and the suggestion reads back', async () => {
     const refused = await decision('git commit -m "fix bug"', [])
-    expect(refused.reason).toContain("Bash(git commit:*)")
+    expect(refused.reason).toContain('Bash(git commit:*)')
     const spaced = await decision('"my tool" run', [])
     expect(spaced.reason).toContain("Bash('my tool' run:*)")
     expect(await allowed('"my tool" run --fast', ["Bash('my tool' run:*)"])).toBe(true)
@@ -178,7 +178,9 @@ describe('a rule wave cannot read', () => {
   it('is refused in a settings file, naming the file and the rule (exit 2)', () => {
     for (const key of ['allow', 'deny']) {
       const text = JSON.stringify({permissions: {[key]: ['Bash(npm test:*)', 'Bash(npm:* test)']}})
-      expect(() => parseSettings(text, '/s.json', 'user')).toThrow(`Invalid settings file /s.json: permissions.${key}[1]: Invalid permission rule "Bash(npm:* test)"`)
+      expect(() => parseSettings(text, '/s.json', 'user')).toThrow(
+        `Invalid settings file /s.json: permissions.${key}[1]: Invalid permission rule "Bash(npm:* test)"`,
+      )
       try {
         parseSettings(text, '/s.json', 'user')
       } catch (error) {
@@ -194,7 +196,16 @@ describe('a rule wave cannot read', () => {
   })
 
   it('while every spelling in the tables above loads', () => {
-    for (const rule of ['Bash(npm run test *)', 'Bash(*gcloud*)', 'Bash(git checkout -- *)', 'Bash(git commit -m "fix bug")', 'Bash(rm:*)', 'Bash(:*)', 'Bash(*)', 'Bash(docker run img:tag)']) {
+    for (const rule of [
+      'Bash(npm run test *)',
+      'Bash(*gcloud*)',
+      'Bash(git checkout -- *)',
+      'Bash(git commit -m "fix bug")',
+      'Bash(rm:*)',
+      'Bash(:*)',
+      'Bash(*)',
+      'Bash(docker run img:tag)',
+    ]) {
       expect(() => parseRule(rule), rule).not.toThrow()
     }
   })

@@ -54,10 +54,22 @@ describe('the sandbox preflight', () => {
 
   const sysctls = (values: Record<string, string>) => (key: string) => values[key]
   const failures: Array<[string, Record<string, string>, RegExp]> = [
-    ['Ubuntu 24.04 (AppArmor)', {'kernel/apparmor_restrict_unprivileged_userns': '1'}, /AppArmor .*profile for bwrap.*sysctl -w kernel\.apparmor_restrict_unprivileged_userns=0\.$/],
-    ['Debian before 11', {'kernel/unprivileged_userns_clone': '0'}, /kernel\.unprivileged_userns_clone=0\). Fix: sudo sysctl -w kernel\.unprivileged_userns_clone=1\.$/],
+    [
+      'Ubuntu 24.04 (AppArmor)',
+      {'kernel/apparmor_restrict_unprivileged_userns': '1'},
+      /AppArmor .*profile for bwrap.*sysctl -w kernel\.apparmor_restrict_unprivileged_userns=0\.$/,
+    ],
+    [
+      'Debian before 11',
+      {'kernel/unprivileged_userns_clone': '0'},
+      /kernel\.unprivileged_userns_clone=0\). Fix: sudo sysctl -w kernel\.unprivileged_userns_clone=1\.$/,
+    ],
     ['namespaces capped at zero', {'user/max_user_namespaces': '0'}, /user\.max_user_namespaces=0\). Fix: sudo sysctl -w user\.max_user_namespaces=15000\.$/],
-    ['a container', {'kernel/apparmor_restrict_unprivileged_userns': '0'}, /^bwrap failed: No permissions to create a new namespace\. Fix: .*seccomp=unconfined.*--sandbox off\.$/],
+    [
+      'a container',
+      {'kernel/apparmor_restrict_unprivileged_userns': '0'},
+      /^bwrap failed: No permissions to create a new namespace\. Fix: .*seccomp=unconfined.*--sandbox off\.$/,
+    ],
   ]
   for (const [where, values, expected] of failures) {
     it(`says why bwrap failed and what fixes it: ${where}`, () => {
@@ -124,7 +136,21 @@ describe('the environment commands get', () => {
   })
 
   it('knows a credential by its name', () => {
-    const secret = ['ANTHROPIC_BASE_URL', 'AWS_PROFILE', 'GOOGLE_CLOUD_PROJECT', 'GITHUB_TOKEN', 'GH_TOKEN', 'SIGNING_KEY', 'npm_config__authToken', 'STRIPE_SECRET', 'CLIENT_SECRET_ID', 'DB_PASSWORD', 'PGPASSWORD', 'SSH_PASSWD', 'SERVICE_CREDENTIALS']
+    const secret = [
+      'ANTHROPIC_BASE_URL',
+      'AWS_PROFILE',
+      'GOOGLE_CLOUD_PROJECT',
+      'GITHUB_TOKEN',
+      'GH_TOKEN',
+      'SIGNING_KEY',
+      'npm_config__authToken',
+      'STRIPE_SECRET',
+      'CLIENT_SECRET_ID',
+      'DB_PASSWORD',
+      'PGPASSWORD',
+      'SSH_PASSWD',
+      'SERVICE_CREDENTIALS',
+    ]
     const plain = ['PATH', 'NPM_CONFIG_REGISTRY', 'KEYBOARD', 'TOKENIZERS_PARALLELISM', 'GITHUB_SHA']
     expect(secret.filter((name) => !looksSecret(name))).toEqual([])
     expect(plain.filter((name) => looksSecret(name))).toEqual([])
@@ -138,14 +164,18 @@ describe("settings' sandbox.env", () => {
     const layers = [layer('user', ['NPM_*']), layer('project', ['DEPLOY_TOKEN'])]
     const untrusted = mergeSettings(layers)
     expect(untrusted.sandboxEnv).toEqual(['NPM_*'])
-    expect(untrusted.ignored).toEqual([expect.stringMatching(/^\/project\/settings\.json: sandbox\.env \(DEPLOY_TOKEN\) ignored, since project settings are not trusted/)])
+    expect(untrusted.ignored).toEqual([
+      expect.stringMatching(/^\/project\/settings\.json: sandbox\.env \(DEPLOY_TOKEN\) ignored, since project settings are not trusted/),
+    ])
     expect(mergeSettings(layers, {trustProject: true}).sandboxEnv).toEqual(['NPM_*', 'DEPLOY_TOKEN'])
   })
 
   it('takes names and PREFIX_* patterns, nothing else', () => {
     expect(parseSettings('{"sandbox": {"env": ["NPM_TOKEN", "LC_*", "_X1"]}}', '/s.json', 'user').sandbox?.env).toEqual(['NPM_TOKEN', 'LC_*', '_X1'])
     for (const bad of ['"A B"', '"*"', '"A*B"', '"1A"', '""']) {
-      expect(() => parseSettings(`{"sandbox": {"env": [${bad}]}}`, '/s.json', 'user')).toThrow(/Invalid settings file \/s\.json: sandbox\.env\[0\]: an environment variable name/)
+      expect(() => parseSettings(`{"sandbox": {"env": [${bad}]}}`, '/s.json', 'user')).toThrow(
+        /Invalid settings file \/s\.json: sandbox\.env\[0\]: an environment variable name/,
+      )
     }
   })
 })

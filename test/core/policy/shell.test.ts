@@ -12,7 +12,14 @@ describe('analyseShell', () => {
     [`echo "a"b'c' ""`, [['echo', 'abc', '']]],
     [String.raw`\rm -r build`, [['rm', '-r', 'build']]],
     ['echo café ü=1', [['echo', 'café', 'ü=1']]],
-    ["printf '[%s]\\n' x && test -f x && read -r line", [['printf', '[%s]\\n', 'x'], ['test', '-f', 'x'], ['read', '-r', 'line']]],
+    [
+      "printf '[%s]\\n' x && test -f x && read -r line",
+      [
+        ['printf', '[%s]\\n', 'x'],
+        ['test', '-f', 'x'],
+        ['read', '-r', 'line'],
+      ],
+    ],
     ['set -euo pipefail', [['set', '-euo', 'pipefail']]],
     ['a; b & c && d || e | f |& g', [['a'], ['b'], ['c'], ['d'], ['e'], ['f'], ['g']]],
     ['a\nb', [['a'], ['b']]],

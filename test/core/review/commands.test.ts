@@ -31,13 +31,20 @@ describe('parseWaveComment', () => {
   it('keeps a task, feedback or reason as written, across lines (CRLF read as LF)', () => {
     expect(parseWaveComment('/wave plan Add a flag\r\n\r\n- and docs\r\n')).toEqual({command: 'plan', task: 'Add a flag\n\n- and docs'})
     expect(parseWaveComment('/wave plan\nOn the next line')).toEqual({command: 'plan', task: 'On the next line'})
-    expect(parseWaveComment('/wave request-changes brave-otter Keep `$HOME` as is;\nthanks')).toEqual({command: 'request-changes', text: 'brave-otter Keep `$HOME` as is;\nthanks'})
+    expect(parseWaveComment('/wave request-changes brave-otter Keep `$HOME` as is;\nthanks')).toEqual({
+      command: 'request-changes',
+      text: 'brave-otter Keep `$HOME` as is;\nthanks',
+    })
     expect(parseWaveComment('/wave reject')).toEqual({command: 'reject', text: ''})
     expect(parseWaveComment('/wave')).toEqual({command: 'help'})
   })
 
   it('parses approve: a plan name, --sha256, --mode and every --allow, from the first line only', () => {
-    expect(parseWaveComment(`/wave approve brave-otter --sha256 ${'A'.repeat(64)} --mode=bypassPermissions --allow "Bash(npm test:*)" --allow Read(src/**)\nLGTM --mode default`)).toEqual({
+    expect(
+      parseWaveComment(
+        `/wave approve brave-otter --sha256 ${'A'.repeat(64)} --mode=bypassPermissions --allow "Bash(npm test:*)" --allow Read(src/**)\nLGTM --mode default`,
+      ),
+    ).toEqual({
       allow: ['Bash(npm test:*)', 'Read(src/**)'],
       command: 'approve',
       mode: 'bypassPermissions',

@@ -1,4 +1,3 @@
-
 import {describe, expect, it} from 'vitest'
 
 import type {ForgeComment as IssueComment} from '../../../src/core/review/forge.js'
@@ -28,7 +27,14 @@ function stateOf(overrides: Partial<StickyState> = {}): StickyState {
   }
 }
 
-const commentOf = (body: string, updatedAt = '2030-01-01T00:00:10Z'): IssueComment => ({author: 'github-actions[bot]', body, createdAt: '2030-01-01T00:00:00Z', id: 1, updatedAt, url: 'https://github.test/o/r/pull/7#issuecomment-1'})
+const commentOf = (body: string, updatedAt = '2030-01-01T00:00:10Z'): IssueComment => ({
+  author: 'github-actions[bot]',
+  body,
+  createdAt: '2030-01-01T00:00:00Z',
+  id: 1,
+  updatedAt,
+  url: 'https://github.test/o/r/pull/7#issuecomment-1',
+})
 
 function roundTrip(state: StickyState, plan: Buffer | undefined = PLAN) {
   const shown = renderSticky(state, plan?.toString('utf8'))
@@ -98,14 +104,23 @@ describe('assertAnsweredPlan', () => {
 
   it('refuses (exit 4) a comment changed after the answer, a plan not matching the sha256 shown, and another sha256 named', () => {
     const {body, found} = roundTrip(stateOf())
-    expect(() => assertAnsweredPlan({...found, comment: commentOf(body, '2030-01-01T00:00:21Z')}, answer)).toThrow(expect.objectContaining({exitCode: 4, message: expect.stringContaining('changed after the approval was written')}))
+    expect(() => assertAnsweredPlan({...found, comment: commentOf(body, '2030-01-01T00:00:21Z')}, answer)).toThrow(
+      expect.objectContaining({exitCode: 4, message: expect.stringContaining('changed after the approval was written')}),
+    )
 
     // Someone swapped the hidden plan (and its state's sha256) but not the sha256 shown.
     const other = Buffer.from('# Another plan\n')
-    const swapped = body.replace(/<!-- wave:data \S+ -->$/, `<!-- wave:data ${encodeData(stateOf({sha256: sha256(other)}), other, parseSticky(body)!.shown)} -->`)
-    expect(() => assertAnsweredPlan(decodeData(parseSticky(swapped)!, commentOf(swapped)), answer)).toThrow(expect.objectContaining({exitCode: 4, message: expect.stringContaining('does not match the sha256 the comment shows')}))
+    const swapped = body.replace(
+      /<!-- wave:data \S+ -->$/,
+      `<!-- wave:data ${encodeData(stateOf({sha256: sha256(other)}), other, parseSticky(body)!.shown)} -->`,
+    )
+    expect(() => assertAnsweredPlan(decodeData(parseSticky(swapped)!, commentOf(swapped)), answer)).toThrow(
+      expect.objectContaining({exitCode: 4, message: expect.stringContaining('does not match the sha256 the comment shows')}),
+    )
 
-    expect(() => assertAnsweredPlan(found, {...answer, sha256: 'a'.repeat(12)})).toThrow(expect.objectContaining({exitCode: 4, message: expect.stringContaining('names sha256 aaaaaaaaaaaa')}))
+    expect(() => assertAnsweredPlan(found, {...answer, sha256: 'a'.repeat(12)})).toThrow(
+      expect.objectContaining({exitCode: 4, message: expect.stringContaining('names sha256 aaaaaaaaaaaa')}),
+    )
   })
 
   it('refuses (exit 3) a plan not yet written', () => {
@@ -138,7 +153,7 @@ describe('the sticky comment shows the plan as a contract', () => {
     expect(renderSticky(stateOf({status: 'running'}), PLAN.toString('utf8'), undefined, {changes, contract})).not.toContain('Changed since your last review')
   })
 
-  it('carries the run\'s report in its state and shows it as tables', () => {
+  it("carries the run's report in its state and shows it as tables", () => {
     const {body, found} = roundTrip(stateOf({report, status: 'done'}))
     expect(found.state.report).toEqual(report)
     expect(body).toContain('**Planned versus actual**')

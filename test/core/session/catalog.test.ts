@@ -84,8 +84,11 @@ describe('knowing a model', () => {
     expect(profile).toEqual({betas: [], contextWindow: 200_000, efforts: [], maxOutput: undefined, model: 'my-proxy-model', source: 'unknown', thinking: []})
   })
 
-  it('plans for the settings\' window, sending the 1M beta only when that window needs it', async () => {
-    expect((await knowModel({client: client(), contextWindow: 150_000, home, model: 'claude-sonnet-5-5'}).settled)).toMatchObject({betas: [], contextWindow: 150_000})
+  it("plans for the settings' window, sending the 1M beta only when that window needs it", async () => {
+    expect(await knowModel({client: client(), contextWindow: 150_000, home, model: 'claude-sonnet-5-5'}).settled).toMatchObject({
+      betas: [],
+      contextWindow: 150_000,
+    })
     expect(tableProfile('claude-sonnet-5-5', 500_000)).toMatchObject({betas: [CONTEXT_1M_BETA], contextWindow: 500_000})
     expect(tableProfile('claude-haiku-4-5')).toMatchObject({betas: [], contextWindow: 200_000})
   })

@@ -44,9 +44,15 @@ describe('readInstructionFiles', () => {
 
 describe('instructionsSections', () => {
   it('marks each source, in order: repository, settings, --append-system-prompt', () => {
-    const {cut, text} = instructionsSections({appended: ' appended ', repository: [{file: 'AGENTS.md', size: 5, text: 'repo\n'}], settings: ['user', '  ', 'project']})
+    const {cut, text} = instructionsSections({
+      appended: ' appended ',
+      repository: [{file: 'AGENTS.md', size: 5, text: 'repo\n'}],
+      settings: ['user', '  ', 'project'],
+    })
     expect(cut).toBeUndefined()
-    expect(text).toMatch(/^# Repository instructions\n\n.*\n\n<instructions file="AGENTS.md">\nrepo\n<\/instructions>\n\n# Instructions from the settings\n\nuser\n\nproject\n\n# Additional instructions\n\nappended$/s)
+    expect(text).toMatch(
+      /^# Repository instructions\n\n.*\n\n<instructions file="AGENTS.md">\nrepo\n<\/instructions>\n\n# Instructions from the settings\n\nuser\n\nproject\n\n# Additional instructions\n\nappended$/s,
+    )
     expect(instructionsSections({repository: [], settings: []}).text).toBe('')
   })
 
@@ -66,7 +72,9 @@ describe('instructionsSections', () => {
     expect(text).not.toContain('DEEP-MARKER')
     expect(Buffer.byteLength(text.slice(text.indexOf('<instructions')))).toBeLessThan(1024 + 300)
     expect(text).toContain("[wave: the repository's instructions exceed the 1 KiB cap and were cut; 20480 bytes of AGENTS.md, sub/AGENTS.md are not shown.]")
-    expect(cut).toBe("The repository's instructions (AGENTS.md, sub/AGENTS.md) exceed the 1 KiB cap: 20480 bytes of AGENTS.md, sub/AGENTS.md were left out of the prompt.")
+    expect(cut).toBe(
+      "The repository's instructions (AGENTS.md, sub/AGENTS.md) exceed the 1 KiB cap: 20480 bytes of AGENTS.md, sub/AGENTS.md were left out of the prompt.",
+    )
   })
 
   it('never cuts a character in two', () => {

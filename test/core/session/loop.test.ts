@@ -103,7 +103,7 @@ const file = (name: string) => path.join(workspace, name)
 const NOTES = `# Release notes\n\n${'- a change worth noting\n'.repeat(40)}`
 
 describe('a tool call cut at max_tokens', () => {
-  it('never runs: the same request goes again with the model\'s whole output limit, and the complete call runs once', async () => {
+  it("never runs: the same request goes again with the model's whole output limit, and the complete call runs once", async () => {
     server.push(
       (request) => {
         expect(request.body.max_tokens).toBe(16_000)
@@ -129,7 +129,10 @@ describe('a tool call cut at max_tokens', () => {
   it('still cut at the limit: nothing is written, every call of the turn gets an error asking for smaller pieces', async () => {
     writeFileSync(file('keep.md'), 'untouched\n')
     server.push(
-      reply(toolUse('Edit', {file_path: 'keep.md', new_string: 'changed', old_string: 'untouched'}), cutToolUse('Write', {content: NOTES, file_path: 'notes.md'})),
+      reply(
+        toolUse('Edit', {file_path: 'keep.md', new_string: 'changed', old_string: 'untouched'}),
+        cutToolUse('Write', {content: NOTES, file_path: 'notes.md'}),
+      ),
       (request) => {
         expect(existsSync(file('notes.md'))).toBe(false)
         expect(readFileSync(file('keep.md'), 'utf8')).toBe('untouched\n')
@@ -162,9 +165,9 @@ describe('a tool call cut at max_tokens', () => {
 })
 
 describe('stop reasons', () => {
-  it('a refusal ends the session with exit 6 and what it did, running none of the refused turn\'s calls', async () => {
+  it("a refusal ends the session with exit 6 and what it did, running none of the refused turn's calls", async () => {
     server.push(reply(toolUse('Write', {content: 'x', file_path: 'first.md'})), {
-      ...reply('I can\'t help with that.', toolUse('Write', {content: 'x', file_path: 'refused.md'})),
+      ...reply("I can't help with that.", toolUse('Write', {content: 'x', file_path: 'refused.md'})),
       stop_details: {category: 'cyber', explanation: null, type: 'refusal'},
       stop_reason: 'refusal',
     })
@@ -269,7 +272,9 @@ describe('compaction', () => {
     expect(after.body.messages[0]).toEqual({content: TASK, role: 'user'})
     expect(after.body.messages).toHaveLength(tooLong[0].body.messages.length)
     const blocks = after.body.messages.flatMap((m: {content: unknown}) => (Array.isArray(m.content) ? m.content : []))
-    const cleared = blocks.filter((b: {type: string; content?: unknown}) => b.type === 'tool_result' && String(b.content).startsWith('[wave cleared this tool result'))
+    const cleared = blocks.filter(
+      (b: {type: string; content?: unknown}) => b.type === 'tool_result' && String(b.content).startsWith('[wave cleared this tool result'),
+    )
     expect(cleared.length).toBe((compaction as {clearedToolResults: number}).clearedToolResults)
     expect(String(cleared[0].content)).toMatch(/the result of Read a\.txt, \d+ characters\. Call the tool again/)
     const answered = new Set(blocks.filter((b: {type: string}) => b.type === 'tool_result').map((b: {tool_use_id: string}) => b.tool_use_id))
@@ -282,7 +287,9 @@ describe('compaction', () => {
     const names = sources(6, 6000)
     script([
       reply(toolUse('Write', {content: '# Notes\n', file_path: 'notes.md'})),
-      ...names.map((name) => reply(`Reading ${name}, which matters for the notes because ${'of many details '.repeat(60)}`, toolUse('Read', {file_path: name}))),
+      ...names.map((name) =>
+        reply(`Reading ${name}, which matters for the notes because ${'of many details '.repeat(60)}`, toolUse('Read', {file_path: name})),
+      ),
       reply('Done.'),
     ])
     // A small window (settings' contextWindow): the loop compacts before the API would refuse.
@@ -325,7 +332,7 @@ describe('cost and budget', () => {
     expect(result?.costUsd).toBeNull()
   })
 
-  it('stops once the spend exceeds the budget: exit 5, the hint naming the spend, the turn\'s calls not run', async () => {
+  it("stops once the spend exceeds the budget: exit 5, the hint naming the spend, the turn's calls not run", async () => {
     server.push(reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), reply(toolUse('Write', {content: 'x', file_path: 'b.md'})), reply('Done.'))
     // $1 per thousand tokens: the first turn alone costs several dollars.
     const prices = {'claude-test': {cacheRead: 0, cacheWrite: 0, input: 1000, output: 1000}}

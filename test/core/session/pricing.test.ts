@@ -41,7 +41,7 @@ describe('prices by model', () => {
     expect(costOf(model, usage(1000, 1000))).toBeNull()
   })
 
-  it('costs input, output, cache writes and reads at their own rates, as Claude Code\'s cost report does', () => {
+  it("costs input, output, cache writes and reads at their own rates, as Claude Code's cost report does", () => {
     // Sonnet 5.5 and 5: $3 in, $15 out, $3.75 cache write, $0.30 cache read per million.
     for (const model of ['claude-sonnet-5-5', 'claude-sonnet-5']) {
       expect(costOf(model, usage(1_000_000, 100_000, 200_000, 2_000_000))).toBeCloseTo(3 + 1.5 + 0.75 + 0.6, 9)
@@ -58,7 +58,10 @@ describe('prices by model', () => {
   })
 
   it('takes overrides first (settings), for known models and new ones', () => {
-    const prices = priceTableSchema.parse({'claude-sonnet-5-5': {cacheRead: 0, cacheWrite: 0, input: 1, output: 1}, 'my-proxy-model': {cacheRead: 0, cacheWrite: 0, input: 3, output: 4}})
+    const prices = priceTableSchema.parse({
+      'claude-sonnet-5-5': {cacheRead: 0, cacheWrite: 0, input: 1, output: 1},
+      'my-proxy-model': {cacheRead: 0, cacheWrite: 0, input: 3, output: 4},
+    })
     expect(priceOf('claude-sonnet-5-5-20260901', prices)?.input).toBe(1)
     expect(costOf('my-proxy-model', usage(1_000_000, 1_000_000), prices)).toBe(7)
     expect(costOf('claude-opus-5-5', usage(1_000_000, 0), prices)).toBe(4)
@@ -86,8 +89,8 @@ function sdkModels(): string[] {
   return [...union.matchAll(/'([^']+)'/g)].map((m) => m[1])
 }
 
-describe('the tables cover the SDK\'s models', () => {
-  it('prices, limits and capabilities for every model of the SDK\'s Model union', () => {
+describe("the tables cover the SDK's models", () => {
+  it("prices, limits and capabilities for every model of the SDK's Model union", () => {
     const models = sdkModels()
     expect(models.length).toBeGreaterThan(10)
     expect(models).toContain('claude-mythos-preview')
@@ -105,17 +108,19 @@ describe('the tables cover the SDK\'s models', () => {
 })
 
 describe('budget prices', () => {
-  it('a known model\'s own prices, without a note', () => {
+  it("a known model's own prices, without a note", () => {
     expect(budgetPriceOf('claude-sonnet-5-5')).toEqual({price: PRICES['claude-sonnet-5-5']})
   })
 
-  it('an unknown model of a known family: each rate at the family\'s highest, with a note', () => {
+  it("an unknown model of a known family: each rate at the family's highest, with a note", () => {
     expect(familyOf('claude-sonnet-9')).toBe('sonnet')
     expect(familyOf('us.anthropic.claude-opus-9-v1:0')).toBe('opus')
     expect(familyOf('claude-3-7-sonnet-latest')).toBe('sonnet')
     const {note, price} = budgetPriceOf('claude-sonnet-9')
     expect(price).toMatchObject({cacheRead: 0.3, cacheWrite: 3.75, input: 3, output: 15})
-    expect(note).toMatch(/^No price is known for claude-sonnet-9: --max-budget-usd counts its tokens at the highest price of the sonnet family \(\$3 in, \$15 out/)
+    expect(note).toMatch(
+      /^No price is known for claude-sonnet-9: --max-budget-usd counts its tokens at the highest price of the sonnet family \(\$3 in, \$15 out/,
+    )
     expect(budgetPriceOf('claude-opus-9').price).toMatchObject({input: 15, output: 75})
   })
 

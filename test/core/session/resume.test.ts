@@ -52,7 +52,14 @@ const state = (runs: PlanRun[]): PlanState => ({
   workspace: dir,
 })
 
-const failedRun = (fields: Partial<PlanRun> = {}): PlanRun => ({approvalSha256: SHA, changedFiles: [], endedAt: '2025-01-02T03:05:00.000Z', exitCode: 143, startedAt: STARTED, ...fields})
+const failedRun = (fields: Partial<PlanRun> = {}): PlanRun => ({
+  approvalSha256: SHA,
+  changedFiles: [],
+  endedAt: '2025-01-02T03:05:00.000Z',
+  exitCode: 143,
+  startedAt: STARTED,
+  ...fields,
+})
 
 /** Writes the transcript: entries as JSON lines, then `tail` as it is (a line cut short). */
 function transcript(entries: unknown[], tail = ''): void {
@@ -91,7 +98,9 @@ describe('the run --resume continues', () => {
     expect(never.exitCode).toBe(ExitCode.usage)
     expect(never.message).toBe('Nothing to resume: the plan quiet-otter has not run yet.')
 
-    const succeeded = failure(() => resumableRun({planPath, record: record(), state: state([failedRun({exitCode: 5, startedAt: '2025-01-01T00:00:00.000Z'}), failedRun({exitCode: 0})])}))
+    const succeeded = failure(() =>
+      resumableRun({planPath, record: record(), state: state([failedRun({exitCode: 5, startedAt: '2025-01-01T00:00:00.000Z'}), failedRun({exitCode: 0})])}),
+    )
     expect(succeeded.exitCode).toBe(ExitCode.usage)
     expect(succeeded.message).toMatch(/^Nothing to resume: the newest run of quiet-otter succeeded/)
     expect(succeeded.hint).toMatch(/approve it again/)
@@ -102,7 +111,9 @@ describe('the run --resume continues', () => {
   })
 
   it('is refused while its process still runs (exit 1), and under an approval of other bytes (exit 2)', () => {
-    const running = failure(() => resumableRun({lockOwner: process.pid, planPath, record: record(), state: state([failedRun({endedAt: undefined, exitCode: undefined})])}))
+    const running = failure(() =>
+      resumableRun({lockOwner: process.pid, planPath, record: record(), state: state([failedRun({endedAt: undefined, exitCode: undefined})])}),
+    )
     expect(running.exitCode).toBe(ExitCode.runtime)
     expect(running.message).toMatch(/still running \(pid \d+\)/)
 
@@ -114,7 +125,10 @@ describe('the run --resume continues', () => {
 
 describe('the resumed conversation', () => {
   it('starts from the newest compaction, skips other sessions and runs, and answers the calls a killed turn never recorded', async () => {
-    const summarized = user([{text: 'an opening the transcript holds', type: 'text'}, {text: '[wave: summary of earlier turns] ...', type: 'text'}])
+    const summarized = user([
+      {text: 'an opening the transcript holds', type: 'text'},
+      {text: '[wave: summary of earlier turns] ...', type: 'text'},
+    ])
     transcript(
       [
         {message: user('planning'), session: 'plan'},
@@ -123,7 +137,10 @@ describe('the resumed conversation', () => {
         run({message: user([result('t1', 'old')])}),
         {message: assistant([use('x1', 'Write')]), session: 'run', startedAt: '2024-12-31T00:00:00.000Z'},
         run({compacted: [summarized, assistant([use('t2', 'Edit')]), user([result('t2', 'edited')])], compaction: {type: 'compaction'}}),
-        run({message: assistant([{text: 'Now two things.', type: 'text'}, use('t3', 'Write', {file_path: 'b'}), use('t4', 'Bash', {command: 'make'})]), progress: {costUsd: 0.25, turns: 7, usage: {input_tokens: 900, output_tokens: 90}}}),
+        run({
+          message: assistant([{text: 'Now two things.', type: 'text'}, use('t3', 'Write', {file_path: 'b'}), use('t4', 'Bash', {command: 'make'})]),
+          progress: {costUsd: 0.25, turns: 7, usage: {input_tokens: 900, output_tokens: 90}},
+        }),
       ],
       // The tool results' line, cut short by the kill.
       '{"message":{"role":"user","content":[{"type":"tool_res',
@@ -133,34 +150,54 @@ describe('the resumed conversation', () => {
     const messages = point.history!
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
     // The opening from the record and the plan, the summary kept.
-    expect(messages[0].content).toEqual([{text: OPENING, type: 'text'}, {text: '[wave: summary of earlier turns] ...', type: 'text'}])
+    expect(messages[0].content).toEqual([
+      {text: OPENING, type: 'text'},
+      {text: '[wave: summary of earlier turns] ...', type: 'text'},
+    ])
     const last = messages[4].content as Array<{type: string; tool_use_id?: string; is_error?: boolean; content?: string; text?: string}>
     expect(last.map((block) => block.type)).toEqual(['tool_result', 'tool_result', 'text'])
     expect(last.slice(0, 2).map((block) => [block.tool_use_id, block.is_error])).toEqual([
       ['t3', true],
       ['t4', true],
     ])
-    expect(last[1].content).toMatch(/before this Bash call's result was recorded: whether it ran, and what it changed, is unknown\. It was not run again\. Check its effect/)
+    expect(last[1].content).toMatch(
+      /before this Bash call's result was recorded: whether it ran, and what it changed, is unknown\. It was not run again\. Check its effect/,
+    )
     expect(last[2].text).toMatch(/its process was killed\) and was resumed/)
     expect(point.unanswered).toEqual(['Write', 'Bash'])
     // A killed run recorded no totals: its transcript's newest progress is what it had spent.
-    expect(point.prior).toEqual({costUsd: 0.25, turns: 7, usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 900, output_tokens: 90}})
+    expect(point.prior).toEqual({
+      costUsd: 0.25,
+      turns: 7,
+      usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 900, output_tokens: 90},
+    })
   })
 
-  it('after a complete turn: the note ends the last user message (no second user message), the record\'s totals count', async () => {
+  it("after a complete turn: the note ends the last user message (no second user message), the record's totals count", async () => {
     transcript([run({message: user(OPENING)}), run({message: assistant([use('t1', 'LS', {path: '.'})])}), run({message: user([result('t1', 'README.md')])})])
     const point = await resumePoint(planPath, failedRun({costUsd: null, exitCode: 5, turns: 1, usage: {input_tokens: 10, output_tokens: 2}}), OPENING)
 
     const messages = point.history!
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user'])
-    expect(messages[2].content).toEqual([result('t1', 'README.md'), {text: expect.stringMatching(/at a limit: turns or budget\) and was resumed/), type: 'text'}])
+    expect(messages[2].content).toEqual([
+      result('t1', 'README.md'),
+      {text: expect.stringMatching(/at a limit: turns or budget\) and was resumed/), type: 'text'},
+    ])
     expect(point.unanswered).toEqual([])
-    expect(point.prior).toEqual({costUsd: null, turns: 1, usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 10, output_tokens: 2}})
+    expect(point.prior).toEqual({
+      costUsd: null,
+      turns: 1,
+      usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 10, output_tokens: 2},
+    })
   })
 
   it('a run killed before its first message was recorded starts from the opening; a damaged transcript is refused (exit 2)', async () => {
     const none = await resumePoint(planPath, failedRun({exitCode: undefined}), OPENING)
-    expect(none).toEqual({history: undefined, prior: {costUsd: 0, turns: 0, usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 0, output_tokens: 0}}, unanswered: []})
+    expect(none).toEqual({
+      history: undefined,
+      prior: {costUsd: 0, turns: 0, usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 0, output_tokens: 0}},
+      unanswered: [],
+    })
 
     transcript([run({message: user(OPENING)})], 'not json\n' + JSON.stringify(run({message: assistant('x')})) + '\n')
     const damaged = await resumePoint(planPath, failedRun(), OPENING).catch((error: unknown) => error as WaveError)
@@ -184,7 +221,11 @@ describe('the loop of a resumed run', () => {
       messages: [user('go on')],
       model: MODEL,
       policy: () => ({headless: true, mode: 'acceptEdits', rules: NO_RULES, workspaceRoot: dir}),
-      prior: {costUsd: priorCostUsd, turns: priorTurns, usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 1000, output_tokens: 100}},
+      prior: {
+        costUsd: priorCostUsd,
+        turns: priorTurns,
+        usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 1000, output_tokens: 100},
+      },
       registry: builtinRegistry(),
       session: {enterPlanMode: async () => '', exitPlanMode: async () => ''},
       signal: new AbortController().signal,

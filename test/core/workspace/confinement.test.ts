@@ -56,7 +56,9 @@ describe('writeFileWithin', () => {
     await symlink(outside, path.join(root, 'src'))
     const before = await listing(outside)
     await expect(writeFileWithin(root, file, 'x', {createDirectories: true})).rejects.toThrow(ConfinementError)
-    await expect(writeFileWithin(root, file, 'x', {createDirectories: true})).rejects.toThrow(/src became a symbolic link after it was checked; nothing was written/)
+    await expect(writeFileWithin(root, file, 'x', {createDirectories: true})).rejects.toThrow(
+      /src became a symbolic link after it was checked; nothing was written/,
+    )
     expect(await listing(outside)).toEqual(before)
   })
 
@@ -100,7 +102,7 @@ describe('writeFileWithin', () => {
 })
 
 describe('writableRoot', () => {
-  it('is the workspace for a path inside it, and the file\'s directory for the plan file outside', () => {
+  it("is the workspace for a path inside it, and the file's directory for the plan file outside", () => {
     expect(writableRoot('/w', '/w/src/a.ts')).toBe('/w')
     expect(writableRoot('/w', '/home/u/.wave/plans/p.md')).toBe('/home/u/.wave/plans')
   })

@@ -48,7 +48,12 @@ describe('RepositorySnapshot', () => {
     // The environment block's view: untracked directories collapsed, as `git status --short` shows them.
     expect(await snapshot.summary()).toEqual({status: ['## main', ' M README.md', '?? "new dir/"'], subjects: ['first commit']})
     // The "files changed" baseline: every untracked file, paths as they are.
-    expect(await snapshot.changes()).toEqual(new Map([['README.md', ' M'], ['new dir/b é.ts', '??']]))
+    expect(await snapshot.changes()).toEqual(
+      new Map([
+        ['README.md', ' M'],
+        ['new dir/b é.ts', '??'],
+      ]),
+    )
   })
 
   it('reads a clean tree as clean, and a work tree without commits', async () => {
@@ -73,7 +78,7 @@ describe('RepositorySnapshot', () => {
     expect(await snapshot.changes()).toEqual(new Map())
   })
 
-  it('leaves the status out of a large work tree\'s summary, and reads it when asked', async () => {
+  it("leaves the status out of a large work tree's summary, and reads it when asked", async () => {
     // More index entries than LARGE_WORK_TREE, none of them in the work tree: cheap to make, and all changes.
     const root = await repository({'a.txt': 'a\n'})
     const blob = git(root, 'hash-object', '-w', 'a.txt').trim()
@@ -93,7 +98,7 @@ describe('RepositorySnapshot', () => {
 })
 
 describe('the snapshot begun at process start', () => {
-  it('is the session\'s when its workspace is the top of the tree wave started in, and only once', async () => {
+  it("is the session's when its workspace is the top of the tree wave started in, and only once", async () => {
     const root = await repository({'src/a.ts': 'a\n'})
     const sub = path.join(root, 'src')
     beginStartupSnapshot(sub)

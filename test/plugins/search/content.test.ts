@@ -120,7 +120,14 @@ describe('reading files', () => {
 })
 
 describe('the main thread keeps to cheap files', () => {
-  const query = (source: string, mode: ContentQuery['mode'] = 'count'): ContentQuery => ({flags: '', maxFileBytes: 10 << 20, maxLineChars: 500, maxLines: 500, mode, source})
+  const query = (source: string, mode: ContentQuery['mode'] = 'count'): ContentQuery => ({
+    flags: '',
+    maxFileBytes: 10 << 20,
+    maxLineChars: 500,
+    maxLines: 500,
+    mode,
+    source,
+  })
 
   it('leaves a file whose worst-case matching work is over its budget to a worker', async () => {
     const root = await workspace({'big.txt': `${'ab'.repeat(500_000)}\n`, 'small.txt': 'ab\n'})

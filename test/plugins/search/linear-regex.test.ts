@@ -73,7 +73,17 @@ describe('compileLinear: JavaScript syntax keeps its meaning under RE2', () => {
 
   it('matches nothing across a line break: a block of lines matches only where a line does', () => {
     const block = 'ab\ncd'
-    for (const pattern of [String.raw`b\nc`, String.raw`b\sc`, 'b[^x]c', String.raw`b\Wc`, String.raw`b\Dc`, 'b[\\s\\S]c', 'b.c', String.raw`b[\x00-\x7f]c`, String.raw`b\cJc`]) {
+    for (const pattern of [
+      String.raw`b\nc`,
+      String.raw`b\sc`,
+      'b[^x]c',
+      String.raw`b\Wc`,
+      String.raw`b\Dc`,
+      'b[\\s\\S]c',
+      'b.c',
+      String.raw`b[\x00-\x7f]c`,
+      String.raw`b\cJc`,
+    ]) {
       expect(matchesLine(pattern, block), pattern).toBe(false)
     }
 
