@@ -98,7 +98,6 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     const recordFile = flags.out ?? approvalPathFor(planPath)
     // What the reviewer last decided on, compared before this revision is recorded as the newest.
     const decided = lastDecidedSha256(recordFile)
-    recordRevision(planPath, bytes)
     // What the plan says it needs (ExitPlanMode's allowedPrompts): shown, never granted without --allow.
     const asked = state?.allowedPrompts ?? []
     if (asked.length > 0) {
@@ -139,6 +138,8 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       task: state?.task,
       verify: contract.verify,
     })
+    // The revision decided on is kept once the decision is written (a refused --out leaves nothing behind).
+    recordRevision(planPath, bytes)
     if (decision === 'approved') for (const warning of contract.warnings) this.output.warn(warning)
     await this.output.result({
       data: {...record, allowedPrompts: asked, recordPath: path},

@@ -331,7 +331,7 @@ const RUN_ROWS: Row[] = [
 
 const OTHER_ROWS: Row[] = [
   {args: () => ['plans', '--bogus'], code: 2, name: 'plans: an unknown flag', says: /Nonexistent flag: --bogus/},
-  {args: () => ['plans', 'extra'], code: 2, name: 'plans: an extra argument', says: /command plans:extra not found/},
+  {args: () => ['plans', 'extra'], code: 2, name: 'plans: a plan that does not exist', says: /Plan not found: no file extra here, and no plan named extra/},
   {
     args: () => ['plans'],
     code: 2,
