@@ -83,14 +83,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
     await createProject(dirs.repository, dirs.home)
     const sandbox = sandboxStatus()
     options.progress(`wave demo: a tiny project in ${dirs.repository}, a scripted model at ${server.url} (no network, no key)`)
-    if (!sandbox.available) options.progress(`wave demo: the test command will be refused, as in a real run here: ${sandbox.problem}`)
+    // A run whose approval grants commands refuses to start without its sandbox (fail closed): here the demo
+    // approves no command, so the run goes on and the test command is refused, as a real one would be.
+    if (!sandbox.available) options.progress(`wave demo: the sandbox cannot start here, so the approval grants no command and the test command will be refused: ${sandbox.problem}`)
 
     const env = stepEnvironment({...dirs, baseUrl: server.url})
     const step = (name: DemoStep['name'], args: string[], index: number) =>
       runStep({args, cli: options.cli, cwd: dirs.repository, env, index, name, progress: options.progress, signal: options.signal})
     const planned = await step('plan', ['plan', '--task', DEMO_TASK], 1)
     const planPath = String(planned.result.planPath)
-    const approved = await step('approve', ['approve', planPath, '--allow', TEST_RULE], 2)
+    const approved = await step('approve', ['approve', planPath, ...(sandbox.available ? ['--allow', TEST_RULE] : [])], 2)
     const recordPath = String(approved.result.recordPath)
     const ran = await step('run', ['run', planPath], 3)
 
