@@ -85,7 +85,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
     options.progress(`wave demo: a tiny project in ${dirs.repository}, a scripted model at ${server.url} (no network, no key)`)
     // A run whose approval grants commands refuses to start without its sandbox (fail closed): here the demo
     // approves no command, so the run goes on and the test command is refused, as a real one would be.
-    if (!sandbox.available) options.progress(`wave demo: the sandbox cannot start here, so the approval grants no command and the test command will be refused: ${sandbox.problem}`)
+    if (!sandbox.available)
+      options.progress(`wave demo: the sandbox cannot start here, so the approval grants no command and the test command will be refused: ${sandbox.problem}`)
 
     const env = stepEnvironment({...dirs, baseUrl: server.url})
     const step = (name: DemoStep['name'], args: string[], index: number) =>
