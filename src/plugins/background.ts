@@ -7,6 +7,7 @@
 import {type ChildProcess, spawn} from 'node:child_process'
 
 import type {SpawnPlan} from '../core/policy/sandbox.js'
+import {OutputCollector} from './bash.js'
 import {ToolError} from './tool.js'
 
 /** What one read of a task returns at most, and what a task keeps of its unread output. */
@@ -56,7 +57,8 @@ export class BackgroundTask {
   status: TaskStatus = 'running'
   exitCode: number | null = null
   signal: NodeJS.Signals | null = null
-  private unread: UnreadOutput = new UnreadOutput(TASK_OUTPUT_CAP)
+  /** Output not yet read, within a cap however much arrives: a server that logs for an hour costs no more than one line. */
+  private unread = new OutputCollector(TASK_OUTPUT_CAP)
   private stopping = false
   private readonly ended: Promise<void>
 
@@ -177,44 +179,5 @@ export class BackgroundTasks {
   async close(): Promise<void> {
     this.closed = true
     await Promise.all(this.running().map((task) => task.stop()))
-  }
-}
-
-/**
- * Output not yet read, kept within a cap however much arrives: the first and the newest half, with a
- * count of what was cut between. A server that logs for an hour costs no more memory than one line.
- */
-class UnreadOutput {
-  private head = ''
-  private tail = ''
-  private total = 0
-
-  constructor(private readonly cap: number) {}
-
-  append(text: string): void {
-    if (!text) return
-    this.total += text.length
-    const half = Math.floor(this.cap / 2)
-    const room = half - this.head.length
-    if (room > 0) {
-      this.head += text.slice(0, room)
-      text = text.slice(room)
-    }
-
-    this.tail += text
-    // Trim only now and then, so that appending stays linear.
-    if (this.tail.length > 2 * half) this.tail = this.tail.slice(-half)
-  }
-
-  /** What arrived since the last call, cut in the middle past the cap; empties the buffer. */
-  take(): string {
-    const half = Math.floor(this.cap / 2)
-    const tail = this.tail.slice(-half)
-    const cut = this.total - this.head.length - tail.length
-    const text = cut <= 0 ? this.head + tail : `${this.head}\n\n[... ${cut} characters of output cut from the middle ...]\n\n${tail}`
-    this.head = ''
-    this.tail = ''
-    this.total = 0
-    return text
   }
 }

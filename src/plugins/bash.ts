@@ -199,8 +199,9 @@ function formatResult(result: CommandResult, timeout: number): string {
 /**
  * Keeps the first and last `cap / 2` characters of a stream of text, however long it grows, and counts
  * what falls in between: a command that prints gigabytes costs no more memory than one that prints 30 KB.
+ * A background command's unread output (background.ts) is one too, emptied at each read.
  */
-class OutputCollector {
+export class OutputCollector {
   private head = ''
   private tail = ''
   private total = 0
@@ -228,5 +229,14 @@ class OutputCollector {
     const cut = this.total - this.head.length - tail.length
     if (cut <= 0) return this.head + tail
     return `${this.head}\n\n[... ${cut} characters of output cut from the middle ...]\n\n${tail}`
+  }
+
+  /** text(), then empty: what arrived since the last call. */
+  take(): string {
+    const text = this.text()
+    this.head = ''
+    this.tail = ''
+    this.total = 0
+    return text
   }
 }
