@@ -16,6 +16,7 @@ import {type SessionPlace, sessionWorkspace} from '../workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../workspace/snapshot.js'
 import type {AgentEvent} from './loop.js'
 import {assertCredentials, createClient, modelFrom} from './model.js'
+import {chooseProvider} from './providers.js'
 import {type Effort, type Reasoning, reasoningFor, type ThinkingSetting} from './reasoning.js'
 
 /** What the command gives every session it starts: read once, passed in, never kept in module state. */
@@ -134,7 +135,12 @@ export async function openSession(options: SessionOptions, open: OpenOptions = {
   const settings = inherited?.settings ?? loadSettings(place.workspace)
   const model = modelFrom(options.model, settings.model)
   if (open.preview) return new SessionContext(options, place, settings, model, undefined)
-  if (open.credentials !== false) assertCredentials(settings.provider)
+  if (open.credentials !== false) {
+    assertCredentials(settings.provider)
+    // A Claude Code switch honoured or overruled is said once, by the session that reads it.
+    const {note} = chooseProvider(settings.provider)
+    if (note && !inherited) options.host.warn(note)
+  }
   const snapshot = await sessionSnapshot(place.workspace, {changes: open.changes})
   const session = new SessionContext(options, place, settings, model, snapshot, inherited)
   for (const note of session.reasoning.notes) options.host.warn(note)
