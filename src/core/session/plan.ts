@@ -71,6 +71,8 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
   const session = await openSession(options)
   const {model, snapshot, workspace} = session
   const repository = await snapshot!.state()
+  // The reasoning recorded is what the first request carries: the model as known from the cache or the table.
+  await session.knowModel()
   const plan = await createPlan({model, reasoning: stateReasoning(session.reasoning), repository, task: options.task, workspace})
   // In a large work tree `dirty` is not awaited before the first request: recorded once git has it.
   const recorded = repository && repository.dirty === undefined ? recordLater(plan.path, snapshot!) : undefined
