@@ -5,22 +5,32 @@
  * file holding the webhook's body. Every job gets a fresh clone and a fresh WAVE_HOME, as a fresh runner
  * would: whatever a later job knows of a plan came through GitLab (its note) and git.
  */
-import {execFileSync} from 'node:child_process'
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
+import {
+  expectTokenKept,
+  FAREWELL,
+  firstUserText,
+  forgeRemote,
+  freshRunner,
+  git,
+  nameIn,
+  PLAN,
+  planTurns,
+  REVISED,
+  runTurns,
+  statusOf,
+} from '../support/forge-fixture.js'
 import {type GitLabServer, startGitLabServer, type StoredNote} from '../support/gitlab-server.js'
-import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
+import type {MessagesServer} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
 
 const TOKEN = 'glpat-test-token-never-logged-0123456789'
 const PROJECT = 42
-const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n'
-const REVISED = '# Plan: add a goodbye\n\n1. Create src/farewell.ts exporting goodbye(name).\n'
-const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
 const MR = {iid: 7, type: 'MergeRequest'} as const
 const ISSUE = {iid: 12, type: 'Issue'} as const
 
@@ -35,27 +45,11 @@ let headSha: string
 let jobs = 0
 useScriptedSession((session) => ({sandbox, server} = session))
 
-function git(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', HOME: cwd, LC_ALL: 'C', PATH: process.env.PATH ?? '/usr/bin:/bin'},
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim()
-}
-
 beforeEach(async () => {
   // The remote, holding main and a merge request's source branch "feature" (one commit ahead).
-  remote = path.join(sandbox.root, 'remote.git')
-  git(sandbox.root, ['-c', 'init.defaultBranch=main', 'init', '-q', '--bare', remote])
-  git(sandbox.repo, ['remote', 'add', 'origin', remote])
-  git(sandbox.repo, ['push', '-q', 'origin', 'main'])
-  git(sandbox.repo, ['checkout', '-q', '-b', 'feature'])
-  writeFileSync(path.join(sandbox.repo, 'README.md'), '# demo\n\nNow with greetings.\n')
-  git(sandbox.repo, ['commit', '-q', '-am', 'Greet people'])
-  git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
-  git(sandbox.repo, ['checkout', '-q', 'main'])
-  headSha = git(remote, ['rev-parse', 'refs/heads/feature'])
+  const made = forgeRemote(sandbox)
+  remote = made.remote
+  headSha = made.headSha
 
   // alice and dave are developers, mona a maintainer, rita a reporter.
   gitlab = await startGitLabServer({members: {alice: 30, dave: 30, mona: 40, rita: 20}, path: 'group/demo', projectId: PROJECT, remote, token: TOKEN})
@@ -77,10 +71,7 @@ afterEach(async () => {
 
 /** One pipeline job: a fresh clone of the remote, a fresh WAVE_HOME, GitLab's predefined variables. */
 async function job(env: Record<string, string>, payload?: unknown): Promise<RunWaveResult> {
-  const runner = path.join(sandbox.root, `runner-${++jobs}`)
-  mkdirSync(runner)
-  const checkout = path.join(runner, 'checkout')
-  git(runner, ['clone', '-q', remote, checkout])
+  const {checkout, runner} = freshRunner(sandbox, remote, ++jobs)
   const variables: Record<string, string> = {
     CI: 'true',
     CI_API_V4_URL: gitlab.apiUrl,
@@ -105,10 +96,12 @@ async function job(env: Record<string, string>, payload?: unknown): Promise<RunW
   }
 
   const result = await runWave(['gitlab'], {cwd: checkout, env: variables, home: sandbox.home, server, timeoutMs: 60_000})
-  // The token never shows, wherever wave writes.
-  expect(result.stdout + result.stderr).not.toContain(TOKEN)
-  expect(readFileSync(path.join(checkout, '.git', 'config'), 'utf8')).not.toContain(TOKEN)
-  for (const note of gitlab.notes) expect(note.body).not.toContain(TOKEN)
+  expectTokenKept(
+    TOKEN,
+    result,
+    checkout,
+    gitlab.notes.map((n) => n.body),
+  )
   return result
 }
 
@@ -139,21 +132,11 @@ function note(on: StoredNote['noteable'], body: string, by = 'alice'): {payload:
   return {payload, stored}
 }
 
-const planTurns = (plan = PLAN) => [(request: RecordedRequest) => reply(toolUse('Write', {content: plan, file_path: planPathIn(request)})), reply('Planned.')]
-const runTurns = () => [reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Added src/farewell.ts.')]
-
 const stickies = (on: StoredNote['noteable']) => gitlab.notesOn(on).filter((n) => n.body.startsWith('<!-- wave:plan:'))
 function stickyOn(on: StoredNote['noteable']): StoredNote {
   const found = stickies(on)
   expect(found).toHaveLength(1)
   return found[0]
-}
-
-const nameIn = (body: string) => /^<!-- wave:plan:(\S+) -->/.exec(body)![1]
-const statusOf = (body: string) => /^\| Status \| (.+) \|$/m.exec(body)?.[1]
-const firstUserText = (request: RecordedRequest): string => {
-  const content = request.body.messages[0].content
-  return typeof content === 'string' ? content : content.map((block: {text?: string}) => block.text ?? '').join('\n')
 }
 
 const repliesTo = (on: StoredNote['noteable'], username: string) =>
