@@ -26,7 +26,7 @@ import {
   statusOf,
 } from '../support/forge-fixture.js'
 import {type GitLabServer, startGitLabServer, type StoredNote} from '../support/gitlab-server.js'
-import type {MessagesServer} from '../support/messages-server.js'
+import {type MessagesServer, planPathIn, reply, toolUse} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
 
 const TOKEN = 'glpat-test-token-never-logged-0123456789'
@@ -242,8 +242,12 @@ describe('wave gitlab: /wave approve', JOBS, () => {
 
     const refused = await job({}, early.payload)
     expect(refused.code).toBe(4)
-    expect(refused.stderr).toContain('changed after the approval was written')
-    expect(repliesTo(MR, 'dave')[0].body).toContain('changed after the approval was written')
+    expect(refused.stderr).toContain(`The note of plan ${name} changed after the approval was written (note updated `)
+    // GitLab's word for it, in the reply too.
+    const [answer] = repliesTo(MR, 'dave')
+    expect(answer.body).toContain(`The note of plan ${name} changed after the approval was written`)
+    expect(answer.body).toContain(`Read the plan again and answer its note anew: https://gitlab.test/group/demo/-/merge_requests/7#note_${revised.id}`)
+    expect(answer.body).not.toMatch(/\bcomment\b/)
 
     const stale = await job({}, note(MR, `/wave approve ${name} --sha256 ${sha}`, 'dave').payload)
     expect(stale.code).toBe(4)
@@ -439,6 +443,50 @@ describe('wave gitlab: a WAVE_TASK pipeline', JOBS, () => {
     expect(reporter.stdout).toContain('@rita may not')
     expect(stickies(ISSUE)).toEqual([])
     expect(server.messageRequests).toHaveLength(2)
+  })
+})
+
+describe("wave gitlab: what the plan's note shows", JOBS, () => {
+  it("the model's to-do list, its open questions and the plan's contract, then the run's checks and its denied calls", async () => {
+    const todos = [
+      {activeForm: 'Reading the greeting', content: 'Read the greeting', status: 'completed'},
+      {activeForm: 'Writing the plan', content: 'Write the plan', status: 'in_progress'},
+    ]
+    const question = {
+      header: 'Wording',
+      multiSelect: false,
+      options: [
+        {description: 'Short', label: 'bye'},
+        {description: 'Formal', label: 'farewell'},
+      ],
+      question: 'Should it say bye or farewell?',
+    }
+    const contractPlan = `${PLAN}\n## Scope\n- src/farewell.ts\n\n## Verification\n- \`test -f src/farewell.ts\`\n`
+    server.push(
+      reply(toolUse('TodoWrite', {todos}), toolUse('AskUserQuestion', {questions: [question]})),
+      (request) => reply(toolUse('Write', {content: contractPlan, file_path: planPathIn(request)})),
+      reply('Planned.'),
+    )
+    expect((await job({}, note(MR, '/wave plan Add a farewell function').payload)).code).toBe(0)
+    const planned = stickyOn(MR).body
+    expect(planned).toContain('**To-do list** (step 2 of 2: Writing the plan)\n\n- [x] Read the greeting\n- [ ] (in progress) Write the plan')
+    expect(planned).toMatch(/\*\*Open questions\*\* \(.*\n\n- Should it say bye or farewell\?/)
+    expect(planned).toContain('| Scope | `src/farewell.ts` (warn) |')
+    expect(planned).toContain('| Checks | `test -f src/farewell.ts` |')
+
+    // The run: a write outside the workspace (denied), the file, then wave's check.
+    server.push(
+      reply(toolUse('Write', {content: 'escaped\n', file_path: '../escaped.txt'})),
+      reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})),
+      reply('Added src/farewell.ts.'),
+    )
+    const ran = await job({WAVE_GITLAB_SANDBOX: 'off'}, note(MR, `/wave approve ${nameIn(planned)}`, 'dave').payload)
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain('checks: test -f src/farewell.ts passed; 1 call denied')
+    const done = stickyOn(MR).body
+    expect(statusOf(done)).toBe('✅ done')
+    expect(done).toContain('| Denied calls | 1 |')
+    expect(done).toMatch(/\| `test -f src\/farewell\.ts` \| ✅ passed \|/)
   })
 })
 
