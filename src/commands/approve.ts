@@ -5,13 +5,17 @@ import {bindContract, parseContract} from '../core/plans/contract.js'
 import {contractMarkdown} from '../core/output/report.js'
 import {recordRevision, revisionDiff} from '../core/plans/revisions.js'
 import {SCOPE_ENFORCEMENTS} from '../core/policy/scope.js'
-import {checkedRules, sandboxFlags, sandboxFrom, WaveCommand} from '../core/command.js'
+import {checkedRules, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../core/command.js'
 import {describeSandbox} from '../core/policy/sandbox.js'
 import {usageError} from '../core/errors.js'
 import {type Decision, readPlanState} from '../core/plans/lifecycle.js'
 import {readPlanFile, resolvePlanReference} from '../core/plans/plans.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/output/review.js'
+
+// The run's own model flags, the same definitions, recorded as approved (the record's model section).
+const {effort, 'max-output-tokens': maxOutputTokens, model, thinking} = sessionFlags(1)
+const modelFlags = {effort, 'max-output-tokens': maxOutputTokens, model, thinking}
 
 export default class Approve extends WaveCommand {
   static args = {
@@ -26,7 +30,10 @@ the plan if its content changes afterwards. stdout is the record's path.
 It binds the plan's contract too: the paths of its ## Scope section (the run may change only those:
 --scope-enforce warn reports a change outside them, strict refuses it) and the commands of its
 ## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and
---verify replace the plan's lists; --no-verify approves no checks.`
+--verify replace the plan's lists; --no-verify approves no checks.
+
+--model, --effort, --thinking and --max-output-tokens record how the model works in the run (the
+record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
 
   static examples = [
     '<%= config.bin %> approve gentle-breeze',
@@ -35,6 +42,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     '<%= config.bin %> approve "$PLAN" --reject --feedback "Out of scope"',
     '<%= config.bin %> approve "$PLAN" --interactive',
     '<%= config.bin %> approve "$PLAN" --scope "src/**" --scope test --scope-enforce strict --verify "npm test"',
+    '<%= config.bin %> approve "$PLAN" --effort low --thinking off',
   ]
 
   static flags = {
@@ -57,6 +65,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     })(),
     verify: Flags.string({description: "A command that checks the work, replacing the plan's ## Verification; repeatable", multiple: true}),
     ...sandboxFlags,
+    ...modelFlags,
   }
 
   async run(): Promise<void> {
@@ -129,6 +138,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       decision,
       feedback: review ? review.feedback : (flags['request-changes'] ?? flags.feedback),
       mode: review?.mode ?? flags.mode,
+      model: {effort: flags.effort, maxOutputTokens: flags['max-output-tokens'], model: flags.model, thinking: flags.thinking},
       out: flags.out,
       planBytes: bytes,
       planPath,
