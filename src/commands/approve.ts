@@ -13,6 +13,9 @@ import {readPlanFile, resolvePlanReference} from '../core/plans/plans.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/output/review.js'
 
+/** The flags that say how an approved plan runs: a rejection or a request for changes approves no run for them to apply to. */
+const RUN_SETTINGS = ['allow', 'mode', 'no-verify', 'sandbox', 'sandbox-network', 'scope', 'scope-enforce', 'verify']
+
 export default class Approve extends WaveCommand {
   static args = {
     plan: Args.string({description: 'The plan: its name (as wave plans lists it) or its path (as wave plan prints it)', required: true}),
@@ -20,13 +23,9 @@ export default class Approve extends WaveCommand {
 
   static description = `Record a decision on a plan: approve it (the default), request changes, or reject it.
 
-The record, <plan>.approval.json beside the plan (or --out), binds the plan's sha256: wave run refuses
-the plan if its content changes afterwards. stdout is the record's path.
+The record, <plan>.approval.json beside the plan (or --out), binds the plan's sha256: wave run refuses the plan if its content changes afterwards. stdout is the record's path.
 
-It binds the plan's contract too: the paths of its ## Scope section (the run may change only those:
---scope-enforce warn reports a change outside them, strict refuses it) and the commands of its
-## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and
---verify replace the plan's lists; --no-verify approves no checks.`
+It binds the plan's contract too: the paths of its ## Scope section (the run may change only those: --scope-enforce warn reports a change outside them, strict refuses it) and the commands of its ## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and --verify replace the plan's lists; --no-verify approves no checks.`
 
   static examples = [
     '<%= config.bin %> approve gentle-breeze',
@@ -40,7 +39,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
   static flags = {
     allow: Flags.string({description: 'Permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
     approver: Flags.string({description: 'Who decides (default: $GITHUB_ACTOR, git user.name, the OS user)'}),
-    feedback: Flags.string({description: 'Feedback to record with the decision'}),
+    feedback: Flags.string({description: 'Feedback to record with the decision', exclusive: ['request-changes']}),
     interactive: Flags.boolean({
       char: 'i',
       description: 'Review the plan at a terminal, then approve, request changes or reject it (Shift+Tab cycles --mode)',
@@ -48,8 +47,8 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     mode: Flags.option({default: 'acceptEdits', description: 'Permission mode the run executes in', options: EXECUTION_MODES})(),
     'no-verify': Flags.boolean({description: "Approve no checks, whatever the plan's ## Verification lists", exclusive: ['verify']}),
     out: Flags.file({description: 'Write the record here instead of beside the plan'}),
-    reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes']}),
-    'request-changes': Flags.string({description: 'Ask for changes, with this feedback', exclusive: ['reject']}),
+    reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes', ...RUN_SETTINGS]}),
+    'request-changes': Flags.string({description: 'Ask for changes, with this feedback', exclusive: ['reject', ...RUN_SETTINGS]}),
     scope: Flags.string({description: "A workspace path or glob the run may change, replacing the plan's ## Scope; repeatable", multiple: true}),
     'scope-enforce': Flags.option({
       description: 'How the run is held to the scope: warn reports changes outside it, strict refuses them (default warn)',

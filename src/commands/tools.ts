@@ -7,9 +7,7 @@ import {openSession} from '../core/session/context.js'
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.
 
-Lists the built-ins, the tools of installed plugins and those of the MCP servers in the settings files
-(which it starts, then stops). Offers are those of a headless session under the settings files' rules
-and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm test:*) allows it.`
+Lists the built-ins, the tools of installed plugins and those of the MCP servers in the settings files (which it starts, then stops). Offers are those of a headless session under the settings files' rules and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm test:*) allows it.`
 
   static examples = ['<%= config.bin %> tools', '<%= config.bin %> tools --mode plan', '<%= config.bin %> tools --verbose', '<%= config.bin %> tools --json']
 
