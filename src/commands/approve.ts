@@ -5,7 +5,7 @@ import {bindContract, parseContract} from '../core/plans/contract.js'
 import {contractMarkdown} from '../core/output/report.js'
 import {recordRevision, revisionDiff} from '../core/plans/revisions.js'
 import {SCOPE_ENFORCEMENTS} from '../core/policy/scope.js'
-import {checkedRules, sandboxFlags, sandboxFrom, WaveCommand} from '../core/command.js'
+import {checkedRules, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../core/command.js'
 import {describeSandbox} from '../core/policy/sandbox.js'
 import {usageError} from '../core/errors.js'
 import {type Decision, readPlanState} from '../core/plans/lifecycle.js'
@@ -13,8 +13,25 @@ import {readPlanFile, resolvePlanReference} from '../core/plans/plans.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/output/review.js'
 
+// The run's own model flags, the same definitions, recorded as approved (the record's model section).
+const {effort, 'max-output-tokens': maxOutputTokens, model, thinking} = sessionFlags(1)
+const modelFlags = {effort, 'max-output-tokens': maxOutputTokens, model, thinking}
+
 /** The flags that say how an approved plan runs: a rejection or a request for changes approves no run for them to apply to. */
-const RUN_SETTINGS = ['allow', 'mode', 'no-verify', 'sandbox', 'sandbox-network', 'scope', 'scope-enforce', 'verify']
+const RUN_SETTINGS = [
+  'allow',
+  'effort',
+  'max-output-tokens',
+  'mode',
+  'model',
+  'no-verify',
+  'sandbox',
+  'sandbox-network',
+  'scope',
+  'scope-enforce',
+  'thinking',
+  'verify',
+]
 
 export default class Approve extends WaveCommand {
   static args = {
@@ -25,7 +42,9 @@ export default class Approve extends WaveCommand {
 
 The record, <plan>.approval.json beside the plan (or --out), binds the plan's sha256: wave run refuses the plan if its content changes afterwards. stdout is the record's path.
 
-It binds the plan's contract too: the paths of its ## Scope section (the run may change only those: --scope-enforce warn reports a change outside them, strict refuses it) and the commands of its ## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and --verify replace the plan's lists; --no-verify approves no checks.`
+It binds the plan's contract too: the paths of its ## Scope section (the run may change only those: --scope-enforce warn reports a change outside them, strict refuses it) and the commands of its ## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and --verify replace the plan's lists; --no-verify approves no checks.
+
+--model, --effort, --thinking and --max-output-tokens record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
 
   static examples = [
     '<%= config.bin %> approve gentle-breeze',
@@ -34,6 +53,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     '<%= config.bin %> approve "$PLAN" --reject --feedback "Out of scope"',
     '<%= config.bin %> approve "$PLAN" --interactive',
     '<%= config.bin %> approve "$PLAN" --scope "src/**" --scope test --scope-enforce strict --verify "npm test"',
+    '<%= config.bin %> approve "$PLAN" --effort low --thinking off',
   ]
 
   static flags = {
@@ -56,6 +76,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     })(),
     verify: Flags.string({description: "A command that checks the work, replacing the plan's ## Verification; repeatable", multiple: true}),
     ...sandboxFlags,
+    ...modelFlags,
   }
 
   async run(): Promise<void> {
@@ -128,6 +149,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       decision,
       feedback: review ? review.feedback : (flags['request-changes'] ?? flags.feedback),
       mode: review?.mode ?? flags.mode,
+      model: {effort: flags.effort, maxOutputTokens: flags['max-output-tokens'], model: flags.model, thinking: flags.thinking},
       out: flags.out,
       planBytes: bytes,
       planPath,

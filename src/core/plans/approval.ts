@@ -15,6 +15,7 @@ import {planNameOf, planSidecars} from './plans.js'
 import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
 import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 import {gitEnvironment, SAFE_GIT_ARGS} from '../workspace/git-safety.js'
+import {EFFORTS, MIN_THINKING_BUDGET} from '../session/reasoning.js'
 
 export const APPROVAL_VERSION = 1
 
@@ -66,6 +67,19 @@ const scopeSchema = z.object({
 const verifySchema = z.array(z.object({command: z.string().trim().min(1, 'a check needs a command')}))
 
 /**
+ * How the approver wants the model to work (`wave approve --model/--effort/--thinking/--max-output-tokens`):
+ * part of what was approved, so a run uses it and refuses a flag that says otherwise. Only what the
+ * approver set is here; a record without it (or without a field) leaves that to the run's flags and
+ * settings.
+ */
+const modelSchema = z.object({
+  effort: z.enum(EFFORTS).optional(),
+  maxOutputTokens: z.number().int().min(1).optional(),
+  model: z.string().trim().min(1).optional(),
+  thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
+})
+
+/**
  * The approval record: written by `wave approve`, or by any tool that follows this schema (the README
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
  */
@@ -77,6 +91,7 @@ export const approvalRecordSchema = z.object({
   feedback: z.string().nullable().optional(),
   history: z.array(historyEntrySchema).default([]),
   mode: z.enum(EXECUTION_MODES).default('acceptEdits'),
+  model: modelSchema.optional(),
   plan: z.object({name: z.string().optional(), sha256}),
   repository: repositorySchema.nullable().optional(),
   sandbox: sandboxSchema.default(DEFAULT_SANDBOX),
@@ -156,6 +171,8 @@ export interface DecisionInput {
   /** The contract the run is held to (contract.ts's boundContract); absent, none. */
   scope?: ApprovalRecord['scope']
   verify?: ApprovalRecord['verify']
+  /** The approver's model settings; absent or empty, none is recorded. */
+  model?: ApprovalRecord['model']
   out?: string
 }
 
@@ -183,6 +200,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     feedback: input.feedback ?? null,
     history: [...(previous?.history ?? []), entry],
     mode: input.mode,
+    model: input.model && Object.values(input.model).some((value) => value !== undefined) ? input.model : undefined,
     plan: {name: planNameOf(input.planPath), sha256: planSha},
     repository: input.repository ?? null,
     sandbox: input.sandbox ?? DEFAULT_SANDBOX,

@@ -10,13 +10,15 @@ import type Anthropic from '@anthropic-ai/sdk'
 import type {Config} from '@oclif/core'
 
 import {openSessionTools, type SessionTools} from '../../plugins/toolset.js'
-import {ExitCode, WaveError} from '../errors.js'
+import {ExitCode, usageError, WaveError} from '../errors.js'
 import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings} from '../settings.js'
 import {type SessionPlace, sessionWorkspace} from '../workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../workspace/snapshot.js'
-import type {AgentEvent} from './loop.js'
+import {knowModel, type ModelKnowledge, type ModelProfile, tableProfile} from './catalog.js'
+import type {AgentEvent, RequestShape} from './loop.js'
 import {assertCredentials, createClient, modelFrom} from './model.js'
-import {type Effort, type Reasoning, reasoningFor, type ThinkingSetting} from './reasoning.js'
+import {chooseProvider} from './providers.js'
+import {capabilitiesOfProfile, type Effort, type Reasoning, type ReasoningChoice, reasoningFor, type ThinkingSetting} from './reasoning.js'
 
 /** What the command gives every session it starts: read once, passed in, never kept in module state. */
 export interface SessionHost {
@@ -70,26 +72,136 @@ export interface OpenOptions {
   preview?: boolean
 }
 
+/** The approver's model settings (the approval record's `model` section): part of what was approved. */
+export interface ApprovedModel extends ReasoningChoice {
+  model?: string
+}
+
 export class SessionContext {
   private openedTools?: Promise<SessionTools>
   private madeClient?: Promise<Anthropic>
+  /** The look-up of what the model can do (catalog.ts), started once the client is at hand. */
+  private known?: Promise<ModelKnowledge>
+  private knowledge?: ModelKnowledge
+  private modelId: string
+  /** What was asked for: the flags over the settings (and the approver's over both, for a run). */
+  private choice: ReasoningChoice
+  private readonly shapes = new WeakMap<ModelProfile, {reasoning: Reasoning; shape: RequestShape}>()
+  private readonly warned = new Set<string>()
+  /** The table's profile of the model, made once (a new object each time would be shaped anew each turn). */
+  private tableKnown?: ModelProfile
 
   constructor(
     readonly options: SessionOptions,
     readonly place: SessionPlace,
     /** The settings in force, read once when the session opened: a session never re-reads them. */
     readonly settings: EffectiveSettings,
-    readonly model: string,
+    model: string,
     /** The repository as the session found it (snapshot.ts); absent for a preview. */
     readonly snapshot: RepositorySnapshot | undefined,
     private readonly inherited?: SessionContext,
   ) {
     const {effort, maxOutputTokens, thinking} = options
-    this.reasoning = reasoningFor(model, {...settings.reasoning, ...defined({effort, maxOutputTokens, thinking})})
+    this.modelId = model
+    this.choice = {...settings.reasoning, ...defined({effort, maxOutputTokens, thinking})}
+    // Checked now, against the table, so that a budget no model of this kind takes fails before any request.
+    this.shaped(this.profile())
   }
 
-  /** Thinking, effort and max_tokens of the session's requests: the flags over the settings, within what the model takes. */
-  readonly reasoning: Reasoning
+  /** The model ID: the flag, WAVE_MODEL, the settings or the default (for a run, the approver's when the record names one). */
+  get model(): string {
+    return this.modelId
+  }
+
+  /**
+   * Thinking, effort and max_tokens of the session's requests, as far as the model is known now: the
+   * flags over the settings, within what the model takes.
+   */
+  get reasoning(): Reasoning {
+    return this.shaped(this.profile()).reasoning
+  }
+
+  /** What is known of the model now: the API's answer (fresh or cached) once at hand, else the table's. */
+  profile(): ModelProfile {
+    this.tableKnown ??= tableProfile(this.model, this.settings.contextWindow)
+    return this.knowledge?.current() ?? this.tableKnown
+  }
+
+  /**
+   * Starts learning what the model can do, once: the client is made (the first request needs it anyway)
+   * and catalog.ts answers at once from its cache or the table while it asks the API alongside. Never
+   * rejects: without a client the table answers (the client's own error surfaces where it is used).
+   */
+  knowModel(): Promise<ModelKnowledge> {
+    const {contextWindow} = this.settings
+    this.known ??= this.client()
+      .then(
+        (client) => knowModel({client, contextWindow, model: this.model}),
+        () => knowModel({contextWindow, model: this.model}),
+      )
+      .then((knowledge) => {
+        this.knowledge = knowledge
+        return knowledge
+      })
+    return this.known
+  }
+
+  /** The shape of the next request: the model as known now, the reasoning it takes; a note is warned once. */
+  requestShape(): RequestShape {
+    const {reasoning, shape} = this.shaped(this.profile())
+    for (const note of reasoning.notes) {
+      if (this.warned.has(note)) continue
+      this.warned.add(note)
+      this.host.warn(note)
+    }
+
+    return shape
+  }
+
+  /**
+   * The approver's model settings, from the approval record: what a run runs with. A flag of the run
+   * that says otherwise is refused (exit 2) rather than either side winning in silence: as Terraform
+   * refuses `-var` with a saved plan, what was approved is applied as approved, or approved again.
+   * Flags that agree, or that set what the approver left open, stand.
+   */
+  useApproved(approved: ApprovedModel | undefined, recordFile: string): void {
+    if (!approved) return
+    const {options} = this
+    const given: Array<[string, unknown, unknown]> = [
+      ['model', options.model, approved.model],
+      ['effort', options.effort, approved.effort],
+      ['thinking', options.thinking, approved.thinking],
+      ['max-output-tokens', options.maxOutputTokens, approved.maxOutputTokens],
+    ]
+    for (const [flag, mine, theirs] of given) {
+      if (mine === undefined || theirs === undefined || mine === theirs) continue
+      throw usageError(
+        `--${flag} ${String(mine)} contradicts the approval record ${recordFile}, which approved ${flag} ${String(theirs)}.`,
+        `Run without --${flag} to run as approved, or approve the plan again with --${flag} ${String(mine)}.`,
+      )
+    }
+
+    if (this.known) throw new Error('useApproved after the model look-up started')
+    const {model, ...choice} = approved
+    if (model) this.modelId = model
+    this.tableKnown = undefined
+    this.choice = {...this.choice, ...defined(choice)}
+    this.shaped(this.profile())
+  }
+
+  /** The reasoning and request shape for a profile, made once per profile. */
+  private shaped(profile: ModelProfile): {reasoning: Reasoning; shape: RequestShape} {
+    let made = this.shapes.get(profile)
+    if (!made) {
+      // An answer that came from the API mid-session lowers a budget it makes too large, rather than failing the session.
+      const reasoning = reasoningFor(this.model, this.choice, capabilitiesOfProfile(profile), profile.source === 'api')
+      const {betas, contextWindow, maxOutput} = profile
+      made = {reasoning, shape: {betas, contextWindow, effort: reasoning.effort, maxOutput, maxTokens: reasoning.maxTokens, thinking: reasoning.thinking}}
+      this.shapes.set(profile, made)
+    }
+
+    return made
+  }
 
   get host(): SessionHost {
     return this.options.host
@@ -121,6 +233,8 @@ export class SessionContext {
 
   /** Closes what this context opened (an inherited tool set is its first session's to close). */
   async close(): Promise<void> {
+    // A look-up still running is stopped: no timer or socket of it keeps the process alive.
+    void this.known?.then((knowledge) => knowledge.close())
     const tools = this.openedTools
     this.openedTools = undefined
     if (tools) await (await tools.catch(() => undefined))?.close()
@@ -134,10 +248,17 @@ export async function openSession(options: SessionOptions, open: OpenOptions = {
   const settings = inherited?.settings ?? loadSettings(place.workspace)
   const model = modelFrom(options.model, settings.model)
   if (open.preview) return new SessionContext(options, place, settings, model, undefined)
-  if (open.credentials !== false) assertCredentials(settings.provider)
+  if (open.credentials !== false) {
+    assertCredentials(settings.provider)
+    // A Claude Code switch honoured or overruled is said once, by the session that reads it.
+    const {note} = chooseProvider(settings.provider)
+    if (note && !inherited) options.host.warn(note)
+  }
   const snapshot = await sessionSnapshot(place.workspace, {changes: open.changes})
   const session = new SessionContext(options, place, settings, model, snapshot, inherited)
-  for (const note of session.reasoning.notes) options.host.warn(note)
+  // A session that runs now learns its model alongside what comes before the first request (a run
+  // starts it once its approval is read: the record may name the model).
+  if (open.credentials !== false) void session.knowModel()
   return session
 }
 

@@ -67,6 +67,12 @@ export interface LoopOptions {
   maxTokens?: number
   /** Thinking and effort, sent with every turn's request (reasoning.ts). */
   reasoning?: ThinkingParams
+  /**
+   * What shapes each request, asked before every turn: what is known of the model by then (catalog.ts:
+   * the table's or a cached answer at first, the API's once it has come) and the reasoning it takes.
+   * Absent: `maxTokens`, `reasoning` and `contextWindow` above, with the table's limits.
+   */
+  shape?(): RequestShape
   /** Asked when the model ends its turn without tool calls, with the text of that turn. */
   followUp?(turn: {text: string}): Promise<FollowUp> | FollowUp
   /** Makes one request (bound to the session's client, model and signal). */
@@ -107,6 +113,17 @@ export interface LoopOptions {
   prior?: Partial<SessionTotals>
 }
 
+/** What a turn's request is made of besides the conversation: its limits, reasoning and betas. */
+export interface RequestShape extends ThinkingParams {
+  maxTokens: number
+  /** The window to plan for (compaction), in tokens. */
+  contextWindow: number
+  /** The model's largest max_tokens; undefined: unknown, so max_tokens is never raised. */
+  maxOutput?: number
+  /** `anthropic-beta` values every request carries (the 1M-context window). */
+  betas: string[]
+}
+
 const DEFAULT_MAX_TOKENS = 16_000
 /** Compactions tried for one request the API refuses as too long, before giving up. */
 const COMPACTIONS_PER_REQUEST = 2
@@ -122,8 +139,9 @@ export class AgentLoop {
   private readonly messages: MessageParam[]
   private readonly tally: Tally
   private readonly compactor: Compactor
-  private readonly limits: ReturnType<typeof modelLimits>
-  private readonly baseMaxTokens: number
+  private readonly fixedShape: RequestShape
+  /** The shape of the turn being made: read once per turn, so a turn and its retries agree. */
+  private shape: RequestShape
   private readonly changed = new Set<string>()
   private denials = 0
   private turns: number
@@ -137,10 +155,17 @@ export class AgentLoop {
     const {model, prior} = options
     this.messages = options.messages
     this.tally = new Tally(model, options.prices, options.maxBudgetUsd, prior)
-    this.limits = modelLimits(model)
-    this.baseMaxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
+    const limits = modelLimits(model)
+    this.fixedShape = {
+      ...options.reasoning,
+      betas: [],
+      contextWindow: options.contextWindow ?? limits?.contextWindow ?? FALLBACK_CONTEXT_WINDOW,
+      maxOutput: limits?.maxOutput,
+      maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    }
+    this.shape = this.nextShape()
     this.turns = prior?.turns ?? 0
-    const meter = new ContextMeter(options.contextWindow ?? this.limits?.contextWindow ?? FALLBACK_CONTEXT_WINDOW)
+    const meter = new ContextMeter(this.shape.contextWindow)
     this.compactor = new Compactor(this.messages, meter, {changedFiles: () => [...this.changed], summarize: (request) => this.summarize(request)})
   }
 
@@ -166,7 +191,8 @@ export class AgentLoop {
       if (this.turns >= options.maxTurns) return this.end({maxTurns: options.maxTurns, stopReason: 'max_turns'})
 
       this.turns++
-      let maxTokens = this.nextMaxTokens ?? this.baseMaxTokens
+      this.reshape()
+      let maxTokens = this.nextMaxTokens ?? this.shape.maxTokens
       this.nextMaxTokens = undefined
       // The tools on offer this turn: a control tool of the turn before may have changed the mode.
       const {mode, tools} = options.offer()
@@ -265,10 +291,11 @@ export class AgentLoop {
    * long. Undefined when a compaction's summary spent the rest of the budget.
    */
   private async ask(maxTokens: number, tools: object[]): Promise<Message | undefined> {
+    const {effort, thinking} = this.shape
     const params = async () =>
-      turnParams({...this.options.reasoning, maxTokens, messages: this.messages, model: this.options.model, system: await this.options.system(), tools})
+      turnParams({effort, maxTokens, messages: this.messages, model: this.options.model, system: await this.options.system(), thinking, tools})
     let request = await params()
-    if (this.compactor.due(charsOf(request), this.baseMaxTokens) && (await this.compact('near_window', request))) {
+    if (this.compactor.due(charsOf(request), this.shape.maxTokens) && (await this.compact('near_window', request))) {
       if (this.tally.overBudget()) return undefined
       request = await params()
     }
@@ -297,7 +324,7 @@ export class AgentLoop {
 
   /** One request and its accounting: usage, cost, and the calibration of the next prompt's estimate. */
   private async send(params: StreamParams): Promise<Message> {
-    const response = await this.options.request(params)
+    const response = await this.options.request(params, {betas: this.shape.betas})
     this.tally.add(response.usage)
     this.compactor.meter.calibrate(charsOf(params), response.usage)
     this.emit({costUsd: this.tally.costUsd(), turn: this.turns, type: 'usage', usage: {...this.tally.usage}})
@@ -320,7 +347,7 @@ export class AgentLoop {
 
   /** The summary request of a compaction: no tools, the model's answer only. */
   private async summarize(request: SummaryRequest): Promise<string> {
-    const maxTokens = Math.min(SUMMARY_MAX_TOKENS, this.limits?.maxOutput ?? SUMMARY_MAX_TOKENS)
+    const maxTokens = Math.min(SUMMARY_MAX_TOKENS, this.shape.maxOutput ?? SUMMARY_MAX_TOKENS)
     const params = {max_tokens: maxTokens, messages: [{content: request.prompt, role: 'user' as const}], model: this.options.model, system: request.system}
     const response = await this.send(params).catch((error: unknown) => {
       throw error instanceof PromptTooLong ? error.failure : error
@@ -347,10 +374,22 @@ export class AgentLoop {
    * model's limit is unknown.
    */
   private largestMaxTokens(response: Message): number {
-    if (!this.limits) return 0
+    const {maxOutput} = this.shape
+    if (maxOutput === undefined) return 0
     const {cache_creation_input_tokens: written, cache_read_input_tokens: read, input_tokens: input, output_tokens: output} = response.usage
     const used = (input ?? 0) + (read ?? 0) + (written ?? 0) + (output ?? 0)
-    return Math.min(this.limits.maxOutput, this.compactor.meter.window - used - WINDOW_MARGIN)
+    return Math.min(maxOutput, this.compactor.meter.window - used - WINDOW_MARGIN)
+  }
+
+  private nextShape(): RequestShape {
+    return this.options.shape?.() ?? this.fixedShape
+  }
+
+  /** The shape for this turn; a window learnt since (the API's answer) replaces the one planned for. */
+  private reshape(): void {
+    const before = this.shape
+    this.shape = this.nextShape()
+    if (this.shape.contextWindow !== before.contextWindow) this.compactor.meter.window = this.shape.contextWindow
   }
 
   private async append(message: MessageParam): Promise<void> {

@@ -7,6 +7,7 @@
 import type {ThinkingConfigParam} from '@anthropic-ai/sdk/resources/messages'
 
 import {usageError} from '../errors.js'
+import type {ModelProfile} from './catalog.js'
 import {type Effort, modelTableEntry} from './model.js'
 
 export {EFFORTS, type Effort} from './model.js'
@@ -44,17 +45,24 @@ export interface ModelCapabilities {
   efforts?: Effort[]
 }
 
-/**
- * What the model can do. The one place capabilities are read: the built-in table now, the API's model
- * description (models.retrieve) when it is at hand.
- */
+/** What the built-in table says the model can do (the fallback when the API's description is not at hand). */
 export function capabilitiesOf(model: string): ModelCapabilities {
   const known = modelTableEntry(model)
   return known ? {efforts: known.efforts, maxOutput: known.maxOutput, thinking: known.thinking} : {}
 }
 
-/** The request settings for `model` given what was chosen; a budget not below max_tokens is a usage error. */
-export function reasoningFor(model: string, choice: ReasoningChoice, capabilities = capabilitiesOf(model)): Reasoning {
+/** What a session knows the model can do (catalog.ts): the API's description, cached or fresh, else the table's; nothing for a model neither knows. */
+export function capabilitiesOfProfile(profile: ModelProfile): ModelCapabilities {
+  if (profile.source === 'unknown') return {}
+  return {efforts: profile.efforts, maxOutput: profile.maxOutput, thinking: profile.thinking}
+}
+
+/**
+ * The request settings for `model` given what was chosen; a budget not below max_tokens is a usage
+ * error, unless `clampBudget` (a session under way that learnt a lower output limit from the API: the
+ * budget is lowered below it, with a note, rather than the session failing mid-way).
+ */
+export function reasoningFor(model: string, choice: ReasoningChoice, capabilities = capabilitiesOf(model), clampBudget = false): Reasoning {
   const notes: string[] = []
   const maxTokens = Math.min(choice.maxOutputTokens ?? DEFAULT_MAX_TOKENS, capabilities.maxOutput ?? Number.POSITIVE_INFINITY)
   if (choice.maxOutputTokens !== undefined && maxTokens < choice.maxOutputTokens) {
@@ -72,9 +80,15 @@ export function reasoningFor(model: string, choice: ReasoningChoice, capabilitie
     // Said explicitly to a model that thinks, so that one thinking by default does not.
     if (capabilities.thinking === undefined || capabilities.thinking.length > 0) thinking = {type: 'disabled'}
   } else if (takes(capabilities.thinking, 'enabled', true)) {
-    if (setting >= maxTokens)
+    let budget = setting
+    if (budget >= maxTokens && clampBudget && maxTokens > MIN_THINKING_BUDGET) {
+      budget = maxTokens - 1
+      notes.push(`--thinking ${setting} is not below ${model}'s output limit (${maxTokens}): a budget of ${budget} is asked for.`)
+    }
+
+    if (budget >= maxTokens)
       throw usageError(`--thinking ${setting}: a thinking budget must be below max_tokens (${maxTokens}).`, 'Lower the budget, or raise --max-output-tokens.')
-    thinking = {budget_tokens: setting, type: 'enabled'}
+    thinking = {budget_tokens: budget, type: 'enabled'}
   } else {
     notes.push(`${model} takes no thinking budget: it is not asked to think.`)
   }

@@ -15,8 +15,13 @@ import type {Effort} from './reasoning.js'
 
 export type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
 
+/** What a request carries besides its body: the `anthropic-beta` values its window needs (catalog.ts). */
+export interface RequestExtras {
+  betas?: string[]
+}
+
 /** Sends one request and returns the complete message; throws WaveError, PromptTooLong, or the interrupt. */
-export type TurnRequest = (params: StreamParams) => Promise<Message>
+export type TurnRequest = (params: StreamParams, extras?: RequestExtras) => Promise<Message>
 
 /** How often wave re-sends a request whose stream was cut after the response began (the SDK does not). */
 const STREAM_RETRIES = 3
@@ -43,7 +48,7 @@ export class PromptTooLong extends Error {
 
 /** A session's way to make a request, bound once to its client, model and signal. */
 export function turnRequest(options: RequestOptions): TurnRequest {
-  return (params) => requestTurn(options, params)
+  return (params, extras) => requestTurn(options, params, extras)
 }
 
 /** How the model is asked to think and how hard to work (reasoning.ts); absent fields are not sent. */
@@ -84,8 +89,10 @@ export function charsOf(params: StreamParams): number {
   return chars
 }
 
-async function requestTurn(options: RequestOptions, params: StreamParams): Promise<Message> {
+async function requestTurn(options: RequestOptions, params: StreamParams, extras: RequestExtras = {}): Promise<Message> {
   const {timeoutMs} = apiSettings()
+  // A header, as the SDK's beta API sends it: the same on every client (Bedrock's moves it into the body).
+  const headers = extras.betas?.length ? {'anthropic-beta': extras.betas.join(',')} : undefined
   const retryBase = integerFromEnv('WAVE_RETRY_BASE_MS', STREAM_RETRY_BASE_MS, 0, 60_000)
   const reportRetry = (retry: {attempt: number; reason: string}) => options.onRetry?.(retry)
   for (let attempt = 0; ; attempt++) {
@@ -108,7 +115,7 @@ async function requestTurn(options: RequestOptions, params: StreamParams): Promi
 
     try {
       if (options.signal.aborted) throw interrupted(options.signal)
-      const stream = options.client.messages.stream(params, {middleware: [retryObserver(reportRetry)], signal: attemptAbort.signal})
+      const stream = options.client.messages.stream(params, {headers, middleware: [retryObserver(reportRetry)], signal: attemptAbort.signal})
       stream.on('connect', () => {
         began = true
         requestId = stream.request_id

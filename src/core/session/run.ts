@@ -102,6 +102,8 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
       await writeDecision({
         ...options.approve,
         decision: 'approved',
+        // The approver is the one running: the model settings given on the command line are what is approved.
+        model: {effort: options.effort, maxOutputTokens: options.maxOutputTokens, model: options.model, thinking: options.thinking},
         out: recordPath,
         planBytes: bytes,
         planPath,
@@ -114,6 +116,7 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   }
 
   assertApproved(record, recordPath, options.planPath, bytes)
+  session.useApproved(record.model, recordPath)
   assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
   const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined

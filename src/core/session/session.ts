@@ -87,15 +87,16 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const unlisten = tools.notes.listen(onEvent)
   const askedBefore = tools.notes.questions.length
   try {
+    const client = await session.client()
+    // At once: the cached answer or the table's; the API's, asked alongside, shapes the turns after it comes.
+    await session.knowModel()
     const outcome = await agentLoop({
       beforeTools: spec.beforeTools,
-      client: await session.client(),
+      client,
       commandWatch: spec.commandWatch,
       onEndTurn: spec.onEndTurn,
-      contextWindow: settings.contextWindow,
       maxBudgetUsd: options.maxBudgetUsd,
       followUp: spec.followUp,
-      maxTokens: session.reasoning.maxTokens,
       maxTurns: options.maxTurns,
       messages,
       model: session.model,
@@ -105,10 +106,10 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       policy,
       prices: settings.prices,
       prior: spec.prior,
-      reasoning: {effort: session.reasoning.effort, thinking: session.reasoning.thinking},
       registry: tools.registry,
       sandbox: spec.sandbox,
       session: spec.planMode,
+      shape: () => session.requestShape(),
       signal: host.signal,
       stopRequested: () => spec.planMode.finished,
       system,
