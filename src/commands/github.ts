@@ -1,10 +1,12 @@
 import {Flags} from '@oclif/core'
 
 import {WaveCommand} from '../core/command.js'
+import {GITHUB_WORDS} from '../core/github/client.js'
 import {handleGitHubEvent} from '../core/github/handler.js'
 import {PR_DELIVERIES} from '../core/review/delivery.js'
 import {ROLES} from '../core/github/permissions.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
+import {dutyFlags} from '../core/review/duties.js'
 import {reviewResult} from '../core/review/result.js'
 
 export default class GitHub extends WaveCommand {
@@ -33,18 +35,7 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
     })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
     remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
-    'require-mergeable': Flags.boolean({
-      allowNo: true,
-      description: 'Run an approved plan only on a pull request GitHub can merge ($WAVE_REQUIRE_MERGEABLE=1)',
-    }),
-    'require-other-approver': Flags.boolean({
-      allowNo: true,
-      description: 'Refuse an approval by the person who asked for the plan ($WAVE_REQUIRE_OTHER_APPROVER=1)',
-    }),
-    'require-review': Flags.boolean({
-      allowNo: true,
-      description: 'Run an approved plan only on a pull request approved in a review by someone else ($WAVE_REQUIRE_REVIEW=1)',
-    }),
+    ...dutyFlags(GITHUB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
   }
 
