@@ -12,13 +12,7 @@ import {reviewResult} from '../core/review/result.js'
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.
 
-Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN (or
-GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and
-delivers the changes), requests changes (then revises) or rejects; adding the label to a pull request,
-or a workflow_dispatch with a task input, plans. Each plan keeps one comment, updated in place. Only
-people with at least --min-permission on the repository may act; --require-other-approver,
---require-review and --require-mergeable add separation of duties. Any other event exits 0.
-Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
+Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN (or GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and delivers the changes), requests changes (then revises) or rejects; adding the label to a pull request, or a workflow_dispatch with a task input, plans. Each plan keeps one comment, updated in place. Only people with at least --min-permission on the repository may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. Any other event exits 0. Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
 
   static examples = ['<%= config.bin %> github', '<%= config.bin %> github --min-permission maintain --allow "Bash(npm test:*)" --pr-delivery pull-request']
 
