@@ -140,6 +140,19 @@ describe('the model as the API describes it', () => {
     expect(narrow.code, narrow.stderr).toBe(0)
     for (const request of server.messageRequests.slice(2)) expect(betasOf(request)).not.toContain('context-1m')
   })
+
+  it('a conversation past 200k tokens goes through on a 1M-window model: the beta is what lets the API take it', async () => {
+    // ~225k tokens (4 bytes each at the scripted server) in the Write's input, which the next request carries back.
+    const big = `${'const x = 1\n'.repeat(75_000)}`
+    server.push(reply(toolUse('Write', {content: big, file_path: 'big.ts'})), reply('Done.'))
+    const result = await wave(['run', '--task', 'Write big.ts', '--model', 'claude-sonnet-5-5'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(readFileSync(path.join(sandbox.repo, 'big.ts'), 'utf8')).toBe(big)
+    const second = server.messageRequests[1]
+    expect(second.rawBody.length / 4).toBeGreaterThan(200_000)
+    expect(betasOf(second)).toContain('context-1m-2025-08-07')
+    expect(server.invalidRequests).toEqual([])
+  })
 })
 
 describe("the approval record's model section", () => {
