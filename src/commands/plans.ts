@@ -10,7 +10,8 @@ export default class Plans extends WaveCommand {
   static description = `List the plans, newest first, with their status.
 
 Plans live under ~/.wave/plans (or $WAVE_HOME/plans). A status is one of draft, approved, rejected,
-changes_requested, running, ran or failed. The name works wherever a plan is named (approve, run,
+changes_requested, running, ran or failed; a failed plan says why, and one whose planning session failed
+before writing its file is listed too (no plan file). The name works wherever a plan is named (approve, run,
 plan --revise). wave plans <name> shows one plan: its record, revisions and last run's report (as
 wave plans show <name>). wave plans diff <name> shows what changed since the last decision. wave plans rm
 <name> and wave plans prune --older-than 7d remove plans.`
@@ -38,13 +39,24 @@ wave plans show <name>). wave plans diff <name> shows what changed since the las
     const plans = await listPlans()
     if (plans.length === 0) this.output.note('No plans yet: make one with wave plan --task "..."')
     const lines = plans.map((plan) => {
-      const task = plan.task.replaceAll(/\s+/g, ' ')
+      const task = shorten(plan.task.replaceAll(/\s+/g, ' '), 60)
       // A plan approved to run unsandboxed says so wherever it is listed.
       const status = plan.sandboxOff ? `${plan.status} (sandbox off)` : plan.status
-      return [plan.name.padEnd(28), status.padEnd(17), plan.updatedAt.slice(0, 16).replace('T', ' '), task.length > 60 ? task.slice(0, 57) + '...' : task].join(
-        '  ',
-      )
+      // A plan whose file was never written is listed all the same: with why, where it failed.
+      const missing = plan.planFile ? [] : ['no plan file']
+      const notes = [...missing, ...(plan.reason ? [plan.reason] : [])]
+      return [
+        plan.name.padEnd(28),
+        status.padEnd(17),
+        plan.updatedAt.slice(0, 16).replace('T', ' '),
+        task,
+        ...(notes.length > 0 ? [`(${notes.join(': ')})`] : []),
+      ]
+        .join('  ')
+        .trimEnd()
     })
     await this.output.result({data: {plans}, text: lines.length > 0 ? lines.join('\n') : undefined})
   }
 }
+
+const shorten = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 3)}...` : text)

@@ -1,15 +1,19 @@
 import {Flags} from '@oclif/core'
 
 import {WaveCommand} from '../core/command.js'
-import {offered, parseRules, PERMISSION_MODES, type PermissionMode} from '../core/policy/policy.js'
+import {type Offer, OFFER_LABELS, offerOf} from '../core/policy/offers.js'
+import {parseRules, PERMISSION_MODES, type PermissionMode} from '../core/policy/policy.js'
 import {openSession} from '../core/session/context.js'
 
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.
 
 Lists the built-ins, the tools of installed plugins and those of the MCP servers in the settings files
-(which it starts, then stops). Offers are those of a headless session under the settings files' rules
-and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm test:*) allows it.`
+(which it starts, then stops). Each cell is the policy's answer for a headless session of the mode under
+the settings files' rules: yes; plan file only (Write and Edit in plan mode); run --task only
+(EnterPlanMode: only wave run --task lets the model plan first); already active (EnterPlanMode in plan
+mode); with a rule (once an --allow or settings rule such as Bash(npm test:*) allows it; TaskOutput and
+TaskStop go with Bash); - (never).`
 
   static examples = ['<%= config.bin %> tools', '<%= config.bin %> tools --mode plan', '<%= config.bin %> tools --verbose', '<%= config.bin %> tools --json']
 
@@ -27,25 +31,21 @@ and no --allow rules: Bash appears in acceptEdits once a rule such as Bash(npm t
     const rules = parseRules(settings.allow, settings.deny)
     const {registry} = await session.tools()
     await session.close()
-    const tools = registry.tools.map((tool) => ({
-      access: tool.access,
-      origin: tool.origin ?? 'builtin',
-      description: flags.verbose ? tool.description : tool.description.split('\n')[0],
-      ...(flags.verbose ? {input_schema: registry.apiTool(tool).input_schema} : {}),
-      name: tool.name,
-      offered: Object.fromEntries(
-        modes.map((mode) => [
-          mode,
-          offered(
-            // A placeholder plan file: in plan mode, Write and Edit are offered for the session's plan.
-            {canEnterPlanMode: false, headless: true, mode, planFile: mode === 'plan' ? '/plan.md' : undefined, rules, workspaceRoot: '/'},
-            tool,
-          ),
-        ]),
-      ),
-    }))
+    const tools = registry.tools.map((tool) => {
+      const offers = Object.fromEntries(modes.map((mode) => [mode, offerOf(mode, tool, rules, registry.tools)])) as Record<PermissionMode, Offer>
+      return {
+        access: tool.access,
+        origin: tool.origin ?? 'builtin',
+        description: flags.verbose ? tool.description : tool.description.split('\n')[0],
+        ...(flags.verbose ? {input_schema: registry.apiTool(tool).input_schema} : {}),
+        name: tool.name,
+        // Whether a plain headless session of the mode (wave plan, wave run plan.md) offers it; `offers` says when, and what for.
+        offered: Object.fromEntries(modes.map((mode) => [mode, offers[mode] === 'yes' || offers[mode] === 'planFileOnly'])),
+        offers,
+      }
+    })
     const header = ['TOOL', 'ACCESS', ...modes.map((m) => m.toUpperCase())]
-    const rows = tools.map((t) => [t.name, t.access, ...modes.map((m) => (t.offered[m] ? 'yes' : '-'))])
+    const rows = tools.map((t) => [t.name, t.access, ...modes.map((m) => OFFER_LABELS[t.offers[m]])])
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
     const table = [header, ...rows].map((row) =>
       row

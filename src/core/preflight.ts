@@ -10,13 +10,13 @@ import {performance} from 'node:perf_hooks'
 import {usageError} from './errors.js'
 import {sandboxStatus} from './policy/sandbox.js'
 import {checkShellGrammar} from './policy/shell.js'
-import {assertCloudSettings, type Provider, providerFrom} from './session/providers.js'
+import {assertCloudSettings, chooseProvider, type Provider, providerFrom} from './session/providers.js'
 import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from './settings.js'
 
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
 
 export interface Check {
-  name: 'sandbox' | 'shell-grammar' | 'credentials' | 'endpoint' | 'settings'
+  name: 'sandbox' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings'
   status: CheckStatus
   /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
   required: boolean
@@ -49,6 +49,7 @@ export async function runPreflight(options: PreflightOptions = {}): Promise<{ok:
   const checks = [
     sandboxCheck(),
     await shellGrammarCheck(),
+    providerCheck(provider),
     credentialsCheck(provider),
     await endpointCheck(options, provider),
     settingsCheck(options.workspace, settings),
@@ -71,11 +72,28 @@ async function shellGrammarCheck(): Promise<Check> {
   return {detail: `no Bash rule can match: ${problem}`, name: 'shell-grammar', required: true, status: 'fail'}
 }
 
-function credentialsCheck(settingsProvider: Provider | undefined): Check {
-  let provider: Provider
+/** Whose client a session here would use, and what chose it (WAVE_PROVIDER, a Claude Code switch, the settings, the default). */
+function providerCheck(settingsProvider: Provider | undefined): Check {
   try {
-    provider = providerFrom(settingsProvider)
-    if (provider !== 'anthropic') assertCloudSettings(provider)
+    const {note, provider, source} = chooseProvider(settingsProvider)
+    return {detail: `${provider}, chosen by ${source}${note ? `: ${note}` : ''}`, name: 'provider', required: true, status: 'pass'}
+  } catch (error) {
+    const hint = (error as {hint?: string}).hint
+    return {detail: `${(error as Error).message}${hint ? ` Fix: ${hint}` : ''}`, name: 'provider', required: true, status: 'fail'}
+  }
+}
+
+function credentialsCheck(settingsProvider: Provider | undefined): Check {
+  let choice: ReturnType<typeof chooseProvider>
+  try {
+    choice = chooseProvider(settingsProvider)
+  } catch {
+    return {detail: 'no known provider: see the provider check', name: 'credentials', required: true, status: 'skip'}
+  }
+
+  const {provider} = choice
+  try {
+    if (provider !== 'anthropic') assertCloudSettings(provider, choice.source)
   } catch (error) {
     const hint = (error as {hint?: string}).hint
     return {detail: `${(error as Error).message}${hint ? ` Fix: ${hint}` : ''}`, name: 'credentials', required: true, status: 'fail'}
@@ -108,7 +126,7 @@ async function endpointCheck(options: PreflightOptions, settingsProvider: Provid
   try {
     provider = providerFrom(settingsProvider)
   } catch {
-    return check('skip', 'no known provider: see the credentials check')
+    return check('skip', 'no known provider: see the provider check')
   }
 
   if (provider !== 'anthropic') return check('skip', `provider ${provider}: the endpoint is the cloud's`)

@@ -142,9 +142,9 @@ describe('wave plans and wave tools', () => {
     expect(tools.find((t: {name: string}) => t.name === 'TaskOutput')).toMatchObject({access: 'read', offered: {plan: false}})
 
     const text = await wave(['tools'])
-    expect(text.stdout).toMatch(/^Bash\s+execute\s+-\s+-\s+-\s+yes$/m)
-    expect(text.stdout).toMatch(/^TaskOutput\s+read\s+-\s+-\s+-\s+yes$/m)
-    expect(text.stdout).toMatch(/^TaskStop\s+execute\s+-\s+-\s+-\s+yes$/m)
+    expect(text.stdout).toMatch(/^Bash\s+execute\s+with a rule\s+with a rule\s+-\s+yes$/m)
+    expect(text.stdout).toMatch(/^TaskOutput\s+read\s+with a rule\s+with a rule\s+-\s+yes$/m)
+    expect(text.stdout).toMatch(/^TaskStop\s+execute\s+with a rule\s+with a rule\s+-\s+yes$/m)
     expect(text.stdout).toMatch(/^TodoWrite\s+control\s+yes\s+yes\s+yes\s+yes$/m)
   })
 

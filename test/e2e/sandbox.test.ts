@@ -73,6 +73,7 @@ describe('wave doctor', () => {
     expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual([
       'sandbox ok',
       'shell-grammar ok',
+      'provider ok',
       'credentials ok',
       'endpoint ok',
       'settings ok',
@@ -88,6 +89,7 @@ describe('wave doctor', () => {
     writeFileSync(path.join(session.sandbox.home, '.wave', 'settings.json'), JSON.stringify({provider: 'bedrock'}))
     const result = await wave(['doctor', '--offline'], env({ANTHROPIC_API_KEY: undefined, AWS_REGION: 'us-east-1'}))
     expect(result.code, result.stdout + result.stderr).toBe(0)
+    expect(result.stdout).toMatch(/^provider\s+ok\s+bedrock, chosen by the user settings' provider$/m)
     expect(result.stdout).toMatch(/credentials\s+ok\s+provider bedrock: its settings are set/)
     expect(result.stdout).toMatch(/endpoint\s+skipped\s+provider bedrock: the endpoint is the cloud's/)
   })
@@ -107,7 +109,7 @@ describe('wave doctor', () => {
     const output = JSON.parse(result.stdout)
     expect(output).toMatchObject({ok: false, version: 1})
     const byName = Object.fromEntries(output.checks.map((check: {name: string}) => [check.name, check]))
-    expect(Object.keys(byName)).toEqual(['sandbox', 'shell-grammar', 'credentials', 'endpoint', 'settings'])
+    expect(Object.keys(byName)).toEqual(['sandbox', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings'])
     expect(byName.sandbox).toMatchObject({required: true, status: 'fail'})
     expect(byName.sandbox.detail).toMatch(FIX)
     expect(byName['shell-grammar']).toMatchObject({required: true, status: 'pass'})

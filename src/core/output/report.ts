@@ -57,7 +57,11 @@ export function contractMarkdown(record: {scope?: {paths: string[]; enforce: str
 /** `wave plans <name>` in text: status, the record in force, the revisions, and the last run's report. */
 export function overviewText(overview: PlanOverview): string {
   const {record} = overview
-  const lines = [`${overview.name}  ${overview.status}`, `Plan: ${overview.path}`]
+  const lines = [
+    `${overview.name}  ${overview.status}`,
+    overview.planFile ? `Plan: ${overview.path}` : `Plan: none: ${overview.path} was never written`,
+    ...(overview.reason ? [`Failed: ${overview.reason}`] : []),
+  ]
   if (overview.task) lines.push(`Task: ${overview.task.replaceAll(/\s+/g, ' ')}`)
   const newest = overview.revisions.at(-1)
   lines.push(

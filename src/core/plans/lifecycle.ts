@@ -9,7 +9,7 @@
  *     ▲  ╲──reject / request changes──▶ rejected | changes_requested
  *     └── planning ended (plan, --revise) ─── failed (no plan written)
  */
-import {readFile, readdir, stat} from 'node:fs/promises'
+import {lstat, readFile, readdir, stat} from 'node:fs/promises'
 import path from 'node:path'
 
 import writeFileAtomic from 'write-file-atomic'
@@ -83,6 +83,8 @@ export const planStateSchema = z.object({
    * shown to the approver, never granted by themselves (the approval's rules are).
    */
   allowedPrompts: z.array(z.object({prompt: z.string(), tool: z.string()})).optional(),
+  /** Why the newest planning session failed (one line), so `wave plans` can say it; cleared when one succeeds. */
+  failure: z.string().optional(),
 })
 
 export type PlanSource = NonNullable<PlanState['planSource']>
@@ -181,15 +183,29 @@ export async function adoptPlan(planPath: string, origin: PlanOrigin & {createdA
   await writeState(planPath, freshState(planNameOf(planPath), origin, origin.createdAt))
 }
 
-/** A planning session (plan, --revise, a task's plan mode) ended: with a plan (draft), or without one (failed). */
-export async function planningEnded(planPath: string, outcome: {ok: boolean; costUsd?: number | null; planSource?: PlanSource}): Promise<void> {
+/**
+ * A planning session (plan, --revise, a task's plan mode) ended: with a plan (draft), or without one
+ * (failed, and why: the error the session ended with).
+ */
+export async function planningEnded(
+  planPath: string,
+  outcome: {ok: boolean; costUsd?: number | null; planSource?: PlanSource; reason?: string},
+): Promise<void> {
   const source = outcome.planSource ? {planSource: outcome.planSource} : {}
-  await update(planPath, (state) => ({
+  await update(planPath, ({failure: _previous, ...state}) => ({
     ...state,
     costUsd: addCost(state.costUsd, outcome.costUsd),
     ...source,
+    ...(outcome.ok ? {} : {failure: oneLine(outcome.reason) ?? 'the planning session ended without a plan'}),
     status: statusAfter({kind: 'planned', ok: outcome.ok}),
   }))
+}
+
+/** A reason as one short line: what a listing can show. */
+function oneLine(reason: string | undefined): string | undefined {
+  const line = reason?.split('\n')[0].trim()
+  if (!line) return undefined
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line
 }
 
 /** Records whether the work tree had changes when the plan was made, where that was not known when its state was first written. */
@@ -209,7 +225,8 @@ export async function recordAllowedPrompts(planPath: string, allowedPrompts: Arr
 
 /** A decision was recorded on the plan (`wave approve`, `run --approve`). */
 export async function decisionRecorded(planPath: string, decision: Decision): Promise<void> {
-  await update(planPath, (state) => ({...state, status: statusAfter({decision, kind: 'decided'})}))
+  // A failure is the newest event's to explain: a decision or a run after it makes it history.
+  await update(planPath, ({failure: _past, ...state}) => ({...state, status: statusAfter({decision, kind: 'decided'})}))
 }
 
 /**
@@ -217,7 +234,7 @@ export async function decisionRecorded(planPath: string, decision: Decision): Pr
  * here with only its approval record gets a state started from `origin`.
  */
 export async function runRecorded(planPath: string, run: PlanRun, origin: PlanOrigin): Promise<void> {
-  const state = (await readPlanState(planPath)) ?? {...freshState(planNameOf(planPath), origin), status: 'approved' as const}
+  const {failure: _past, ...state} = (await readPlanState(planPath)) ?? {...freshState(planNameOf(planPath), origin), status: 'approved' as const}
   const runs = state.runs.filter((r) => r.startedAt !== run.startedAt)
   await writeState(planPath, {...state, runs: [...runs, {...run}], status: statusAfter({kind: 'run', run})})
 }
@@ -293,40 +310,70 @@ export interface PlanListing {
   costUsd: number | null
   name: string
   path: string
+  /** Whether the plan file exists: a planning session that failed before writing it leaves only the state. */
+  planFile: boolean
   status: PlanStatus
+  /** Why a failed plan failed (the planning session's error, or the last run's exit code); null otherwise. */
+  reason: string | null
   task: string
   workspace: string | null
   createdAt: string
   updatedAt: string
 }
 
-/** Every plan in the plans directory with what wave knows of it, newest first. */
+const STATE_SUFFIX = planSidecars(`x${PLAN_EXTENSION}`).state.slice(1)
+
+/** Why a plan is `failed`: the error its planning session ended with, else the exit code its last run ended with. */
+export function failureReason(state: PlanState | undefined, status: PlanStatus): string | null {
+  if (status !== 'failed' || !state) return null
+  if (state.failure) return state.failure
+  const last = state.runs.reduce<PlanRun | undefined>((newest, run) => (newest && newest.startedAt > run.startedAt ? newest : run), undefined)
+  return last?.exitCode === undefined ? null : `the last run exited with code ${last.exitCode}`
+}
+
+/**
+ * Every plan in the plans directory with what wave knows of it, newest first: each plan file, and
+ * each state without one (a planning session that failed, or is still going, before the file was written).
+ */
 export async function listPlans(): Promise<PlanListing[]> {
   const dir = plansDir()
   let names: string[]
   try {
-    names = (await readdir(dir)).filter((file) => file.endsWith(PLAN_EXTENSION))
+    const files = await readdir(dir)
+    names = [
+      ...new Set(
+        files.flatMap((file) =>
+          file.endsWith(STATE_SUFFIX) ? [file.slice(0, -STATE_SUFFIX.length)] : file.endsWith(PLAN_EXTENSION) ? [file.slice(0, -PLAN_EXTENSION.length)] : [],
+        ),
+      ),
+    ]
   } catch {
     return []
   }
 
   const listings = await Promise.all(
-    names.map(async (file): Promise<PlanListing | undefined> => {
-      const planPath = path.join(dir, file)
+    names.map(async (name): Promise<PlanListing | undefined> => {
+      const planPath = path.join(dir, name + PLAN_EXTENSION)
       const state = await readPlanState(planPath)
+      const present = await lstat(planPath).catch(() => undefined)
       // A dangling link, a directory, or a plan removed while listing is not a plan to show.
-      const info = await stat(planPath).catch(() => undefined)
-      if (!info?.isFile()) return undefined
-      const decision = await recordedDecision(planPath)
+      const info = present ? await stat(planPath).catch(() => undefined) : undefined
+      if (present && !info?.isFile()) return undefined
+      // No plan file: only a readable state makes it a plan (a stray or damaged state file is not one).
+      if (!info && !state) return undefined
+      const decision = info ? await recordedDecision(planPath) : undefined
+      const status = planStatus(state, decision)
       return {
         costUsd: state ? planCost(state) : 0,
         sandboxOff: decision?.sandboxOff ?? false,
-        createdAt: state?.createdAt ?? info.birthtime.toISOString(),
-        name: planNameOf(planPath),
+        createdAt: state?.createdAt ?? info!.birthtime.toISOString(),
+        name,
         path: planPath,
-        status: planStatus(state, decision),
+        planFile: info !== undefined,
+        reason: failureReason(state, status),
+        status,
         task: state?.task ?? '',
-        updatedAt: state?.updatedAt ?? info.mtime.toISOString(),
+        updatedAt: state?.updatedAt ?? info!.mtime.toISOString(),
         workspace: state?.workspace ?? null,
       }
     }),

@@ -17,6 +17,7 @@ import {type RepositorySnapshot, sessionSnapshot} from '../workspace/snapshot.js
 import {knowModel, type ModelKnowledge, type ModelProfile, tableProfile} from './catalog.js'
 import type {AgentEvent, RequestShape} from './loop.js'
 import {assertCredentials, createClient, modelFrom} from './model.js'
+import {chooseProvider} from './providers.js'
 import {capabilitiesOfProfile, type Effort, type Reasoning, type ReasoningChoice, reasoningFor, type ThinkingSetting} from './reasoning.js'
 
 /** What the command gives every session it starts: read once, passed in, never kept in module state. */
@@ -247,7 +248,12 @@ export async function openSession(options: SessionOptions, open: OpenOptions = {
   const settings = inherited?.settings ?? loadSettings(place.workspace)
   const model = modelFrom(options.model, settings.model)
   if (open.preview) return new SessionContext(options, place, settings, model, undefined)
-  if (open.credentials !== false) assertCredentials(settings.provider)
+  if (open.credentials !== false) {
+    assertCredentials(settings.provider)
+    // A Claude Code switch honoured or overruled is said once, by the session that reads it.
+    const {note} = chooseProvider(settings.provider)
+    if (note && !inherited) options.host.warn(note)
+  }
   const snapshot = await sessionSnapshot(place.workspace, {changes: open.changes})
   const session = new SessionContext(options, place, settings, model, snapshot, inherited)
   // A session that runs now learns its model alongside what comes before the first request (a run

@@ -4,7 +4,7 @@ import type {Middleware} from '@anthropic-ai/sdk'
 import {loadBundle, runningFromBundles} from '../bundles.js'
 import {ExitCode, WaveError} from '../errors.js'
 import {scrubSecrets} from '../secrets.js'
-import {assertCloudSettings, createCloudClient, type Provider, providerFrom} from './providers.js'
+import {assertCloudSettings, chooseProvider, createCloudClient, type Provider} from './providers.js'
 
 export const DEFAULT_MODEL = 'claude-sonnet-5-5'
 
@@ -51,9 +51,9 @@ export function assertCredentials(settingsProvider?: Provider): void {
 function checkedApi(settingsProvider?: Provider): {provider: Provider; maxRetries: number; timeoutMs: number} {
   const api = apiSettings()
   // Bedrock and Vertex AI take their cloud's credentials, never ANTHROPIC_API_KEY.
-  const provider = providerFrom(settingsProvider)
+  const {provider, source} = chooseProvider(settingsProvider)
   if (provider !== 'anthropic') {
-    assertCloudSettings(provider)
+    assertCloudSettings(provider, source)
     return {...api, provider}
   }
 

@@ -148,7 +148,8 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     })
   } catch (error) {
     await input.recorded
-    await planningEnded(planPath, {costUsd: error instanceof WaveError ? error.details?.costUsd : undefined, ok: false})
+    const reason = error instanceof Error ? error.message : String(error)
+    await planningEnded(planPath, {costUsd: error instanceof WaveError ? error.details?.costUsd : undefined, ok: false, reason})
     const partial = isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
     if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint, {...error.details, planPath})
     throw error
@@ -161,11 +162,9 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   if (await planMode.problem()) {
     // Still no plan file after the corrective turn: a plan given in prose is kept, never lost.
     if (!outcome.finalText.trim() || !(await savedAsPlan(planPath, outcome.finalText))) {
-      await planningEnded(planPath, {costUsd: outcome.costUsd, ok: false})
-      throw new WaveError(
-        `The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`,
-        ExitCode.runtime,
-      )
+      const reason = `The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`
+      await planningEnded(planPath, {costUsd: outcome.costUsd, ok: false, reason})
+      throw new WaveError(reason, ExitCode.runtime)
     }
 
     planSource = 'final_message'

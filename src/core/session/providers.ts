@@ -1,8 +1,8 @@
 /**
  * Whose client reaches the model: the Anthropic API (the default), Amazon Bedrock or Google Vertex AI,
- * through the SDK family's own clients. `WAVE_PROVIDER=bedrock|vertex`, else the user settings'
- * `provider`. Each cloud's client reads its own standard variables (AWS_REGION and the AWS credential
- * chain; CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID and Google's Application Default Credentials),
+ * through the SDK family's own clients. `WAVE_PROVIDER=bedrock|vertex`, else Claude Code's
+ * CLAUDE_CODE_USE_BEDROCK / CLAUDE_CODE_USE_VERTEX, else the user settings' `provider`. Each cloud's
+ * client reads its own standard variables (AWS_REGION and the AWS credential chain; CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID and Google's Application Default Credentials),
  * and is loaded only when chosen: the default provider's start pays nothing for them.
  */
 import type Anthropic from '@anthropic-ai/sdk'
@@ -13,15 +13,73 @@ export const PROVIDERS = ['anthropic', 'bedrock', 'vertex'] as const
 export type Provider = (typeof PROVIDERS)[number]
 export type CloudProvider = Exclude<Provider, 'anthropic'>
 
-/** `WAVE_PROVIDER`, else the settings' `provider`, else the Anthropic API. An unknown name is a usage error. */
-export function providerFrom(fromSettings?: Provider): Provider {
+const CLOUD_NAMES: Record<CloudProvider, string> = {bedrock: 'Amazon Bedrock', vertex: 'Vertex AI'}
+
+/**
+ * Claude Code's switches for the same clouds: a Claude Code user's environment chooses the same cloud
+ * for wave, unless WAVE_PROVIDER says otherwise. The other variables those users set (AWS_REGION,
+ * ANTHROPIC_BEDROCK_BASE_URL; CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID, ANTHROPIC_VERTEX_BASE_URL)
+ * are the ones the clients below read already.
+ */
+const CLAUDE_CODE_SWITCHES = {bedrock: 'CLAUDE_CODE_USE_BEDROCK', vertex: 'CLAUDE_CODE_USE_VERTEX'} as const satisfies Record<CloudProvider, string>
+
+/** A switch as Claude Code reads one: on for 1, true, yes or on (any case); anything else, or unset, is off. */
+const switchedOn = (name: string) => /^(?:1|true|yes|on)$/i.test(process.env[name]?.trim() ?? '')
+
+export interface ProviderChoice {
+  provider: Provider
+  /** What chose it, as the user would look for it: `WAVE_PROVIDER=bedrock`, `CLAUDE_CODE_USE_VERTEX=1`, the settings, the default. */
+  source: string
+  /** A line for stderr where the choice is not what WAVE_PROVIDER alone says: a Claude Code switch honoured, or overruled. */
+  note?: string
+}
+
+/**
+ * `WAVE_PROVIDER`, else Claude Code's CLAUDE_CODE_USE_BEDROCK / CLAUDE_CODE_USE_VERTEX, else the
+ * settings' `provider`, else the Anthropic API. An unknown name, or both Claude Code switches on with
+ * no WAVE_PROVIDER to settle it, is a usage error.
+ */
+export function chooseProvider(fromSettings?: Provider): ProviderChoice {
+  const switched = (Object.entries(CLAUDE_CODE_SWITCHES) as Array<[CloudProvider, string]>).filter(([, name]) => switchedOn(name))
   const given = process.env.WAVE_PROVIDER?.trim().toLowerCase()
-  if (!given) return fromSettings ?? 'anthropic'
-  if (!(PROVIDERS as readonly string[]).includes(given)) {
-    throw new WaveError(`WAVE_PROVIDER must be one of ${PROVIDERS.join(', ')}, not "${process.env.WAVE_PROVIDER}".`, ExitCode.usage)
+  if (given) {
+    if (!(PROVIDERS as readonly string[]).includes(given)) {
+      throw new WaveError(`WAVE_PROVIDER must be one of ${PROVIDERS.join(', ')}, not "${process.env.WAVE_PROVIDER}".`, ExitCode.usage)
+    }
+
+    const provider = given as Provider
+    const overruled = switched.filter(([cloud]) => cloud !== provider).map(([, name]) => `${name}=${process.env[name]?.trim()}`)
+    return {
+      provider,
+      source: `WAVE_PROVIDER=${provider}`,
+      ...(overruled.length > 0
+        ? {note: `WAVE_PROVIDER=${provider} is used; ${overruled.join(' and ')} (Claude Code's) ${overruled.length > 1 ? 'are' : 'is'} ignored.`}
+        : {}),
+    }
   }
 
-  return given as Provider
+  if (switched.length > 1) {
+    throw new WaveError(
+      `Both ${switched.map(([, name]) => name).join(' and ')} are set: wave cannot tell whether to reach the model through Amazon Bedrock or Vertex AI.`,
+      ExitCode.usage,
+      'Unset one of them, or choose with WAVE_PROVIDER=bedrock or WAVE_PROVIDER=vertex.',
+    )
+  }
+
+  if (switched.length === 1) {
+    const [[provider, name]] = switched
+    const source = `${name}=${process.env[name]?.trim()}`
+    const over = fromSettings && fromSettings !== provider ? ` over the settings' provider ${fromSettings}` : ''
+    return {note: `${source} (Claude Code's): wave uses ${CLOUD_NAMES[provider]}, as with WAVE_PROVIDER=${provider}${over}.`, provider, source}
+  }
+
+  if (fromSettings) return {provider: fromSettings, source: "the user settings' provider"}
+  return {provider: 'anthropic', source: 'the default'}
+}
+
+/** The provider a session uses: `chooseProvider`'s choice. */
+export function providerFrom(fromSettings?: Provider): Provider {
+  return chooseProvider(fromSettings).provider
 }
 
 /** The region a Bedrock client signs for: AWS_REGION, else AWS_DEFAULT_REGION (as the AWS CLI reads them). */
@@ -32,7 +90,7 @@ const awsRegion = () => process.env.AWS_REGION?.trim() || process.env.AWS_DEFAUL
  * are the cloud's own chain (environment, profile, SSO, instance role; a credentials file or the
  * metadata server), which only a request can try.
  */
-export function assertCloudSettings(provider: CloudProvider): void {
+export function assertCloudSettings(provider: CloudProvider, source = `WAVE_PROVIDER=${provider}`): void {
   const missing =
     provider === 'bedrock'
       ? awsRegion()
@@ -50,11 +108,7 @@ export function assertCloudSettings(provider: CloudProvider): void {
           ? undefined
           : {fix: 'Export ANTHROPIC_VERTEX_PROJECT_ID, the Google Cloud project whose Vertex AI serves Claude.', what: 'ANTHROPIC_VERTEX_PROJECT_ID is not set'}
   if (missing) {
-    throw new WaveError(
-      `${missing.what}: wave needs it to reach the model through ${provider === 'bedrock' ? 'Amazon Bedrock' : 'Vertex AI'} (WAVE_PROVIDER=${provider}).`,
-      ExitCode.usage,
-      missing.fix,
-    )
+    throw new WaveError(`${missing.what}: wave needs it to reach the model through ${CLOUD_NAMES[provider]} (${source}).`, ExitCode.usage, missing.fix)
   }
 }
 

@@ -123,8 +123,9 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     // A session that ended in plan mode without ExitPlanMode still leaves its plan for review, if it wrote one.
     const problem = await planMode.problem()
     if (problem) {
-      await planningEnded(plan.path, {ok: false})
-      throw new WaveError(`The session entered plan mode but ended without a plan: ${problem}`, ExitCode.runtime)
+      const reason = `The session entered plan mode but ended without a plan: ${problem}`
+      await planningEnded(plan.path, {ok: false, reason})
+      throw new WaveError(reason, ExitCode.runtime)
     }
 
     await keepOpenQuestions(plan.path, result.questions)
