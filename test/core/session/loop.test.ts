@@ -14,7 +14,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {endingError, ExitCode, WaveError} from '../../../src/core/errors.js'
 import {NO_RULES} from '../../../src/core/policy/policy.js'
-import {type AgentEvent, type AgentOutcome, outcomeDetails} from '../../../src/core/session/loop.js'
+import {type AgentEvent, type AgentOutcome, outcomeDetails, type RequestShape} from '../../../src/core/session/loop.js'
 import {agentLoop, type LoopBinding} from '../../../src/core/session/session.js'
 import {costOf} from '../../../src/core/session/pricing.js'
 import {builtinRegistry} from '../../../src/plugins/registry.js'
@@ -445,11 +445,11 @@ async function waitFor(condition: () => boolean): Promise<void> {
 
 describe('the shape of each request', () => {
   it('is asked before every turn: what is learnt mid-session (the API describing the model) shapes the turns after it, betas as a header', async () => {
-    const before = {betas: [], contextWindow: 200_000, maxOutput: 64_000, maxTokens: 32_000}
-    const after = {
+    const before: RequestShape = {betas: [], contextWindow: 200_000, maxOutput: 64_000, maxTokens: 32_000}
+    const after: RequestShape = {
       betas: ['context-1m-2025-08-07'],
       contextWindow: 1_000_000,
-      effort: 'low' as const,
+      effort: 'low',
       maxOutput: 128_000,
       maxTokens: 100_000,
       thinking: {type: 'adaptive' as const},
