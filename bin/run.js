@@ -2,7 +2,7 @@
 // `wave --help` (-h), `wave --version` (-v) and a bare `wave` answer without loading oclif, whose import alone
 // costs more than starting node (bench/RESULTS.md): --version is one line, and the root help is the text
 // oclif printed at build time (scripts/cache-root-help.js). Anything that could change what oclif would
-// print (a terminal, colours, OCLIF_* settings, user-installed plugins, DEBUG) goes to oclif.
+// print (a terminal, colours, a width in COLUMNS, OCLIF_* settings, user-installed plugins, DEBUG) goes to oclif.
 // WAVE_NO_FAST_START=1 turns this off, and the lean oclif load below.
 import {existsSync, readFileSync} from 'node:fs'
 import module from 'node:module'
@@ -30,6 +30,10 @@ if (output === undefined) {
   useCodeCache({start: process.cwd(), workspaces: cwdFlags(argv)})
   // Its check of node's version against its package's engines looks for a package.json beside the bundle,
   // where there is none: it can't warn, but loads semver to try (3–5 ms). Off while oclif loads.
+  // Output to a pipe or file has no terminal to ask its width, where oclif wraps help at 80 columns: COLUMNS,
+  // where set, stands for it (as for ls and man). OCLIF_COLUMNS, oclif's own setting, still wins.
+  const columns = Number.parseInt(process.env.COLUMNS ?? '', 10)
+  if (!process.stdout.isTTY && columns > 0) globalThis.oclif = {...globalThis.oclif, columns}
   const engineCheck = process.env.OCLIF_DISABLE_ENGINE_WARNING
   process.env.OCLIF_DISABLE_ENGINE_WARNING = '1'
   const {execute, Plugin} = await import('#oclif')
@@ -97,6 +101,7 @@ function fastOutput(args) {
     if (args.length > 1 || !flag) return undefined
     const env = process.env
     if (env.WAVE_NO_FAST_START || env.DEBUG || env.FORCE_COLOR || process.stdout.isTTY) return undefined
+    if (env.COLUMNS && env.COLUMNS !== '80') return undefined // the cached help is 80 columns wide
     if (Object.keys(env).some((key) => key.startsWith('OCLIF_'))) return undefined
     if (isWsl()) return undefined // oclif names the platform `wsl`
     const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))

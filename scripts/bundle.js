@@ -207,6 +207,28 @@ for (const file of [...entries, ...pluginCommands]) {
   )
 }
 
+// oclif's hooks (package.json's oclif.hooks: command_not_found), bundled as the commands are, each loaded
+// only when its event happens; the module oclif loads (dist/hooks/x.js) becomes the bundle's door.
+const hooks = join(root, 'dist/hooks')
+const hookEntries = readdirSync(hooks).filter((file) => file.endsWith('.js'))
+await build({
+  ...common,
+  entryPoints: hookEntries.map((file) => join(hooks, file)),
+  external: [...external, ...external.map((name) => `${name}/*`)],
+  outbase: hooks,
+  outdir: join(bundles, 'hooks'),
+  outExtension: {'.js': '.cjs'},
+  plugins: [oclifVendored, vendored, zodLocalesOnDemand],
+})
+for (const file of hookEntries) {
+  writeFileSync(
+    join(hooks, file),
+    [`import {loadBundle} from '../core/bundles.js'`, `export default loadBundle('hooks/${file.replace(/\.js$/, '')}', import.meta.url).default`, ''].join(
+      '\n',
+    ),
+  )
+}
+
 // The modules that run outside a command's bundle become bundles in place, so that the package carries no
 // other compiler output: the repository snapshot bin/run.js starts before oclif loads, the search's worker
 // (each thread loads dist/plugins/search/content.js) and the plugin contract a plugin imports ('wave-cli').

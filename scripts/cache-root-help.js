@@ -9,7 +9,7 @@ import {fileURLToPath} from 'node:url'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const env = Object.fromEntries(
-  Object.entries(process.env).filter(([key]) => !key.startsWith('OCLIF_') && !['DEBUG', 'FORCE_COLOR', 'WAVE_DATA_DIR'].includes(key)),
+  Object.entries(process.env).filter(([key]) => !key.startsWith('OCLIF_') && !['COLUMNS', 'DEBUG', 'FORCE_COLOR', 'WAVE_DATA_DIR'].includes(key)),
 )
 env.WAVE_NO_FAST_START = '1'
 // A help run is not a session: no code cache from it (src/core/bundles.ts), which a session would then use.

@@ -13,14 +13,13 @@ import {builtinModules} from 'node:module'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 
-const root = dirname(dirname(fileURLToPath(import.meta.url)))
-const argv = process.argv.slice(2)
-const option = (name) => {
-  const at = argv.indexOf(`--${name}`)
-  return at === -1 ? undefined : argv[at + 1]
-}
+import {PROJECT_ROOT as root, packTarball, scriptOptions} from './tarball.js'
+
+const options = scriptOptions('release:check', 'node scripts/release-check.js [--tag vX.Y.Z | --notes vX.Y.Z]', {
+  notes: {type: 'string'},
+  tag: {type: 'string'},
+})
 
 /** The changelog's section for `version`: its date and its text (up to the next version's heading). */
 export function changelogSection(changelog, version) {
@@ -42,8 +41,8 @@ export function changelogSection(changelog, version) {
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const changelog = readFileSync(join(root, 'CHANGELOG.md'), 'utf8')
 
-if (option('notes')) {
-  const version = option('notes').replace(/^v/, '')
+if (options.notes) {
+  const version = options.notes.replace(/^v/, '')
   const section = changelogSection(changelog, version)
   if (!section) {
     console.error(`release:check: CHANGELOG.md has no section for ${version}`)
@@ -61,14 +60,14 @@ const check = (ok, what) => {
 
 const {version} = manifest
 check(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version), `package.json's version ${version} is a semantic version`)
-const tag = option('tag') ?? (process.env.GITHUB_REF_TYPE === 'tag' ? process.env.GITHUB_REF_NAME : undefined)
+const tag = options.tag ?? (process.env.GITHUB_REF_TYPE === 'tag' ? process.env.GITHUB_REF_NAME : undefined)
 if (tag !== undefined) check(tag === `v${version}`, `the tag ${tag} is v${version}`)
 const section = changelogSection(changelog, version)
 check(Boolean(section?.text), `CHANGELOG.md has a dated, non-empty section "## [${version}] - YYYY-MM-DD"`)
 
 const work = mkdtempSync(join(tmpdir(), 'wave-release-check-'))
 try {
-  const packed = JSON.parse(execFileSync(process.execPath, [join(root, 'scripts/pack.js'), '--destination', work, '--json'], {encoding: 'utf8'}))
+  const packed = packTarball(work)
   const files = packed.files.map((file) => file.path)
   execFileSync('tar', ['xzf', packed.tarball, '-C', work])
   const pkg = join(work, 'package')
@@ -141,6 +140,9 @@ try {
   )
   const packages = [...new Set([...loaded].map(packageOf))].filter((name) => !name.startsWith('node:') && !builtin.has(name) && !devOnly.has(name)).sort()
   check(missing.length === 0, `every package the bundles load (${packages.join(', ')}) is a dependency${missing.length ? ` (not: ${missing.join(', ')})` : ''}`)
+} catch (error) {
+  // No build, npm failing, a tarball that does not unpack: one failed check, not a stack.
+  check(false, `the package packs and unpacks (${error.message.split('\n')[0]})`)
 } finally {
   rmSync(work, {force: true, recursive: true})
 }

@@ -17,6 +17,22 @@ import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../core/output
 const {effort, 'max-output-tokens': maxOutputTokens, model, thinking} = sessionFlags(1)
 const modelFlags = {effort, 'max-output-tokens': maxOutputTokens, model, thinking}
 
+/** The flags that say how an approved plan runs: a rejection or a request for changes approves no run for them to apply to. */
+const RUN_SETTINGS = [
+  'allow',
+  'effort',
+  'max-output-tokens',
+  'mode',
+  'model',
+  'no-verify',
+  'sandbox',
+  'sandbox-network',
+  'scope',
+  'scope-enforce',
+  'thinking',
+  'verify',
+]
+
 export default class Approve extends WaveCommand {
   static args = {
     plan: Args.string({description: 'The plan: its name (as wave plans lists it) or its path (as wave plan prints it)', required: true}),
@@ -24,16 +40,11 @@ export default class Approve extends WaveCommand {
 
   static description = `Record a decision on a plan: approve it (the default), request changes, or reject it.
 
-The record, <plan>.approval.json beside the plan (or --out), binds the plan's sha256: wave run refuses
-the plan if its content changes afterwards. stdout is the record's path.
+The record, <plan>.approval.json beside the plan (or --out), binds the plan's sha256: wave run refuses the plan if its content changes afterwards. stdout is the record's path.
 
-It binds the plan's contract too: the paths of its ## Scope section (the run may change only those:
---scope-enforce warn reports a change outside them, strict refuses it) and the commands of its
-## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and
---verify replace the plan's lists; --no-verify approves no checks.
+It binds the plan's contract too: the paths of its ## Scope section (the run may change only those: --scope-enforce warn reports a change outside them, strict refuses it) and the commands of its ## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and --verify replace the plan's lists; --no-verify approves no checks.
 
---model, --effort, --thinking and --max-output-tokens record how the model works in the run (the
-record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
+--model, --effort, --thinking and --max-output-tokens record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
 
   static examples = [
     '<%= config.bin %> approve gentle-breeze',
@@ -48,7 +59,7 @@ record's model section): wave run uses them, and refuses a flag of its own that 
   static flags = {
     allow: Flags.string({description: 'Permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
     approver: Flags.string({description: 'Who decides (default: $GITHUB_ACTOR, git user.name, the OS user)'}),
-    feedback: Flags.string({description: 'Feedback to record with the decision'}),
+    feedback: Flags.string({description: 'Feedback to record with the decision', exclusive: ['request-changes']}),
     interactive: Flags.boolean({
       char: 'i',
       description: 'Review the plan at a terminal, then approve, request changes or reject it (Shift+Tab cycles --mode)',
@@ -56,8 +67,8 @@ record's model section): wave run uses them, and refuses a flag of its own that 
     mode: Flags.option({default: 'acceptEdits', description: 'Permission mode the run executes in', options: EXECUTION_MODES})(),
     'no-verify': Flags.boolean({description: "Approve no checks, whatever the plan's ## Verification lists", exclusive: ['verify']}),
     out: Flags.file({description: 'Write the record here instead of beside the plan'}),
-    reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes']}),
-    'request-changes': Flags.string({description: 'Ask for changes, with this feedback', exclusive: ['reject']}),
+    reject: Flags.boolean({description: 'Reject the plan', exclusive: ['request-changes', ...RUN_SETTINGS]}),
+    'request-changes': Flags.string({description: 'Ask for changes, with this feedback', exclusive: ['reject', ...RUN_SETTINGS]}),
     scope: Flags.string({description: "A workspace path or glob the run may change, replacing the plan's ## Scope; repeatable", multiple: true}),
     'scope-enforce': Flags.option({
       description: 'How the run is held to the scope: warn reports changes outside it, strict refuses them (default warn)',

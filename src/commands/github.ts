@@ -1,22 +1,18 @@
 import {Flags} from '@oclif/core'
 
 import {WaveCommand} from '../core/command.js'
+import {GITHUB_WORDS} from '../core/github/client.js'
 import {handleGitHubEvent} from '../core/github/handler.js'
 import {PR_DELIVERIES} from '../core/review/delivery.js'
 import {ROLES} from '../core/github/permissions.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
+import {dutyFlags} from '../core/review/duties.js'
 import {reviewResult} from '../core/review/result.js'
 
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.
 
-Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN (or
-GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and
-delivers the changes), requests changes (then revises) or rejects; adding the label to a pull request,
-or a workflow_dispatch with a task input, plans. Each plan keeps one comment, updated in place. Only
-people with at least --min-permission on the repository may act; --require-other-approver,
---require-review and --require-mergeable add separation of duties. Any other event exits 0.
-Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
+Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN (or GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and delivers the changes), requests changes (then revises) or rejects; adding the label to a pull request, or a workflow_dispatch with a task input, plans. Each plan keeps one comment, updated in place. Only people with at least --min-permission on the repository may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. Any other event exits 0. Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
 
   static examples = ['<%= config.bin %> github', '<%= config.bin %> github --min-permission maintain --allow "Bash(npm test:*)" --pr-delivery pull-request']
 
@@ -39,18 +35,7 @@ Each option can also be set through its WAVE_GITHUB_* variable (the Action's inp
     })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
     remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
-    'require-mergeable': Flags.boolean({
-      allowNo: true,
-      description: 'Run an approved plan only on a pull request GitHub can merge ($WAVE_REQUIRE_MERGEABLE=1)',
-    }),
-    'require-other-approver': Flags.boolean({
-      allowNo: true,
-      description: 'Refuse an approval by the person who asked for the plan ($WAVE_REQUIRE_OTHER_APPROVER=1)',
-    }),
-    'require-review': Flags.boolean({
-      allowNo: true,
-      description: 'Run an approved plan only on a pull request approved in a review by someone else ($WAVE_REQUIRE_REVIEW=1)',
-    }),
+    ...dutyFlags(GITHUB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
   }
 

@@ -1,23 +1,18 @@
 import {Flags} from '@oclif/core'
 
 import {WaveCommand} from '../core/command.js'
+import {GITLAB_WORDS} from '../core/gitlab/client.js'
 import {ACCESS_LEVELS} from '../core/gitlab/access.js'
 import {MR_DELIVERIES} from '../core/gitlab/env.js'
 import {handleGitLabJob} from '../core/gitlab/handler.js'
 import {EXECUTION_MODES} from '../core/policy/policy.js'
+import {dutyFlags} from '../core/review/duties.js'
 import {reviewResult} from '../core/review/result.js'
 
 export default class GitLab extends WaveCommand {
   static description = `Handle one GitLab CI job: a /wave note (from a note webhook's TRIGGER_PAYLOAD) or a WAVE_TASK pipeline.
 
-Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline trigger URL), GitLab's
-predefined variables (CI_API_V4_URL, CI_PROJECT_ID, CI_PROJECT_URL, CI_SERVER_URL, ...) and GITLAB_TOKEN
-(a project access token with api and write_repository). On a merge request or an issue, a note starting
-with /wave plans, approves (then runs and delivers the changes), requests changes (then revises) or
-rejects; a manual or scheduled pipeline with WAVE_TASK plans into WAVE_MERGE_REQUEST_IID,
-WAVE_ISSUE_IID, or a new issue. Each plan keeps one note, updated in place. Only members with at least
---min-access-level may act; --require-other-approver and --require-review add separation of duties.
-A job that asks nothing of wave exits 0. Each option can also be set through its WAVE_GITLAB_* variable.`
+Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline trigger URL), GitLab's predefined variables (CI_API_V4_URL, CI_PROJECT_ID, CI_PROJECT_URL, CI_SERVER_URL, ...) and GITLAB_TOKEN (a project access token with api and write_repository). On a merge request or an issue, a note starting with /wave plans, approves (then runs and delivers the changes), requests changes (then revises) or rejects; a manual or scheduled pipeline with WAVE_TASK plans into WAVE_MERGE_REQUEST_IID, WAVE_ISSUE_IID, or a new issue. Each plan keeps one note, updated in place. Only members with at least --min-access-level may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. A job that asks nothing of wave exits 0. Each option can also be set through its WAVE_GITLAB_* variable.`
 
   static examples = ['<%= config.bin %> gitlab', '<%= config.bin %> gitlab --min-access-level maintainer --allow "Bash(npm test:*)" --require-other-approver']
 
@@ -40,18 +35,7 @@ A job that asks nothing of wave exits 0. Each option can also be set through its
     })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
     remote: Flags.string({description: "The project's git remote, a name or URL ($WAVE_GITLAB_REMOTE; default $CI_PROJECT_URL.git)"}),
-    'require-other-approver': Flags.boolean({
-      allowNo: true,
-      description: 'Refuse an approval by the person who asked for the plan ($WAVE_REQUIRE_OTHER_APPROVER=1)',
-    }),
-    'require-review': Flags.boolean({
-      allowNo: true,
-      description: 'Run an approved plan only on a merge request someone else approved ($WAVE_REQUIRE_REVIEW=1)',
-    }),
-    'require-mergeable': Flags.boolean({
-      allowNo: true,
-      description: 'Run an approved plan only on a merge request GitLab can merge ($WAVE_REQUIRE_MERGEABLE=1)',
-    }),
+    ...dutyFlags(GITLAB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITLAB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
   }
 

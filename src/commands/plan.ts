@@ -14,16 +14,11 @@ import {questionsMarkdown, todosMarkdown} from '../plugins/session-notes.js'
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
 
-The agent runs in plan mode: it may read the workspace and write one file, a new plan under
-~/.wave/plans (or $WAVE_HOME/plans). stdout is the plan's path; progress goes to stderr.
+The agent runs in plan mode: it may read the workspace and write one file, a new plan under ~/.wave/plans (or $WAVE_HOME/plans). stdout is the plan's path; progress goes to stderr.
 
-The workspace is the top of the git repository holding the current directory (outside any
-repository, the current directory), or --cwd. The repository's AGENTS.md files (CLAUDE.md where a
-directory has none), from its root down to the current directory, go into the prompt.
+The workspace is the top of the git repository holding the current directory (outside any repository, the current directory), or --cwd. The repository's AGENTS.md files (CLAUDE.md where a directory has none), from its root down to the current directory, go into the prompt.
 
-Plan mode allows reads and the plan file whatever the rules say, so --allow takes only WebFetch rules,
-for research on the web: WebFetch(domain:docs.example.com). Rules for the run are given when the plan
-is approved (wave approve --allow).`
+Plan mode allows reads and the plan file whatever the rules say, so --allow takes only WebFetch rules, for research on the web: WebFetch(domain:docs.example.com). Rules for the run are given when the plan is approved (wave approve --allow).`
 
   static examples = [
     'PLAN=$(<%= config.bin %> plan --task "Add a --verbose flag to the CLI")',

@@ -9,12 +9,7 @@ import {resolvePlanReference} from '../core/plans/plans.js'
 export default class Plans extends WaveCommand {
   static description = `List the plans, newest first, with their status.
 
-Plans live under ~/.wave/plans (or $WAVE_HOME/plans). A status is one of draft, approved, rejected,
-changes_requested, running, ran or failed; a failed plan says why, and one whose planning session failed
-before writing its file is listed too (no plan file). The name works wherever a plan is named (approve, run,
-plan --revise). wave plans <name> shows one plan: its record, revisions and last run's report (as
-wave plans show <name>). wave plans diff <name> shows what changed since the last decision. wave plans rm
-<name> and wave plans prune --older-than 7d remove plans.`
+Plans live under ~/.wave/plans (or $WAVE_HOME/plans). A status is one of draft, approved, rejected, changes_requested, running, ran or failed; a failed plan says why, and one whose planning session failed before writing its file is listed too (no plan file). The name works wherever a plan is named (approve, run, plan --revise). wave plans <name> shows one plan: its record, revisions and last run's report (as wave plans show <name>). wave plans diff <name> shows what changed since the last decision. wave plans rm <name> and wave plans prune --older-than 7d remove plans.`
 
   static examples = [
     '<%= config.bin %> plans',

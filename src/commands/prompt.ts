@@ -8,10 +8,7 @@ import {PLAN_NAME_PLACEHOLDER, previewPrompt, PROMPT_KINDS, type PromptPreview} 
 export default class Prompt extends WaveCommand {
   static description = `Print what a session would send the model: its system prompt and tool definitions.
 
-Built as a session of that kind builds them in this workspace (environment block, repository
-instructions, settings, plugins and MCP servers included), without making a request. The plan
-kind names its plan file ${PLAN_NAME_PLACEHOLDER}.md: a plan's name is drawn when the session starts.
-With --task, the first message is printed too (plan and task kinds; a run's holds the approved plan).`
+Built as a session of that kind builds them in this workspace (environment block, repository instructions, settings, plugins and MCP servers included), without making a request. The plan kind names its plan file ${PLAN_NAME_PLACEHOLDER}.md: a plan's name is drawn when the session starts. With --task, the first message is printed too (plan and task kinds; a run's holds the approved plan).`
 
   static examples = [
     '<%= config.bin %> prompt --mode plan',

@@ -21,28 +21,15 @@ export default class Run extends WaveCommand {
 
   static description = `Execute an approved plan in a fresh context with the full tool set, or run a task directly.
 
-wave run <plan> refuses, before any model request, a plan with no approval record or another
-decision, or one that already ran under its approval (exit 3: a plan runs once per approval), a plan
-whose content changed since approval, or one made against another git HEAD (exit 4; --allow-stale
-overrides the latter). stdout is the agent's final message.
+wave run <plan> refuses, before any model request, a plan with no approval record or another decision, or one that already ran under its approval (exit 3: a plan runs once per approval), a plan whose content changed since approval, or one made against another git HEAD (exit 4; --allow-stale overrides the latter). stdout is the agent's final message.
 
-The workspace is the top of the git repository holding the current directory, from wherever in it
-the command starts, or --cwd; outside any repository, give --cwd. The repository's AGENTS.md files
-(CLAUDE.md where a directory has none) go into the prompt as they are at run time.
+The workspace is the top of the git repository holding the current directory, from wherever in it the command starts, or --cwd; outside any repository, give --cwd. The repository's AGENTS.md files (CLAUDE.md where a directory has none) go into the prompt as they are at run time.
 
-When the model ends its work, wave runs the approval's checks itself (the plan's ## Verification, or
-approve --verify), each in the run's sandbox without any allow rule; a failing check's output goes back
-to the model for another turn, up to --verify-retries times. A run whose checks still fail, or that
-changed a file outside a strict scope, exits 7 and is not spent: --resume goes on with the failing output.
+When the model ends its work, wave runs the approval's checks itself (the plan's ## Verification, or approve --verify), each in the run's sandbox without any allow rule; a failing check's output goes back to the model for another turn, up to --verify-retries times. A run whose checks still fail, or that changed a file outside a strict scope, exits 7 and is not spent: --resume goes on with the failing output.
 
-wave run <plan> --resume continues the plan's newest run when it did not succeed (interrupted,
-stopped at a limit, failed), after the same approval checks, with its conversation as its transcript
-recorded it: no tool call whose result was recorded runs again, and --max-turns and --max-budget-usd
-count the whole run. Nothing to resume (no run, or the newest succeeded) is exit 2.
+wave run <plan> --resume continues the plan's newest run when it did not succeed (interrupted, stopped at a limit, failed), after the same approval checks, with its conversation as its transcript recorded it: no tool call whose result was recorded runs again, and --max-turns and --max-budget-usd count the whole run. Nothing to resume (no run, or the newest succeeded) is exit 2.
 
-wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the model plans first, the
-command stops with the plan's path on stdout and exit 10 (approve and run it later), or, with
---approve, approves the plan and executes it in a fresh context.`
+wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the model plans first, the command stops with the plan's path on stdout and exit 10 (approve and run it later), or, with --approve, approves the plan and executes it in a fresh context.`
 
   static examples = [
     '<%= config.bin %> run gentle-breeze',
@@ -55,14 +42,15 @@ command stops with the plan's path on stdout and exit 10 (approve and run it lat
 
   static flags = {
     allow: Flags.string({description: 'With --approve or --task: a permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
-    'allow-stale': Flags.boolean({description: 'Run even if the plan was made against another git HEAD'}),
-    approval: Flags.file({description: 'The approval record (default: <plan>.approval.json beside the plan)', exclusive: ['approve']}),
+    'allow-stale': Flags.boolean({description: 'Run even if the plan was made against another git HEAD', exclusive: ['task', 'task-file']}),
+    approval: Flags.file({description: 'The approval record (default: <plan>.approval.json beside the plan)', exclusive: ['approve', 'task', 'task-file']}),
     approve: Flags.boolean({
       description: 'Approve inline (the record is written first), for trusted pipelines; refused over a recorded rejection or request for changes',
     }),
     force: Flags.boolean({
       dependsOn: ['approve'],
       description: 'With --approve: approve even over a newest decision of rejected or changes_requested (recorded)',
+      exclusive: ['task', 'task-file'],
     }),
     ...sessionFlags(60),
     mode: Flags.option({description: 'With --approve or --task: the permission mode (default acceptEdits)', options: EXECUTION_MODES})(),

@@ -8,12 +8,7 @@ import {openSession} from '../core/session/context.js'
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.
 
-Lists the built-ins, the tools of installed plugins and those of the MCP servers in the settings files
-(which it starts, then stops). Each cell is the policy's answer for a headless session of the mode under
-the settings files' rules: yes; plan file only (Write and Edit in plan mode); run --task only
-(EnterPlanMode: only wave run --task lets the model plan first); already active (EnterPlanMode in plan
-mode); with a rule (once an --allow or settings rule such as Bash(npm test:*) allows it; TaskOutput and
-TaskStop go with Bash); - (never).`
+Lists the built-ins, the tools of installed plugins and those of the MCP servers in the settings files (which it starts, then stops). Each cell is the policy's answer for a headless session of the mode under the settings files' rules: yes; plan file only (Write and Edit in plan mode); run --task only (EnterPlanMode: only wave run --task lets the model plan first); already active (EnterPlanMode in plan mode); with a rule (once an --allow or settings rule such as Bash(npm test:*) allows it; TaskOutput and TaskStop go with Bash); - (never).`
 
   static examples = ['<%= config.bin %> tools', '<%= config.bin %> tools --mode plan', '<%= config.bin %> tools --verbose', '<%= config.bin %> tools --json']
 

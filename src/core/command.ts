@@ -6,10 +6,13 @@ import {ruleSchema} from './policy/policy.js'
 import type {SessionHost, SessionOptions} from './session/context.js'
 import {EFFORTS, type Effort, parseThinking, type ThinkingSetting} from './session/reasoning.js'
 import {scrubSecrets} from './secrets.js'
+import type {CommandShape} from './usage-errors.js'
 
 export const outputFormatFlag = Flags.option({
   description: 'Result format on stdout: text, one json object, or stream-json events (one per line)',
   options: ['text', 'json', 'stream-json'] as const,
+  // --json is --output-format json: with any other format given, the two contradict each other.
+  relationships: [{flags: [{name: 'json', when: async (flags) => flags['output-format'] !== 'json'}], type: 'none'}],
 })
 
 /** The flags of every command that starts a model session (plan, run). */
@@ -152,22 +155,40 @@ export abstract class WaveCommand extends Command {
   }
 
   private formatFromArgv(): OutputFormat {
-    if (super.jsonEnabled()) return 'json'
-    const argv = this.argv
-    const at = argv.indexOf('--output-format')
-    const given = argv.find((arg) => arg.startsWith('--output-format='))?.slice('--output-format='.length) ?? (at === -1 ? undefined : argv[at + 1])
-    return (OUTPUT_FORMATS as readonly string[]).includes(given ?? '') ? (given as OutputFormat) : 'text'
+    return super.jsonEnabled() ? 'json' : outputFormatIn(this.argv)
   }
 
-  protected async catch(error: Interfaces.CommandError): Promise<void> {
+  protected async catch(thrown: Interfaces.CommandError): Promise<void> {
+    const error = this.signalled ? thrown : await asUsageError(thrown, {args: this.ctor.args ?? {}, flags: this.ctor.flags ?? {}, id: this.id ?? ''})
     const exitCode = this.signalled ? signalExit(this.signalled) : exitCodeOf(error)
     const message = scrubSecrets(firstLine(error.message))
     const hint = error instanceof WaveError && error.hint ? scrubSecrets(error.hint) : undefined
     const details = error instanceof WaveError ? error.details : undefined
     await this.output.failure({details, exitCode, hint, message})
-    if (process.env.DEBUG && error.stack) process.stderr.write(scrubSecrets(error.stack) + '\n')
+    if (process.env.DEBUG && thrown.stack) process.stderr.write(scrubSecrets(thrown.stack) + '\n')
     process.exitCode = exitCode
   }
+}
+
+/** The output format the arguments ask for (`--json`, `--output-format F`), from the raw arguments: before or without parsing. */
+export function outputFormatIn(argv: readonly string[]): OutputFormat {
+  const end = argv.indexOf('--')
+  const args = end === -1 ? argv : argv.slice(0, end)
+  if (args.includes('--json')) return 'json'
+  const at = args.indexOf('--output-format')
+  const given = args.find((arg) => arg.startsWith('--output-format='))?.slice('--output-format='.length) ?? (at === -1 ? undefined : args[at + 1])
+  return (OUTPUT_FORMATS as readonly string[]).includes(given ?? '') ? (given as OutputFormat) : 'text'
+}
+
+/**
+ * oclif's parser errors (unknown flag, conflicting flags, ...) as wave's one line with its exit code; any
+ * other error as it is. The rewording (usage-errors.ts) loads only here, once a command has failed.
+ */
+async function asUsageError(error: Interfaces.CommandError, command: CommandShape): Promise<Interfaces.CommandError> {
+  // A WaveError is already wave's line, unless oclif wrapped it while parsing a flag ("Parsing --thinking ...").
+  if (error instanceof WaveError && !error.message.startsWith('Parsing --')) return error
+  const {usageErrorOf} = await import('./usage-errors.js')
+  return usageErrorOf(error, command) ?? error
 }
 
 // oclif's own bounds for parse()'s type parameters (not exported by name).

@@ -4,23 +4,33 @@
  * and the scripted Messages API. Every run gets a fresh clone and a fresh WAVE_HOME, as a fresh runner
  * would: whatever a later run knows of a plan came through GitHub (its comment) and git.
  */
-import {execFileSync} from 'node:child_process'
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
+import {
+  expectTokenKept,
+  FAREWELL,
+  firstUserText,
+  forgeRemote,
+  freshRunner,
+  git,
+  nameIn,
+  PLAN,
+  planTurns,
+  REVISED,
+  runTurns,
+  statusOf,
+} from '../support/forge-fixture.js'
 import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
-import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
+import {type MessagesServer, planPathIn, reply, toolResults, toolUse} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
 
 const TOKEN = 'ghs_test-token-never-logged-0123456789'
 const FIXTURES = fileURLToPath(new URL('../fixtures/github/', import.meta.url))
-const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n'
-const REVISED = '# Plan: add a goodbye\n\n1. Create src/farewell.ts exporting goodbye(name).\n'
-const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
 
 let sandbox: Sandbox
 let server: MessagesServer
@@ -30,27 +40,11 @@ let headSha: string
 let runs = 0
 useScriptedSession((session) => ({sandbox, server} = session))
 
-function git(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', HOME: cwd, LC_ALL: 'C', PATH: process.env.PATH ?? '/usr/bin:/bin'},
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim()
-}
-
 beforeEach(async () => {
   // The remote, holding main and a pull request's branch "feature" (one commit ahead).
-  remote = path.join(sandbox.root, 'remote.git')
-  git(sandbox.root, ['-c', 'init.defaultBranch=main', 'init', '-q', '--bare', remote])
-  git(sandbox.repo, ['remote', 'add', 'origin', remote])
-  git(sandbox.repo, ['push', '-q', 'origin', 'main'])
-  git(sandbox.repo, ['checkout', '-q', '-b', 'feature'])
-  writeFileSync(path.join(sandbox.repo, 'README.md'), '# demo\n\nNow with greetings.\n')
-  git(sandbox.repo, ['commit', '-q', '-am', 'Greet people'])
-  git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
-  git(sandbox.repo, ['checkout', '-q', 'main'])
-  headSha = git(remote, ['rev-parse', 'refs/heads/feature'])
+  const made = forgeRemote(sandbox)
+  remote = made.remote
+  headSha = made.headSha
 
   github = await startGitHubServer({
     owner: 'octo',
@@ -69,10 +63,7 @@ afterEach(async () => {
 
 /** One workflow run: a fresh clone of the remote, a fresh WAVE_HOME, the event in a file. */
 async function onGitHub(eventName: string, payload: unknown, env: Record<string, string> = {}): Promise<RunWaveResult> {
-  const runner = path.join(sandbox.root, `runner-${++runs}`)
-  mkdirSync(runner)
-  const checkout = path.join(runner, 'checkout')
-  git(runner, ['clone', '-q', remote, checkout])
+  const {checkout, runner} = freshRunner(sandbox, remote, ++runs)
   const eventPath = path.join(runner, 'event.json')
   writeFileSync(eventPath, JSON.stringify(payload))
   const result = await runWave(['github'], {
@@ -92,10 +83,12 @@ async function onGitHub(eventName: string, payload: unknown, env: Record<string,
     server,
     timeoutMs: 60_000,
   })
-  // The token never shows, wherever wave writes.
-  expect(result.stdout + result.stderr).not.toContain(TOKEN)
-  expect(readFileSync(path.join(checkout, '.git', 'config'), 'utf8')).not.toContain(TOKEN)
-  for (const comment of github.comments) expect(comment.body).not.toContain(TOKEN)
+  expectTokenKept(
+    TOKEN,
+    result,
+    checkout,
+    github.comments.map((c) => c.body),
+  )
   return result
 }
 
@@ -119,21 +112,11 @@ function comment(issue: number, body: string, by = 'alice', at?: string): {event
   return {event, stored}
 }
 
-const planTurns = (plan = PLAN) => [(request: RecordedRequest) => reply(toolUse('Write', {content: plan, file_path: planPathIn(request)})), reply('Planned.')]
-const runTurns = () => [reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Added src/farewell.ts.')]
-
 const stickies = (issue: number) => github.commentsOn(issue).filter((c) => c.body.startsWith('<!-- wave:plan:'))
 function stickyOn(issue: number): StoredComment {
   const found = stickies(issue)
   expect(found).toHaveLength(1)
   return found[0]
-}
-
-const nameIn = (body: string) => /^<!-- wave:plan:(\S+) -->/.exec(body)![1]
-const statusOf = (body: string) => /^\| Status \| (.+) \|$/m.exec(body)?.[1]
-const firstUserText = (request: RecordedRequest): string => {
-  const content = request.body.messages[0].content
-  return typeof content === 'string' ? content : content.map((block: {text?: string}) => block.text ?? '').join('\n')
 }
 
 const repliesTo = (issue: number, login: string) =>
@@ -424,6 +407,83 @@ describe('wave github: /wave request-changes and /wave reject', () => {
     const approve = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`).event)
     expect(approve.code).toBe(3)
     expect(approve.stderr).toContain(`Plan ${name} is rejected`)
+  })
+})
+
+describe('wave github: what the comment and the job summary show', {timeout: 120_000}, () => {
+  it("the model's to-do list, its open questions and the plan's contract, then the run's checks and its denied calls", async () => {
+    // Planning: a to-do list, a question no one can answer, and a plan stating its scope and checks.
+    const todos = [
+      {activeForm: 'Reading the greeting', content: 'Read the greeting', status: 'completed'},
+      {activeForm: 'Writing the plan', content: 'Write the plan', status: 'in_progress'},
+      {activeForm: 'Listing the checks', content: 'List the checks', status: 'pending'},
+    ]
+    const question = {
+      header: 'Wording',
+      multiSelect: false,
+      options: [
+        {description: 'Short', label: 'bye'},
+        {description: 'Formal', label: 'farewell'},
+      ],
+      question: 'Should it say bye or farewell?',
+    }
+    const contractPlan = `${PLAN}\n## Scope\n- src/farewell.ts\n\n## Verification\n- \`test -f src/farewell.ts\`\n`
+    server.push(
+      reply(toolUse('TodoWrite', {todos})),
+      reply(toolUse('AskUserQuestion', {questions: [question]})),
+      (request) => reply(toolUse('Write', {content: contractPlan, file_path: planPathIn(request)})),
+      reply('Planned.'),
+    )
+    const planSummary = path.join(sandbox.root, 'plan-summary.md')
+    const planned = await onGitHub('issue_comment', comment(7, '/wave plan Add a farewell function').event, {GITHUB_STEP_SUMMARY: planSummary})
+    expect(planned.code, planned.stderr).toBe(0)
+
+    const sticky = stickyOn(7)
+    const name = nameIn(sticky.body)
+    const summary = readFileSync(planSummary, 'utf8')
+    for (const [where, body] of [
+      ['comment', sticky.body],
+      ['job summary', summary],
+    ] as const) {
+      expect(body, where).toContain('**To-do list** (step 2 of 3: Writing the plan)')
+      expect(body, where).toContain('- [x] Read the greeting\n- [ ] (in progress) Write the plan\n- [ ] List the checks')
+      expect(body, where).toMatch(/\*\*Open questions\*\* \(.*\n\n- Should it say bye or farewell\?/)
+      expect(body, where).toContain('| Scope | `src/farewell.ts` (warn) |')
+      expect(body, where).toContain('| Checks | `test -f src/farewell.ts` |')
+    }
+    expect(summary).toContain(`## wave github\n\nPlanned ${name}`)
+
+    // The run: a write outside the workspace, denied; the file; the check, run by wave.
+    server.push(
+      reply(toolUse('Write', {content: 'escaped\n', file_path: '../escaped.txt'})),
+      reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})),
+      reply('Added src/farewell.ts.'),
+    )
+    const planning = server.messageRequests.length
+    const runSummary = path.join(sandbox.root, 'run-summary.md')
+    const ran = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, {
+      GITHUB_STEP_SUMMARY: runSummary,
+      // What is shown is the subject here, not the sandbox: the check runs as approved either way.
+      WAVE_GITHUB_SANDBOX: 'off',
+    })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(toolResults(server.messageRequests[planning + 1])[0].text).toMatch(/^Permission denied/)
+    expect(existsSync(path.join(sandbox.root, `runner-${runs}`, 'escaped.txt'))).toBe(false)
+
+    // The text tally counts the denied call.
+    expect(ran.stderr).toContain('Run complete: 1 changed in scope, 0 outside, 0 untouched; checks: test -f src/farewell.ts passed; 1 call denied')
+    const done = stickyOn(7)
+    expect(statusOf(done.body)).toBe('✅ done')
+    for (const [where, body] of [
+      ['comment', done.body],
+      ['job summary', readFileSync(runSummary, 'utf8')],
+    ] as const) {
+      expect(body, where).toContain('**Planned versus actual**')
+      expect(body, where).toContain('| Scope | `src/farewell.ts` (warn) |')
+      expect(body, where).toContain('| Denied calls | 1 |')
+      expect(body, where).toMatch(/\| `test -f src\/farewell\.ts` \| ✅ passed \|/)
+    }
+    expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts']) + '\n').toBe(FAREWELL)
   })
 })
 

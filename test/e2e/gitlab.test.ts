@@ -5,22 +5,32 @@
  * file holding the webhook's body. Every job gets a fresh clone and a fresh WAVE_HOME, as a fresh runner
  * would: whatever a later job knows of a plan came through GitLab (its note) and git.
  */
-import {execFileSync} from 'node:child_process'
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
+import {
+  expectTokenKept,
+  FAREWELL,
+  firstUserText,
+  forgeRemote,
+  freshRunner,
+  git,
+  nameIn,
+  PLAN,
+  planTurns,
+  REVISED,
+  runTurns,
+  statusOf,
+} from '../support/forge-fixture.js'
 import {type GitLabServer, startGitLabServer, type StoredNote} from '../support/gitlab-server.js'
-import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
+import {type MessagesServer, planPathIn, reply, toolUse} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
 
 const TOKEN = 'glpat-test-token-never-logged-0123456789'
 const PROJECT = 42
-const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n'
-const REVISED = '# Plan: add a goodbye\n\n1. Create src/farewell.ts exporting goodbye(name).\n'
-const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
 const MR = {iid: 7, type: 'MergeRequest'} as const
 const ISSUE = {iid: 12, type: 'Issue'} as const
 
@@ -35,27 +45,11 @@ let headSha: string
 let jobs = 0
 useScriptedSession((session) => ({sandbox, server} = session))
 
-function git(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', HOME: cwd, LC_ALL: 'C', PATH: process.env.PATH ?? '/usr/bin:/bin'},
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim()
-}
-
 beforeEach(async () => {
   // The remote, holding main and a merge request's source branch "feature" (one commit ahead).
-  remote = path.join(sandbox.root, 'remote.git')
-  git(sandbox.root, ['-c', 'init.defaultBranch=main', 'init', '-q', '--bare', remote])
-  git(sandbox.repo, ['remote', 'add', 'origin', remote])
-  git(sandbox.repo, ['push', '-q', 'origin', 'main'])
-  git(sandbox.repo, ['checkout', '-q', '-b', 'feature'])
-  writeFileSync(path.join(sandbox.repo, 'README.md'), '# demo\n\nNow with greetings.\n')
-  git(sandbox.repo, ['commit', '-q', '-am', 'Greet people'])
-  git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
-  git(sandbox.repo, ['checkout', '-q', 'main'])
-  headSha = git(remote, ['rev-parse', 'refs/heads/feature'])
+  const made = forgeRemote(sandbox)
+  remote = made.remote
+  headSha = made.headSha
 
   // alice and dave are developers, mona a maintainer, rita a reporter.
   gitlab = await startGitLabServer({members: {alice: 30, dave: 30, mona: 40, rita: 20}, path: 'group/demo', projectId: PROJECT, remote, token: TOKEN})
@@ -77,10 +71,7 @@ afterEach(async () => {
 
 /** One pipeline job: a fresh clone of the remote, a fresh WAVE_HOME, GitLab's predefined variables. */
 async function job(env: Record<string, string>, payload?: unknown): Promise<RunWaveResult> {
-  const runner = path.join(sandbox.root, `runner-${++jobs}`)
-  mkdirSync(runner)
-  const checkout = path.join(runner, 'checkout')
-  git(runner, ['clone', '-q', remote, checkout])
+  const {checkout, runner} = freshRunner(sandbox, remote, ++jobs)
   const variables: Record<string, string> = {
     CI: 'true',
     CI_API_V4_URL: gitlab.apiUrl,
@@ -105,10 +96,12 @@ async function job(env: Record<string, string>, payload?: unknown): Promise<RunW
   }
 
   const result = await runWave(['gitlab'], {cwd: checkout, env: variables, home: sandbox.home, server, timeoutMs: 60_000})
-  // The token never shows, wherever wave writes.
-  expect(result.stdout + result.stderr).not.toContain(TOKEN)
-  expect(readFileSync(path.join(checkout, '.git', 'config'), 'utf8')).not.toContain(TOKEN)
-  for (const note of gitlab.notes) expect(note.body).not.toContain(TOKEN)
+  expectTokenKept(
+    TOKEN,
+    result,
+    checkout,
+    gitlab.notes.map((n) => n.body),
+  )
   return result
 }
 
@@ -139,21 +132,11 @@ function note(on: StoredNote['noteable'], body: string, by = 'alice'): {payload:
   return {payload, stored}
 }
 
-const planTurns = (plan = PLAN) => [(request: RecordedRequest) => reply(toolUse('Write', {content: plan, file_path: planPathIn(request)})), reply('Planned.')]
-const runTurns = () => [reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Added src/farewell.ts.')]
-
 const stickies = (on: StoredNote['noteable']) => gitlab.notesOn(on).filter((n) => n.body.startsWith('<!-- wave:plan:'))
 function stickyOn(on: StoredNote['noteable']): StoredNote {
   const found = stickies(on)
   expect(found).toHaveLength(1)
   return found[0]
-}
-
-const nameIn = (body: string) => /^<!-- wave:plan:(\S+) -->/.exec(body)![1]
-const statusOf = (body: string) => /^\| Status \| (.+) \|$/m.exec(body)?.[1]
-const firstUserText = (request: RecordedRequest): string => {
-  const content = request.body.messages[0].content
-  return typeof content === 'string' ? content : content.map((block: {text?: string}) => block.text ?? '').join('\n')
 }
 
 const repliesTo = (on: StoredNote['noteable'], username: string) =>
@@ -259,8 +242,12 @@ describe('wave gitlab: /wave approve', JOBS, () => {
 
     const refused = await job({}, early.payload)
     expect(refused.code).toBe(4)
-    expect(refused.stderr).toContain('changed after the approval was written')
-    expect(repliesTo(MR, 'dave')[0].body).toContain('changed after the approval was written')
+    expect(refused.stderr).toContain(`The note of plan ${name} changed after the approval was written (note updated `)
+    // GitLab's word for it, in the reply too.
+    const [answer] = repliesTo(MR, 'dave')
+    expect(answer.body).toContain(`The note of plan ${name} changed after the approval was written`)
+    expect(answer.body).toContain(`Read the plan again and answer its note anew: https://gitlab.test/group/demo/-/merge_requests/7#note_${revised.id}`)
+    expect(answer.body).not.toMatch(/\bcomment\b/)
 
     const stale = await job({}, note(MR, `/wave approve ${name} --sha256 ${sha}`, 'dave').payload)
     expect(stale.code).toBe(4)
@@ -456,6 +443,50 @@ describe('wave gitlab: a WAVE_TASK pipeline', JOBS, () => {
     expect(reporter.stdout).toContain('@rita may not')
     expect(stickies(ISSUE)).toEqual([])
     expect(server.messageRequests).toHaveLength(2)
+  })
+})
+
+describe("wave gitlab: what the plan's note shows", JOBS, () => {
+  it("the model's to-do list, its open questions and the plan's contract, then the run's checks and its denied calls", async () => {
+    const todos = [
+      {activeForm: 'Reading the greeting', content: 'Read the greeting', status: 'completed'},
+      {activeForm: 'Writing the plan', content: 'Write the plan', status: 'in_progress'},
+    ]
+    const question = {
+      header: 'Wording',
+      multiSelect: false,
+      options: [
+        {description: 'Short', label: 'bye'},
+        {description: 'Formal', label: 'farewell'},
+      ],
+      question: 'Should it say bye or farewell?',
+    }
+    const contractPlan = `${PLAN}\n## Scope\n- src/farewell.ts\n\n## Verification\n- \`test -f src/farewell.ts\`\n`
+    server.push(
+      reply(toolUse('TodoWrite', {todos}), toolUse('AskUserQuestion', {questions: [question]})),
+      (request) => reply(toolUse('Write', {content: contractPlan, file_path: planPathIn(request)})),
+      reply('Planned.'),
+    )
+    expect((await job({}, note(MR, '/wave plan Add a farewell function').payload)).code).toBe(0)
+    const planned = stickyOn(MR).body
+    expect(planned).toContain('**To-do list** (step 2 of 2: Writing the plan)\n\n- [x] Read the greeting\n- [ ] (in progress) Write the plan')
+    expect(planned).toMatch(/\*\*Open questions\*\* \(.*\n\n- Should it say bye or farewell\?/)
+    expect(planned).toContain('| Scope | `src/farewell.ts` (warn) |')
+    expect(planned).toContain('| Checks | `test -f src/farewell.ts` |')
+
+    // The run: a write outside the workspace (denied), the file, then wave's check.
+    server.push(
+      reply(toolUse('Write', {content: 'escaped\n', file_path: '../escaped.txt'})),
+      reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})),
+      reply('Added src/farewell.ts.'),
+    )
+    const ran = await job({WAVE_GITLAB_SANDBOX: 'off'}, note(MR, `/wave approve ${nameIn(planned)}`, 'dave').payload)
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain('checks: test -f src/farewell.ts passed; 1 call denied')
+    const done = stickyOn(MR).body
+    expect(statusOf(done)).toBe('✅ done')
+    expect(done).toContain('| Denied calls | 1 |')
+    expect(done).toMatch(/\| `test -f src\/farewell\.ts` \| ✅ passed \|/)
   })
 })
 

@@ -9,9 +9,7 @@
  *   // GITHUB_API_URL=github.url ...
  *   await github.close()
  */
-import {execFileSync} from 'node:child_process'
-import {createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse} from 'node:http'
-import type {AddressInfo, Socket} from 'node:net'
+import {type Answer, branchHead, ForgeClock, type RecordedForgeRequest, type Route, startForgeHttp} from './forge-server.js'
 
 export type Role = 'read' | 'triage' | 'write' | 'maintain' | 'admin'
 
@@ -35,17 +33,7 @@ export interface GitHubServerOptions {
   pageSize?: number
 }
 
-export interface RecordedGitHubRequest {
-  method: string
-  /** Without the query string. */
-  path: string
-  query: Record<string, string>
-  /** Parsed JSON (the raw text when it was not JSON); tests read into it freely. */
-  // biome-ignore lint/suspicious/noExplicitAny: a request body of any shape, as tests assert on it
-  body: any
-  headers: IncomingHttpHeaders
-  status?: number
-}
+export type RecordedGitHubRequest = RecordedForgeRequest
 
 export interface StoredComment {
   id: number
@@ -113,18 +101,16 @@ export interface GitHubServer {
 export async function startGitHubServer(options: GitHubServerOptions): Promise<GitHubServer> {
   const htmlBase = options.htmlBase ?? 'https://github.test'
   const botLogin = options.botLogin ?? 'github-actions[bot]'
-  const requests: RecordedGitHubRequest[] = []
   const comments: StoredComment[] = []
   const issues = new Map<number, StoredIssue>()
   const pulls = new Map<number, StoredPull>()
   const createdPulls: GitHubServer['createdPulls'] = []
-  let clock = Date.parse('2030-01-01T00:00:00Z')
   let nextCommentId = 1001
   let nextNumber = 100
-  const tick = () => {
-    clock += 1000
-    return new Date(clock).toISOString().replace('.000Z', 'Z')
-  }
+  // GitHub's times are in whole seconds.
+  const clock = new ForgeClock()
+  const now = () => clock.now().replace('.000Z', 'Z')
+  const tick = () => clock.tick().replace('.000Z', 'Z')
 
   const fullName = `${options.owner}/${options.repo}`
   const issueUrl = (issue: number) => `${htmlBase}/${fullName}/${issues.get(issue)?.pull ? 'pull' : 'issues'}/${issue}`
@@ -191,9 +177,9 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
     ...(i.pull ? {pull_request: {html_url: `${htmlBase}/${fullName}/pull/${i.number}`, url: `${serverUrl()}/repos/${fullName}/pulls/${i.number}`}} : {}),
   })
 
-  type Handler = (match: RegExpExecArray, req: RecordedGitHubRequest) => [number, unknown, Record<string, string>?]
   const repoPath = `/repos/${options.owner}/${options.repo}`
-  const routes: Array<[string, RegExp, Handler]> = [
+  const notFound: Answer = [404, {message: 'Not Found'}]
+  const routes: Route[] = [
     ['GET', /^\/user$/, () => (options.viewer ? [200, {login: options.viewer, type: 'User'}] : [403, {message: 'Resource not accessible by integration'}])],
     [
       'GET',
@@ -216,7 +202,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       new RegExp(`^${repoPath}/issues/(\\d+)$`),
       (m) => {
         const issue = issues.get(Number(m[1]))
-        return issue ? [200, issueJson(issue)] : [404, {message: 'Not Found'}]
+        return issue ? [200, issueJson(issue)] : notFound
       },
     ],
     [
@@ -236,7 +222,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       new RegExp(`^${repoPath}/issues/(\\d+)/comments$`),
       (m, req) => {
         const issue = Number(m[1])
-        if (!issues.has(issue)) return [404, {message: 'Not Found'}]
+        if (!issues.has(issue)) return notFound
         const all = comments.filter((c) => c.issue === issue)
         const perPage = Math.min(Number(req.query.per_page ?? options.pageSize ?? 30), 100)
         const page = Number(req.query.page ?? 1)
@@ -251,7 +237,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       new RegExp(`^${repoPath}/issues/(\\d+)/comments$`),
       (m, req) => {
         const issue = Number(m[1])
-        if (!issues.has(issue)) return [404, {message: 'Not Found'}]
+        if (!issues.has(issue)) return notFound
         const problem = bodyProblem(req.body?.body)
         if (problem) return [422, {message: problem}]
         return [201, commentJson(addComment(issue, req.body.body, {login: botLogin, type: 'Bot'}))]
@@ -262,7 +248,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       new RegExp(`^${repoPath}/issues/comments/(\\d+)$`),
       (m) => {
         const comment = comments.find((c) => c.id === Number(m[1]))
-        return comment ? [200, commentJson(comment)] : [404, {message: 'Not Found'}]
+        return comment ? [200, commentJson(comment)] : notFound
       },
     ],
     [
@@ -270,7 +256,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       new RegExp(`^${repoPath}/issues/comments/(\\d+)$`),
       (m, req) => {
         const comment = comments.find((c) => c.id === Number(m[1]))
-        if (!comment) return [404, {message: 'Not Found'}]
+        if (!comment) return notFound
         // A GITHUB_TOKEN edits its own comments only (a person with write access could edit any).
         if (comment.user.login !== botLogin) return [403, {message: 'Resource not accessible by integration'}]
         const problem = bodyProblem(req.body?.body)
@@ -283,7 +269,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       new RegExp(`^${repoPath}/pulls/(\\d+)$`),
       (m) => {
         const pull = pulls.get(Number(m[1]))
-        return pull ? [200, pullJson(pull)] : [404, {message: 'Not Found'}]
+        return pull ? [200, pullJson(pull)] : notFound
       },
     ],
     [
@@ -291,7 +277,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       new RegExp(`^${repoPath}/pulls/(\\d+)/reviews$`),
       (m) => {
         const pull = pulls.get(Number(m[1]))
-        if (!pull) return [404, {message: 'Not Found'}]
+        if (!pull) return notFound
         return [
           200,
           (pull.reviews ?? []).map((review, i) => ({commit_id: pull.head.sha, id: 9000 + i, state: review.state, user: {login: review.user, type: 'User'}})),
@@ -304,10 +290,9 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       (_m, req) => {
         const {base, body, head, title} = req.body ?? {}
         if (typeof head !== 'string' || typeof base !== 'string' || typeof title !== 'string') return [422, {message: 'Validation Failed'}]
-        if (options.remote && !branchExists(options.remote, head))
-          return [422, {errors: [{code: 'invalid', field: 'head', resource: 'PullRequest'}], message: 'Validation Failed'}]
+        const sha = options.remote ? branchHead(options.remote, head) : '0'.repeat(40)
+        if (!sha) return [422, {errors: [{code: 'invalid', field: 'head', resource: 'PullRequest'}], message: 'Validation Failed'}]
         const number = nextNumber++
-        const sha = options.remote ? execFileSync('git', ['rev-parse', `refs/heads/${head}`], {cwd: options.remote, encoding: 'utf8'}).trim() : '0'.repeat(40)
         const pull: StoredPull = {base: {ref: base}, body: body ?? '', head: {ref: head, repo: fullName, sha}, number, title}
         pulls.set(number, pull)
         issues.set(number, {body: pull.body, number, pull: true, title})
@@ -318,50 +303,17 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
     ],
   ]
 
-  const sockets = new Set<Socket>()
-  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
-    const chunks: Buffer[] = []
-    for await (const chunk of request) chunks.push(chunk as Buffer)
-    const raw = Buffer.concat(chunks).toString('utf8')
-    const url = new URL(request.url ?? '/', 'http://localhost')
-    const recorded: RecordedGitHubRequest = {
-      body: raw ? safeJson(raw) : undefined,
-      headers: request.headers,
-      method: request.method ?? 'GET',
-      path: url.pathname,
-      query: Object.fromEntries(url.searchParams),
-    }
-    requests.push(recorded)
-    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      recorded.status = status
-      response.writeHead(status, {'content-type': 'application/json; charset=utf-8', ...headers})
-      response.end(JSON.stringify(body))
-    }
-
-    const auth = request.headers.authorization ?? ''
-    if (!/^(token|bearer) /i.test(auth) || auth.replace(/^(token|bearer) /i, '') !== options.token) {
-      send(401, {message: 'Bad credentials'})
-      return
-    }
-
-    for (const [method, pattern, handler] of routes) {
-      const match = pattern.exec(url.pathname)
-      if (match && method === recorded.method) {
-        const [status, body, headers] = handler(match, recorded)
-        send(status, body, headers)
-        return
-      }
-    }
-
-    send(404, {documentation_url: 'https://docs.github.com/rest', message: 'Not Found'})
+  const http = await startForgeHttp({
+    authorized(headers) {
+      const auth = headers.authorization ?? ''
+      return /^(token|bearer) /i.test(auth) && auth.replace(/^(token|bearer) /i, '') === options.token
+    },
+    contentType: 'application/json; charset=utf-8',
+    notFound: [404, {documentation_url: 'https://docs.github.com/rest', message: 'Not Found'}],
+    routes: () => routes,
+    unauthorized: [401, {message: 'Bad credentials'}],
   })
-  server.on('connection', (socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as AddressInfo
-  const serverUrl = () => `http://127.0.0.1:${port}`
+  const serverUrl = () => http.url
 
   return {
     addComment,
@@ -383,17 +335,13 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       issues.set(pull.number, {body: stored.body, number: pull.number, pull: true, title: pull.title})
       return stored
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      }),
+    close: http.close,
     comments,
     commentsOn: (issue) => comments.filter((c) => c.issue === issue),
     createdPulls,
     editComment,
     issues,
-    now: () => new Date(clock).toISOString().replace('.000Z', 'Z'),
+    now,
     get permissions() {
       return state.permissions
     },
@@ -401,10 +349,10 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       state.permissions = value
     },
     pulls,
-    requests,
+    requests: http.requests,
     tick,
-    url: serverUrl(),
-    writes: () => requests.filter((r) => r.method !== 'GET'),
+    url: http.url,
+    writes: http.writes,
   }
 }
 
@@ -412,21 +360,4 @@ function bodyProblem(body: unknown): string | undefined {
   if (typeof body !== 'string' || body === '') return 'Validation Failed: body is missing'
   if (body.length > 65_536) return 'Validation Failed: body is too long (maximum is 65536 characters)'
   return undefined
-}
-
-function branchExists(remote: string, branch: string): boolean {
-  try {
-    execFileSync('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {cwd: remote, stdio: 'ignore'})
-    return true
-  } catch {
-    return false
-  }
-}
-
-function safeJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw)
-  } catch {
-    return raw
-  }
 }

@@ -10,9 +10,7 @@
  *   // CI_API_V4_URL=gitlab.apiUrl ...
  *   await gitlab.close()
  */
-import {execFileSync} from 'node:child_process'
-import {createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse} from 'node:http'
-import type {AddressInfo, Socket} from 'node:net'
+import {type Answer, branchHead, ForgeClock, type RecordedForgeRequest, type Route, startForgeHttp} from './forge-server.js'
 
 export interface GitLabServerOptions {
   projectId: number
@@ -33,16 +31,8 @@ export interface GitLabServerOptions {
   pageSize?: number
 }
 
-export interface RecordedGitLabRequest {
-  method: string
-  /** Without the query string, and without the /api/v4 prefix. */
-  path: string
-  query: Record<string, string>
-  // biome-ignore lint/suspicious/noExplicitAny: a request body of any shape, as tests assert on it
-  body: any
-  headers: IncomingHttpHeaders
-  status?: number
-}
+/** Its path is without the /api/v4 prefix. */
+export type RecordedGitLabRequest = RecordedForgeRequest
 
 export interface StoredNote {
   id: number
@@ -114,7 +104,6 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
   const webBase = options.webBase ?? 'https://gitlab.test'
   const projectUrl = `${webBase}/${options.path}`
   const botUser = options.botUser ?? `project_${options.projectId}_bot_5f2a9c`
-  const requests: RecordedGitLabRequest[] = []
   const notes: StoredNote[] = []
   const mergeRequests = new Map<number, StoredMergeRequest>()
   const issues = new Map<number, StoredIssue>()
@@ -126,14 +115,10 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     return ids.get(username)!
   }
 
-  let clock = Date.parse('2030-01-01T00:00:00Z')
+  const clock = new ForgeClock()
+  const tick = () => clock.tick()
   let nextNoteId = 7001
   let nextIid = 100
-  const iso = () => new Date(clock).toISOString()
-  const tick = () => {
-    clock += 1000
-    return iso()
-  }
 
   function addNote(noteable: StoredNote['noteable'], body: string, username: string): StoredNote {
     const at = tick()
@@ -197,8 +182,6 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     web_url: `${projectUrl}/-/issues/${issue.iid}`,
   })
 
-  type Answer = [number, unknown, Record<string, string>?]
-  type Handler = (match: RegExpExecArray, req: RecordedGitLabRequest) => Answer
   const project = `/projects/(?:${options.projectId}|${encodeURIComponent(options.path)})`
   const noteable = (kind: string, iid: string): StoredNote['noteable'] | undefined => {
     const number = Number(iid)
@@ -208,7 +191,7 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
 
   const same = (a: StoredNote['noteable'], b: StoredNote['noteable']) => a.type === b.type && a.iid === b.iid
   const notFound: Answer = [404, {message: '404 Not found'}]
-  const routes: Array<[string, RegExp, Handler]> = [
+  const routes: Route[] = [
     ['GET', /^\/user$/, () => [200, {...userJson(botUser), bot: true}]],
     ['GET', /^\/users$/, (_m, req) => [200, req.query.username ? [userJson(req.query.username)] : []]],
     [
@@ -321,11 +304,9 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
         const {description, source_branch, target_branch, title} = req.body ?? {}
         if (typeof source_branch !== 'string' || typeof target_branch !== 'string' || typeof title !== 'string')
           return [400, {error: 'source_branch, target_branch, title are missing'}]
-        if (options.remote && !branchExists(options.remote, source_branch)) return [400, {message: ['Source branch does not exist']}]
+        const sha = options.remote ? branchHead(options.remote, source_branch) : '0'.repeat(40)
+        if (!sha) return [400, {message: ['Source branch does not exist']}]
         const iid = nextIid++
-        const sha = options.remote
-          ? execFileSync('git', ['rev-parse', `refs/heads/${source_branch}`], {cwd: options.remote, encoding: 'utf8'}).trim()
-          : '0'.repeat(40)
         const mr: StoredMergeRequest = {
           approvedBy: [],
           author: botUser,
@@ -346,56 +327,14 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     ],
   ]
 
-  const sockets = new Set<Socket>()
-  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
-    const chunks: Buffer[] = []
-    for await (const chunk of request) chunks.push(chunk as Buffer)
-    const raw = Buffer.concat(chunks).toString('utf8')
-    const url = new URL(request.url ?? '/', 'http://localhost')
-    const path = url.pathname.replace(/^\/api\/v4/, '')
-    const recorded: RecordedGitLabRequest = {
-      body: raw ? safeJson(raw) : undefined,
-      headers: request.headers,
-      method: request.method ?? 'GET',
-      path,
-      query: Object.fromEntries(url.searchParams),
-    }
-    requests.push(recorded)
-    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      recorded.status = status
-      response.writeHead(status, {'content-type': 'application/json', ...headers})
-      response.end(JSON.stringify(body))
-    }
-
-    const token = request.headers['private-token'] ?? (request.headers.authorization ?? '').replace(/^bearer /i, '')
-    if (token !== options.token) {
-      send(401, {message: '401 Unauthorized'})
-      return
-    }
-
-    if (!url.pathname.startsWith('/api/v4/')) {
-      send(404, {error: '404 Not Found'})
-      return
-    }
-
-    for (const [method, pattern, handler] of routes) {
-      const match = pattern.exec(path)
-      if (match && method === recorded.method) {
-        const [status, body, headers] = handler(match, recorded)
-        send(status, body, headers)
-        return
-      }
-    }
-
-    send(404, {error: '404 Not Found'})
+  const http = await startForgeHttp({
+    authorized: (headers) => (headers['private-token'] ?? (headers.authorization ?? '').replace(/^bearer /i, '')) === options.token,
+    contentType: 'application/json',
+    notFound: [404, {error: '404 Not Found'}],
+    prefix: '/api/v4',
+    routes: () => routes,
+    unauthorized: [401, {message: '401 Unauthorized'}],
   })
-  server.on('connection', (socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as AddressInfo
-  const serverUrl = `http://127.0.0.1:${port}`
 
   return {
     addIssue(issue) {
@@ -419,12 +358,8 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
       return stored
     },
     addNote,
-    apiUrl: `${serverUrl}/api/v4`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      }),
+    apiUrl: `${http.url}/api/v4`,
+    close: http.close,
     createdMergeRequests,
     editNote,
     issues,
@@ -437,12 +372,12 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     mergeRequests,
     notes,
     notesOn: (on) => notes.filter((n) => same(n.noteable, on)),
-    now: iso,
-    requests,
+    now: () => clock.now(),
+    requests: http.requests,
     tick,
-    url: serverUrl,
+    url: http.url,
     userId,
-    writes: () => requests.filter((r) => r.method !== 'GET'),
+    writes: http.writes,
   }
 }
 
@@ -450,21 +385,4 @@ function bodyProblem(body: unknown): string | undefined {
   if (typeof body !== 'string' || body === '') return "Note can't be blank"
   if (body.length > 1_000_000) return 'Note is too long (maximum is 1000000 characters)'
   return undefined
-}
-
-function branchExists(remote: string, branch: string): boolean {
-  try {
-    execFileSync('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {cwd: remote, stdio: 'ignore'})
-    return true
-  } catch {
-    return false
-  }
-}
-
-function safeJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw)
-  } catch {
-    return raw
-  }
 }

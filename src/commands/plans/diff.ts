@@ -12,11 +12,7 @@ export default class PlansDiff extends WaveCommand {
 
   static description = `Show what changed between two revisions of a plan, as a unified diff.
 
-wave keeps every revision of a plan (each planning or revising session's result, and the bytes each
-decision was made on) with the feedback that asked for it. By default the diff goes from the revision
-last decided on (approved, rejected, changes requested) to the current plan: what a reviewer has not
-seen yet. REV is a revision number (wave plans <name> lists them), a sha256 prefix, or current.
-stdout is the diff (empty when nothing changed).`
+wave keeps every revision of a plan (each planning or revising session's result, and the bytes each decision was made on) with the feedback that asked for it. By default the diff goes from the revision last decided on (approved, rejected, changes requested) to the current plan: what a reviewer has not seen yet. REV is a revision number (wave plans <name> lists them), a sha256 prefix, or current. stdout is the diff (empty when nothing changed).`
 
   static examples = [
     '<%= config.bin %> plans diff gentle-breeze',

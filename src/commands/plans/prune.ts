@@ -16,8 +16,7 @@ export function parseDuration(text: string): number {
 export default class PlansPrune extends WaveCommand {
   static description = `Remove the plans not touched for a while, with their approval records, states and transcripts.
 
-A plan's age is that of its newest file (the plan, its record, state or transcript). A plan being run
-is left alone. stdout lists the removed plans' paths.`
+A plan's age is that of its newest file (the plan, its record, state or transcript). A plan being run is left alone. stdout lists the removed plans' paths.`
 
   static examples = ['<%= config.bin %> plans prune --older-than 7d', '<%= config.bin %> plans prune --older-than 12h --dry-run']
 

@@ -10,8 +10,7 @@ export default class PlansRm extends WaveCommand {
 
   static description = `Remove plans from the plans directory, with their approval records, states and transcripts.
 
-Only plans in the plans directory (~/.wave/plans or $WAVE_HOME/plans) are removed; a plan being run is
-left alone (exit 1). stdout lists the removed plans' paths.`
+Only plans in the plans directory (~/.wave/plans or $WAVE_HOME/plans) are removed; a plan being run is left alone (exit 1). stdout lists the removed plans' paths.`
 
   static examples = ['<%= config.bin %> plans rm gentle-breeze', '<%= config.bin %> plans rm gentle-breeze brave-otter --json']
 

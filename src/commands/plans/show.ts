@@ -10,9 +10,9 @@ export default class PlansShow extends WaveCommand {
     plan: Args.string({description: 'The plan: its name (as wave plans lists it) or its path', required: true}),
   }
 
-  static description = `Show one plan: its status, the approval record in force (mode, rules, sandbox, scope and
-checks), its revisions, and the report of its last run (planned versus actual). wave plans <name> does
-the same.`
+  static description = `Show one plan: its status, approval record, revisions and last run's report.
+
+The approval record shown is the one in force (mode, rules, sandbox, scope and checks); the report of the last run sets what was planned against what was done. wave plans <name> does the same.`
 
   static examples = ['<%= config.bin %> plans show gentle-breeze', '<%= config.bin %> plans gentle-breeze --json']
 

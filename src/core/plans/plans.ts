@@ -61,7 +61,13 @@ export async function resolvePlanReference(reference: string, options: {unwritte
   if (PLAN_NAME.test(name) && !(await lstat(planPath).catch(() => undefined))) {
     const candidate = path.join(plansDir(), name + PLAN_EXTENSION)
     if (!(await exists(candidate)) && !(options.unwritten && (await exists(planSidecars(candidate).state)))) {
-      throw usageError(`Plan not found: no file ${reference} here, and no plan named ${name} in ${plansDir()}.`, 'wave plans lists the plans by name.')
+      // The plans of names close to the one given ("did you mean"), computed only on the way to this error.
+      const {didYouMean} = await import('../suggestions.js')
+      const suggestion = didYouMean(name, await planNames())
+      throw usageError(
+        `Plan not found: no file ${reference} here, and no plan named ${name} in ${plansDir()}${suggestion}.`,
+        'wave plans lists the plans by name.',
+      )
     }
 
     planPath = candidate
@@ -72,6 +78,15 @@ export async function resolvePlanReference(reference: string, options: {unwritte
   }
 
   return planPath
+}
+
+/** The names of the plans in the plans directory, those whose planning session failed before writing the plan included. */
+async function planNames(): Promise<string[]> {
+  const files = await readdir(plansDir()).catch(() => [] as string[])
+  const names = files.flatMap((file) =>
+    file.endsWith(SIDECAR_SUFFIXES.state) ? [file.slice(0, -SIDECAR_SUFFIXES.state.length)] : file.endsWith(PLAN_EXTENSION) ? [planNameOf(file)] : [],
+  )
+  return names.filter((name) => PLAN_NAME.test(name))
 }
 
 /**

@@ -105,7 +105,7 @@ function parseApprove(tokens: string[]): WaveComment {
       approve.allow = [...(approve.allow ?? []), value]
     } else {
       if (!new RegExp(`^[0-9a-f]{${MIN_SHA_PREFIX},64}$`, 'i').test(value)) {
-        throw new CommentSyntaxError(`--sha256 takes the plan's sha256 as its comment shows it (at least ${MIN_SHA_PREFIX} hex digits).`)
+        throw new CommentSyntaxError(`--sha256 takes the plan's sha256 as wave shows it beside the plan (at least ${MIN_SHA_PREFIX} hex digits).`)
       }
 
       approve.sha256 = value.toLowerCase()

@@ -5,8 +5,10 @@
  * merged (`require-mergeable`, where the forge can say). Each is a flag, else a WAVE_REQUIRE_* variable
  * (`1`, `true`, `on`), and a refusal says which requirement and why, in a reply.
  */
+import {Flags} from '@oclif/core'
+
 import {ExitCode, usageError, WaveError} from '../errors.js'
-import type {ChangeRequest, Forge} from './forge.js'
+import type {ChangeRequest, Forge, ForgeWords} from './forge.js'
 import type {StickyState} from './sticky.js'
 
 export interface Duties {
@@ -19,6 +21,24 @@ export interface DutyFlags {
   'require-other-approver'?: boolean
   'require-review'?: boolean
   'require-mergeable'?: boolean
+}
+
+/** The three flags of `wave github` and `wave gitlab`, in the forge's words. */
+export function dutyFlags(words: Pick<ForgeWords, 'changeRequest' | 'forge'>) {
+  return {
+    'require-mergeable': Flags.boolean({
+      allowNo: true,
+      description: `Run an approved plan only on a ${words.changeRequest} ${words.forge} can merge ($WAVE_REQUIRE_MERGEABLE=1)`,
+    }),
+    'require-other-approver': Flags.boolean({
+      allowNo: true,
+      description: 'Refuse an approval by the person who asked for the plan ($WAVE_REQUIRE_OTHER_APPROVER=1)',
+    }),
+    'require-review': Flags.boolean({
+      allowNo: true,
+      description: `Run an approved plan only on a ${words.changeRequest} someone else approved ($WAVE_REQUIRE_REVIEW=1)`,
+    }),
+  }
 }
 
 const VARIABLES = {

@@ -86,7 +86,7 @@ export async function plansOf(client: Forge, thread: Thread, author: string): Pr
     const sticky = parseSticky(comment.body)
     if (!sticky) continue
     try {
-      plans.push(decodeData(sticky, comment))
+      plans.push(decodeData(sticky, comment, client.words))
     } catch (error) {
       plans.push({damaged: error as WaveError, name: sticky.name})
     }

@@ -8,9 +8,9 @@ import {readFile} from 'node:fs/promises'
 
 import {errorLine, ExitCode, usageError, WaveError} from '../errors.js'
 import {sha256Of, writeDecision} from '../plans/approval.js'
-import {bindContract, parseContract} from '../plans/contract.js'
+import {type BoundContract, bindContract, parseContract} from '../plans/contract.js'
 import {contractMarkdown, revisionDiffMarkdown} from '../output/report.js'
-import {runReportSchema} from '../plans/report.js'
+import {type RunReport, runReportSchema} from '../plans/report.js'
 import {textDiff} from '../plans/revisions.js'
 import {addCost} from '../plans/lifecycle.js'
 import {makePlan, revisePlan} from '../session/plan.js'
@@ -69,9 +69,23 @@ export interface ReviewOutcome {
   outcome: 'ignored' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
   /** One line saying what happened. */
   message: string
-  plan?: {name: string; sha256?: string; status: StickyStatus; comment?: string; questions?: string[]; todos?: StickyState['todos']}
+  plan?: {
+    name: string
+    sha256?: string
+    status: StickyStatus
+    comment?: string
+    /** The plan's contract as bound for approval: the paths the run may change, and the checks it must pass. */
+    contract?: ContractShown
+    questions?: string[]
+    todos?: StickyState['todos']
+  }
+  /** Planned versus actual, once the plan ran: changes against the scope, the checks, the calls denied. */
+  report?: RunReport
   delivery?: Delivery | null
 }
+
+/** A bound contract without its warnings (said when it was bound). */
+export type ContractShown = Pick<BoundContract, 'scope' | 'verify'>
 
 type PlanIntent = Extract<Intent, {kind: 'plan'}>
 type ApproveIntent = Extract<Intent, {kind: 'approve'}>
@@ -122,7 +136,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
     const bytes = await readFile(outcome.planPath)
     const sha256 = sha256Of(bytes)
     sticky!.plan = bytes
-    sticky!.extras = {contract: contractMarkdown(bindContract(outcome.contract))}
+    const contract = showContract(sticky!, bindContract(outcome.contract))
     sticky!.state = {
       ...sticky!.state,
       cost: {plan: meter.cost()},
@@ -134,14 +148,15 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
     }
     await sticky!.save()
     if (sticky!.author && sticky!.author !== run.author) {
+      const comments = `${run.client.words.comment}s`
       throw new WaveError(
-        `wave's comments are by ${sticky!.author}, but it trusts only comments by ${run.author} as plans: no approval of ${sticky!.state.name} would be found.`,
+        `wave's ${comments} are by ${sticky!.author}, but it trusts only ${comments} by ${run.author} as plans: no approval of ${sticky!.state.name} would be found.`,
         ExitCode.usage,
         `Set ${run.authorSetting ?? "wave's own login"} to ${sticky!.author}.`,
       )
     }
 
-    return outcomeOf(run, 'planned', `Planned ${sticky!.state.name} (sha256 ${sha256}): ${sticky!.url}`, sticky!)
+    return outcomeOf(run, 'planned', `Planned ${sticky!.state.name} (sha256 ${sha256}): ${sticky!.url}`, sticky!, contract)
   } catch (error) {
     await posting?.catch(() => {})
     if (sticky?.url) await sticky.fail('plan', error).catch(() => {})
@@ -253,7 +268,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
     const bytes = await readFile(outcome.planPath)
     const sha256 = sha256Of(bytes)
     sticky.plan = bytes
-    sticky.extras = {contract: contractMarkdown(bindContract(outcome.contract)), changes: await changesSinceReview(found, bytes, sha256, feedback)}
+    const contract = showContract(sticky, bindContract(outcome.contract), await changesSinceReview(found, bytes, sha256, feedback))
     sticky.state = {
       ...sticky.state,
       cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())},
@@ -264,7 +279,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       status: 'awaiting_approval',
     }
     await sticky.save()
-    return outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky)
+    return outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky, contract)
   } catch (error) {
     await saving?.catch(() => {})
     await sticky.fail('plan', error).catch(() => {})
@@ -300,7 +315,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   const found = await pick(run, trigger, plans, intent.plan, ['awaiting_approval', 'failed'], 'to approve')
   let planBytes: Buffer
   try {
-    planBytes = assertAnsweredPlan(found, {createdAt: trigger.comment!.createdAt, sha256: intent.sha256, url: trigger.comment!.url})
+    planBytes = assertAnsweredPlan(found, {createdAt: trigger.comment!.createdAt, sha256: intent.sha256, url: trigger.comment!.url}, run.client.words)
   } catch (error) {
     return refuse(run, trigger, error as WaveError)
   }
@@ -340,8 +355,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     status: 'running',
   }
   // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
-  const contract = bindContract(await parseContract(planBytes.toString('utf8')))
-  sticky.extras = {contract: contractMarkdown(contract)}
+  const contract = showContract(sticky, bindContract(await parseContract(planBytes.toString('utf8'))))
   const meter = costMeter()
   let phase: 'run' | 'delivery' = 'run'
   try {
@@ -392,7 +406,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
         ? `pushed ${delivery.commit.slice(0, 12)} to ${delivery.branch}`
         : `opened ${delivery.url}`
       : 'no file changed'
-    return {...outcomeOf(run, 'ran', `Ran ${state.name}, approved by @${trigger.actor}: ${what}.`, sticky), delivery: delivery ?? null}
+    return {...outcomeOf(run, 'ran', `Ran ${state.name}, approved by @${trigger.actor}: ${what}.`, sticky, contract), delivery: delivery ?? null}
   } catch (error) {
     if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
     // A run that did not meet its checks (exit 7) shows what it did: the report is the failure's detail.
@@ -476,13 +490,23 @@ export async function reply(run: Pick<ReviewRun, 'client'>, trigger: Trigger, te
 
 const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').replaceAll('@', '@\u200B')
 
-function outcomeOf(run: ReviewRun, outcome: ReviewOutcome['outcome'], message: string, sticky: PlanComment): ReviewOutcome {
+/** Shows the plan's contract in its comment (with the changes since the last review, when there are any); answers it for the outcome. */
+function showContract(sticky: PlanComment, bound: BoundContract, changes?: string): ContractShown {
+  const contract = {scope: bound.scope, verify: bound.verify}
+  sticky.extras = {changes, contract: contractMarkdown(contract)}
+  return contract
+}
+
+function outcomeOf(run: ReviewRun, outcome: ReviewOutcome['outcome'], message: string, sticky: PlanComment, contract?: ContractShown): ReviewOutcome {
   return {
     event: run.event,
     message,
     outcome,
+    // The report of this run only (a plan rejected after a failed run still carries that run's).
+    ...(outcome === 'ran' && sticky.state.report ? {report: sticky.state.report} : {}),
     plan: {
       comment: sticky.url,
+      contract,
       name: sticky.state.name,
       questions: sticky.state.questions ?? [],
       sha256: sticky.state.sha256,

@@ -225,7 +225,7 @@ function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'r
 function answersOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): string | undefined {
   const {name} = state
   const revise = `\`/wave request-changes ${name} <what to change>\``
-  if (state.status === 'rejected') return `To revise it instead, comment ${revise}; for a new plan, \`/wave plan <task>\`.`
+  if (state.status === 'rejected') return `To revise it instead, answer with ${revise}; for a new plan, \`/wave plan <task>\`.`
   const approvable = state.sha256 && (state.status === 'awaiting_approval' || (state.status === 'failed' && state.failure?.phase !== 'plan'))
   if (!approvable) return undefined
   const rules = state.allow.length > 0 ? `the rules ${state.allow.map((rule) => `\`${rule}\``).join(', ')}` : 'no extra rules'

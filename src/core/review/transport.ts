@@ -21,8 +21,11 @@ import {errorLine, ExitCode, WaveError} from '../errors.js'
 import {sha256Of} from '../plans/approval.js'
 import {adoptPlan} from '../plans/lifecycle.js'
 import {ensurePlansDir, PLAN_NAME, planSidecars} from '../plans/plans.js'
-import type {ForgeComment} from './forge.js'
+import type {ForgeComment, ForgeWords} from './forge.js'
 import {type ParsedSticky, type StickyState, stickyStateSchema} from './sticky.js'
+
+/** The word for what holds the plan, where no forge is named (GitHub's). */
+const COMMENT: Pick<ForgeWords, 'comment'> = {comment: 'comment'}
 
 /** Far above any plan a comment can hold: a bigger block is not one wave wrote. */
 const MAX_DECODED = 4 * 1024 * 1024
@@ -55,9 +58,9 @@ export interface PlanOnForge {
  * missing or does not decode, or a comment whose text was edited (what a reviewer reads would not be
  * what runs), is a damaged comment (exit 4).
  */
-export function decodeData(sticky: ParsedSticky, comment: ForgeComment): PlanOnForge {
+export function decodeData(sticky: ParsedSticky, comment: ForgeComment, words: Pick<ForgeWords, 'comment'> = COMMENT): PlanOnForge {
   const damaged = (why: string) =>
-    new WaveError(`The comment of plan ${sticky.name} (${comment.url}) is damaged: ${why}.`, ExitCode.mismatch, 'Make a new plan: /wave plan <task>')
+    new WaveError(`The ${words.comment} of plan ${sticky.name} (${comment.url}) is damaged: ${why}.`, ExitCode.mismatch, 'Make a new plan: /wave plan <task>')
   let data: z.infer<typeof dataSchema>
   try {
     if (!sticky.data) throw new Error('missing')
@@ -77,24 +80,29 @@ export function decodeData(sticky: ParsedSticky, comment: ForgeComment): PlanOnF
  * answered it (GitHub's `updated_at`, which only GitHub sets), and the plan it carries has the sha256 the
  * comment shows, and the one the reviewer named if they named one. Each failure is exit 4.
  */
-export function assertAnsweredPlan(found: PlanOnForge, answer: {createdAt: string; url: string; sha256?: string}): Buffer {
+export function assertAnsweredPlan(
+  found: PlanOnForge,
+  answer: {createdAt: string; url: string; sha256?: string},
+  words: Pick<ForgeWords, 'comment'> = COMMENT,
+): Buffer {
   const {comment, plan, state} = found
   const name = state.name
+  const word = words.comment
   if (!plan || !state.sha256) throw new WaveError(`Plan ${name} has no plan to approve yet (${state.status.replace('_', ' ')}).`, ExitCode.notApproved)
   if (Date.parse(comment.updatedAt) > Date.parse(answer.createdAt)) {
     throw new WaveError(
-      `The comment of plan ${name} changed after the approval was written (comment updated ${comment.updatedAt}, approval written ${answer.createdAt}): the plan approved may not be the one it holds now.`,
+      `The ${word} of plan ${name} changed after the approval was written (${word} updated ${comment.updatedAt}, approval written ${answer.createdAt}): the plan approved may not be the one it holds now.`,
       ExitCode.mismatch,
-      `Read the plan again and answer its comment anew: ${comment.url}`,
+      `Read the plan again and answer its ${word} anew: ${comment.url}`,
     )
   }
 
   const actual = sha256Of(plan)
   if (actual !== state.sha256 || actual !== found.shownSha256) {
     throw new WaveError(
-      `The plan ${name} in its comment does not match the sha256 the comment shows (${(found.shownSha256 ?? 'none').slice(0, 12)}…, the plan's is ${actual.slice(0, 12)}…).`,
+      `The plan ${name} in its ${word} does not match the sha256 the ${word} shows (${(found.shownSha256 ?? 'none').slice(0, 12)}…, the plan's is ${actual.slice(0, 12)}…).`,
       ExitCode.mismatch,
-      `The comment was edited: make a new plan (${comment.url}).`,
+      `The ${word} was edited: make a new plan (${comment.url}).`,
     )
   }
 
@@ -102,7 +110,7 @@ export function assertAnsweredPlan(found: PlanOnForge, answer: {createdAt: strin
     throw new WaveError(
       `The approval names sha256 ${answer.sha256.slice(0, 12)}…, but plan ${name} is now ${actual.slice(0, 12)}…: it changed after that version was approved.`,
       ExitCode.mismatch,
-      `Read the plan again and approve the version its comment shows: ${comment.url}`,
+      `Read the plan again and approve the version its ${word} shows: ${comment.url}`,
     )
   }
 

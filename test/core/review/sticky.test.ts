@@ -123,6 +123,22 @@ describe('assertAnsweredPlan', () => {
     )
   })
 
+  it("speaks of a GitLab note in GitLab's words", () => {
+    const note = {comment: 'note'}
+    const {body, found} = roundTrip(stateOf())
+    expect(() => assertAnsweredPlan({...found, comment: commentOf(body, '2030-01-01T00:00:21Z')}, answer, note)).toThrow(
+      expect.objectContaining({
+        hint: expect.stringContaining('answer its note anew'),
+        message: expect.stringMatching(/^The note of plan brave-otter changed after the approval was written \(note updated /),
+      }),
+    )
+    expect(() => assertAnsweredPlan(found, {...answer, sha256: 'a'.repeat(12)}, note)).toThrow(
+      expect.objectContaining({hint: expect.stringContaining('approve the version its note shows')}),
+    )
+    const edited = body.replace('| Task |', '| Job |')
+    expect(() => decodeData(parseSticky(edited)!, commentOf(edited), note)).toThrow(/^The note of plan brave-otter \(.*\) is damaged: its text was edited/)
+  })
+
   it('refuses (exit 3) a plan not yet written', () => {
     const {found} = roundTrip(stateOf({sha256: undefined, status: 'planning'}), undefined)
     expect(() => assertAnsweredPlan(found, answer)).toThrow(expect.objectContaining({exitCode: 3}))

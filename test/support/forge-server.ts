@@ -1,0 +1,132 @@
+/**
+ * What the forge stand-ins (github-server.ts, gitlab-server.ts) share: an HTTP server on a free local
+ * port that records every request, checks its token, and answers from a route table; a clock of its own,
+ * one second per change, so tests can say what was written before or after what; and the bare git
+ * repository a forge checks branches against. Each forge keeps its own routes, shapes and words.
+ */
+import {execFileSync} from 'node:child_process'
+import {createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse} from 'node:http'
+import type {AddressInfo, Socket} from 'node:net'
+
+export interface RecordedForgeRequest {
+  method: string
+  /** Without the query string (and without the API's prefix, where the forge has one). */
+  path: string
+  query: Record<string, string>
+  /** Parsed JSON (the raw text when it was not JSON); tests read into it freely. */
+  // biome-ignore lint/suspicious/noExplicitAny: a request body of any shape, as tests assert on it
+  body: any
+  headers: IncomingHttpHeaders
+  status?: number
+}
+
+/** A route's answer: status, JSON body, extra headers. */
+export type Answer = [number, unknown, Record<string, string>?]
+export type Route = [method: string, pattern: RegExp, handler: (match: RegExpExecArray, request: RecordedForgeRequest) => Answer]
+
+export interface ForgeHttpOptions {
+  /** Whether the request carries the right token; a request that does not gets `unauthorized`. */
+  authorized(headers: IncomingHttpHeaders): boolean
+  unauthorized: Answer
+  /** The API's path prefix (GitLab's /api/v4): a request outside it is not found; recorded paths are without it. */
+  prefix?: string
+  notFound: Answer
+  contentType: string
+  /** Read when a request arrives, so routes may be made after the server knows its URL. */
+  routes(): Route[]
+}
+
+export interface ForgeHttp {
+  readonly url: string
+  readonly requests: RecordedForgeRequest[]
+  /** Requests other than reads. */
+  writes(): RecordedForgeRequest[]
+  close(): Promise<void>
+}
+
+export async function startForgeHttp(options: ForgeHttpOptions): Promise<ForgeHttp> {
+  const requests: RecordedForgeRequest[] = []
+  const sockets = new Set<Socket>()
+  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of request) chunks.push(chunk as Buffer)
+    const raw = Buffer.concat(chunks).toString('utf8')
+    const url = new URL(request.url ?? '/', 'http://localhost')
+    const inside = options.prefix === undefined || url.pathname.startsWith(`${options.prefix}/`)
+    const recorded: RecordedForgeRequest = {
+      body: raw ? safeJson(raw) : undefined,
+      headers: request.headers,
+      method: request.method ?? 'GET',
+      path: options.prefix && inside ? url.pathname.slice(options.prefix.length) : url.pathname,
+      query: Object.fromEntries(url.searchParams),
+    }
+    requests.push(recorded)
+    const send = ([status, body, headers = {}]: Answer) => {
+      recorded.status = status
+      response.writeHead(status, {'content-type': options.contentType, ...headers})
+      response.end(JSON.stringify(body))
+    }
+
+    if (!options.authorized(request.headers)) return send(options.unauthorized)
+    if (!inside) return send(options.notFound)
+    for (const [method, pattern, handler] of options.routes()) {
+      const match = pattern.exec(recorded.path)
+      if (match && method === recorded.method) return send(handler(match, recorded))
+    }
+
+    send(options.notFound)
+  })
+  server.on('connection', (socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const {port} = server.address() as AddressInfo
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      }),
+    requests,
+    url: `http://127.0.0.1:${port}`,
+    writes: () => requests.filter((r) => r.method !== 'GET'),
+  }
+}
+
+/** The stand-ins' clock: starts at 2030-01-01, moves one second per change. */
+export class ForgeClock {
+  private time = Date.parse('2030-01-01T00:00:00Z')
+
+  /** The current time (ISO 8601, with milliseconds). */
+  now(): string {
+    return new Date(this.time).toISOString()
+  }
+
+  /** Moves the clock one second on and returns the new time: something written "now", after everything so far. */
+  tick(): string {
+    this.time += 1000
+    return this.now()
+  }
+}
+
+/** The commit a branch of the bare repository points at, or undefined when it has no such branch. */
+export function branchHead(remote: string, branch: string): string | undefined {
+  try {
+    return execFileSync('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {
+      cwd: remote,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim()
+  } catch {
+    return undefined
+  }
+}
+
+function safeJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw)
+  } catch {
+    return raw
+  }
+}
