@@ -35,26 +35,35 @@ export function usageErrorOf(error: Error, command: CommandShape): WaveError | u
 }
 
 /**
- * `wave plann`: the line for a command that does not exist, naming the closest of `commands` ("did you
- * mean plan?"). oclif joins every word before the first flag into the id when a command takes no argument
- * (`wave plan fix it` is `plan:fix:it`): the longest typed command that exists or is close wins, so
- * `plugins instal x` is `plugins install` mistyped, and `plan fix it` is `plan` with unexpected arguments.
+ * What a typed command id (`plann`, `plan:fix:it`) means. oclif joins every word before the first flag
+ * into the id when a command takes no argument: the longest typed command that exists or is close wins,
+ * so `plugins instal x` is `plugins install` mistyped, and `plan fix it` is `plan` with two words more.
  */
-export function unknownCommandError(typedId: string, commands: CommandShape[]): WaveError {
+export function typedCommand(
+  typedId: string,
+  commands: CommandShape[],
+): {command: CommandShape; rest: string[]} | {command?: undefined; typed: string[]; suggestion: string} {
   const typed = typedId.split(':')
   for (let words = typed.length; words >= 1; words--) {
     const part = typed.slice(0, words)
     const command = commands.find((candidate) => candidate.id === part.join(':'))
-    if (command) return usageErrorOf(new Error(`Unexpected arguments: ${typed.slice(words).join(', ')}`), command)!
+    if (command) return {command, rest: typed.slice(words)}
     const suggestion = didYouMean(
       part.join(':'),
       commands.map(({id}) => id).filter((id) => id.split(':').length === words),
       (id) => id.replaceAll(':', ' '),
     )
-    if (suggestion) return new WaveError(`wave: unknown command ${part.join(' ')}${suggestion}. See wave --help.`, ExitCode.usage)
+    if (suggestion) return {suggestion, typed: part}
   }
 
-  return new WaveError(`wave: unknown command ${typed[0]}. See wave --help.`, ExitCode.usage)
+  return {suggestion: '', typed: typed.slice(0, 1)}
+}
+
+/** `wave plann`: the line for a command that does not exist ("did you mean plan?"), or for the words typed after one. */
+export function unknownCommandError(typedId: string, commands: CommandShape[]): WaveError {
+  const meant = typedCommand(typedId, commands)
+  if (meant.command) return usageErrorOf(new Error(`Unexpected arguments: ${meant.rest.join(', ')}`), meant.command)!
+  return new WaveError(`wave: unknown command ${meant.typed.join(' ')}${meant.suggestion}. See wave --help.`, ExitCode.usage)
 }
 
 /** The flags a command takes, as typed (`--task`, `--no-verify`, and `--json` and `--help`, which every command takes). */
