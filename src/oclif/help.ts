@@ -6,6 +6,8 @@
  */
 import {Errors, Help} from '@oclif/core'
 
+import {typedCommand, unknownCommandLine} from '../core/suggestions.js'
+
 export default class WaveHelp extends Help {
   async showHelp(argv: string[]): Promise<void> {
     try {
@@ -13,17 +15,15 @@ export default class WaveHelp extends Help {
     } catch (error) {
       const typed = (error as Error).message.match(/^Command (\S+) not found\.$/)?.[1]
       if (!typed) throw error
-      // Loaded only now: a help that is found costs nothing more.
-      const {typedCommand, unknownCommandError} = await import('../core/usage-errors.js')
-      const commands = this.config.commands
-        .filter((command) => !command.hidden)
-        .map((command) => ({args: command.args ?? {}, flags: command.flags ?? {}, id: command.id}))
-      const meant = typedCommand(typed, commands)
+      const meant = typedCommand(
+        typed,
+        this.config.commands.filter((command) => !command.hidden),
+      )
       if (meant.command) return super.showHelp(meant.command.id.split(':'))
-      const unknown = unknownCommandError(typed, commands)
-      // Help has no output format: the line as the text sink writes it.
-      process.stderr.write(`Error: ${unknown.message}\n`)
-      Errors.exit(unknown.exitCode)
+      // Help has no output format: the line as the text sink writes it. Exit 2, errors.ts's usage error
+      // (not imported: its table brings zod into every help).
+      process.stderr.write(`Error: ${unknownCommandLine(meant)}\n`)
+      Errors.exit(2)
     }
   }
 }
