@@ -903,6 +903,71 @@ async function compaction() {
   }
 }
 
+/**
+ * Compaction of tool inputs (issue 24): a `wave run --task` whose first turn Writes a 200 KB file, then
+ * eight turns that talk (~8 KB each, text compaction cannot clear) and list a directory. With a window
+ * of 90,000 tokens (settings' `contextWindow`) the conversation nears it after a few turns, and
+ * compaction replaces the old Write's content with a stub (its path and size); the baseline is the same
+ * script in the same run with the default window, where nothing is compacted and every later request
+ * carries the 200 KB again. Reported: the last request's size with the stub against without, as a ratio.
+ */
+async function toolInputCompaction() {
+  const sandbox = makeSandbox({'README.md': '# bench\n'})
+  const big = `${'export const line = "abcdefghijklmnopqrstuvwxyz0123456789";\n'.repeat(3500)}`
+  const talk = `Looking further, because ${'the layout of this repository matters '.repeat(200)}`
+  try {
+    const sessions = {}
+    for (const [label, settings] of [
+      ['stubbed', {contextWindow: 90_000}],
+      ['baseline', {}],
+    ]) {
+      mkdirSync(path.join(sandbox.home, '.wave'), {recursive: true})
+      writeFileSync(path.join(sandbox.home, '.wave', 'settings.json'), JSON.stringify(settings))
+      const turns = [
+        reply(toolUse('Write', {content: big, file_path: 'big.ts'})),
+        ...Array.from({length: 8}, () => reply(talk, toolUse('LS', {path: '.'}))),
+        reply('Done.'),
+      ]
+      // A summary request (no tools) gets a summary; every other request the script's next turn.
+      const router = (request) => (request.body.tools ? (turns.shift() ?? reply('Done.')) : reply('Summary: wrote big.ts, then looked around.'))
+      const server = await startMessagesServer(Array.from({length: 30}, () => router))
+      const result = await runWave(['run', '--task', 'Write big.ts, then look around', '--output-format', 'stream-json'], {
+        cwd: sandbox.repo,
+        home: sandbox.home,
+        server,
+      })
+      await server.close()
+      if (result.code !== 0) throw new Error(`wave run (${label}) failed (${result.code}): ${result.stderr}`)
+      const compactions = result.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((text) => JSON.parse(text))
+        .filter((event) => event.type === 'compaction')
+      const turnsSent = server.messageRequests.filter((request) => request.body.tools)
+      sessions[label] = {compactions, last: turnsSent.at(-1).rawBody.length, summaries: server.messageRequests.length - turnsSent.length, turns: turnsSent}
+      rmSync(path.join(sandbox.repo, 'big.ts'), {force: true})
+    }
+
+    const {baseline, stubbed} = sessions
+    const total = (field) => stubbed.compactions.reduce((sum, event) => sum + event[field], 0)
+    const tokens = (bytes) => `${Math.ceil(bytes / 4).toLocaleString('en')} tokens`
+    record({
+      baseline: `not stubbed ${kb(baseline.last)} (${tokens(baseline.last)})`,
+      figure: 'compaction of tool inputs: last request of 10 turns',
+      note: [
+        `a ${kb(big.length)} Write in turn 1 of a 90,000-token window: ${stubbed.compactions.length} compaction(s), ${total('clearedToolInputs')} tool input(s) and ${total('clearedToolResults')} result(s) cleared, ${total('summarizedMessages')} messages summarised, ${stubbed.summaries} summary request(s)`,
+        `request bytes by turn, stubbed: ${stubbed.turns.map((request) => kb(request.rawBody.length)).join(', ')}; not stubbed: ${baseline.turns.map((request) => kb(request.rawBody.length)).join(', ')}`,
+        'a token is 4 bytes at the scripted server',
+      ].join('; '),
+      ratio: ratio(stubbed.last, baseline.last),
+      section: 'compaction',
+      value: `${kb(stubbed.last)} (${tokens(stubbed.last)})`,
+    })
+  } finally {
+    sandbox.cleanup()
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- 10. install
 // The package as a user installs it (scripts/package-install.js, the suite's package test measures the
 // same): size and packages of `npm install -g` of the packed tarball, and the Action's install step
@@ -1063,6 +1128,7 @@ if (ONLY.has('memory')) await memory(context)
 if (ONLY.has('sandbox')) await sandboxCost()
 if (ONLY.has('read')) await readLarge()
 if (ONLY.has('compaction')) await compaction()
+if (ONLY.has('compaction')) await toolInputCompaction()
 if (ONLY.has('install')) await installCost()
 if (ONLY.has('parallel')) await parallelReads()
 

@@ -58,6 +58,17 @@ describe("Claude Code's provider switches", () => {
     expect(warnings(result.stderr)).toEqual(["Warning: CLAUDE_CODE_USE_BEDROCK=1 (Claude Code's): wave uses Amazon Bedrock, as with WAVE_PROVIDER=bedrock."])
   })
 
+  it('CLAUDE_CODE_SKIP_BEDROCK_AUTH=1 (a gateway that signs itself): requests go unsigned, with no AWS credentials', async () => {
+    cloud = await startBedrockServer(messages)
+    messages.push((request) => reply(toolUse('Write', {content: '# Plan\n', file_path: planPathIn(request)})), reply('Planned.'))
+    const {AWS_ACCESS_KEY_ID: _id, AWS_SECRET_ACCESS_KEY: _secret, ...env} = claudeCodeBedrock(cloud)
+    const result = await wave(['plan', '--task', 'Plan nothing'], {...env, CLAUDE_CODE_SKIP_BEDROCK_AUTH: '1'})
+    expect(result.code, result.stderr).toBe(0)
+    expect(cloud.requests).toHaveLength(2)
+    expect(cloud.requests[0].headers.authorization).toBeUndefined()
+    expect(cloud.requests[0].headers['x-amz-date']).toBeUndefined()
+  })
+
   it('a plan failing at the credentials names the provider and what chose it (exit 2, no request)', async () => {
     const bedrock = await wave(['plan', '--task', 'x'], {ANTHROPIC_API_KEY: undefined, CLAUDE_CODE_USE_BEDROCK: 'true'})
     expect(bedrock.code).toBe(2)

@@ -12,6 +12,10 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
 import {
+  DENIED_RUN_TALLY,
+  deniedRunTurns,
+  expectPlanNotes,
+  expectRunReport,
   expectTokenKept,
   FAREWELL,
   firstUserText,
@@ -19,6 +23,7 @@ import {
   freshRunner,
   git,
   nameIn,
+  notedPlanTurns,
   PLAN,
   planTurns,
   REVISED,
@@ -26,7 +31,7 @@ import {
   statusOf,
 } from '../support/forge-fixture.js'
 import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
-import {type MessagesServer, planPathIn, reply, toolResults, toolUse} from '../support/messages-server.js'
+import {type MessagesServer, toolResults} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
 
 const TOKEN = 'ghs_test-token-never-logged-0123456789'
@@ -412,53 +417,18 @@ describe('wave github: /wave request-changes and /wave reject', () => {
 
 describe('wave github: what the comment and the job summary show', {timeout: 120_000}, () => {
   it("the model's to-do list, its open questions and the plan's contract, then the run's checks and its denied calls", async () => {
-    // Planning: a to-do list, a question no one can answer, and a plan stating its scope and checks.
-    const todos = [
-      {activeForm: 'Reading the greeting', content: 'Read the greeting', status: 'completed'},
-      {activeForm: 'Writing the plan', content: 'Write the plan', status: 'in_progress'},
-      {activeForm: 'Listing the checks', content: 'List the checks', status: 'pending'},
-    ]
-    const question = {
-      header: 'Wording',
-      multiSelect: false,
-      options: [
-        {description: 'Short', label: 'bye'},
-        {description: 'Formal', label: 'farewell'},
-      ],
-      question: 'Should it say bye or farewell?',
-    }
-    const contractPlan = `${PLAN}\n## Scope\n- src/farewell.ts\n\n## Verification\n- \`test -f src/farewell.ts\`\n`
-    server.push(
-      reply(toolUse('TodoWrite', {todos})),
-      reply(toolUse('AskUserQuestion', {questions: [question]})),
-      (request) => reply(toolUse('Write', {content: contractPlan, file_path: planPathIn(request)})),
-      reply('Planned.'),
-    )
+    server.push(...notedPlanTurns())
     const planSummary = path.join(sandbox.root, 'plan-summary.md')
     const planned = await onGitHub('issue_comment', comment(7, '/wave plan Add a farewell function').event, {GITHUB_STEP_SUMMARY: planSummary})
     expect(planned.code, planned.stderr).toBe(0)
-
     const sticky = stickyOn(7)
     const name = nameIn(sticky.body)
     const summary = readFileSync(planSummary, 'utf8')
-    for (const [where, body] of [
-      ['comment', sticky.body],
-      ['job summary', summary],
-    ] as const) {
-      expect(body, where).toContain('**To-do list** (step 2 of 3: Writing the plan)')
-      expect(body, where).toContain('- [x] Read the greeting\n- [ ] (in progress) Write the plan\n- [ ] List the checks')
-      expect(body, where).toMatch(/\*\*Open questions\*\* \(.*\n\n- Should it say bye or farewell\?/)
-      expect(body, where).toContain('| Scope | `src/farewell.ts` (warn) |')
-      expect(body, where).toContain('| Checks | `test -f src/farewell.ts` |')
-    }
     expect(summary).toContain(`## wave github\n\nPlanned ${name}`)
+    expectPlanNotes(sticky.body, 'comment')
+    expectPlanNotes(summary, 'job summary')
 
-    // The run: a write outside the workspace, denied; the file; the check, run by wave.
-    server.push(
-      reply(toolUse('Write', {content: 'escaped\n', file_path: '../escaped.txt'})),
-      reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})),
-      reply('Added src/farewell.ts.'),
-    )
+    server.push(...deniedRunTurns())
     const planning = server.messageRequests.length
     const runSummary = path.join(sandbox.root, 'run-summary.md')
     const ran = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, {
@@ -469,20 +439,12 @@ describe('wave github: what the comment and the job summary show', {timeout: 120
     expect(ran.code, ran.stderr).toBe(0)
     expect(toolResults(server.messageRequests[planning + 1])[0].text).toMatch(/^Permission denied/)
     expect(existsSync(path.join(sandbox.root, `runner-${runs}`, 'escaped.txt'))).toBe(false)
-
-    // The text tally counts the denied call.
-    expect(ran.stderr).toContain('Run complete: 1 changed in scope, 0 outside, 0 untouched; checks: test -f src/farewell.ts passed; 1 call denied')
+    // The text tally, the comment and the job summary each count the denied call.
+    expect(ran.stderr).toContain(DENIED_RUN_TALLY)
     const done = stickyOn(7)
     expect(statusOf(done.body)).toBe('✅ done')
-    for (const [where, body] of [
-      ['comment', done.body],
-      ['job summary', readFileSync(runSummary, 'utf8')],
-    ] as const) {
-      expect(body, where).toContain('**Planned versus actual**')
-      expect(body, where).toContain('| Scope | `src/farewell.ts` (warn) |')
-      expect(body, where).toContain('| Denied calls | 1 |')
-      expect(body, where).toMatch(/\| `test -f src\/farewell\.ts` \| ✅ passed \|/)
-    }
+    expectRunReport(done.body, 'comment')
+    expectRunReport(readFileSync(runSummary, 'utf8'), 'job summary')
     expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts']) + '\n').toBe(FAREWELL)
   })
 })

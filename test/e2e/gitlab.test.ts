@@ -12,6 +12,10 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
 import {
+  DENIED_RUN_TALLY,
+  deniedRunTurns,
+  expectPlanNotes,
+  expectRunReport,
   expectTokenKept,
   FAREWELL,
   firstUserText,
@@ -19,6 +23,7 @@ import {
   freshRunner,
   git,
   nameIn,
+  notedPlanTurns,
   PLAN,
   planTurns,
   REVISED,
@@ -26,7 +31,7 @@ import {
   statusOf,
 } from '../support/forge-fixture.js'
 import {type GitLabServer, startGitLabServer, type StoredNote} from '../support/gitlab-server.js'
-import {type MessagesServer, planPathIn, reply, toolUse} from '../support/messages-server.js'
+import type {MessagesServer} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
 
 const TOKEN = 'glpat-test-token-never-logged-0123456789'
@@ -448,45 +453,18 @@ describe('wave gitlab: a WAVE_TASK pipeline', JOBS, () => {
 
 describe("wave gitlab: what the plan's note shows", JOBS, () => {
   it("the model's to-do list, its open questions and the plan's contract, then the run's checks and its denied calls", async () => {
-    const todos = [
-      {activeForm: 'Reading the greeting', content: 'Read the greeting', status: 'completed'},
-      {activeForm: 'Writing the plan', content: 'Write the plan', status: 'in_progress'},
-    ]
-    const question = {
-      header: 'Wording',
-      multiSelect: false,
-      options: [
-        {description: 'Short', label: 'bye'},
-        {description: 'Formal', label: 'farewell'},
-      ],
-      question: 'Should it say bye or farewell?',
-    }
-    const contractPlan = `${PLAN}\n## Scope\n- src/farewell.ts\n\n## Verification\n- \`test -f src/farewell.ts\`\n`
-    server.push(
-      reply(toolUse('TodoWrite', {todos}), toolUse('AskUserQuestion', {questions: [question]})),
-      (request) => reply(toolUse('Write', {content: contractPlan, file_path: planPathIn(request)})),
-      reply('Planned.'),
-    )
+    server.push(...notedPlanTurns())
     expect((await job({}, note(MR, '/wave plan Add a farewell function').payload)).code).toBe(0)
     const planned = stickyOn(MR).body
-    expect(planned).toContain('**To-do list** (step 2 of 2: Writing the plan)\n\n- [x] Read the greeting\n- [ ] (in progress) Write the plan')
-    expect(planned).toMatch(/\*\*Open questions\*\* \(.*\n\n- Should it say bye or farewell\?/)
-    expect(planned).toContain('| Scope | `src/farewell.ts` (warn) |')
-    expect(planned).toContain('| Checks | `test -f src/farewell.ts` |')
+    expectPlanNotes(planned, 'note')
 
-    // The run: a write outside the workspace (denied), the file, then wave's check.
-    server.push(
-      reply(toolUse('Write', {content: 'escaped\n', file_path: '../escaped.txt'})),
-      reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})),
-      reply('Added src/farewell.ts.'),
-    )
+    server.push(...deniedRunTurns())
     const ran = await job({WAVE_GITLAB_SANDBOX: 'off'}, note(MR, `/wave approve ${nameIn(planned)}`, 'dave').payload)
     expect(ran.code, ran.stderr).toBe(0)
-    expect(ran.stderr).toContain('checks: test -f src/farewell.ts passed; 1 call denied')
+    expect(ran.stderr).toContain(DENIED_RUN_TALLY)
     const done = stickyOn(MR).body
     expect(statusOf(done)).toBe('✅ done')
-    expect(done).toContain('| Denied calls | 1 |')
-    expect(done).toMatch(/\| `test -f src\/farewell\.ts` \| ✅ passed \|/)
+    expectRunReport(done, 'note')
   })
 })
 

@@ -54,7 +54,7 @@ const writePlan = (request: RecordedRequest) => reply(toolUse('Write', {content:
 const betasOf = (request: RecordedRequest) => String(request.headers['anthropic-beta'] ?? '')
 
 describe('the model as the API describes it', () => {
-  it('a model the table does not know: the table shapes the first request, the API the next ones, and the next session from its cache', async () => {
+  it('a model the table does not know: the API shapes the requests after its answer, and the next session from its cache', async () => {
     server.push(
       async () => {
         // The look-up has been answered and cached by the time the next request is made: no race decides the test.
@@ -68,10 +68,10 @@ describe('the model as the API describes it', () => {
     expect(first.code, first.stderr).toBe(0)
 
     const [one, two, three] = server.messageRequests
-    // The table knows nothing of it: no thinking nor effort sent by default.
-    expect(one.body.thinking).toBeUndefined()
-    expect(one.body.output_config).toBeUndefined()
+    // The first request does not wait for the look-up: the table (which knows nothing of the model, so
+    // sends no thinking nor effort) shapes it, unless the API's answer happened to come before it.
     expect(one.body.max_tokens).toBe(64_000)
+    expect(one.body.thinking === undefined || one.body.thinking.type === 'adaptive').toBe(true)
     for (const later of [two, three]) expect(later.body).toMatchObject({max_tokens: 64_000, output_config: {effort: 'high'}, thinking: {type: 'adaptive'}})
     expect(lookups(LAB.id)).toHaveLength(1)
 
@@ -139,6 +139,36 @@ describe('the model as the API describes it', () => {
     const narrow = await wave(['plan', '--task', 'Plan something', '--model', 'claude-sonnet-5-5'])
     expect(narrow.code, narrow.stderr).toBe(0)
     for (const request of server.messageRequests.slice(2)) expect(betasOf(request)).not.toContain('context-1m')
+  })
+
+  it('a conversation past 200k tokens goes through on a 1M-window model: the beta is what lets the API take it', async () => {
+    // ~225k tokens (4 bytes each at the scripted server) in the Write's input, which the next request carries back.
+    const big = `${'const x = 1\n'.repeat(75_000)}`
+    server.push(reply(toolUse('Write', {content: big, file_path: 'big.ts'})), reply('Done.'))
+    const result = await wave(['run', '--task', 'Write big.ts', '--model', 'claude-sonnet-5-5'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(readFileSync(path.join(sandbox.repo, 'big.ts'), 'utf8')).toBe(big)
+    const second = server.messageRequests[1]
+    expect(second.rawBody.length / 4).toBeGreaterThan(200_000)
+    expect(betasOf(second)).toContain('context-1m-2025-08-07')
+    expect(server.invalidRequests).toEqual([])
+  })
+})
+
+describe('the look-up is never on the path to the first request', () => {
+  it('a models API that answers only after the first request: the session does not wait for it, and its answer is still taken', async () => {
+    await server.close()
+    server = await startMessagesServer([], {holdModelLookups: true, models: [...MODELS, LAB]})
+    server.push(writePlan, reply('Planned.'))
+    const result = await wave(['plan', '--task', 'Plan something', '--model', LAB.id])
+    expect(result.code, result.stderr).toBe(0)
+    // Had wave waited for the answer before its first request, the look-up would have given up (no
+    // answer, nothing cached) and only then would the request have been sent.
+    expect(lookups(LAB.id).map((request) => request.status)).toEqual([200])
+    expect(lookups(LAB.id)[0].receivedAt).toBeLessThan(server.messageRequests[0].receivedAt)
+    await waitFor(() => cacheFiles(LAB.id).length > 0, 'the model description in the cache')
+    // The first request went out with the table's shape: nothing of the API's answer was known yet.
+    expect(server.messageRequests[0].body.thinking).toBeUndefined()
   })
 })
 

@@ -74,3 +74,69 @@ export const firstUserText = (request: RecordedRequest): string => {
   const content = request.body.messages[0].content
   return typeof content === 'string' ? content : content.map((block: {text?: string}) => block.text ?? '').join('\n')
 }
+
+/** The check the contract plan names: wave runs it after the run, in the checkout. */
+export const CHECK = 'test -f src/farewell.ts'
+/** The plan with a contract: it may change src/farewell.ts only, and CHECK must pass. */
+export const CONTRACT_PLAN = `${PLAN}\n## Scope\n- src/farewell.ts\n\n## Verification\n- \`${CHECK}\`\n`
+
+/**
+ * Planning that leaves the reviewer something besides the plan: a to-do list (at step 2 of 3), a question
+ * no one can answer during the session, and CONTRACT_PLAN.
+ */
+export const notedPlanTurns = () => [
+  reply(
+    toolUse('TodoWrite', {
+      todos: [
+        {activeForm: 'Reading the greeting', content: 'Read the greeting', status: 'completed'},
+        {activeForm: 'Writing the plan', content: 'Write the plan', status: 'in_progress'},
+        {activeForm: 'Listing the checks', content: 'List the checks', status: 'pending'},
+      ],
+    }),
+  ),
+  reply(
+    toolUse('AskUserQuestion', {
+      questions: [
+        {
+          header: 'Wording',
+          multiSelect: false,
+          options: [
+            {description: 'Short', label: 'bye'},
+            {description: 'Formal', label: 'farewell'},
+          ],
+          question: 'Should it say bye or farewell?',
+        },
+      ],
+    }),
+  ),
+  (request: RecordedRequest) => reply(toolUse('Write', {content: CONTRACT_PLAN, file_path: planPathIn(request)})),
+  reply('Planned.'),
+]
+
+/** What a reviewer must read of notedPlanTurns' session (`where`: a comment, a note, a job summary): the to-do list, the question, the contract. */
+export function expectPlanNotes(body: string, where: string): void {
+  expect(body, where).toContain(
+    '**To-do list** (step 2 of 3: Writing the plan)\n\n- [x] Read the greeting\n- [ ] (in progress) Write the plan\n- [ ] List the checks',
+  )
+  expect(body, where).toMatch(/\*\*Open questions\*\* \(.*\n\n- Should it say bye or farewell\?/)
+  expect(body, where).toContain('| Scope | `src/farewell.ts` (warn) |')
+  expect(body, where).toContain(`| Checks | \`${CHECK}\` |`)
+}
+
+/** A run of CONTRACT_PLAN with one call denied: a write outside the workspace (at the model's second request's result), then the file. */
+export const deniedRunTurns = () => [
+  reply(toolUse('Write', {content: 'escaped\n', file_path: '../escaped.txt'})),
+  reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})),
+  reply('Added src/farewell.ts.'),
+]
+
+/** deniedRunTurns' run as its text tally says it. */
+export const DENIED_RUN_TALLY = `Run complete: 1 changed in scope, 0 outside, 0 untouched; checks: ${CHECK} passed; 1 call denied`
+
+/** What a reviewer must read of deniedRunTurns' run: planned versus actual, the check passed, the call denied. */
+export function expectRunReport(body: string, where: string): void {
+  expect(body, where).toContain('**Planned versus actual**')
+  expect(body, where).toContain('| Scope | `src/farewell.ts` (warn) |')
+  expect(body, where).toContain('| Denied calls | 1 |')
+  expect(body, where).toContain(`| \`${CHECK}\` | ✅ passed |`)
+}

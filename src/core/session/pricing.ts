@@ -49,6 +49,12 @@ const rates = (input: number, cacheWrite: number, cacheRead: number, output: num
  * Anthropic's list prices (platform.claude.com/docs/en/about-claude/pricing, and what Claude Code's cost
  * report charges), by model ID (snapshots included). Every model of the SDK's `Model` union is here
  * (test/core/session/pricing.test.ts checks it against the SDK's types).
+ *
+ * Checked against Claude Code 2.1.197's own table: it prices any ID holding `claude-fable-5` or
+ * `claude-mythos-5` (so 5-1 and 5-2 too) at $10 in / $50 out / $12.50 cache write / $1 cache read. It
+ * has no price for `claude-mythos-preview` (it would charge its fallback); the $25/$125 here is the one
+ * published when the preview shipped (Fable 5's $10 was announced as "less than half" of it), so it
+ * errs high for `--max-budget-usd`.
  */
 export const PRICES: PriceTable = {
   'claude-3-5-haiku': rates(0.8, 1, 0.08, 4),

@@ -127,7 +127,9 @@ export async function createCloudClient(provider: CloudProvider, options: Client
   assertCloudSettings(provider)
   if (provider === 'bedrock') {
     const {AnthropicBedrock} = await import('@anthropic-ai/bedrock-sdk')
-    return new AnthropicBedrock({awsRegion: awsRegion(), logLevel: 'off', ...options}) as unknown as Anthropic
+    // Claude Code's switch for a gateway that signs the requests itself (ANTHROPIC_BEDROCK_BASE_URL): wave sends them unsigned too.
+    const skipAuth = switchedOn('CLAUDE_CODE_SKIP_BEDROCK_AUTH')
+    return new AnthropicBedrock({awsRegion: awsRegion(), logLevel: 'off', ...(skipAuth ? {skipAuth} : {}), ...options}) as unknown as Anthropic
   }
 
   const {AnthropicVertex} = await import('@anthropic-ai/vertex-sdk')

@@ -14,7 +14,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {endingError, ExitCode, WaveError} from '../../../src/core/errors.js'
 import {NO_RULES} from '../../../src/core/policy/policy.js'
-import {type AgentEvent, type AgentOutcome, outcomeDetails} from '../../../src/core/session/loop.js'
+import {type AgentEvent, type AgentOutcome, outcomeDetails, type RequestShape} from '../../../src/core/session/loop.js'
 import {agentLoop, type LoopBinding} from '../../../src/core/session/session.js'
 import {costOf} from '../../../src/core/session/pricing.js'
 import {builtinRegistry} from '../../../src/plugins/registry.js'
@@ -442,3 +442,31 @@ async function waitFor(condition: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
+
+describe('the shape of each request', () => {
+  it('is asked before every turn: what is learnt mid-session (the API describing the model) shapes the turns after it, betas as a header', async () => {
+    const before: RequestShape = {betas: [], contextWindow: 200_000, maxOutput: 64_000, maxTokens: 32_000}
+    const after: RequestShape = {
+      betas: ['context-1m-2025-08-07'],
+      contextWindow: 1_000_000,
+      effort: 'low',
+      maxOutput: 128_000,
+      maxTokens: 100_000,
+      thinking: {type: 'adaptive' as const},
+    }
+    let known = before
+    server.push((request) => {
+      known = after
+      expect(request.body.max_tokens).toBe(32_000)
+      return reply(toolUse('LS', {path: '.'}))
+    }, reply('Done.'))
+    const {result} = await session({shape: () => known})
+    expect(result?.stopReason).toBe('end_turn')
+    const [first, second] = requests()
+    expect(first.body.thinking).toBeUndefined()
+    expect(first.body.output_config).toBeUndefined()
+    expect(first.headers['anthropic-beta']).toBeUndefined()
+    expect(second.body).toMatchObject({max_tokens: 100_000, output_config: {effort: 'low'}, thinking: {type: 'adaptive'}})
+    expect(String(second.headers['anthropic-beta'])).toContain('context-1m-2025-08-07')
+  })
+})
