@@ -121,3 +121,57 @@ describe('a model that thinks', () => {
     expect(firstThought).toBeLessThan(firstCall)
   })
 })
+
+describe('thinking through a compaction', () => {
+  it('a run that thinks and outgrows its window completes: the compacted conversation is still one the API takes', async () => {
+    const big = `${'const x = 1\n'.repeat(8000)}`
+    mkdirSync(path.join(sandbox.home, '.wave'), {recursive: true})
+    writeFileSync(path.join(sandbox.home, '.wave', 'settings.json'), JSON.stringify({contextWindow: 30_000}))
+    // A summary request (no tools) gets a summary; every other request the next scripted turn.
+    const turns = [
+      reply(thinking(FIRST), toolUse('Write', {content: big, file_path: 'big.ts'})),
+      reply(thinking(BETWEEN), toolUse('LS', {path: '.'})),
+      reply(thinking(LAST), toolUse('Read', {file_path: 'README.md'}), thinking(BETWEEN), toolUse('LS', {path: 'src'})),
+      reply(thinking(LAST), toolUse('LS', {path: '.'})),
+      reply('Done.'),
+    ]
+    const router = (request: RecordedRequest) => (request.body.tools ? (turns.shift() ?? reply('Done.')) : reply('Summary: wrote big.ts, looked around.'))
+    server.push(...Array.from({length: 12}, () => router))
+    const result = await wave(['run', '--task', 'Write big.ts, then look around', '--output-format', 'stream-json'])
+
+    expect(result.code, result.stderr).toBe(0)
+    expect(server.invalidRequests).toEqual([])
+    expect(readFileSync(path.join(sandbox.repo, 'big.ts'), 'utf8')).toBe(big)
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(events.some((event) => event.type === 'compaction')).toBe(true)
+    // Every thinking block still in a request is the one issued, signed.
+    for (const request of server.messageRequests.filter((r) => r.body.tools)) {
+      for (const block of assistantTurns(request).flat()) {
+        if (block.type === 'thinking') expect(block.signature).toBe(signThinking(block.thinking!))
+      }
+    }
+  })
+})
+
+describe('thinking across --resume', () => {
+  it('a run stopped mid-tool-loop resumes with its thinking sent back as issued', async () => {
+    const planPath = path.join(sandbox.plansDir, 'paused-thought.md')
+    mkdirSync(sandbox.plansDir, {recursive: true})
+    writeFileSync(planPath, '# Plan\n\n1. Write notes.txt.\n')
+    expect((await wave(['approve', planPath])).code).toBe(0)
+    server.push(reply(thinking(FIRST), toolUse('Write', {content: 'notes\n', file_path: 'notes.txt'})))
+    const first = await wave(['run', planPath, '--max-turns', '1'])
+    expect(first.code).toBe(5)
+
+    server.push(reply('Resumed and done.'))
+    const resumed = await wave(['run', planPath, '--resume'])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(server.invalidRequests).toEqual([])
+    const [turn] = assistantTurns(server.messageRequests.at(-1)!)
+    expect(turn[0]).toEqual({signature: signThinking(FIRST), thinking: FIRST, type: 'thinking'})
+    expect(resumed.stdout + resumed.stderr).not.toContain(FIRST.slice(0, 20))
+  })
+})
