@@ -144,7 +144,9 @@ export function renderSticky(
     )
   }
 
-  if (state.todos && state.todos.length > 0) parts.push(todosMarkdown(state.todos), '')
+  // The model's words, as untrusted as the questions': no HTML, no mentions.
+  if (state.todos && state.todos.length > 0)
+    parts.push(todosMarkdown(state.todos.map((todo) => ({...todo, activeForm: inline(todo.activeForm), content: inline(todo.content)}))), '')
   const answers = answersOf(state, words)
   if (answers) parts.push(answers, '')
   if (state.history.length > 0) {

@@ -145,6 +145,21 @@ describe('assertAnsweredPlan', () => {
   })
 })
 
+describe("the model's notes in the sticky comment", () => {
+  it('shows its questions and to-do list as text: no HTML that could hide what follows, no mention that pings', () => {
+    const shown = renderSticky(
+      stateOf({
+        questions: ['Ask @mona <!-- or not -->?'],
+        todos: [{activeForm: 'Pinging @mona', content: 'Ping @mona <details>', status: 'in_progress'}],
+      }),
+      PLAN.toString('utf8'),
+    )
+    expect(shown).toContain('- Ask @\u200Bmona &lt;!-- or not --&gt;?')
+    expect(shown).toContain('**To-do list** (step 1 of 1: Pinging @\u200Bmona)\n\n- [ ] (in progress) Ping @\u200Bmona &lt;details&gt;')
+    expect(shown).not.toMatch(/@mona/)
+  })
+})
+
 describe('the sticky comment shows the plan as a contract', () => {
   const report = {
     changed: ['docs/x.md', 'src/util.ts'],
