@@ -207,23 +207,23 @@ for (const file of [...entries, ...pluginCommands]) {
   )
 }
 
-// oclif's hooks (package.json's oclif.hooks: command_not_found), bundled as the commands are, each loaded
-// only when its event happens; the module oclif loads (dist/hooks/x.js) becomes the bundle's door.
-const hooks = join(root, 'dist/hooks')
-const hookEntries = readdirSync(hooks).filter((file) => file.endsWith('.js'))
+// What oclif loads besides the commands (package.json's oclif.hooks and oclif.helpClass: src/oclif), bundled
+// as the commands are, each only when it is needed; the module oclif loads (dist/oclif/x.js) becomes the door.
+const oclifParts = join(root, 'dist/oclif')
+const oclifEntries = readdirSync(oclifParts).filter((file) => file.endsWith('.js'))
 await build({
   ...common,
-  entryPoints: hookEntries.map((file) => join(hooks, file)),
+  entryPoints: oclifEntries.map((file) => join(oclifParts, file)),
   external: [...external, ...external.map((name) => `${name}/*`)],
-  outbase: hooks,
-  outdir: join(bundles, 'hooks'),
+  outbase: oclifParts,
+  outdir: join(bundles, 'oclif'),
   outExtension: {'.js': '.cjs'},
   plugins: [oclifVendored, vendored, zodLocalesOnDemand],
 })
-for (const file of hookEntries) {
+for (const file of oclifEntries) {
   writeFileSync(
-    join(hooks, file),
-    [`import {loadBundle} from '../core/bundles.js'`, `export default loadBundle('hooks/${file.replace(/\.js$/, '')}', import.meta.url).default`, ''].join(
+    join(oclifParts, file),
+    [`import {loadBundle} from '../core/bundles.js'`, `export default loadBundle('oclif/${file.replace(/\.js$/, '')}', import.meta.url).default`, ''].join(
       '\n',
     ),
   )

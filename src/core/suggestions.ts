@@ -1,6 +1,7 @@
 /**
  * "Did you mean": the names closest to a mistyped one (a command, a flag, a flag's value, a plan), by
- * edit distance. Loaded only on the way to an error: a command that succeeds never computes one.
+ * edit distance, and what a typed command id means. Used only on the way to an error: a command that
+ * succeeds never computes one.
  */
 import {distance} from 'fastest-levenshtein'
 
@@ -47,3 +48,37 @@ export function didYouMean(typed: string, candidates: Iterable<string>, show: (c
   const listed = found.length === 1 ? found[0] : `${found.slice(0, -1).join(', ')} or ${found.at(-1)}`
   return ` (did you mean ${listed}?)`
 }
+
+/** A command as the "did you mean" of commands knows it: its id (`plans:rm`). */
+interface Named {
+  id: string
+}
+
+/**
+ * What a typed command id (`plann`, `plan:fix:it`) means. oclif joins every word before the first flag
+ * into the id when a command takes no argument: the longest typed command that exists or is close wins,
+ * so `plugins instal x` is `plugins install` mistyped, and `plan fix it` is `plan` with two words more.
+ */
+export function typedCommand<C extends Named>(
+  typedId: string,
+  commands: C[],
+): {command: C; rest: string[]} | {command?: undefined; typed: string[]; suggestion: string} {
+  const typed = typedId.split(':')
+  for (let words = typed.length; words >= 1; words--) {
+    const part = typed.slice(0, words)
+    const command = commands.find((candidate) => candidate.id === part.join(':'))
+    if (command) return {command, rest: typed.slice(words)}
+    const suggestion = didYouMean(
+      part.join(':'),
+      commands.map(({id}) => id).filter((id) => id.split(':').length === words),
+      (id) => id.replaceAll(':', ' '),
+    )
+    if (suggestion) return {suggestion, typed: part}
+  }
+
+  return {suggestion: '', typed: typed.slice(0, 1)}
+}
+
+/** The one line for a command that does not exist: `wave: unknown command plann (did you mean plan or plans?). See wave --help.` */
+export const unknownCommandLine = ({suggestion, typed}: {suggestion: string; typed: string[]}) =>
+  `wave: unknown command ${typed.join(' ')}${suggestion}. See wave --help.`

@@ -8,7 +8,7 @@
 import {stripVTControlCharacters} from 'node:util'
 
 import {ExitCode, WaveError} from './errors.js'
-import {didYouMean} from './suggestions.js'
+import {didYouMean, typedCommand, unknownCommandLine} from './suggestions.js'
 
 /** What of a command's definition the lines name: its id (`plans:prune`), flags and arguments. */
 export interface CommandShape {
@@ -34,27 +34,11 @@ export function usageErrorOf(error: Error, command: CommandShape): WaveError | u
   return new WaveError(`${name}: ${line}. See ${name} --help.`, exitCode, hint)
 }
 
-/**
- * `wave plann`: the line for a command that does not exist, naming the closest of `commands` ("did you
- * mean plan?"). oclif joins every word before the first flag into the id when a command takes no argument
- * (`wave plan fix it` is `plan:fix:it`): the longest typed command that exists or is close wins, so
- * `plugins instal x` is `plugins install` mistyped, and `plan fix it` is `plan` with unexpected arguments.
- */
+/** `wave plann`: the line for a command that does not exist ("did you mean plan?"), or for the words typed after one. */
 export function unknownCommandError(typedId: string, commands: CommandShape[]): WaveError {
-  const typed = typedId.split(':')
-  for (let words = typed.length; words >= 1; words--) {
-    const part = typed.slice(0, words)
-    const command = commands.find((candidate) => candidate.id === part.join(':'))
-    if (command) return usageErrorOf(new Error(`Unexpected arguments: ${typed.slice(words).join(', ')}`), command)!
-    const suggestion = didYouMean(
-      part.join(':'),
-      commands.map(({id}) => id).filter((id) => id.split(':').length === words),
-      (id) => id.replaceAll(':', ' '),
-    )
-    if (suggestion) return new WaveError(`wave: unknown command ${part.join(' ')}${suggestion}. See wave --help.`, ExitCode.usage)
-  }
-
-  return new WaveError(`wave: unknown command ${typed[0]}. See wave --help.`, ExitCode.usage)
+  const meant = typedCommand(typedId, commands)
+  if (meant.command) return usageErrorOf(new Error(`Unexpected arguments: ${meant.rest.join(', ')}`), meant.command)!
+  return new WaveError(unknownCommandLine(meant), ExitCode.usage)
 }
 
 /** The flags a command takes, as typed (`--task`, `--no-verify`, and `--json` and `--help`, which every command takes). */

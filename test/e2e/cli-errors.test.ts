@@ -81,6 +81,12 @@ const SUGGESTION_ROWS: Array<[string, Row]> = [
   ['a mistyped command with arguments', row(['aprove', 'brave-otter'], 'wave: unknown command aprove (did you mean approve?). See wave --help.')],
   ['a mistyped topic command', row(['plugins', 'instal', 'x'], 'wave: unknown command plugins instal (did you mean plugins install?). See wave --help.')],
   ['a command mistyped for a topic command', row(['plan', 'rm', 'brave-otter'], 'wave: unknown command plan rm (did you mean plans rm?). See wave --help.')],
+  ['help for a mistyped command', row(['plann', '--help'], 'wave: unknown command plann (did you mean plan or plans?). See wave --help.')],
+  ['wave help for a mistyped command', row(['help', 'aprove'], 'wave: unknown command aprove (did you mean approve?). See wave --help.')],
+  [
+    'help for a mistyped topic command',
+    row(['plugins', 'instal', '-h'], 'wave: unknown command plugins instal (did you mean plugins install?). See wave --help.'),
+  ],
   ['a mistyped flag', row(['plan', '--tsk', 'x'], 'wave plan: unknown flag --tsk (did you mean --task?). See wave plan --help.')],
   ['a mistyped flag with its value', row(['plan', '--tsk=x'], 'wave plan: unknown flag --tsk (did you mean --task?). See wave plan --help.')],
   [
@@ -304,6 +310,18 @@ describe('help, wrapped once, by the width', () => {
       }
     },
   )
+
+  it("help for a command followed by other words is the command's help", async () => {
+    const sandbox = makeSandbox()
+    try {
+      const result = await runWave(['plan', 'fix', 'it', '--help'], {cwd: sandbox.repo, home: sandbox.home})
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toMatch(/^Explore the repository read-only and write an implementation plan\.\n\nUSAGE\n {2}\$ wave plan /)
+      expect(result.stderr).toBe('')
+    } finally {
+      sandbox.cleanup()
+    }
+  })
 
   it('wave --help follows COLUMNS too; without it, it is the cached help, 80 columns wide as oclif prints it', async () => {
     const sandbox = makeSandbox()
