@@ -107,6 +107,7 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
           sandbox,
           onStart: (info: SessionStart) => reporter.start({command: 'run', ...info, task}),
           task,
+          verifyRetries: flags['verify-retries'],
         }),
       )
       if (outcome.kind === 'awaiting_approval') process.exitCode = ENDINGS.awaiting_approval.exitCode

@@ -167,6 +167,21 @@ describe('wave run --task with EnterPlanMode and ExitPlanMode', () => {
     expect(readFileSync(path.join(sandbox.repo, 'src/util.ts'), 'utf8')).toContain('welcome')
   })
 
+  it('with --approve, the run of the plan takes --verify-retries (0: a failed check ends it at once, exit 7)', async () => {
+    server.push(
+      reply(toolUse('EnterPlanMode', {})),
+      (request) => reply(toolUse('Write', {content: '# Plan\n\n## Verification\n- `test -f done.txt`\n', file_path: planPathIn(request)})),
+      reply(toolUse('ExitPlanMode', {})),
+      reply('Done.'),
+      // Only a retry would ask again (control: the default of 2 retries would take this turn).
+      reply('Retried.'),
+    )
+    const result = await wave(['run', '--task', 'Make done.txt', '--approve', '--verify-retries', '0'])
+    expect(result.code, result.stderr).toBe(7)
+    expect(result.stderr).toContain('test -f done.txt failed')
+    expect(server.messageRequests).toHaveLength(4)
+  })
+
   it('checks ExitPlanMode with care: no plan, another file, an empty plan', async () => {
     server.push(
       reply(toolUse('ExitPlanMode', {})),

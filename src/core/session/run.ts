@@ -20,6 +20,7 @@ import type {SessionStart} from './plan.js'
 import {newestRun, resumableRun, resumePoint} from './resume.js'
 import {resultRequired, runSession} from './session.js'
 import {displayPath} from '../workspace/paths.js'
+import {bindContract, parseContract} from '../plans/contract.js'
 import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
 import type {RunReport} from '../plans/report.js'
 
@@ -98,9 +99,14 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
     session.assertCredentials()
     assertSandboxForCommands(options.approve)
     if (!options.force) await assertNotOverriding(recordPath, planPath)
+    // An inline approval binds the plan's own contract, as `wave approve` without --scope/--verify does:
+    // approving in the same breath as running must not drop the checks and scope the plan states.
+    const contract = bindContract(await parseContract(text))
     record = (
       await writeDecision({
         ...options.approve,
+        scope: contract.scope,
+        verify: contract.verify,
         decision: 'approved',
         // The approver is the one running: the model settings given on the command line are what is approved.
         model: {effort: options.effort, maxOutputTokens: options.maxOutputTokens, model: options.model, thinking: options.thinking},

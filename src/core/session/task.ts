@@ -29,6 +29,8 @@ export interface TaskOptions extends SessionOptions {
   sandbox: {enabled: boolean; network: boolean}
   /** `--approve`: a plan the model makes is approved and executed at once, in a fresh context. */
   approve?: InlineApproval
+  /** `--verify-retries`, for the run of an approved plan (executePlan's). */
+  verifyRetries?: number
   onStart?(info: SessionStart): void
   onPlanMode?(info: {planPath: string; name: string}): void
 }
