@@ -7,11 +7,12 @@
  */
 import {readFileSync} from 'node:fs'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterEach, describe, expect, it} from 'vitest'
 
-import {makeSandbox, runWave, type Sandbox} from '../support/cli.js'
-import {type MessagesServer, planPathIn, reply, startMessagesServer, toolUse} from '../support/messages-server.js'
+import {runWave, type Sandbox} from '../support/cli.js'
+import {type MessagesServer, planPathIn, reply, toolUse} from '../support/messages-server.js'
 import {type CloudServer, startBedrockServer} from '../support/provider-servers.js'
+import {useScriptedSession} from '../support/session.js'
 
 const BEDROCK_MODEL = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'
 
@@ -19,16 +20,11 @@ let sandbox: Sandbox
 let messages: MessagesServer
 let cloud: CloudServer | undefined
 
-beforeEach(async () => {
-  sandbox = makeSandbox()
-  messages = await startMessagesServer()
-})
+useScriptedSession((session) => ({sandbox, server: messages} = session))
 
 afterEach(async () => {
   await cloud?.close()
   cloud = undefined
-  await messages.close()
-  sandbox.cleanup()
 })
 
 const wave = (args: string[], env: Record<string, string | undefined>) => runWave(args, {cwd: sandbox.repo, env, home: sandbox.home})

@@ -7,11 +7,12 @@
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterEach, describe, expect, it} from 'vitest'
 
-import {makeSandbox, runWave, type Sandbox} from '../support/cli.js'
-import {type MessagesServer, planPathIn, reply, startMessagesServer, systemText, toolUse} from '../support/messages-server.js'
+import {runWave, type Sandbox} from '../support/cli.js'
+import {type MessagesServer, planPathIn, reply, systemText, toolUse} from '../support/messages-server.js'
 import {type CloudServer, startBedrockServer, startVertexServer, VERTEX_ACCESS_TOKEN, vertexCredentials} from '../support/provider-servers.js'
+import {useScriptedSession} from '../support/session.js'
 
 const AWS_KEY_ID = 'AKIDTESTEXAMPLE'
 const AWS_SECRET = 'aws-secret-never-logged-0123456789'
@@ -22,16 +23,11 @@ let sandbox: Sandbox
 let messages: MessagesServer
 let cloud: CloudServer | undefined
 
-beforeEach(async () => {
-  sandbox = makeSandbox()
-  messages = await startMessagesServer()
-})
+useScriptedSession((session) => ({sandbox, server: messages} = session))
 
 afterEach(async () => {
   await cloud?.close()
   cloud = undefined
-  await messages.close()
-  sandbox.cleanup()
 })
 
 /** wave with no Anthropic credentials at all: only the cloud's. */
