@@ -137,7 +137,10 @@ export function renderSticky(
 
   if (state.questions && state.questions.length > 0) {
     parts.push(
-      '**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):',
+      // Once the run has reported, the questions are the run's (steps.ts): the plan is past review then.
+      state.report
+        ? '**Questions the run asked** (no one could answer them during the session):'
+        : '**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):',
       '',
       ...state.questions.map((q) => `- ${inline(q)}`),
       '',

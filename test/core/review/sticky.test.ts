@@ -158,6 +158,16 @@ describe("the model's notes in the sticky comment", () => {
     expect(shown).toContain('**To-do list** (step 1 of 1: Pinging @\u200Bmona)\n\n- [ ] (in progress) Ping @\u200Bmona &lt;details&gt;')
     expect(shown).not.toMatch(/@mona/)
   })
+
+  it("asks for /wave request-changes about the plan's questions, never about the run's", () => {
+    const asked = {questions: ['Which port?'], status: 'done' as const}
+    const planned = renderSticky(stateOf({questions: ['Which port?']}), PLAN.toString('utf8'))
+    expect(planned).toContain('**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):\n\n- Which port?')
+    const report = {changed: [], checks: [], denials: [], enforce: 'warn' as const, outOfScope: [], scope: [], untouched: []}
+    const ran = renderSticky(stateOf({...asked, report}), PLAN.toString('utf8'))
+    expect(ran).toContain('**Questions the run asked** (no one could answer them during the session):\n\n- Which port?')
+    expect(ran).not.toContain('request-changes`):')
+  })
 })
 
 describe('the sticky comment shows the plan as a contract', () => {
