@@ -56,10 +56,11 @@ const betasOf = (request: RecordedRequest) => String(request.headers['anthropic-
 describe('the model as the API describes it', () => {
   it('a model the table does not know: the API shapes the requests after its answer, and the next session from its cache', async () => {
     server.push(
-      async () => {
-        // The look-up has been answered and cached by the time the next request is made: no race decides the test.
-        await waitFor(() => cacheFiles(LAB.id).length > 0, 'the model description in the cache')
-        return reply(toolUse('LS', {path: '.'}))
+      {
+        ...reply(toolUse('LS', {path: '.'})),
+        // The look-up goes once this response has begun; it is answered and cached before the response
+        // goes on, so before the next request is made: no race decides the test.
+        holdAfterHeaders: () => waitFor(() => cacheFiles(LAB.id).length > 0, 'the model description in the cache'),
       },
       writePlan,
       reply('Planned.'),
@@ -156,16 +157,12 @@ describe('the model as the API describes it', () => {
 })
 
 describe('the look-up is never on the path to the first request', () => {
-  it('a models API that answers only after the first request: the session does not wait for it, and its answer is still taken', async () => {
-    await server.close()
-    server = await startMessagesServer([], {holdModelLookups: true, models: [...MODELS, LAB]})
+  it("the look-up is never on the first request's path: it goes once the first response has begun, and its answer is still taken", async () => {
     server.push(writePlan, reply('Planned.'))
     const result = await wave(['plan', '--task', 'Plan something', '--model', LAB.id])
     expect(result.code, result.stderr).toBe(0)
-    // Had wave waited for the answer before its first request, the look-up would have given up (no
-    // answer, nothing cached) and only then would the request have been sent.
     expect(lookups(LAB.id).map((request) => request.status)).toEqual([200])
-    expect(lookups(LAB.id)[0].receivedAt).toBeLessThan(server.messageRequests[0].receivedAt)
+    expect(lookups(LAB.id)[0].receivedAt).toBeGreaterThanOrEqual(server.messageRequests[0].receivedAt)
     await waitFor(() => cacheFiles(LAB.id).length > 0, 'the model description in the cache')
     // The first request went out with the table's shape: nothing of the API's answer was known yet.
     expect(server.messageRequests[0].body.thinking).toBeUndefined()

@@ -100,6 +100,8 @@ export interface Reply {
   eventDelayMs?: number
   /** Extra response headers. */
   headers?: Record<string, string>
+  /** SSE only: once the headers are out (the client's response has begun), wait for this before the events. */
+  holdAfterHeaders?: () => Promise<unknown>
 }
 
 /** Answer with an HTTP error status and an Anthropic error body. */
@@ -695,12 +697,6 @@ function isReply(t: StaticTurn): t is Reply {
 export interface ServerOptions {
   /** The models the server knows, in place of MODELS (their limits are enforced; others are accepted as named). */
   models?: readonly ServedModel[]
-  /**
-   * A slow models API: `GET /v1/models/{id}` is answered only once the first `POST /v1/messages` has
-   * arrived (or the server closes), so a client that waited for the look-up before its first request
-   * would be held until its own timeout gave up on it.
-   */
-  holdModelLookups?: boolean
 }
 
 export async function startMessagesServer(script: Turn[] = [], options: ServerOptions = {}): Promise<MessagesServer> {
@@ -715,10 +711,6 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
   let closed = false
   let promptLimit: number | undefined
   const wakers = new Set<() => void>()
-  let firstMessage!: () => void
-  const firstMessageArrived = new Promise<void>((resolve) => {
-    firstMessage = resolve
-  })
   /** A sleep that close() cuts short, so a stalled turn never keeps the process alive. */
   const stall = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -790,13 +782,7 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
       record.status = status
     }
 
-    if (!isModelLookup && path === '/v1/messages') firstMessage()
     if (isModelLookup) {
-      if (options.holdModelLookups) await firstMessageArrived
-      if (res.destroyed) {
-        done('cut')
-        return
-      }
       const id = decodeURIComponent(path.slice('/v1/models/'.length))
       if (path === '/v1/models' || path === '/v1/models/') {
         const data = [...models.values()].map(modelInfo)
@@ -917,6 +903,7 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
       ...extraHeaders,
     })
     res.flushHeaders()
+    await turn.holdAfterHeaders?.()
     const cutAt = turn.cutAfterEvents
     const errorAt = turn.streamError?.afterEvents
     for (let i = 0; i <= events.length; i++) {
@@ -1033,7 +1020,6 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
     close() {
       if (closed) return Promise.resolve()
       closed = true
-      firstMessage()
       for (const wake of [...wakers]) wake()
       return new Promise<void>((resolve) => {
         server.close(() => resolve())

@@ -66,6 +66,11 @@ export interface KnowModelOptions {
   home?: string
   /** Default: Date.now. */
   now?: () => number
+  /**
+   * The look-up is sent once this settles (the session's first response has begun): on a 2-core machine
+   * even a request sent alongside takes CPU from the first one. Default: at once.
+   */
+  after?: Promise<unknown>
 }
 
 /** The API's description of a model, as much of it as wave reads (SDK 1.x ModelInfo). */
@@ -150,10 +155,15 @@ export function knowModel(options: KnowModelOptions): ModelKnowledge {
   }
 
   const abort = new AbortController()
-  const timeout = setTimeout(() => abort.abort(), LOOKUP_TIMEOUT_MS)
-  timeout.unref()
-  const settled = retrieve
-    .call(client.models, model, {}, {maxRetries: 0, signal: abort.signal, timeout: LOOKUP_TIMEOUT_MS})
+  let timeout: NodeJS.Timeout | undefined
+  const settled = Promise.resolve(options.after)
+    .catch(() => {})
+    .then(() => {
+      if (abort.signal.aborted) throw abort.signal.reason
+      timeout = setTimeout(() => abort.abort(), LOOKUP_TIMEOUT_MS)
+      timeout.unref()
+      return retrieve.call(client.models, model, {}, {maxRetries: 0, signal: abort.signal, timeout: LOOKUP_TIMEOUT_MS})
+    })
     .then(
       (answer: unknown) => {
         const parsed = modelInfoSchema.safeParse(answer)

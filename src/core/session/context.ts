@@ -90,6 +90,11 @@ export class SessionContext {
   private readonly warned = new Set<string>()
   /** The table's profile of the model, made once (a new object each time would be shaped anew each turn). */
   private tableKnown?: ModelProfile
+  private beginLookup!: () => void
+  /** Settles when the session's first response has begun: the model look-up is sent then, off the first request's path. */
+  private readonly responseBegun = new Promise<void>((resolve) => {
+    this.beginLookup = resolve
+  })
 
   constructor(
     readonly options: SessionOptions,
@@ -136,7 +141,7 @@ export class SessionContext {
     const {contextWindow} = this.settings
     this.known ??= this.client()
       .then(
-        (client) => knowModel({client, contextWindow, model: this.model}),
+        (client) => knowModel({after: this.responseBegun, client, contextWindow, model: this.model}),
         () => knowModel({contextWindow, model: this.model}),
       )
       .then((knowledge) => {
@@ -144,6 +149,11 @@ export class SessionContext {
         return knowledge
       })
     return this.known
+  }
+
+  /** The first response of the session has begun (request.ts): the look-up of the model may go now. */
+  firstResponseBegun(): void {
+    this.beginLookup()
   }
 
   /** The shape of the next request: the model as known now, the reasoning it takes; a note is warned once. */

@@ -34,6 +34,8 @@ export interface RequestOptions {
   signal: AbortSignal
   /** Each retry, the SDK's and wave's own, as it is made. */
   onRetry?(retry: {attempt: number; reason: string}): void
+  /** The response to a request has begun (its headers arrived): the server has the request. */
+  onResponseBegun?(): void
 }
 
 /** The API refused the prompt as too long: the loop compacts and asks again, else `failure` is the error. */
@@ -117,6 +119,7 @@ async function requestTurn(options: RequestOptions, params: StreamParams, extras
       if (options.signal.aborted) throw interrupted(options.signal)
       const stream = options.client.messages.stream(params, {headers, middleware: [retryObserver(reportRetry)], signal: attemptAbort.signal})
       stream.on('connect', () => {
+        options.onResponseBegun?.()
         began = true
         requestId = stream.request_id
         watch()

@@ -88,7 +88,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const askedBefore = tools.notes.questions.length
   try {
     const client = await session.client()
-    // At once: the cached answer or the table's; the API's, asked alongside, shapes the turns after it comes.
+    // At once: the cached answer or the table's; the API's, asked once the first response has begun, shapes the turns after it comes.
     await session.knowModel()
     const outcome = await agentLoop({
       beforeTools: spec.beforeTools,
@@ -103,6 +103,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       onCompacted: spec.onCompacted,
       onEvent,
       onMessage: spec.transcript,
+      onResponseBegun: () => session.firstResponseBegun(),
       policy,
       prices: settings.prices,
       prior: spec.prior,
@@ -152,11 +153,13 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
   /** The session's background commands and notes, from its tool set. */
   tasks?: BackgroundTasks
   notes?: SessionNotes
+  /** A response has begun (request.ts): the session's model look-up waits for the first (context.ts). */
+  onResponseBegun?(): void
 }
 
 /** The loop, bound once to a way to make a request and a way to run the turn's calls. */
 export function agentLoop(binding: LoopBinding): AgentLoop {
-  const {client, commandWatch, notes, policy, registry, sandbox, session, tasks, ...loop} = binding
+  const {client, commandWatch, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   return new AgentLoop({
     ...loop,
@@ -173,7 +176,13 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
       const now = policy()
       return {mode: now.mode, tools: registry.apiTools(now)}
     },
-    request: turnRequest({client, model: loop.model, onRetry: ({attempt, reason}) => onEvent({attempt, reason, type: 'retry'}), signal: loop.signal}),
+    request: turnRequest({
+      client,
+      model: loop.model,
+      onResponseBegun,
+      onRetry: ({attempt, reason}) => onEvent({attempt, reason, type: 'retry'}),
+      signal: loop.signal,
+    }),
   })
 }
 
