@@ -3,8 +3,8 @@
  * types and effort levels it takes. The API describes a model (`client.models.retrieve`: max_input_tokens,
  * max_tokens, capabilities); its answer is kept under `$WAVE_HOME/cache/models/` for a day, per endpoint
  * and model. Asking never delays the first request: a fresh cached answer is read at once (a small
- * synchronous read), else the built-in table (model.ts) answers while the API is asked alongside the
- * first request, and its answer serves the turns after it and the next sessions.
+ * synchronous read), else the built-in table (model.ts) answers while the API is asked once the first
+ * response has begun (`after`), and its answer serves the turns after it and the next sessions.
  *
  *   const known = knowModel({client, model})
  *   known.current()   // {contextWindow, maxOutput, thinking, efforts, betas, source}
@@ -138,7 +138,7 @@ export function modelCachePath(home: string, baseURL: string, model: string): st
 
 /**
  * Starts knowing `model`: a fresh cached description, else the table at once and the API asked
- * alongside (its answer cached, a 404 too, so that an endpoint without the models API is not asked
+ * once `after` settles (its answer cached, a 404 too, so that an endpoint without the models API is not asked
  * every session). No failure of the look-up ever reaches the session: the table serves instead.
  */
 export function knowModel(options: KnowModelOptions): ModelKnowledge {

@@ -134,7 +134,8 @@ export class SessionContext {
 
   /**
    * Starts learning what the model can do, once: the client is made (the first request needs it anyway)
-   * and catalog.ts answers at once from its cache or the table while it asks the API alongside. Never
+   * and catalog.ts answers at once from its cache or the table; the API is asked once the first response
+   * has begun (firstResponseBegun). Never
    * rejects: without a client the table answers (the client's own error surfaces where it is used).
    */
   knowModel(): Promise<ModelKnowledge> {
@@ -266,8 +267,8 @@ export async function openSession(options: SessionOptions, open: OpenOptions = {
   }
   const snapshot = await sessionSnapshot(place.workspace, {changes: open.changes})
   const session = new SessionContext(options, place, settings, model, snapshot, inherited)
-  // A session that runs now learns its model alongside what comes before the first request (a run
-  // starts it once its approval is read: the record may name the model).
+  // A session that runs now reads what it knows of its model: the cache or the table; the API is asked
+  // once the first response has begun. A run starts this once its approval is read (the record may name the model).
   if (open.credentials !== false) void session.knowModel()
   return session
 }
