@@ -130,20 +130,19 @@ async function coldStart() {
       })
     }
 
-    record({
-      baseline: `node -e 0 ${ms(node)}`,
-      figure: 'wave --version through oclif (no fast path)',
-      ratio: ratio(median(times.versionOclif), node),
-      section: 'cold',
-      value: ms(median(times.versionOclif)),
-    })
-    record({
-      baseline: `node -e 0 ${ms(node)}`,
-      figure: 'wave --help through oclif (no fast path)',
-      ratio: ratio(median(times.helpOclif), node),
-      section: 'cold',
-      value: ms(median(times.helpOclif)),
-    })
+    for (const [flag, runs] of [
+      ['--version', times.versionOclif],
+      ['--help', times.helpOclif],
+    ]) {
+      const value = median(runs)
+      record({
+        baseline: `node -e 0 ${ms(node)}`,
+        figure: `wave ${flag} through oclif (no fast path)`,
+        ratio: ratio(value, node),
+        section: 'cold',
+        value: ms(value),
+      })
+    }
 
     // The fast path must print exactly what oclif prints.
     const same = [['--version'], ['--help'], []].every((args) => {

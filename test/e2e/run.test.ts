@@ -11,6 +11,8 @@ const PLAN =
   '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n2. Say "hi" instead of "hello" in src/util.ts.\n3. Touch from-bash.txt to show a command ran.\n'
 const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
 const READ_TOOLS = ['Glob', 'Grep', 'LS', 'Read']
+/** What a run with Bash allowed is offered, sorted: the full set, never the plan-mode controls. */
+const RUN_TOOLS = ['AskUserQuestion', 'Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TaskOutput', 'TaskStop', 'TodoWrite', 'Write']
 
 let sandbox: Sandbox
 let server: MessagesServer
@@ -94,19 +96,7 @@ describe('wave plan → wave approve → wave run', () => {
     expect(systemText(requests[0])).toContain('acceptEdits')
 
     // Tools: the full set filtered by mode and rules, never the plan-mode controls.
-    expect(toolNames(requests[0]).sort()).toEqual([
-      'AskUserQuestion',
-      'Bash',
-      'Edit',
-      'Glob',
-      'Grep',
-      'LS',
-      'Read',
-      'TaskOutput',
-      'TaskStop',
-      'TodoWrite',
-      'Write',
-    ])
+    expect(toolNames(requests[0]).sort()).toEqual(RUN_TOOLS)
     expect(toolResults(requests[1]).map((r) => r.is_error ?? false)).toEqual([false, false])
     expect(toolResults(requests[2])[0].is_error ?? false).toBe(false)
 
@@ -623,19 +613,7 @@ describe('wave run: permission modes', () => {
     server.push(reply(toolUse('Bash', {command: 'echo made > bash-made.txt && cat bash-made.txt'})), reply('Done.'))
     const result = await wave(['run', planPath, '--json'])
     expect(result.code, result.stderr).toBe(0)
-    expect(toolNames(server.messageRequests[0]).sort()).toEqual([
-      'AskUserQuestion',
-      'Bash',
-      'Edit',
-      'Glob',
-      'Grep',
-      'LS',
-      'Read',
-      'TaskOutput',
-      'TaskStop',
-      'TodoWrite',
-      'Write',
-    ])
+    expect(toolNames(server.messageRequests[0]).sort()).toEqual(RUN_TOOLS)
     expect(toolResults(server.messageRequests[1])[0]).toMatchObject({text: 'made'})
     expect(readFileSync(path.join(sandbox.repo, 'bash-made.txt'), 'utf8')).toBe('made\n')
     expect(JSON.parse(result.stdout).filesChanged).toEqual(['bash-made.txt'])

@@ -8,7 +8,7 @@ import type {ThinkingConfigParam} from '@anthropic-ai/sdk/resources/messages'
 
 import {usageError} from '../errors.js'
 import type {ModelProfile} from './catalog.js'
-import {type Effort, modelTableEntry} from './model.js'
+import type {Effort} from './model.js'
 
 export {EFFORTS, type Effort} from './model.js'
 
@@ -45,12 +45,6 @@ export interface ModelCapabilities {
   efforts?: Effort[]
 }
 
-/** What the built-in table says the model can do (the fallback when the API's description is not at hand). */
-export function capabilitiesOf(model: string): ModelCapabilities {
-  const known = modelTableEntry(model)
-  return known ? {efforts: known.efforts, maxOutput: known.maxOutput, thinking: known.thinking} : {}
-}
-
 /** What a session knows the model can do (catalog.ts): the API's description, cached or fresh, else the table's; nothing for a model neither knows. */
 export function capabilitiesOfProfile(profile: ModelProfile): ModelCapabilities {
   if (profile.source === 'unknown') return {}
@@ -62,7 +56,7 @@ export function capabilitiesOfProfile(profile: ModelProfile): ModelCapabilities 
  * error, unless `clampBudget` (a session under way that learnt a lower output limit from the API: the
  * budget is lowered below it, with a note, rather than the session failing mid-way).
  */
-export function reasoningFor(model: string, choice: ReasoningChoice, capabilities = capabilitiesOf(model), clampBudget = false): Reasoning {
+export function reasoningFor(model: string, choice: ReasoningChoice, capabilities: ModelCapabilities, clampBudget = false): Reasoning {
   const notes: string[] = []
   const maxTokens = Math.min(choice.maxOutputTokens ?? DEFAULT_MAX_TOKENS, capabilities.maxOutput ?? Number.POSITIVE_INFINITY)
   if (choice.maxOutputTokens !== undefined && maxTokens < choice.maxOutputTokens) {
