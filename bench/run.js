@@ -226,7 +226,7 @@ async function firstRequest() {
       const small = await firstRequestAt(sandbox.repo)
       times.small.push(small.ms)
       times.large.push((await firstRequestAt(large.repo)).ms)
-      // A first run: no code cache to start from (src/core/bundles.ts).
+      // A first run: no code cache to start from (src/base/bundles.ts).
       times.cold.push((await firstRequestAt(sandbox.repo, {NODE_DISABLE_COMPILE_CACHE: '1'})).ms)
       // The floor sends the very request wave sent first.
       writeFileSync(requestFile, small.request.rawBody)
@@ -259,7 +259,7 @@ async function firstRequest() {
     record({
       baseline: `small repository ${ms(small)}`,
       figure: `wave plan --task, ${files.toLocaleString('en')}-file repository`,
-      note: `${files.toLocaleString('en')} committed files: its git status is not awaited before the first request (src/core/workspace/snapshot.ts)`,
+      note: `${files.toLocaleString('en')} committed files: its git status is not awaited before the first request (src/base/workspace/snapshot.ts)`,
       ok: largeMs - small <= 20,
       section: 'first',
       target: '≤ +20 ms',
@@ -1042,7 +1042,7 @@ const loadAtStart = loadavg()[0]
 // ---------------------------------------------------------------------------------------------- 11. parallel reads
 
 /**
- * Reads of one turn run together (src/plugins/turn.ts): three calls in one turn against the same call
+ * Reads of one turn run together (src/tools/turn.ts): three calls in one turn against the same call
  * alone, each turn in a fresh process through the executor the loop uses, with the calls' spans as the
  * executor reported them. Two kinds of read: Grep over the quick search tree, CPU-bound (on 2 cores
  * three searches cannot all run at once, and one search already takes a worker thread per further

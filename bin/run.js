@@ -16,17 +16,17 @@ const helpAsked = argv.some((arg) => arg === '--help' || arg === '-h')
 const output = fastOutput(argv)
 if (output === undefined) {
   // Node 22.1 and later keep the compiled code of the modules outside the bundles (packages loaded on
-  // demand) between runs; the bundles have their own cache (src/core/bundles.ts), Node 20 included.
+  // demand) between runs; the bundles have their own cache (src/base/bundles.ts), Node 20 included.
   module.enableCompileCache?.()
   if (startsSession(argv)) {
     // git reads the repository on another core while oclif and the command load (snapshot.ts).
-    const {beginStartupSnapshot} = await import('../dist/core/workspace/snapshot.js')
+    const {beginStartupSnapshot} = await import('../dist/base/workspace/snapshot.js')
     beginStartupSnapshot(process.cwd(), {changes: argv[0] === 'run'})
   }
 
-  // oclif as one bundle loaded with V8's code cache (src/core/bundles.ts), the one copy wave's commands use too.
+  // oclif as one bundle loaded with V8's code cache (src/base/bundles.ts), the one copy wave's commands use too.
   // Not from inside the repository wave starts in, or the one --cwd names: a sandboxed command there could have written it.
-  const {useCodeCache} = await import('../dist/core/bundles.js')
+  const {useCodeCache} = await import('../dist/base/bundles.js')
   useCodeCache({start: process.cwd(), workspaces: cwdFlags(argv)})
   // Its check of node's version against its package's engines looks for a package.json beside the bundle,
   // where there is none: it can't warn, but loads semver to try (3–5 ms). Off while oclif loads.

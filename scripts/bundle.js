@@ -14,7 +14,7 @@ import {build} from 'esbuild'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const pjson = (await import(join(root, 'package.json'), {with: {type: 'json'}})).default
-// CommonJS, loaded by src/core/bundles.ts as classic scripts with V8's code cache (why: there). The
+// CommonJS, loaded by src/base/bundles.ts as classic scripts with V8's code cache (why: there). The
 // wrapper it gives each bundle passes `__waveMetaUrl`, what `import.meta.url` means in the code.
 const common = {bundle: true, define: {'import.meta.url': '__waveMetaUrl'}, format: 'cjs', logLevel: 'warning', platform: 'node', target: 'node20'}
 const bundles = join(root, 'dist/bundles')
@@ -38,7 +38,7 @@ writeFileSync(
   join(root, pjson.imports['#oclif']),
   [
     '// oclif for ES modules (package.json maps #oclif here): the bundle every command uses, one instance.',
-    `import {loadBundle} from '../core/bundles.js'`,
+    `import {loadBundle} from '../base/bundles.js'`,
     `const oclif = loadBundle('vendor/oclif')`,
     `export const {${oclifExports.join(', ')}} = oclif`,
     'export default oclif',
@@ -100,7 +100,7 @@ writeFileSync(
   join(vendorDir, 'anthropic-sdk.js'),
   [
     `// The SDK's bundle (dist/bundles/vendor/anthropic-sdk.cjs) for an import of '@anthropic-ai/sdk'.`,
-    `import {loadBundle} from '../core/bundles.js'`,
+    `import {loadBundle} from '../base/bundles.js'`,
     `const sdk = loadBundle('vendor/anthropic-sdk')`,
     `export const {${sdkExports.filter((name) => name !== 'default').join(', ')}} = sdk`,
     'export default sdk.default ?? sdk',
@@ -118,7 +118,7 @@ const oclifVendored = {
   name: 'oclif-vendored',
   setup(build) {
     build.onResolve({filter: /^@oclif\/core$/}, () => ({external: true, path: '#oclif'}))
-    // The loader of the bundles is never bundled: its one copy (dist/core/bundles.js) is the bundle's require's.
+    // The loader of the bundles is never bundled: its one copy (dist/base/bundles.js) is the bundle's require's.
     build.onResolve({filter: /[\\/]bundles\.js$/}, () => ({external: true, path: '#wave-bundles'}))
   },
 }
@@ -199,7 +199,7 @@ for (const name of ['@oclif/plugin-help', '@oclif/plugin-plugins']) {
 // with import.meta.url in the bundle meaning this module's URL, which the code's relative URLs assume.
 for (const file of [...entries, ...pluginCommands]) {
   const name = `commands/${file.replace(/\\/g, '/').replace(/\.js$/, '')}`
-  const core = relative(dirname(join(commands, file)), join(root, 'dist/core/bundles.js')).replace(/\\/g, '/')
+  const core = relative(dirname(join(commands, file)), join(root, 'dist/base/bundles.js')).replace(/\\/g, '/')
   mkdirSync(dirname(join(commands, file)), {recursive: true})
   writeFileSync(
     join(commands, file),
@@ -223,7 +223,7 @@ await build({
 for (const file of oclifEntries) {
   writeFileSync(
     join(oclifParts, file),
-    [`import {loadBundle} from '../core/bundles.js'`, `export default loadBundle('oclif/${file.replace(/\.js$/, '')}', import.meta.url).default`, ''].join(
+    [`import {loadBundle} from '../base/bundles.js'`, `export default loadBundle('oclif/${file.replace(/\.js$/, '')}', import.meta.url).default`, ''].join(
       '\n',
     ),
   )
@@ -231,8 +231,8 @@ for (const file of oclifEntries) {
 
 // The modules that run outside a command's bundle become bundles in place, so that the package carries no
 // other compiler output: the repository snapshot bin/run.js starts before oclif loads, the search's worker
-// (each thread loads dist/plugins/search/content.js) and the plugin contract a plugin imports ('wave-cli').
-for (const entry of ['core/workspace/snapshot.js', 'plugins/search/content.js', 'plugins/index.js']) {
+// (each thread loads dist/tools/search/content.js) and the plugin contract a plugin imports ('wave-cli').
+for (const entry of ['base/workspace/snapshot.js', 'tools/search/content.js', 'plugins/index.js']) {
   await build({
     allowOverwrite: true,
     banner: {js: `import {createRequire as __waveCreateRequire} from 'node:module'; const require = __waveCreateRequire(import.meta.url);`},
@@ -246,10 +246,10 @@ for (const entry of ['core/workspace/snapshot.js', 'plugins/search/content.js', 
     plugins: [
       vendored,
       {
-        // The loader of the bundles stays the one module it is (src/core/bundles.ts), beside this one in the package.
+        // The loader of the bundles stays the one module it is (src/base/bundles.ts), beside this one in the package.
         name: 'bundles-loader',
         setup(build) {
-          const loader = relative(dirname(join(root, 'dist', entry)), join(root, 'dist/core/bundles.js')).replace(/\\/g, '/')
+          const loader = relative(dirname(join(root, 'dist', entry)), join(root, 'dist/base/bundles.js')).replace(/\\/g, '/')
           build.onResolve({filter: /[\\/]bundles\.js$/}, () => ({external: true, path: loader.startsWith('.') ? loader : `./${loader}`}))
         },
       },
@@ -258,13 +258,13 @@ for (const entry of ['core/workspace/snapshot.js', 'plugins/search/content.js', 
   })
 }
 
-// The Bash grammar's WebAssembly, the one file of tree-sitter-bash wave uses (src/core/policy/shell.ts
+// The Bash grammar's WebAssembly, the one file of tree-sitter-bash wave uses (src/policy/shell.ts
 // finds it here through package.json's `imports`): the package's C sources and prebuilt binaries stay out.
 mkdirSync(join(root, 'dist/grammar'), {recursive: true})
 copyFileSync(createRequire(join(root, 'package.json')).resolve('tree-sitter-bash/tree-sitter-bash.wasm'), join(root, 'dist/grammar/tree-sitter-bash.wasm'))
 
 /**
- * Every `import()` in a bundle becomes `__waveImport()`, the loader's (src/core/bundles.ts): on Node 20 a
+ * Every `import()` in a bundle becomes `__waveImport()`, the loader's (src/base/bundles.ts): on Node 20 a
  * script compiled with V8's cached data loses its dynamic-import callback (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING),
  * so the import is made by the loader, an ES module, instead. Found by parsing, not by text: only import
  * expressions change, never the word in a string or comment.
@@ -287,7 +287,7 @@ function routeDynamicImports(file) {
   writeFileSync(file, out + source.slice(at))
 }
 
-// Each bundle's digest, which names its code cache (src/core/bundles.ts: V8 checks a source's length only).
+// Each bundle's digest, which names its code cache (src/base/bundles.ts: V8 checks a source's length only).
 const digests = {}
 for (const file of readdirSync(bundles, {recursive: true}).sort()) {
   if (!file.endsWith('.cjs')) continue

@@ -12,7 +12,7 @@ const env = Object.fromEntries(
   Object.entries(process.env).filter(([key]) => !key.startsWith('OCLIF_') && !['COLUMNS', 'DEBUG', 'FORCE_COLOR', 'WAVE_DATA_DIR'].includes(key)),
 )
 env.WAVE_NO_FAST_START = '1'
-// A help run is not a session: no code cache from it (src/core/bundles.ts), which a session would then use.
+// A help run is not a session: no code cache from it (src/base/bundles.ts), which a session would then use.
 env.NODE_DISABLE_COMPILE_CACHE = '1'
 // An empty data directory: plugins the builder installed by hand must not end up in the cached help.
 env.XDG_DATA_HOME = join(root, 'dist', '.no-user-plugins')

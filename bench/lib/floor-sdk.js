@@ -1,7 +1,7 @@
 /**
  * The SDK as the floor script loads it (bench/lib/sdk-floor.js): the package bundled into one ES module,
  * as a careful script would ship it. Built here, into `dir`, with the options wave's build used for its own
- * SDK bundle before wave moved to code-cached scripts (src/core/bundles.ts), so the floor stays the one
+ * SDK bundle before wave moved to code-cached scripts (src/base/bundles.ts), so the floor stays the one
  * earlier figures were measured against. Returns the file's path.
  */
 import path from 'node:path'

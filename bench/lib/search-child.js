@@ -13,9 +13,9 @@ import {fileURLToPath, pathToFileURL} from 'node:url'
 const [tool, root, inputJson] = process.argv.slice(2)
 const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist')
 const load = (file) => import(pathToFileURL(path.join(dist, file)).href)
-const {dispatch} = await load('plugins/dispatch.js')
-const {NO_RULES} = await load('core/policy/policy.js')
-const {ToolRegistry} = await load('plugins/registry.js')
+const {dispatch} = await load('tools/dispatch.js')
+const {NO_RULES} = await load('policy/policy.js')
+const {ToolRegistry} = await load('tools/registry.js')
 const plugin = (await load(`plugins/${tool.toLowerCase()}.js`)).default
 
 const refuse = async () => {

@@ -1,5 +1,5 @@
 /**
- * The test suite's scripted Messages API server (src/core/demo/server.ts, which the tests use), compiled on the fly
+ * The test suite's scripted Messages API server (src/scripted/server.ts, which the tests use), compiled on the fly
  * with the project's TypeScript (a dev dependency, there after `npm ci`), plus what the benchmarks need
  * on top: when each response ended. The server records when a request arrived (`receivedAt`); the end
  * of each response is taken here, where `ServerResponse#end` is called, on the same clock.
@@ -17,7 +17,7 @@ let loaded
 export async function messagesServerModule() {
   if (loaded) return loaded
   const {default: ts} = await import('typescript')
-  const source = readFileSync(path.join(projectRoot, 'src/core/demo/server.ts'), 'utf8')
+  const source = readFileSync(path.join(projectRoot, 'src/scripted/server.ts'), 'utf8')
   const {outputText} = ts.transpileModule(source, {
     compilerOptions: {module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022},
     fileName: 'messages-server.ts',

@@ -1,5 +1,5 @@
 // Loaded with `node --import` into a process under measurement: appends every module URL the ESM loader
-// resolves, and every script compiled with node:vm (the build's bundles, src/core/bundles.ts), to the file
+// resolves, and every script compiled with node:vm (the build's bundles, src/base/bundles.ts), to the file
 // named by WAVE_BENCH_LOADS_FILE, so the benchmark can tell which packages a command loads (the SDK must
 // not load for commands that do not call the model).
 import {appendFileSync} from 'node:fs'

@@ -1,5 +1,5 @@
 /**
- * One turn's calls in a fresh process, the way the loop runs them (src/plugins/turn.ts): reads together,
+ * One turn's calls in a fresh process, the way the loop runs them (src/tools/turn.ts): reads together,
  * anything else alone. Prints one JSON line: the turn's wall time and each call's span (start and end,
  * ms from the turn's start, as the executor reported them), and whether any call failed.
  *
@@ -12,9 +12,9 @@ import {fileURLToPath, pathToFileURL} from 'node:url'
 const [root, callsJson, ...allow] = process.argv.slice(2)
 const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist')
 const load = (file) => import(pathToFileURL(path.join(dist, file)).href)
-const {executeTurn} = await load('plugins/turn.js')
-const {parseRules} = await load('core/policy/policy.js')
-const {builtinRegistry} = await load('plugins/registry.js')
+const {executeTurn} = await load('tools/turn.js')
+const {parseRules} = await load('policy/policy.js')
+const {builtinRegistry} = await load('tools/registry.js')
 
 const refuse = async () => {
   throw new Error('no session control in the benchmark')

@@ -2,9 +2,9 @@ import path from 'node:path'
 
 import {Flags} from '@oclif/core'
 
-import {outputFormatFlag, WaveCommand} from '../core/command.js'
-import {type DemoOutcome, type DemoToolCall, runDemo} from '../core/demo/demo.js'
-import type {CommandResult} from '../core/output/sink.js'
+import {outputFormatFlag, WaveCommand} from '../cli/command.js'
+import {type DemoOutcome, type DemoToolCall, runDemo} from '../app/demo/demo.js'
+import type {CommandResult} from '../output/sink.js'
 
 export default class Demo extends WaveCommand {
   static description = `See plan → approve → run on a tiny project, with no key and no network.

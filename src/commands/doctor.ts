@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
 
-import {WaveCommand} from '../core/command.js'
-import {ExitCode} from '../core/errors.js'
-import {type CheckStatus, runPreflight} from '../core/preflight.js'
-import {sessionWorkspace} from '../core/workspace/git.js'
+import {WaveCommand} from '../cli/command.js'
+import {ExitCode} from '../base/errors.js'
+import {type CheckStatus, runPreflight} from '../app/preflight.js'
+import {sessionWorkspace} from '../base/workspace/git.js'
 
 const SHOWN: Record<CheckStatus, string> = {fail: 'FAIL', pass: 'ok', skip: 'skipped', warn: 'warn'}
 

@@ -1,13 +1,13 @@
 import {Flags} from '@oclif/core'
 
-import {WaveCommand} from '../core/command.js'
-import {GITHUB_WORDS} from '../core/github/client.js'
-import {handleGitHubEvent} from '../core/github/handler.js'
-import {PR_DELIVERIES} from '../core/review/delivery.js'
-import {ROLES} from '../core/github/permissions.js'
-import {EXECUTION_MODES} from '../core/policy/policy.js'
-import {dutyFlags} from '../core/review/duties.js'
-import {reviewResult} from '../core/review/result.js'
+import {WaveCommand} from '../cli/command.js'
+import {GITHUB_WORDS} from '../forges/github/client.js'
+import {handleGitHubEvent} from '../forges/github/handler.js'
+import {PR_DELIVERIES} from '../app/review/delivery.js'
+import {ROLES} from '../forges/github/permissions.js'
+import {EXECUTION_MODES} from '../policy/policy.js'
+import {dutyFlags} from '../app/review/duties.js'
+import {reviewResult} from '../app/review/result.js'
 
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.

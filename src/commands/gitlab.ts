@@ -1,13 +1,13 @@
 import {Flags} from '@oclif/core'
 
-import {WaveCommand} from '../core/command.js'
-import {GITLAB_WORDS} from '../core/gitlab/client.js'
-import {ACCESS_LEVELS} from '../core/gitlab/access.js'
-import {MR_DELIVERIES} from '../core/gitlab/env.js'
-import {handleGitLabJob} from '../core/gitlab/handler.js'
-import {EXECUTION_MODES} from '../core/policy/policy.js'
-import {dutyFlags} from '../core/review/duties.js'
-import {reviewResult} from '../core/review/result.js'
+import {WaveCommand} from '../cli/command.js'
+import {GITLAB_WORDS} from '../forges/gitlab/client.js'
+import {ACCESS_LEVELS} from '../forges/gitlab/access.js'
+import {MR_DELIVERIES} from '../forges/gitlab/env.js'
+import {handleGitLabJob} from '../forges/gitlab/handler.js'
+import {EXECUTION_MODES} from '../policy/policy.js'
+import {dutyFlags} from '../app/review/duties.js'
+import {reviewResult} from '../app/review/result.js'
 
 export default class GitLab extends WaveCommand {
   static description = `Handle one GitLab CI job: a /wave note (from a note webhook's TRIGGER_PAYLOAD) or a WAVE_TASK pipeline.

@@ -2,15 +2,15 @@ import {readFile} from 'node:fs/promises'
 
 import {Flags} from '@oclif/core'
 
-import {checkedRules, sessionFlags, WaveCommand} from '../core/command.js'
-import {usageError} from '../core/errors.js'
-import {appendedPrompt, taskText} from '../core/input.js'
-import {parseRule} from '../core/policy/policy.js'
-import {formatCost, formatUsage} from '../core/output/progress.js'
-import {type CommandResult, fencedBlock, markdownTable} from '../core/output/sink.js'
-import {contractLine} from '../core/plans/contract.js'
-import {makePlan, type PlanOutcome, revisePlan} from '../core/session/plan.js'
-import {questionsMarkdown, todosMarkdown} from '../plugins/session-notes.js'
+import {checkedRules, sessionFlags, WaveCommand} from '../cli/command.js'
+import {usageError} from '../base/errors.js'
+import {appendedPrompt, taskText} from '../base/input.js'
+import {parseRule} from '../policy/policy.js'
+import {formatCost, formatUsage} from '../output/progress.js'
+import {type CommandResult, fencedBlock, markdownTable} from '../output/sink.js'
+import {contractLine} from '../plans/contract.js'
+import {makePlan, type PlanOutcome, revisePlan} from '../app/plan.js'
+import {questionsMarkdown, todosMarkdown} from '../tools/notes.js'
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
 

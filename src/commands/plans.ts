@@ -1,10 +1,10 @@
 import {Args} from '@oclif/core'
 
-import {WaveCommand} from '../core/command.js'
-import {overviewText} from '../core/output/report.js'
-import {planOverview} from '../core/plans/overview.js'
-import {listPlans} from '../core/plans/lifecycle.js'
-import {resolvePlanReference} from '../core/plans/plans.js'
+import {WaveCommand} from '../cli/command.js'
+import {overviewText} from '../output/report-view.js'
+import {planOverview} from '../plans/overview.js'
+import {listPlans} from '../plans/lifecycle.js'
+import {resolvePlanReference} from '../plans/store.js'
 
 export default class Plans extends WaveCommand {
   static description = `List the plans, newest first, with their status.

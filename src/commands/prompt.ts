@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
 
-import {checkedRules, WaveCommand} from '../core/command.js'
-import {appendedPrompt} from '../core/input.js'
-import {EXECUTION_MODES} from '../core/policy/policy.js'
-import {PLAN_NAME_PLACEHOLDER, previewPrompt, PROMPT_KINDS, type PromptPreview} from '../core/session/preview.js'
+import {checkedRules, WaveCommand} from '../cli/command.js'
+import {appendedPrompt} from '../base/input.js'
+import {EXECUTION_MODES} from '../policy/policy.js'
+import {PLAN_NAME_PLACEHOLDER, previewPrompt, PROMPT_KINDS, type PromptPreview} from '../app/preview.js'
 
 export default class Prompt extends WaveCommand {
   static description = `Print what a session would send the model: its system prompt and tool definitions.

@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
 
-import {WaveCommand} from '../core/command.js'
-import {type Offer, OFFER_LABELS, offerOf} from '../core/policy/offers.js'
-import {parseRules, PERMISSION_MODES, type PermissionMode} from '../core/policy/policy.js'
-import {openSession} from '../core/session/context.js'
+import {WaveCommand} from '../cli/command.js'
+import {type Offer, OFFER_LABELS, offerOf} from '../policy/offers.js'
+import {parseRules, PERMISSION_MODES, type PermissionMode} from '../policy/policy.js'
+import {openSession} from '../app/context.js'
 
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.

@@ -5,9 +5,9 @@
  */
 import type {Hook} from '@oclif/core'
 
-import {outputFormatIn} from '../core/command.js'
-import {createSink} from '../core/output/sink.js'
-import {unknownCommandError} from '../core/usage-errors.js'
+import {outputFormatIn} from '../cli/command.js'
+import {createSink} from '../output/sink.js'
+import {unknownCommandError} from '../cli/usage-errors.js'
 
 const commandNotFound: Hook.CommandNotFound = async function (options) {
   const commands = options.config.commands

@@ -6,7 +6,7 @@
  */
 import {Errors, Help} from '@oclif/core'
 
-import {typedCommand, unknownCommandLine} from '../core/suggestions.js'
+import {typedCommand, unknownCommandLine} from '../base/suggestions.js'
 
 export default class WaveHelp extends Help {
   async showHelp(argv: string[]): Promise<void> {

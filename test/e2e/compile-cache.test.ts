@@ -1,5 +1,5 @@
 /**
- * The build's bundles load with V8's code cache (src/core/bundles.ts): written at the exit of a run that
+ * The build's bundles load with V8's code cache (src/base/bundles.ts): written at the exit of a run that
  * had none, used untouched by the next, replaced when V8 rejects it, never kept in a directory others
  * can write to, and not at all with NODE_DISABLE_COMPILE_CACHE. (The suite's other tests share one cache
  * directory, test/support/cli.ts; these name their own.)

@@ -11,7 +11,7 @@ import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {probeSandbox} from '../../src/core/policy/sandbox.js'
+import {probeSandbox} from '../../src/base/process/sandbox.js'
 import {runWave} from '../support/cli.js'
 
 const USER_KEY = 'sk-ant-users-own-key-must-stay-home'

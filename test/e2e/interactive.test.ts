@@ -12,8 +12,8 @@ import {fileURLToPath} from 'node:url'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {BIN_RUN, makeSandbox, runWave, type Sandbox, waveEnv, writePlanFile} from '../support/cli.js'
-import {renderMarkdown, visibleLength} from '../../src/core/output/markdown.js'
-import {cycleMode, interactiveProblem} from '../../src/core/output/review.js'
+import {renderMarkdown, visibleLength} from '../../src/output/markdown.js'
+import {cycleMode, interactiveProblem} from '../../src/output/interactive-review.js'
 
 const PLAN = `# Plan: add an extra module
 

@@ -1,7 +1,7 @@
 /**
  * Issue #13 end to end: outcomes a CI job can trust. A refusal exits 6 (not "ended without a plan"), a
  * refused key exits 2 naming the variable and is not retried, a turn cut at max_tokens writes nothing,
- * and a slow model shows a life sign at once. The in-process tier (test/core/session/loop.test.ts)
+ * and a slow model shows a life sign at once. The in-process tier (test/unit/agent/loop.test.ts)
  * covers the loop's cases one by one; these check that the command reports them.
  */
 import {existsSync, readFileSync} from 'node:fs'

@@ -93,7 +93,7 @@ describe('what the model is told', () => {
       expect(system).toContain(`\n- ${section}`)
     }
 
-    // The contract sections, in the shapes wave reads (src/core/plans/contract.ts).
+    // The contract sections, in the shapes wave reads (src/plans/contract.ts).
     expect(system).toContain('paths or globs the change may create, change or delete')
     expect(system).toContain('one per bullet, each in backticks (e.g. `npm test`). wave runs them itself, in a sandbox')
     expect(system).toContain('seeing only the task and the plan')

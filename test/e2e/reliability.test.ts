@@ -376,7 +376,7 @@ describe.concurrent('interruption', () => {
       const planPath = planFile()
       server.push(reply(toolUse('Bash', {command: 'echo $$ > group.pid; sleep 30 & echo $! > sleep.pid; wait'})), reply('never reached'))
       // Unsandboxed, so the pids the command writes are the host's; in the sandbox they would be its own
-      // PID namespace's (the sandboxed kill is tested in test/plugins/bash.test.ts).
+      // PID namespace's (the sandboxed kill is tested in test/unit/tools/bash.test.ts).
       const session = startWave(['run', planPath, '--approve', '--mode', 'bypassPermissions', '--sandbox', 'off'])
       const sleepPidFile = path.join(sandbox.repo, 'sleep.pid')
       await waitFor(() => existsSync(sleepPidFile) && readFileSync(sleepPidFile, 'utf8').endsWith('\n'), 'the command to start')
@@ -430,7 +430,7 @@ describe.concurrent('concurrency', () => {
   })
 
   it("creates a plan's files exclusively and whole: of racing writers exactly one wins, and no reader sees half a file", async ({t: {sandbox}}) => {
-    const {createExclusive} = await import('../../src/core/plans/plans.js')
+    const {createExclusive} = await import('../../src/plans/store.js')
     const file = path.join(sandbox.root, 'contested.state.json')
     const content = (i: number) => JSON.stringify({writer: i, padding: 'x'.repeat(100_000)})
     const wins = await Promise.all(Array.from({length: 20}, (_, i) => createExclusive(file, content(i))))
@@ -530,7 +530,7 @@ describe.concurrent('tools under stress, end to end (wave run in bypassPermissio
     const planPath = planFile()
     server.push(reply(...calls), reply('Done.'))
     // Unsandboxed: these tests follow the commands' pids from the host (the sandboxed kill is tested in
-    // test/plugins/bash.test.ts).
+    // test/unit/tools/bash.test.ts).
     const result = await wave(['run', planPath, '--approve', '--mode', 'bypassPermissions', '--sandbox', 'off'])
     expect(result.code, result.stderr).toBe(0)
     return toolResults(server.messageRequests[1])

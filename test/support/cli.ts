@@ -172,7 +172,7 @@ export function waveEnv(opts: Pick<RunWaveOptions, 'home' | 'env' | 'server'>): 
     NO_COLOR: '1',
   }
   if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR
-  // One V8 code cache for the whole suite (src/core/bundles.ts), as a user's runs share ~/.cache/wave: each
+  // One V8 code cache for the whole suite (src/base/bundles.ts), as a user's runs share ~/.cache/wave: each
   // test's own HOME would make every spawn a first run. test/e2e/compile-cache.test.ts tests the cache itself.
   env.WAVE_COMPILE_CACHE = SUITE_COMPILE_CACHE
   if (opts.server) {

@@ -1,1 +1,1 @@
-export * from '../../src/core/demo/server.js'
+export * from '../../src/scripted/server.js'

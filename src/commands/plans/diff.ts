@@ -1,9 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 
-import {WaveCommand} from '../../core/command.js'
-import {approvalPathFor, lastDecidedSha256} from '../../core/plans/approval.js'
-import {readPlanFile, resolvePlanReference} from '../../core/plans/plans.js'
-import {revisionDiff} from '../../core/plans/revisions.js'
+import {WaveCommand} from '../../cli/command.js'
+import {approvalPathFor, lastDecidedSha256} from '../../plans/approval.js'
+import {readPlanFile, resolvePlanReference} from '../../plans/store.js'
+import {revisionDiff} from '../../plans/revisions.js'
 
 export default class PlansDiff extends WaveCommand {
   static args = {

@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 
-import {WaveCommand} from '../../core/command.js'
-import {usageError} from '../../core/errors.js'
-import {planNameOf, plansUntouchedSince, removePlan, type RemovedPlan} from '../../core/plans/plans.js'
+import {WaveCommand} from '../../cli/command.js'
+import {usageError} from '../../base/errors.js'
+import {planNameOf, plansUntouchedSince, removePlan, type RemovedPlan} from '../../plans/store.js'
 
 const UNITS: Record<string, number> = {d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000, w: 7 * 86_400_000}
 

@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 
-import {WaveCommand} from '../../core/command.js'
-import {removePlan, type RemovedPlan, resolvePlanReference} from '../../core/plans/plans.js'
+import {WaveCommand} from '../../cli/command.js'
+import {removePlan, type RemovedPlan, resolvePlanReference} from '../../plans/store.js'
 
 export default class PlansRm extends WaveCommand {
   static args = {

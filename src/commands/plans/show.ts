@@ -1,9 +1,9 @@
 import {Args} from '@oclif/core'
 
-import {WaveCommand} from '../../core/command.js'
-import {overviewText} from '../../core/output/report.js'
-import {planOverview} from '../../core/plans/overview.js'
-import {resolvePlanReference} from '../../core/plans/plans.js'
+import {WaveCommand} from '../../cli/command.js'
+import {overviewText} from '../../output/report-view.js'
+import {planOverview} from '../../plans/overview.js'
+import {resolvePlanReference} from '../../plans/store.js'
 
 export default class PlansShow extends WaveCommand {
   static args = {

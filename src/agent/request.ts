@@ -1,0 +1,192 @@
+/**
+ * Making one request of the model: the turn's parameters with their cache breakpoints, the stream with
+ * its stall detection, and the retries of a stream cut after the response began (the SDK retries the
+ * rest). A refused request becomes the WaveError the user sees (model.ts, apiFailure); one refused as
+ * too long becomes PromptTooLong, which the loop answers by compacting.
+ */
+import type Anthropic from '@anthropic-ai/sdk'
+import type {ContentBlockParam, Message, MessageParam, TextBlockParam, ThinkingConfigParam} from '@anthropic-ai/sdk/resources/messages'
+
+import {errorLine, ExitCode, WaveError} from '../base/errors.js'
+import {scrubSecrets} from '../base/secrets.js'
+import {acceptedConversation} from './conversation.js'
+import {apiFailure, apiSettings, integerFromEnv, promptTooLong, retryObserver} from '../model/table.js'
+import type {Effort} from '../model/reasoning.js'
+
+export type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
+
+/** What a request carries besides its body: the `anthropic-beta` values its window needs (catalog.ts). */
+export interface RequestExtras {
+  betas?: string[]
+}
+
+/** Sends one request and returns the complete message; throws WaveError, PromptTooLong, or the interrupt. */
+export type TurnRequest = (params: StreamParams, extras?: RequestExtras) => Promise<Message>
+
+/** How often wave re-sends a request whose stream was cut after the response began (the SDK does not). */
+const STREAM_RETRIES = 3
+/** The first backoff of those retries, doubled each time; `WAVE_RETRY_BASE_MS` sets it (tests use a few ms). */
+const STREAM_RETRY_BASE_MS = 500
+
+export interface RequestOptions {
+  client: Anthropic
+  model: string
+  signal: AbortSignal
+  /** Each retry, the SDK's and wave's own, as it is made. */
+  onRetry?(retry: {attempt: number; reason: string}): void
+  /** The response to a request has begun (its headers arrived): the server has the request. */
+  onResponseBegun?(): void
+}
+
+/** The API refused the prompt as too long: the loop compacts and asks again, else `failure` is the error. */
+export class PromptTooLong extends Error {
+  constructor(
+    readonly counted: {tokens?: number; limit?: number},
+    readonly failure: WaveError,
+  ) {
+    super(failure.message)
+  }
+}
+
+/** A session's way to make a request, bound once to its client, model and signal. */
+export function turnRequest(options: RequestOptions): TurnRequest {
+  return (params, extras) => requestTurn(options, params, extras)
+}
+
+/** How the model is asked to think and how hard to work (reasoning.ts); absent fields are not sent. */
+export interface ThinkingParams {
+  thinking?: ThinkingConfigParam
+  effort?: Effort
+}
+
+/**
+ * What a turn sends: the conversation as the API accepts it (conversation.ts), the system prompt and
+ * the tools cached, the newest message a cache breakpoint, and the session's thinking and effort.
+ */
+export function turnParams(
+  input: {model: string; maxTokens: number; system: string; tools: object[]; messages: MessageParam[]} & ThinkingParams,
+): StreamParams {
+  return {
+    max_tokens: input.maxTokens,
+    messages: withCacheBreakpoint(acceptedConversation(input.messages)),
+    model: input.model,
+    ...(input.effort ? {output_config: {effort: input.effort}} : {}),
+    system: [{cache_control: {type: 'ephemeral'}, text: input.system, type: 'text'}],
+    ...(input.thinking ? {thinking: input.thinking} : {}),
+    tools: cacheLastTool(input.tools) as StreamParams['tools'],
+  }
+}
+
+/** Counted prompts: a turn's request is estimated before it is sent and calibrated after, one count. */
+const counted = new WeakMap<StreamParams, number>()
+
+/** The characters of what a request sends as its prompt: system, tools and messages. */
+export function charsOf(params: StreamParams): number {
+  let chars = counted.get(params)
+  if (chars === undefined) {
+    chars = JSON.stringify(params.system ?? '').length + JSON.stringify(params.tools ?? []).length + JSON.stringify(params.messages).length
+    counted.set(params, chars)
+  }
+
+  return chars
+}
+
+async function requestTurn(options: RequestOptions, params: StreamParams, extras: RequestExtras = {}): Promise<Message> {
+  const {timeoutMs} = apiSettings()
+  // A header, as the SDK's beta API sends it: the same on every client (Bedrock's moves it into the body).
+  const headers = extras.betas?.length ? {'anthropic-beta': extras.betas.join(',')} : undefined
+  const retryBase = integerFromEnv('WAVE_RETRY_BASE_MS', STREAM_RETRY_BASE_MS, 0, 60_000)
+  const reportRetry = (retry: {attempt: number; reason: string}) => options.onRetry?.(retry)
+  for (let attempt = 0; ; attempt++) {
+    // Set once the response has begun (its headers arrived): from then on the SDK retries nothing.
+    let began = false
+    let stalled = false
+    let requestId: string | null | undefined
+    // One controller per attempt: the session's abort stops it, and so does a stream gone silent.
+    const attemptAbort = new AbortController()
+    const forward = () => attemptAbort.abort(options.signal.reason)
+    options.signal.addEventListener('abort', forward, {once: true})
+    let idle: NodeJS.Timeout | undefined
+    const watch = () => {
+      clearTimeout(idle)
+      idle = setTimeout(() => {
+        stalled = true
+        attemptAbort.abort()
+      }, timeoutMs)
+    }
+
+    try {
+      if (options.signal.aborted) throw interrupted(options.signal)
+      const stream = options.client.messages.stream(params, {headers, middleware: [retryObserver(reportRetry)], signal: attemptAbort.signal})
+      stream.on('connect', () => {
+        options.onResponseBegun?.()
+        began = true
+        requestId = stream.request_id
+        watch()
+      })
+      stream.on('streamEvent', watch)
+      return await stream.finalMessage()
+    } catch (error) {
+      if (options.signal.aborted) throw interrupted(options.signal)
+      // The SDK retries failed requests; a stream cut or stalled after the response began is ours to
+      // retry. No tool has run for this turn yet (tools run on the complete message only), and nothing
+      // of the partial message was kept, so re-sending the same request is safe.
+      const failure = stalled ? new Error(`the response stream stalled: no event for ${timeoutMs} ms`) : error
+      if (began && attempt < STREAM_RETRIES && isTransientStreamFailure(failure)) {
+        reportRetry({attempt: attempt + 1, reason: `stream cut: ${scrubSecrets(errorLine(failure))}`})
+        await sleep(retryBase * 2 ** attempt, options.signal)
+        continue
+      }
+
+      const wave = apiFailure(failure, {baseURL: options.client.baseURL, model: options.model, requestId})
+      const tooLong = promptTooLong(failure)
+      throw tooLong ? new PromptTooLong(tooLong, wave) : wave
+    } finally {
+      clearTimeout(idle)
+      options.signal.removeEventListener('abort', forward)
+    }
+  }
+}
+
+/** Error types an API stream reports that no retry will cure. */
+const PERMANENT_STREAM_ERRORS = new Set(['authentication_error', 'invalid_request_error', 'not_found_error', 'permission_error', 'request_too_large'])
+
+/** A failure after the response began: a cut connection, a stall, or a transient error event (overloaded). */
+function isTransientStreamFailure(error: unknown): boolean {
+  const e = error as {status?: number; type?: string | null}
+  if (typeof e?.status === 'number') return false
+  return !PERMANENT_STREAM_ERRORS.has(e?.type ?? '')
+}
+
+/** The abort's reason when it is a WaveError (the command's signal handler sets one), else a plain line. */
+export function interrupted(signal: AbortSignal): WaveError {
+  return signal.reason instanceof WaveError ? signal.reason : new WaveError('The session was interrupted.', ExitCode.interrupted)
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const wake = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', wake)
+      resolve()
+    }
+
+    const timer = setTimeout(wake, ms)
+    signal.addEventListener('abort', wake, {once: true})
+  })
+}
+
+/** Marks the newest turn as a cache breakpoint, on a copy: stored history stays unmarked. */
+function withCacheBreakpoint(messages: MessageParam[]): MessageParam[] {
+  if (messages.length === 0) return messages
+  const last = messages.at(-1)!
+  const blocks: ContentBlockParam[] = typeof last.content === 'string' ? [{text: last.content, type: 'text'} as TextBlockParam] : [...last.content]
+  const tail = blocks.at(-1)
+  if (tail) blocks[blocks.length - 1] = {...tail, cache_control: {type: 'ephemeral'}} as ContentBlockParam
+  return [...messages.slice(0, -1), {...last, content: blocks} as MessageParam]
+}
+
+function cacheLastTool<T extends object>(tools: T[]): T[] {
+  if (tools.length === 0) return tools
+  return [...tools.slice(0, -1), {...tools.at(-1)!, cache_control: {type: 'ephemeral'}}]
+}

@@ -1,0 +1,52 @@
+/**
+ * What a session has spent: usage and cost added up response by response (a price may depend on each
+ * prompt's size), and whether that is past the session's budget.
+ */
+import type {Message} from '@anthropic-ai/sdk/resources/messages'
+
+import {budgetPriceOf, costAt, costOf, emptyUsage, type ModelPrice, type PriceTable, roundUsd, type TokenUsage} from '../model/pricing.js'
+
+export class Tally {
+  readonly usage: TokenUsage
+  private cost: number | null
+  /** What the budget counts: the cost, or for a model without a price, at its family's highest (budgetPriceOf). */
+  private budgetSpent: number
+  private readonly budgetPrice: ModelPrice
+
+  constructor(
+    private readonly model: string,
+    private readonly prices?: PriceTable,
+    private readonly maxBudgetUsd?: number,
+    prior: {usage?: TokenUsage; costUsd?: number | null} = {},
+  ) {
+    this.usage = {...emptyUsage(), ...prior.usage}
+    this.cost = prior.costUsd === undefined ? 0 : prior.costUsd
+    this.budgetPrice = budgetPriceOf(model, prices).price
+    this.budgetSpent = this.cost ?? costAt(this.budgetPrice, this.usage)
+  }
+
+  add(turn: Message['usage']): void {
+    const usage: TokenUsage = {
+      cache_creation_input_tokens: turn.cache_creation_input_tokens ?? 0,
+      cache_read_input_tokens: turn.cache_read_input_tokens ?? 0,
+      input_tokens: turn.input_tokens ?? 0,
+      output_tokens: turn.output_tokens ?? 0,
+    }
+    for (const key of Object.keys(usage) as Array<keyof TokenUsage>) this.usage[key] += usage[key]
+    const cost = costOf(this.model, usage, this.prices)
+    this.cost = cost === null || this.cost === null ? null : this.cost + cost
+    this.budgetSpent += cost ?? costAt(this.budgetPrice, usage)
+  }
+
+  /** The cost so far as reported (rounded to a millionth of a dollar), or null without a price. */
+  costUsd(): number | null {
+    return this.cost === null ? null : roundUsd(this.cost)
+  }
+
+  /** The budget ending once more than the budget is spent, else undefined. */
+  overBudget(): {stopReason: 'budget'; spentUsd: number; maxBudgetUsd: number} | undefined {
+    const spent = this.budgetSpent
+    if (this.maxBudgetUsd === undefined || spent <= this.maxBudgetUsd) return undefined
+    return {maxBudgetUsd: this.maxBudgetUsd, spentUsd: spent, stopReason: 'budget'}
+  }
+}

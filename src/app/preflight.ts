@@ -1,0 +1,224 @@
+/**
+ * `wave doctor`'s checks: can the sandbox start, are credentials present (never shown), does the model
+ * endpoint answer, are the settings files valid. Each says what it found and, when it fails, what fixes it.
+ */
+import {spawnSync} from 'node:child_process'
+import http from 'node:http'
+import https from 'node:https'
+import {performance} from 'node:perf_hooks'
+
+import {usageError} from '../base/errors.js'
+import {sandboxStatus} from '../base/process/sandbox.js'
+import {checkShellGrammar} from '../policy/shell.js'
+import {assertCloudSettings, chooseProvider, type Provider, providerFrom} from '../model/providers.js'
+import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from '../config/settings.js'
+
+export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
+
+export interface Check {
+  name: 'sandbox' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings'
+  status: CheckStatus
+  /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
+  required: boolean
+  /** What was found, and for a failure the fix. One line; never a secret. */
+  detail: string
+}
+
+export interface PreflightOptions {
+  /** The workspace whose `.wave/settings.json` is checked (none: only the user's file). */
+  workspace?: string
+  /** Skip the endpoint check (no network here, or a proxy the check would not go through). */
+  offline?: boolean
+  /** How long the endpoint may take to answer. */
+  timeoutMs?: number
+}
+
+const DEFAULT_BASE_URL = 'https://api.anthropic.com'
+const ENDPOINT_TIMEOUT_MS = 3000
+
+export async function runPreflight(options: PreflightOptions = {}): Promise<{ok: boolean; checks: Check[]}> {
+  // The settings are read once, as a session reads them: their provider decides what credentials mean.
+  let settings: EffectiveSettings | Error
+  try {
+    settings = loadSettings(options.workspace)
+  } catch (error) {
+    settings = error as Error
+  }
+
+  const provider = settings instanceof Error ? undefined : settings.provider
+  const checks = [
+    sandboxCheck(),
+    await shellGrammarCheck(),
+    providerCheck(provider),
+    credentialsCheck(provider),
+    await endpointCheck(options, provider),
+    settingsCheck(options.workspace, settings),
+  ]
+  return {checks, ok: !checks.some((check) => check.required && check.status === 'fail')}
+}
+
+function sandboxCheck(): Check {
+  const status = sandboxStatus()
+  if (!status.available) return {detail: status.problem, name: 'sandbox', required: true, status: 'fail'}
+  const version = spawnSync(status.bwrap, ['--version'], {encoding: 'utf8', timeout: 5000}).stdout?.trim()
+  return {detail: `${version || 'bubblewrap'} at ${status.bwrap} starts a sandbox here`, name: 'sandbox', required: true, status: 'pass'}
+}
+
+/** Whether Bash rules can be read: the shell grammar (a WebAssembly file of the install) loads. */
+async function shellGrammarCheck(): Promise<Check> {
+  const problem = await checkShellGrammar()
+  if (problem === undefined)
+    return {detail: 'Bash commands are read with the bash grammar (tree-sitter-bash)', name: 'shell-grammar', required: true, status: 'pass'}
+  return {detail: `no Bash rule can match: ${problem}`, name: 'shell-grammar', required: true, status: 'fail'}
+}
+
+/** Whose client a session here would use, and what chose it (WAVE_PROVIDER, a Claude Code switch, the settings, the default). */
+function providerCheck(settingsProvider: Provider | undefined): Check {
+  try {
+    const {note, provider, source} = chooseProvider(settingsProvider)
+    return {detail: `${provider}, chosen by ${source}${note ? `: ${note}` : ''}`, name: 'provider', required: true, status: 'pass'}
+  } catch (error) {
+    const hint = (error as {hint?: string}).hint
+    return {detail: `${(error as Error).message}${hint ? ` Fix: ${hint}` : ''}`, name: 'provider', required: true, status: 'fail'}
+  }
+}
+
+function credentialsCheck(settingsProvider: Provider | undefined): Check {
+  let choice: ReturnType<typeof chooseProvider>
+  try {
+    choice = chooseProvider(settingsProvider)
+  } catch {
+    return {detail: 'no known provider: see the provider check', name: 'credentials', required: true, status: 'skip'}
+  }
+
+  const {provider} = choice
+  try {
+    if (provider !== 'anthropic') assertCloudSettings(provider, choice.source)
+  } catch (error) {
+    const hint = (error as {hint?: string}).hint
+    return {detail: `${(error as Error).message}${hint ? ` Fix: ${hint}` : ''}`, name: 'credentials', required: true, status: 'fail'}
+  }
+
+  if (provider !== 'anthropic') {
+    return {
+      detail: `provider ${provider}: its settings are set; credentials come from the cloud's own chain (not checked here)`,
+      name: 'credentials',
+      required: true,
+      status: 'pass',
+    }
+  }
+
+  const set = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].filter((name) => process.env[name]?.trim())
+  if (set.length > 0)
+    return {detail: `${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set (value not shown)`, name: 'credentials', required: true, status: 'pass'}
+  return {
+    detail: 'neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set. Fix: export ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint)',
+    name: 'credentials',
+    required: true,
+    status: 'fail',
+  }
+}
+
+/** Whether the endpoint answers, and accepts the credentials: refused ones fail the check (and doctor). */
+async function endpointCheck(options: PreflightOptions, settingsProvider: Provider | undefined): Promise<Check> {
+  const check = (status: CheckStatus, detail: string): Check => ({detail, name: 'endpoint', required: false, status})
+  let provider: Provider
+  try {
+    provider = providerFrom(settingsProvider)
+  } catch {
+    return check('skip', 'no known provider: see the provider check')
+  }
+
+  if (provider !== 'anthropic') return check('skip', `provider ${provider}: the endpoint is the cloud's`)
+  let url: URL
+  try {
+    url = new URL(process.env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_BASE_URL)
+  } catch {
+    // Not shown: a URL's user, password, path or query may hold a secret.
+    return check('fail', 'ANTHROPIC_BASE_URL is not a valid URL')
+  }
+
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return check('fail', `ANTHROPIC_BASE_URL must be http:// or https://, not ${url.protocol}`)
+  const shown = url.origin
+  if (options.offline) return check('skip', `${shown}: not checked (--offline)`)
+  const answer = await ask(url, options.timeoutMs ?? ENDPOINT_TIMEOUT_MS)
+  if (answer.status === 401 || answer.status === 403) {
+    // The key is what fails here, and nothing would work with it: required, so doctor exits 1.
+    return {
+      ...check('fail', `${shown} refused the credentials (HTTP ${answer.status}). Fix: check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for this endpoint`),
+      required: true,
+    }
+  }
+  if (answer.status !== undefined && answer.status >= 200 && answer.status < 300)
+    return check('pass', `${shown} accepted the credentials (HTTP ${answer.status}, listing models) in ${answer.ms} ms`)
+  if (answer.status !== undefined) return check('pass', `${shown} answered (HTTP ${answer.status}) in ${answer.ms} ms; the credentials were not confirmed`)
+  return check('warn', `${shown} did not answer: ${answer.error}. Check the network, a proxy, or ANTHROPIC_BASE_URL`)
+}
+
+/**
+ * Lists one model (`GET /v1/models?limit=1`): a request that costs nothing, answered 401/403 when the
+ * endpoint refuses the credentials. The credentials go only to the endpoint they are configured for.
+ */
+function ask(base: URL, timeoutMs: number): Promise<{status?: number; error?: string; ms: number}> {
+  const started = performance.now()
+  const elapsed = () => Math.round(performance.now() - started)
+  const url = new URL(`${base.pathname.replace(/\/$/, '')}/v1/models?limit=1`, base)
+  const headers: Record<string, string> = {'anthropic-version': '2023-06-01'}
+  const key = process.env.ANTHROPIC_API_KEY?.trim()
+  const token = process.env.ANTHROPIC_AUTH_TOKEN?.trim()
+  if (key) headers['x-api-key'] = key
+  else if (token) headers.authorization = `Bearer ${token}`
+  return new Promise((resolve) => {
+    const request = (url.protocol === 'https:' ? https : http).request(url, {headers, method: 'GET', timeout: timeoutMs}, (response) => {
+      response.resume()
+      resolve({ms: elapsed(), status: response.statusCode})
+      request.destroy()
+    })
+    request.on('timeout', () => request.destroy(new Error(`no answer in ${timeoutMs} ms`)))
+    request.on('error', (error: NodeJS.ErrnoException) => resolve({error: error.code ?? error.message, ms: elapsed()}))
+    request.end()
+  })
+}
+
+function settingsCheck(workspace: string | undefined, settings: EffectiveSettings | Error): Check {
+  if (settings instanceof Error) {
+    const hint = (settings as {hint?: string}).hint
+    return {detail: `${settings.message}${hint ? ` ${hint}` : ''}`, name: 'settings', required: true, status: 'fail'}
+  }
+
+  const files = [userSettingsPath(), ...(workspace ? [projectSettingsPath(workspace)] : [])]
+  const found = settings.files.length > 0 ? `valid: ${settings.files.join(', ')}` : `none (looked for ${files.join(', ')})`
+  if (settings.ignored.length > 0) return {detail: `${found}; ${settings.ignored.join('; ')}`, name: 'settings', required: true, status: 'warn'}
+  return {detail: found, name: 'settings', required: true, status: 'pass'}
+}
+
+/** What an approval lets a run execute, as far as the sandbox is concerned. */
+export interface CommandGrant {
+  mode: string
+  allow: readonly string[]
+  sandbox?: {enabled: boolean}
+  /** The approved checks, which wave runs in the sandbox itself. */
+  verify?: readonly unknown[]
+}
+
+/** Whether the approval lets commands run: Bash rules, bypassPermissions (every tool), or checks. */
+export function grantsCommands(grant: CommandGrant): boolean {
+  return grant.mode === 'bypassPermissions' || grant.allow.some((rule) => /^Bash(\(|$)/.test(rule.trim())) || (grant.verify?.length ?? 0) > 0
+}
+
+/**
+ * A run whose approval grants commands refuses to start (exit 2, before any model request) when the
+ * sandbox they would run in cannot start: else every command would be refused one by one and the run
+ * would still end "successfully", with the approved tests never run. An approval with `sandbox: off`
+ * asked for commands unsandboxed and is not refused.
+ */
+export function assertSandboxForCommands(grant: CommandGrant): void {
+  if (grant.sandbox?.enabled === false || !grantsCommands(grant)) return
+  const status = sandboxStatus()
+  if (status.available) return
+  const what = (grant.verify?.length ?? 0) > 0 ? 'commands and checks' : 'commands'
+  throw usageError(
+    `The approval grants ${what}, and the sandbox they would run in cannot start here, so the run does not start: ${status.problem}`,
+    'wave doctor shows the sandbox check; in CI, prepare the sandbox as the wave Action does (scripts/ci/prepare-sandbox.sh).',
+  )
+}

@@ -1,0 +1,98 @@
+/**
+ * The sticky comment (GitHub) or note (GitLab): created once, then edited in place, and found again among
+ * wave's own comments of the thread by its marker. Only comments by wave's own login count: anyone can write a
+ * comment that looks like one, and a plan found in a stranger's comment would run the stranger's plan.
+ */
+import {errorLine, ExitCode, WaveError} from '../../base/errors.js'
+import type {Forge, ForgeComment, Thread} from './forge.js'
+import {parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './sticky.js'
+import {decodeData, encodeData, type PlanOnForge} from './transport.js'
+
+export class PlanComment {
+  private constructor(
+    private readonly client: Forge,
+    private current: ForgeComment | undefined,
+    public state: StickyState,
+    public plan: Buffer | undefined,
+    private readonly thread: Thread,
+  ) {}
+
+  /** Shown while this job keeps the comment, not carried in it: the contract and the changes since the last review. */
+  public extras: StickyExtras = {}
+
+  /** A new plan's comment; nothing is posted until the first save. */
+  static start(client: Forge, thread: Thread, state: StickyState): PlanComment {
+    return new PlanComment(client, undefined, state, undefined, thread)
+  }
+
+  static of(client: Forge, found: PlanOnForge): PlanComment {
+    return new PlanComment(client, found.comment, structuredClone(found.state), found.plan, found.state.thread)
+  }
+
+  get url(): string | undefined {
+    return this.current?.url
+  }
+
+  get author(): string | undefined {
+    return this.current?.author
+  }
+
+  /** Posts the comment, or edits it in place. */
+  async save(): Promise<void> {
+    const body = this.render(this.plan)
+    this.current = this.current ? await this.client.updateComment(this.thread, this.current.id, body) : await this.client.createComment(this.thread, body)
+  }
+
+  /**
+   * Records a failure in the comment (status failed, the exit code and what it means, the message). A
+   * plan too large for a comment is dropped from it rather than leaving the failure unsaid.
+   */
+  async fail(phase: 'plan' | 'run' | 'delivery', error: unknown): Promise<void> {
+    const exitCode = error instanceof WaveError ? error.exitCode : ExitCode.runtime
+    const message = errorLine(error)
+    this.state = {
+      ...this.state,
+      failure: {exitCode, message, phase},
+      history: [...this.state.history, {at: now(), event: 'failed', text: message}],
+      status: 'failed',
+    }
+    // The diff goes first, then the plan, rather than leaving the failure unsaid.
+    if (this.render(this.plan).length > this.client.words.maxCommentLength) this.extras = {...this.extras, changes: undefined}
+    if (this.plan && this.render(this.plan).length > this.client.words.maxCommentLength) this.plan = undefined
+    await this.save()
+  }
+
+  private render(plan: Buffer | undefined): string {
+    const {words} = this.client
+    const shown = renderSticky(this.state, plan?.toString('utf8'), words, this.extras)
+    const body = stickyBody(shown, encodeData(this.state, plan, shown))
+    if (body.length > words.maxCommentLength) {
+      throw new WaveError(
+        `The plan ${this.state.name} is too large for its ${words.comment}: ${body.length} characters with the plan shown and carried, and ${words.forge} takes ${words.maxCommentLength}.`,
+        ExitCode.runtime,
+        'Ask for a narrower task, or a shorter plan.',
+      )
+    }
+
+    return body
+  }
+}
+
+/** Every plan of the thread in a comment by `author` (wave's own login), oldest first; damaged ones as errors. */
+export async function plansOf(client: Forge, thread: Thread, author: string): Promise<Array<PlanOnForge | {name: string; damaged: WaveError}>> {
+  const plans: Array<PlanOnForge | {name: string; damaged: WaveError}> = []
+  for (const comment of await client.comments(thread)) {
+    if (comment.author !== author) continue
+    const sticky = parseSticky(comment.body)
+    if (!sticky) continue
+    try {
+      plans.push(decodeData(sticky, comment, client.words))
+    } catch (error) {
+      plans.push({damaged: error as WaveError, name: sticky.name})
+    }
+  }
+
+  return plans
+}
+
+export const now = () => new Date().toISOString()

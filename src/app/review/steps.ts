@@ -1,0 +1,534 @@
+/**
+ * The review conversation of one plan, the same on every forge: plan, request changes (then revise),
+ * reject, approve (then run and deliver). Each step calls the session drivers in-process (makePlan,
+ * revisePlan, executePlan) and the approval module, keeps the plan's sticky comment in step through the
+ * forge (forge.ts), and reports a failure there before passing it on.
+ */
+import {readFile} from 'node:fs/promises'
+
+import {errorLine, ExitCode, usageError, WaveError} from '../../base/errors.js'
+import {sha256Of, writeDecision} from '../../plans/approval.js'
+import {type BoundContract, bindContract, parseContract} from '../../plans/contract.js'
+import {contractMarkdown, revisionDiffMarkdown} from '../../output/report-view.js'
+import {type RunReport, runReportSchema} from '../../plans/report.js'
+import {textDiff} from '../../plans/revisions.js'
+import {addCost} from '../../plans/lifecycle.js'
+import {makePlan, revisePlan} from '../plan.js'
+import {executePlan} from '../run.js'
+import type {ExecutionMode} from '../../policy/modes.js'
+import type {SessionHost} from '../session.js'
+import {planNamed} from './commands.js'
+import {deliver, type Delivery, type PrDelivery} from './delivery.js'
+import {assertDuties, type Duties} from './duties.js'
+import type {Forge, Thread} from './forge.js'
+import type {Intent, Trigger} from './intent.js'
+import {now, PlanComment, plansOf} from './plan-comment.js'
+import type {Remote} from './remote.js'
+import {type StickyState, type StickyStatus, stickyReport} from './sticky.js'
+import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
+
+/** Runs one model session with progress, given the host it needs. */
+export type SessionRunner = <T>(title: string, work: (host: SessionHost) => Promise<T>) => Promise<T>
+
+/** What every forge's flow is configured with, flags or variables (each forge's env.ts). */
+export interface ReviewOptions {
+  /** The proposed mode and rules of every plan; an approval can choose others. */
+  mode: ExecutionMode
+  allow: string[]
+  /** A change request from this repository gets a commit on its branch (push) or a change request against it. */
+  prDelivery: PrDelivery
+  /** Whether the run's commands get the OS sandbox (recorded in the approval). */
+  sandbox: boolean
+}
+
+/** Everything a step needs, made once per event (handler.ts). */
+export interface ReviewRun {
+  /** The event's name, for the outcome. */
+  event: string
+  options: ReviewOptions
+  duties: Duties
+  client: Forge
+  remote: Remote
+  /** The checkout, a real path. */
+  workspace: string
+  /** The login of wave's own comments. */
+  author: string
+  /** How to tell wave its own login, when its comments turn out to be by another (a setting's name). */
+  authorSetting?: string
+  /** The CI job handling this event, linked from the plan's comment. */
+  runUrl?: string
+  /** The commit and branch a dispatched run (a manual or scheduled pipeline) was started on. */
+  dispatched?: {sha?: string; refName?: string}
+  session: SessionRunner
+  model?: string
+  maxTurns?: number
+}
+
+export interface ReviewOutcome {
+  event: string
+  outcome: 'ignored' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
+  /** One line saying what happened. */
+  message: string
+  plan?: {
+    name: string
+    sha256?: string
+    status: StickyStatus
+    comment?: string
+    /** The plan's contract as bound for approval: the paths the run may change, and the checks it must pass. */
+    contract?: ContractShown
+    questions?: string[]
+    todos?: StickyState['todos']
+  }
+  /** Planned versus actual, once the plan ran: changes against the scope, the checks, the calls denied. */
+  report?: RunReport
+  delivery?: Delivery | null
+}
+
+/** A bound contract without its warnings (said when it was bound). */
+export type ContractShown = Pick<BoundContract, 'scope' | 'verify'>
+
+type PlanIntent = Extract<Intent, {kind: 'plan'}>
+type ApproveIntent = Extract<Intent, {kind: 'approve'}>
+type TextIntent = Extract<Intent, {kind: 'request-changes' | 'reject'}>
+
+// ------------------------------------------------------------------------------------------------ plan
+
+export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOutcome> {
+  const thread = intent.trigger.thread ?? (await dispatchThread(run, intent))
+  const meter = costMeter()
+  let sticky: PlanComment | undefined
+  let posting: Promise<void> | undefined
+  try {
+    const target = await targetOf(run, thread, intent.dispatch !== undefined)
+    await checkout(run, target.commit, thread)
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: plan`, (host) =>
+      makePlan({
+        allow: [],
+        cwd: run.workspace,
+        host: meter.watch(host),
+        maxTurns: run.maxTurns ?? 40,
+        model: run.model,
+        onStart(info) {
+          const state: StickyState = {
+            allow: run.options.allow,
+            base: target.base,
+            commit: target.commit,
+            cost: {},
+            history: [],
+            mode: run.options.mode,
+            model: info.model,
+            name: info.name!,
+            requestedBy: intent.trigger.actor,
+            runUrl: run.runUrl,
+            status: 'planning',
+            task: intent.task,
+            thread,
+            version: 1,
+          }
+          sticky = PlanComment.start(run.client, thread, state)
+          posting = sticky.save()
+          posting.catch(() => {}) // awaited below
+        },
+        task: intent.task,
+      }),
+    )
+    await posting
+    const bytes = await readFile(outcome.planPath)
+    const sha256 = sha256Of(bytes)
+    sticky!.plan = bytes
+    const contract = showContract(sticky!, bindContract(outcome.contract))
+    sticky!.state = {
+      ...sticky!.state,
+      cost: {plan: meter.cost()},
+      history: [{at: now(), by: intent.trigger.actor, event: 'planned', sha256, url: intent.trigger.comment?.url}],
+      questions: outcome.questions.map((q) => q.question),
+      sha256,
+      todos: outcome.todos,
+      status: 'awaiting_approval',
+    }
+    await sticky!.save()
+    if (sticky!.author && sticky!.author !== run.author) {
+      const comments = `${run.client.words.comment}s`
+      throw new WaveError(
+        `wave's ${comments} are by ${sticky!.author}, but it trusts only ${comments} by ${run.author} as plans: no approval of ${sticky!.state.name} would be found.`,
+        ExitCode.usage,
+        `Set ${run.authorSetting ?? "wave's own login"} to ${sticky!.author}.`,
+      )
+    }
+
+    return outcomeOf(run, 'planned', `Planned ${sticky!.state.name} (sha256 ${sha256}): ${sticky!.url}`, sticky!, contract)
+  } catch (error) {
+    await posting?.catch(() => {})
+    if (sticky?.url) await sticky.fail('plan', error).catch(() => {})
+    else await reply(run, {...intent.trigger, thread}, `wave could not plan: ${errorLine(error)}`).catch(() => {})
+    throw error
+  }
+}
+
+/** A dispatch names the thread to plan in, or gets a new issue holding its task. */
+async function dispatchThread(run: ReviewRun, intent: PlanIntent): Promise<Thread> {
+  const {issue, pull} = intent.dispatch ?? {}
+  if (pull) return run.client.thread(pull, true)
+  if (issue) return run.client.thread(issue, false)
+  const title = `wave: ${intent.task.split('\n')[0].slice(0, 80)}`
+  const body = `@${intent.trigger.actor} asked wave to plan this${run.dispatched?.refName ? ` on \`${run.dispatched.refName}\`` : ''}:\n\n${intent.task
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n')}`
+  return run.client.createIssue(title, body)
+}
+
+interface Target {
+  commit: string
+  base: string
+}
+
+/**
+ * The commit a plan is made against: a pull request's head; for an issue, the tip of the default branch,
+ * or the commit a dispatch was started on.
+ */
+async function targetOf(run: ReviewRun, thread: Thread, dispatched: boolean): Promise<Target> {
+  if (thread.pull) {
+    const pull = await run.client.changeRequest(thread.number)
+    return {base: pull.head.ref, commit: pull.head.sha}
+  }
+
+  if (dispatched && run.dispatched?.sha && run.dispatched.refName) return {base: run.dispatched.refName, commit: run.dispatched.sha}
+  const base = await run.client.defaultBranch()
+  return {base, commit: await run.remote.fetch(`refs/heads/${base}`)}
+}
+
+/** Checks the commit out; a change request's head from a fork may be reachable only through the forge's ref for it. */
+async function checkout(run: ReviewRun, commit: string, thread: Thread): Promise<void> {
+  try {
+    await run.remote.checkout(commit)
+  } catch (error) {
+    if (!thread.pull || !(error instanceof WaveError) || error.exitCode !== ExitCode.runtime) throw error
+    await run.remote.fetch(run.client.headRef(thread.number))
+    await run.remote.checkout(commit)
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ decisions
+
+export async function requestChanges(run: ReviewRun, intent: TextIntent): Promise<ReviewOutcome> {
+  const plans = await plansOf(run.client, intent.trigger.thread!, run.author)
+  const named = planNamed(intent.text, plans.map(nameOf))
+  if (!named.rest) return refuse(run, intent.trigger, usageError('/wave request-changes needs feedback saying what to change.'))
+  const found = await pick(run, intent.trigger, plans, named.plan, ['awaiting_approval', 'failed', 'rejected'], 'to revise')
+  if (!found.plan) return refuse(run, intent.trigger, usageError(`Plan ${found.state.name} has no plan to revise: make a new one with /wave plan <task>.`))
+  const feedback = named.rest
+  const {actor} = intent.trigger
+  const sticky = PlanComment.of(run.client, found)
+  sticky.state = {
+    ...sticky.state,
+    failure: undefined,
+    history: [
+      ...sticky.state.history,
+      {at: now(), by: actor, event: 'changes_requested', sha256: found.state.sha256, text: feedback, url: intent.trigger.comment?.url},
+    ],
+    runUrl: run.runUrl,
+    status: 'changes_requested',
+  }
+  await sticky.save()
+
+  const meter = costMeter()
+  let saving: Promise<void> | undefined
+  try {
+    await checkout(run, found.state.commit, found.state.thread)
+    const planPath = await materializePlan({plan: found.plan, state: found.state}, {model: run.model ?? 'unknown', workspace: run.workspace})
+    await writeDecision({
+      allow: found.state.allow,
+      approver: actor,
+      decision: 'changes_requested',
+      feedback,
+      mode: found.state.mode,
+      planBytes: found.plan,
+      planPath,
+      repository: {branch: null, dirty: false, head: found.state.commit},
+      task: found.state.task,
+    })
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: revise`, (host) =>
+      revisePlan({
+        allow: [],
+        cwd: run.workspace,
+        feedback,
+        host: meter.watch(host),
+        maxTurns: run.maxTurns ?? 40,
+        model: run.model,
+        onStart() {
+          sticky.state = {...sticky.state, status: 'revising'}
+          saving = sticky.save()
+          saving.catch(() => {})
+        },
+        planPath,
+      }),
+    )
+    await saving
+    const bytes = await readFile(outcome.planPath)
+    const sha256 = sha256Of(bytes)
+    sticky.plan = bytes
+    const contract = showContract(sticky, bindContract(outcome.contract), await changesSinceReview(found, bytes, sha256, feedback))
+    sticky.state = {
+      ...sticky.state,
+      cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())},
+      history: [...sticky.state.history, {at: now(), event: 'revised', sha256}],
+      questions: outcome.questions.map((q) => q.question),
+      sha256,
+      todos: outcome.todos,
+      status: 'awaiting_approval',
+    }
+    await sticky.save()
+    return outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky, contract)
+  } catch (error) {
+    await saving?.catch(() => {})
+    await sticky.fail('plan', error).catch(() => {})
+    throw error
+  }
+}
+
+export async function reject(run: ReviewRun, intent: TextIntent): Promise<ReviewOutcome> {
+  const plans = await plansOf(run.client, intent.trigger.thread!, run.author)
+  const named = planNamed(intent.text, plans.map(nameOf))
+  const found = await pick(run, intent.trigger, plans, named.plan, ['awaiting_approval', 'failed', 'changes_requested'], 'to reject')
+  const sticky = PlanComment.of(run.client, found)
+  const {actor} = intent.trigger
+  sticky.state = {
+    ...sticky.state,
+    failure: undefined,
+    history: [
+      ...sticky.state.history,
+      {at: now(), by: actor, event: 'rejected', sha256: found.state.sha256, text: named.rest || undefined, url: intent.trigger.comment?.url},
+    ],
+    runUrl: run.runUrl,
+    status: 'rejected',
+  }
+  await sticky.save()
+  return outcomeOf(run, 'rejected', `Rejected ${sticky.state.name} for @${actor}: ${sticky.url}`, sticky)
+}
+
+// ------------------------------------------------------------------------------------------------ approve
+
+export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<ReviewOutcome> {
+  const {trigger} = intent
+  const plans = await plansOf(run.client, trigger.thread!, run.author)
+  const found = await pick(run, trigger, plans, intent.plan, ['awaiting_approval', 'failed'], 'to approve')
+  let planBytes: Buffer
+  try {
+    planBytes = assertAnsweredPlan(found, {createdAt: trigger.comment!.createdAt, sha256: intent.sha256, url: trigger.comment!.url}, run.client.words)
+  } catch (error) {
+    return refuse(run, trigger, error as WaveError)
+  }
+
+  const state = found.state
+  const pull = state.thread.pull ? await run.client.changeRequest(state.thread.number) : undefined
+  try {
+    await assertDuties(run.duties, run.client, {actor: trigger.actor, author: run.author, pull, state})
+  } catch (error) {
+    return refuse(run, trigger, error as WaveError)
+  }
+
+  const sameRepository = pull?.head.sameRepository === true
+  if (pull && sameRepository && run.options.prDelivery === 'push' && pull.head.sha !== state.commit) {
+    return refuse(
+      run,
+      trigger,
+      new WaveError(
+        `Plan ${state.name} is stale: it was made against ${state.commit.slice(0, 12)}, and ${pull.head.ref} is now at ${pull.head.sha.slice(0, 12)}.`,
+        ExitCode.mismatch,
+        'Make a new plan on the current head: /wave plan <task>',
+      ),
+    )
+  }
+
+  const mode = intent.mode ?? state.mode
+  const allow = intent.allow ?? state.allow
+  const sticky = PlanComment.of(run.client, found)
+  sticky.state = {
+    ...state,
+    allow,
+    delivery: undefined,
+    failure: undefined,
+    history: [...state.history, {at: now(), by: trigger.actor, event: 'approved', sha256: state.sha256, url: trigger.comment!.url}],
+    mode,
+    runUrl: run.runUrl,
+    status: 'running',
+  }
+  // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
+  const contract = showContract(sticky, bindContract(await parseContract(planBytes.toString('utf8'))))
+  const meter = costMeter()
+  let phase: 'run' | 'delivery' = 'run'
+  try {
+    await checkout(run, state.commit, state.thread)
+    const planPath = await materializePlan({plan: planBytes, state}, {model: run.model ?? 'unknown', workspace: run.workspace})
+    await writeDecision({
+      scope: contract.scope,
+      verify: contract.verify,
+      allow,
+      approver: trigger.actor,
+      decision: 'approved',
+      mode,
+      planBytes,
+      planPath,
+      repository: {branch: null, dirty: false, head: state.commit},
+      sandbox: {enabled: run.options.sandbox, network: false},
+      task: state.task,
+    })
+    await sticky.save()
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
+      executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
+    )
+    sticky.state = {
+      ...sticky.state,
+      cost: {...sticky.state.cost, run: meter.cost()},
+      questions: outcome.questions.map((q) => q.question),
+      report: stickyReport(outcome.report),
+      todos: outcome.todos,
+    }
+    phase = 'delivery'
+    const delivery = await deliver(run.client, run.remote, {
+      approver: trigger.actor,
+      files: outcome.filesChanged,
+      links: {approval: trigger.comment!.url, plan: sticky.url ?? found.comment.url},
+      prDelivery: run.options.prDelivery,
+      pull: pull && {baseRef: pull.base.ref, headRef: pull.head.ref, number: pull.number, sameRepository},
+      state: sticky.state,
+    })
+    sticky.state = {
+      ...sticky.state,
+      delivery,
+      history: [...sticky.state.history, {at: now(), event: 'ran', text: delivery ? `delivered: ${delivery.url}` : 'no file changed'}],
+      status: 'done',
+    }
+    await sticky.save()
+    const what = delivery
+      ? delivery.kind === 'push'
+        ? `pushed ${delivery.commit.slice(0, 12)} to ${delivery.branch}`
+        : `opened ${delivery.url}`
+      : 'no file changed'
+    return {...outcomeOf(run, 'ran', `Ran ${state.name}, approved by @${trigger.actor}: ${what}.`, sticky, contract), delivery: delivery ?? null}
+  } catch (error) {
+    if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
+    // A run that did not meet its checks (exit 7) shows what it did: the report is the failure's detail.
+    const report = error instanceof WaveError ? runReportSchema.safeParse(error.details?.report) : undefined
+    if (report?.success && phase === 'run') sticky.state = {...sticky.state, report: stickyReport(report.data)}
+    await sticky.fail(phase, error).catch(() => {})
+    throw error
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ shared
+
+/** "Changed since your last review": the plan the reviewer asked changes of (carried in its comment) against the revision. */
+async function changesSinceReview(found: PlanOnForge, bytes: Buffer, sha256: string, feedback: string): Promise<string | undefined> {
+  if (!found.plan || !found.state.sha256) return undefined
+  const from = {label: 'as reviewed', sha256: found.state.sha256, text: found.plan.toString('utf8')}
+  const to = {label: 'revised', sha256, text: bytes.toString('utf8')}
+  return revisionDiffMarkdown({...(await textDiff(from, to)), feedback: [feedback], from, to})
+}
+
+/**
+ * The plan a decision is about: the one named, else the only one of the thread in an acceptable status.
+ * Anything else is answered in a reply (no plan, several, one in another status) and refused.
+ */
+async function pick(
+  run: ReviewRun,
+  trigger: Trigger,
+  plans: Awaited<ReturnType<typeof plansOf>>,
+  name: string | undefined,
+  statuses: StickyStatus[],
+  purpose: string,
+): Promise<PlanOnForge> {
+  if (name) {
+    const named = plans.find((p) => nameOf(p) === name)
+    if (!named) return refuse(run, trigger, usageError(`No plan named ${name} in this thread.`, planList(plans)))
+    if ('damaged' in named) return refuse(run, trigger, named.damaged)
+    if (!statuses.includes(named.state.status)) {
+      return refuse(
+        run,
+        trigger,
+        new WaveError(`Plan ${name} is ${named.state.status.replace('_', ' ')}: nothing ${purpose}.`, ExitCode.notApproved, planList(plans)),
+      )
+    }
+
+    return named
+  }
+
+  const open = plans.filter((p): p is PlanOnForge => !('damaged' in p) && statuses.includes(p.state.status))
+  if (open.length === 1) return open[0]
+  if (open.length === 0)
+    return refuse(run, trigger, usageError(`No plan in this thread ${purpose}.`, plans.length > 0 ? planList(plans) : 'Make one with /wave plan <task>.'))
+  return refuse(
+    run,
+    trigger,
+    usageError(
+      `Several plans in this thread could be meant (${open.map((p) => p.state.name).join(', ')}): name one.`,
+      `For example: /wave ${purpose === 'to approve' ? 'approve' : purpose === 'to reject' ? 'reject' : 'request-changes'} ${open[0].state.name} ...`,
+    ),
+  )
+}
+
+const nameOf = (plan: Awaited<ReturnType<typeof plansOf>>[number]) => ('damaged' in plan ? plan.name : plan.state.name)
+
+const planList = (plans: Awaited<ReturnType<typeof plansOf>>) =>
+  plans.length > 0
+    ? `Plans here: ${plans.map((p) => ('damaged' in p ? `${p.name} (damaged)` : `${p.state.name} (${p.state.status.replace('_', ' ')})`)).join(', ')}.`
+    : 'No plan here yet.'
+
+/** Replies to the comment (or in the thread) with the error's line and hint, then throws it. */
+async function refuse(run: ReviewRun, trigger: Trigger, error: WaveError): Promise<never> {
+  await reply(run, trigger, `${error.message}${error.hint ? `\n\n${error.hint}` : ''}`).catch(() => {})
+  throw error
+}
+
+/** A reply in the thread: the comment answered, quoted by its first line, and whom it answers. */
+export async function reply(run: Pick<ReviewRun, 'client'>, trigger: Trigger, text: string): Promise<void> {
+  if (!trigger.thread) return
+  const quoted = trigger.comment ? `> ${escapeLine(trigger.comment.body.trim().split('\n')[0])}\n\n` : ''
+  await run.client.createComment(trigger.thread, `${quoted}@${trigger.actor} ${text}`)
+}
+
+const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').replaceAll('@', '@\u200B')
+
+/** Shows the plan's contract in its comment (with the changes since the last review, when there are any); answers it for the outcome. */
+function showContract(sticky: PlanComment, bound: BoundContract, changes?: string): ContractShown {
+  const contract = {scope: bound.scope, verify: bound.verify}
+  sticky.extras = {changes, contract: contractMarkdown(contract)}
+  return contract
+}
+
+function outcomeOf(run: ReviewRun, outcome: ReviewOutcome['outcome'], message: string, sticky: PlanComment, contract?: ContractShown): ReviewOutcome {
+  return {
+    event: run.event,
+    message,
+    outcome,
+    // The report of this run only (a plan rejected after a failed run still carries that run's).
+    ...(outcome === 'ran' && sticky.state.report ? {report: sticky.state.report} : {}),
+    plan: {
+      comment: sticky.url,
+      contract,
+      name: sticky.state.name,
+      questions: sticky.state.questions ?? [],
+      sha256: sticky.state.sha256,
+      status: sticky.state.status,
+      todos: sticky.state.todos ?? [],
+    },
+  }
+}
+
+/** A session's cost, from its own usage events (the last says the total so far). */
+function costMeter() {
+  let cost: number | null | undefined
+  return {
+    cost: () => cost,
+    watch(host: SessionHost): SessionHost {
+      return {
+        ...host,
+        onEvent(event) {
+          if (event.type === 'usage') cost = event.costUsd
+          host.onEvent?.(event)
+        },
+      }
+    },
+  }
+}

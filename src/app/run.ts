@@ -1,0 +1,443 @@
+import {realpath, rm} from 'node:fs/promises'
+import path from 'node:path'
+
+import type {AskedQuestion, Todo} from '../tools/notes.js'
+import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
+import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApproval, writeDecision} from '../plans/approval.js'
+import {endingError, ExitCode, WaveError} from '../base/errors.js'
+import {openSession, type SessionContext, type SessionOptions} from './context.js'
+import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
+import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanReference} from '../plans/store.js'
+import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
+import type {ExecutionMode} from '../policy/policy.js'
+import {describeSandbox} from '../base/process/sandbox.js'
+import {assertSandboxForCommands} from './preflight.js'
+import {runProfile} from './profiles.js'
+import {runOpening} from './prompts/run.js'
+import {changedPaths, headOf} from '../base/workspace/git.js'
+import type {RepositoryHead} from '../base/workspace/snapshot.js'
+import type {SessionStart} from './plan.js'
+import {newestRun, resumableRun, resumePoint} from './resume.js'
+import {resultRequired, runSession} from './session.js'
+import {displayPath} from '../base/workspace/paths.js'
+import {bindContract, parseContract} from '../plans/contract.js'
+import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
+import type {RunReport} from '../plans/report.js'
+
+export interface InlineApproval {
+  mode: ExecutionMode
+  allow: string[]
+  approver: string
+  sandbox: {enabled: boolean; network: boolean}
+}
+
+export interface RunOptions extends SessionOptions {
+  /** The plan's path, or its name as `wave plans` lists it. */
+  planPath: string
+  approvalPath?: string
+  /** `--approve`: write an approved record first, so there is always an audit trail. */
+  approve?: InlineApproval
+  /** `--force`: with `approve`, approve even over a newest decision of rejected or changes_requested. */
+  force?: boolean
+  /** `--resume`: continue the plan's newest run, which did not succeed, from its transcript. */
+  resume?: boolean
+  allowStale: boolean
+  /** `--verify-retries`: how many more turns the model gets when the approved checks fail (default 2). */
+  verifyRetries?: number
+  onStart?(info: SessionStart): void
+}
+
+export interface RunOutcome {
+  name: string
+  planPath: string
+  mode: ExecutionMode
+  finalText: string
+  turns: number
+  usage: TokenUsage
+  stopReason: StopReason
+  costUsd: number | null
+  sandbox: {enabled: boolean; network: boolean}
+  filesChanged: string[]
+  denials: number
+  /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
+  resumed: boolean
+  /** Planned versus actual: the approved scope against the files changed, the checks, the denials. */
+  report: RunReport
+  /** Questions the model asked (AskUserQuestion) that no one could answer during the run. */
+  questions: AskedQuestion[]
+  /** The model's to-do list as the run left it. */
+  todos: Todo[]
+}
+
+/**
+ * `wave run plan.md`: every check that can refuse happens before the first model request; then a new
+ * conversation whose only user message holds the task and the approved plan. `inherited`: the session
+ * of `run --task --approve` that made the plan, whose place, settings and tools the run keeps, so
+ * nothing the task wrote (a `.wave/settings.json`) can widen what the run may do.
+ */
+export async function executePlan(options: RunOptions, inherited?: SessionContext): Promise<RunOutcome> {
+  const planPath = await resolvePlanReference(options.planPath)
+  const {bytes, text} = await readPlanFile(planPath)
+  const state = await readPlanStateChecked(planPath)
+  const session = await openSession(options, {changes: true, credentials: false, inherited, outside: {hint: runPlaceHint(state)}})
+  try {
+    return await executeIn(session, {...options, planPath}, {bytes, state, text})
+  } finally {
+    await session.close()
+  }
+}
+
+async function executeIn(session: SessionContext, options: RunOptions, plan: {bytes: Buffer; state: PlanState | undefined; text: string}): Promise<RunOutcome> {
+  const {planPath} = options
+  const {bytes, state, text} = plan
+  const {workspace} = session
+
+  let record: ApprovalRecord
+  const recordPath = options.approvalPath ? path.resolve(options.approvalPath) : approvalPathFor(planPath)
+  if (options.approve) {
+    // No record is written for a run that cannot start for want of a key, or of the sandbox.
+    session.assertCredentials()
+    assertSandboxForCommands(options.approve)
+    if (!options.force) await assertNotOverriding(recordPath, planPath)
+    // An inline approval binds the plan's own contract, as `wave approve` without --scope/--verify does:
+    // approving in the same breath as running must not drop the checks and scope the plan states.
+    const contract = bindContract(await parseContract(text))
+    record = (
+      await writeDecision({
+        ...options.approve,
+        scope: contract.scope,
+        verify: contract.verify,
+        decision: 'approved',
+        // The approver is the one running: the model settings given on the command line are what is approved.
+        model: {effort: options.effort, maxOutputTokens: options.maxOutputTokens, model: options.model, thinking: options.thinking},
+        out: recordPath,
+        planBytes: bytes,
+        planPath,
+        repository: state?.repository ?? null,
+        task: state?.task,
+      })
+    ).record
+  } else {
+    record = await readApproval(recordPath, options.planPath)
+  }
+
+  assertApproved(record, recordPath, options.planPath, bytes)
+  session.useApproved(record.model, recordPath)
+  assertSandboxForCommands(record)
+  // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
+  const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined
+  if (!resumed) assertUnspent(record, recordPath, planPath, state)
+  const snapshot = session.snapshot!
+  const current = await snapshot.head()
+  const plannedHead = record.repository?.head ?? state?.repository?.head ?? null
+  // The run being resumed may have moved HEAD itself (a commit it made): that is not staleness.
+  const movedByRun = Boolean(resumed?.head) && current?.head === resumed?.head
+  if (plannedHead && current?.head !== plannedHead && !movedByRun && !options.allowStale) {
+    const where = state?.workspace && state.workspace !== workspace ? ` (--cwd ${state.workspace})` : ''
+    throw new WaveError(
+      `The plan is stale: it was made against commit ${plannedHead.slice(0, 12)}, and the workspace ${workspace} is at ${current?.head?.slice(0, 12) ?? 'no commit'}.`,
+      ExitCode.mismatch,
+      `Run it in a checkout at that commit with --cwd${where}, make a new plan, or pass --allow-stale to run it here anyway.`,
+    )
+  }
+
+  session.assertCredentials()
+  const release = await lockPlan(planPath)
+  try {
+    if (resumed) await assertStillNewest(planPath, resumed)
+    return await execute(session, options, {current, record, recordPath, resumed, state, text})
+  } finally {
+    await release()
+  }
+}
+
+/**
+ * Where `wave run <plan>` works: `--cwd`, else the top of the git repository holding the current
+ * directory. Outside any repository there is no such top, and a guess could run the plan in the wrong
+ * place: a usage error naming --cwd and, as a hint only, the workspace the plan was made in.
+ */
+function runPlaceHint(state: PlanState | undefined): string {
+  const planned = state?.workspace ? ` (the plan was made in ${state.workspace})` : ''
+  return `Run it from the repository the plan is for, or name the workspace with --cwd${planned}.`
+}
+
+/**
+ * `run --approve` approves inline, for trusted pipelines; it does not silently overturn a person's
+ * rejection or request for changes. `--force` does, and the record's history keeps both decisions.
+ */
+async function assertNotOverriding(recordPath: string, planPath: string): Promise<void> {
+  const previous = await readApproval(recordPath, planPath).catch(() => undefined)
+  if (!previous || previous.decision === 'approved') return
+  const by = previous.approver ? ` by ${previous.approver}` : ''
+  const what = previous.decision === 'rejected' ? 'was rejected' : 'has changes requested'
+  const feedback = previous.feedback ? `: ${previous.feedback.split('\n')[0]}` : ''
+  throw new WaveError(
+    `The plan ${planNameOf(planPath)} ${what}${by}${feedback}; --approve does not override that decision.`,
+    ExitCode.notApproved,
+    `Revise it (wave plan --revise ${planNameOf(planPath)}) and approve it again, or pass --force to approve it over the decision (recorded).`,
+  )
+}
+
+/**
+ * A plan that ran successfully is spent: it runs again only after a new approval. The record says so
+ * when the run could mark it (`spentAt`, which travels with the record); the state beside the plan
+ * says so too, for a record the run could not write: a successful run of these bytes that started
+ * after the record's decision.
+ */
+function assertUnspent(record: ApprovalRecord, recordPath: string, planPath: string, state: PlanState | undefined): void {
+  const decidedAt = Date.parse(record.decidedAt ?? '')
+  const ran =
+    record.spentAt ??
+    state?.runs.find((run) => run.exitCode === ExitCode.ok && run.approvalSha256 === record.plan.sha256 && Date.parse(run.startedAt) > decidedAt)?.endedAt
+  if (ran === undefined) return
+  const name = planNameOf(planPath)
+  throw new WaveError(
+    `The plan ${name} already ran under this approval${ran ? ` (finished ${ran})` : ''}: an approved plan runs once.`,
+    ExitCode.notApproved,
+    `Approve it again to run it again: wave approve ${name}${recordPath === approvalPathFor(planPath) ? '' : ` --out ${recordPath}`}`,
+  )
+}
+
+/** Between choosing the run to resume and locking the plan, another run may have started and ended. */
+async function assertStillNewest(planPath: string, resumed: PlanRun): Promise<void> {
+  if (newestRun(await readPlanState(planPath))?.startedAt === resumed.startedAt) return
+  throw new WaveError(
+    `The plan ${planNameOf(planPath)} ran again while this resume was starting: the run it would resume is no longer the newest.`,
+    ExitCode.runtime,
+  )
+}
+
+interface Prepared {
+  /** The run `--resume` continues. */
+  resumed?: PlanRun
+  recordPath: string
+  text: string
+  record: ApprovalRecord
+  state: PlanState | undefined
+  current: RepositoryHead | null
+}
+
+async function execute(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
+  const {planPath} = options
+  const {record, resumed} = prepared
+  const {workspace} = session
+  const name = planNameOf(planPath)
+  // What the run's changes are measured from: read while the first request goes out, and awaited
+  // before any tool runs (beforeTools below), so no tool can change the workspace before it is taken.
+  const before = prepared.current ? session.snapshot!.changes() : Promise.resolve(new Map<string, string>())
+  // A resumed run goes on in its own record: same start, its totals kept, its end to be written again.
+  const run: PlanRun = resumed
+    ? {...withoutEnd(resumed), changedFiles: [...resumed.changedFiles]}
+    : {approvalSha256: record.plan.sha256, changedFiles: [], startedAt: new Date().toISOString()}
+  const earlierFiles = [...run.changedFiles]
+  // The task comes from the record alone: the state file beside a plan is bookkeeping, not authority.
+  const opening = runOpening(record.task, name, record.plan.sha256, prepared.text)
+  const point = resumed ? await resumePoint(planPath, resumed, opening) : undefined
+  options.onStart?.({mode: record.mode, model: session.model, name, planPath, sandbox: describeSandbox(record.sandbox), workspace})
+  if (point && point.unanswered.length > 0) {
+    options.host.warn(
+      `The run was killed during a turn: ${point.unanswered.join(', ')} ${point.unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`,
+    )
+  }
+
+  // Recorded as running only once nothing but the session itself can fail: the finally below ends it.
+  await saveRun(planPath, session, prepared, run)
+
+  /** What the run has spent so far, written with each transcript entry: a killed run's resume counts on from it. */
+  let progress = point?.prior
+  const entry = (fields: TranscriptContent) => appendTranscript(planPath, {...fields, progress, session: 'run', startedAt: run.startedAt})
+
+  // The approved contract: commands watched against the scope, the checks run when the model is done.
+  const enforcement = new Enforcement({
+    checks: {
+      onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
+      root: workspace,
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv},
+      signal: options.host.signal,
+    },
+    earlier: resumed?.report,
+    place: prepared.current ? {own: await sidecarsOf(planPath), top: prepared.current.root, workspace} : undefined,
+    record,
+    retries: options.verifyRetries ?? DEFAULT_VERIFY_RETRIES,
+  })
+  /** What the model changed, as of the last time the checks ran: what the checks themselves write is not the run's. */
+  let beforeChecks: string[] | undefined
+
+  let exitCode: number = ExitCode.runtime
+  let changed = new Set<string>()
+  try {
+    // The resumed conversation replaces the recorded one in the transcript: a second resume starts from it.
+    if (point?.history) await entry({conversation: point.history, resumed: {after: resumed?.exitCode ?? null, at: new Date().toISOString()}})
+    const result = await runSession(session, {
+      ...runProfile(record.mode, workspace),
+      // The record's rules; the settings files add theirs (and their deny rules beat any allow).
+      allow: record.allow,
+      beforeTools: () => before,
+      followUp: resultRequired(),
+      commandWatch: enforcement.watchesCommands
+        ? {after: (state) => enforcement.afterCommand(state as Awaited<ReturnType<Enforcement['beforeCommand']>>), before: () => enforcement.beforeCommand()}
+        : undefined,
+      history: point?.history,
+      observe(event) {
+        if (event.type === 'usage') progress = {costUsd: event.costUsd, turns: event.turn, usage: {...event.usage}}
+        // Denials are kept for the report.
+        enforcement.observe(event)
+      },
+      async onEndTurn() {
+        if ((record.verify ?? []).length === 0) return undefined
+        beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
+        return enforcement.onEndTurn()
+      },
+      scope: record.scope,
+      onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
+      opening,
+      prior: point?.prior,
+      // The record decides whether commands are contained; the settings may only name more variables.
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, tmpSize: session.settings.sandboxTmpSize},
+      transcript: (message) => entry({message}),
+    })
+    changed = result.changed
+    Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
+    const stopped = endingError(result, outcomeDetails(result))
+    if (stopped) throw stopped
+    const written = [...changed].map((real) => displayPath(workspace, real))
+    const filesChanged = union(
+      earlierFiles,
+      beforeChecks ? union(beforeChecks, written) : await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath),
+    )
+    run.changedFiles = filesChanged
+    const report = enforcement.report(filesChanged)
+    run.report = report
+    const unmet = enforcement.problem(report)
+    if (unmet) {
+      // The run stops with the failing output as the conversation's last message: --resume goes on from it.
+      const failing = enforcement.failingMessage()
+      if (failing) await entry({message: {content: failing, role: 'user'}})
+      throw new WaveError(`The run did not meet its approved checks: ${unmet}.`, ExitCode.unmet, undefined, {...outcomeDetails(result), filesChanged, report})
+    }
+
+    exitCode = ExitCode.ok
+    return {
+      costUsd: result.costUsd,
+      denials: result.denials,
+      filesChanged,
+      finalText: result.finalText,
+      mode: record.mode,
+      name,
+      planPath,
+      report,
+      questions: result.questions,
+      resumed: Boolean(resumed),
+      sandbox: record.sandbox,
+      stopReason: result.stopReason,
+      todos: result.todos,
+      turns: result.turns,
+      usage: result.usage,
+    }
+  } catch (error) {
+    if (error instanceof WaveError) {
+      exitCode = error.exitCode
+      // An error from before the loop carries no totals: a resumed run keeps the ones it had.
+      const {costUsd, turns, usage} = error.details ?? {}
+      if (turns !== undefined) Object.assign(run, {costUsd, turns, usage})
+    }
+
+    // What the run changed before it failed is the error's to report, in workspace terms.
+    const failed = error instanceof WaveError ? error.details?.filesChanged : undefined
+    run.changedFiles = union(
+      earlierFiles,
+      await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), prepared.current?.root, planPath),
+    )
+    // After the checks ran, what they wrote is not the run's: the files as the failure counted them.
+    if (beforeChecks && error instanceof WaveError && error.exitCode === ExitCode.unmet)
+      run.changedFiles = (error.details?.filesChanged as string[]) ?? run.changedFiles
+    // Every result carries the report, a failed run's too (what it did before it stopped).
+    run.report ??= enforcement.report(run.changedFiles)
+    if (!(error instanceof WaveError)) throw error
+    // Whatever stopped it, the run goes on from where it stopped: the hint says how.
+    const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
+    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {
+      ...error.details,
+      filesChanged: run.changedFiles,
+      planPath,
+      report: run.report,
+    })
+    resumable.stack = error.stack
+    throw resumable
+  } finally {
+    run.endedAt = new Date().toISOString()
+    run.exitCode = exitCode
+    if (prepared.current) run.head = await headOf(workspace)
+    await saveRun(planPath, session, prepared, run)
+    if (exitCode === ExitCode.ok) {
+      await markSpent(prepared.recordPath, record, run.endedAt).catch((error: unknown) => {
+        options.host.warn(`Could not mark the approval ${prepared.recordPath} as spent (${(error as Error).message}); the plan's state records the run.`)
+      })
+    }
+  }
+}
+
+function withoutEnd(run: PlanRun): PlanRun {
+  const {endedAt: _ended, exitCode: _exit, ...going} = run
+  return going
+}
+
+const union = (a: string[], b: string[]): string[] => [...new Set([...a, ...b])].sort()
+
+/**
+ * Files the run changed: what write tools touched plus what git sees newly changed (Bash included).
+ * wave's own files beside the plan (state, transcript, lock) are not the run's changes, even when the
+ * plan travels inside the workspace.
+ */
+export async function filesChangedBy(
+  workspace: string,
+  before: Map<string, string>,
+  written: Set<string>,
+  top: string | undefined,
+  planPath?: string,
+): Promise<string[]> {
+  const files = new Set([...written].map((real) => displayPath(workspace, real)))
+  // `top`, the repository's root, is where git's paths are relative to; outside a repository only the writes count.
+  if (top) {
+    const own = planPath ? await sidecarsOf(planPath) : new Set<string>()
+    const after = await changedPaths(workspace)
+    for (const [file, code] of after) {
+      const absolute = path.join(top, file)
+      if (before.get(file) !== code && !own.has(absolute)) files.add(path.relative(workspace, absolute))
+    }
+  }
+
+  return [...files].sort()
+}
+
+/** The real paths of the files wave keeps beside a plan. */
+async function sidecarsOf(planPath: string): Promise<Set<string>> {
+  const dir = await realpath(path.dirname(planPath)).catch(() => path.dirname(planPath))
+  return new Set(Object.values(planSidecars(path.join(dir, path.basename(planPath)))))
+}
+
+/** The run's record in the plan's state; a plan copied here with only its approval record gets a state started from the record. */
+async function saveRun(planPath: string, session: SessionContext, prepared: Prepared, run: PlanRun): Promise<void> {
+  await runRecorded(planPath, run, {model: 'unknown', repository: prepared.current, task: prepared.record.task ?? '', workspace: session.workspace})
+}
+
+/** One run of a plan at a time: a lock file created exclusively, holding the owner's pid. */
+async function lockPlan(planPath: string): Promise<() => Promise<void>> {
+  const lock = planSidecars(planPath).lock
+  for (let attempt = 0; attempt < 2; attempt++) {
+    // Created with its owner's pid in one step: a racing run never reads an empty lock as a dead one.
+    if (await createExclusive(lock, String(process.pid))) return () => rm(lock, {force: true})
+    const owner = await liveLockOwner(planPath)
+    if (owner) {
+      throw new WaveError(
+        `The plan ${planNameOf(planPath)} is already running (pid ${owner}).`,
+        ExitCode.runtime,
+        `Wait for it to finish, or remove ${lock} if that process is gone.`,
+      )
+    }
+
+    await rm(lock, {force: true}) // left by a process that died
+  }
+
+  throw new WaveError(`Could not lock the plan ${planPath} for this run.`, ExitCode.runtime)
+}

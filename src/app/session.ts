@@ -1,0 +1,237 @@
+/**
+ * One conversation of a session, whatever drives it (a plan, a revision, a run of an approved plan, `run
+ * --task`): the policy and the system prompt built, the transcript wired, the loop bound to a way to make
+ * requests and a way to run the turn's calls, and run. The drivers (plan.ts, run.ts, task.ts) keep only
+ * what differs: the opening message, the plan bookkeeping, what an outcome means for them.
+ */
+import type Anthropic from '@anthropic-ai/sdk'
+import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
+
+import type {BackgroundTasks} from '../tools/background.js'
+import type {ToolRegistry} from '../tools/registry.js'
+import type {AskedQuestion, SessionNotes, Todo} from '../tools/notes.js'
+import type {SessionControl} from '../tools/tool.js'
+import {type CommandWatch, turnExecutor} from '../tools/turn.js'
+import {parseRules, type PolicyContext, readDenials} from '../policy/policy.js'
+import type {SandboxSettings} from '../base/process/sandbox.js'
+import type {Scope} from '../policy/scope.js'
+import type {SessionContext} from './context.js'
+import {environmentSection, readEnvironment} from './environment.js'
+import {instructionsSections, readInstructionFiles} from './instructions.js'
+import {type AgentEvent, AgentLoop, type CompactionEvent, type LoopOptions} from '../agent/loop.js'
+import type {AgentOutcome, SessionTotals} from '../agent/outcome.js'
+import {budgetPriceOf} from '../model/pricing.js'
+import type {SessionProfile} from './profiles.js'
+import {turnRequest} from '../agent/request.js'
+
+export type {SessionHost, SessionOptions} from './context.js'
+
+/** What one conversation of a session is, besides its context: its kind (profile), rules, sandbox and messages. */
+export interface ConversationSpec extends SessionProfile {
+  /** Rules beyond the settings files': `--allow` flags, or an approval record's `allow`. */
+  allow: string[]
+  /** The OS sandbox of the session's commands (the approval record's, or --sandbox); absent: on, no network. */
+  sandbox?: SandboxSettings
+  /** The first user message. */
+  opening: string
+  /**
+   * A resumed session: the conversation to go on with instead of the opening (ending with a user
+   * message), already in the transcript, so not written to it again.
+   */
+  history?: MessageParam[]
+  /** What the session's earlier part spent (a resumed run): turns, usage and cost go on counting from it. */
+  prior?: SessionTotals
+  /** Appends a message to the transcript (the opening included). */
+  transcript(message: MessageParam): Promise<void>
+  /** After a compaction replaced the conversation: the transcript records the new starting point. */
+  onCompacted?(messages: MessageParam[], compaction: CompactionEvent): Promise<void>
+  /** Awaited before the first tool call runs: what must be read of the workspace before any tool can change it. */
+  beforeTools?(): Promise<unknown>
+  /** Told of every event before the host is. */
+  observe?(event: AgentEvent): void
+  /** What to do when the model ends a turn without tool calls (loop.ts, FollowUp). */
+  followUp?: LoopOptions['followUp']
+  /** The approved scope every write is held to (a run's approval record). */
+  scope?: Scope
+  /** Around each allowed command: what it changed outside the scope (enforcement.ts). */
+  commandWatch?: CommandWatch
+  /** When the model ends its turn: the approved checks, and a message for another turn when they fail. */
+  onEndTurn?(): Promise<string | undefined>
+}
+
+/** How a conversation ended, with what the model left for the people behind it: its questions and to-do list. */
+export type SessionOutcome = AgentOutcome & {
+  /** Questions the model asked in this conversation that no one could answer (AskUserQuestion). */
+  questions: AskedQuestion[]
+  /** The model's to-do list as the conversation left it (TodoWrite). */
+  todos: Todo[]
+}
+
+export async function runSession(session: SessionContext, spec: ConversationSpec): Promise<SessionOutcome> {
+  const {host, options, settings} = session
+  // The prompt's context (git, the instruction files) is read while the tools load.
+  const prompt = sessionPrompt(session, spec)
+  prompt.catch(() => {}) // awaited below, unless opening the tools fails first
+  const tools = await session.tools()
+  const {policy, system} = await prompt
+  const budgetNote = options.maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
+  if (budgetNote) host.warn(budgetNote)
+  const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
+  if (!spec.history) await spec.transcript(messages[0])
+  const onEvent = (event: AgentEvent) => {
+    spec.observe?.(event)
+    host.onEvent?.(event)
+  }
+
+  // A tool set shared by two conversations (run --task --approve) reports to, and counts questions for, the one running.
+  const unlisten = tools.notes.listen(onEvent)
+  const askedBefore = tools.notes.questions.length
+  try {
+    const client = await session.client()
+    // At once: the cached answer or the table's; the API's, asked once the first response has begun, shapes the turns after it comes.
+    await session.knowModel()
+    const outcome = await agentLoop({
+      beforeTools: spec.beforeTools,
+      client,
+      commandWatch: spec.commandWatch,
+      onEndTurn: spec.onEndTurn,
+      maxBudgetUsd: options.maxBudgetUsd,
+      followUp: spec.followUp,
+      maxTurns: options.maxTurns,
+      messages,
+      model: session.model,
+      onCompacted: spec.onCompacted,
+      onEvent,
+      onMessage: spec.transcript,
+      onResponseBegun: () => session.firstResponseBegun(),
+      policy,
+      prices: settings.prices,
+      prior: spec.prior,
+      registry: tools.registry,
+      sandbox: spec.sandbox,
+      session: spec.planMode,
+      shape: () => session.requestShape(),
+      signal: host.signal,
+      stopRequested: () => spec.planMode.finished,
+      system,
+      tasks: tools.tasks,
+      notes: tools.notes,
+    }).run()
+    return {...outcome, questions: tools.notes.questions.slice(askedBefore), todos: tools.notes.todos}
+  } finally {
+    unlisten()
+  }
+}
+
+const CONTINUE_NUDGE =
+  'Your last turn was empty. Continue the task: carry on with the next step, or, if the work is done, reply with a summary of what you did and its result.'
+
+/**
+ * A run's answer to a turn that ends with nothing said: one nudge to continue, then the session ends
+ * without a result (exit 6), never as a silent success. `when` limits it (a task in plan mode ends as it did).
+ */
+export function resultRequired(when: () => boolean = () => true): NonNullable<ConversationSpec['followUp']> {
+  let nudged = false
+  return ({text}) => {
+    if (text.trim() || !when()) return undefined
+    if (nudged) return {stopReason: 'no_result'}
+    nudged = true
+    return CONTINUE_NUDGE
+  }
+}
+
+/** What a loop is bound to: the client to ask, the tools and policy to run calls with. */
+export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 'request'> {
+  client: Anthropic
+  registry: ToolRegistry
+  /** The policy in force; read every turn, since a control tool may change the mode. */
+  policy(): PolicyContext
+  /** What control tools may do (plan mode). */
+  session: SessionControl
+  sandbox?: SandboxSettings
+  commandWatch?: CommandWatch
+  /** The session's background commands and notes, from its tool set. */
+  tasks?: BackgroundTasks
+  notes?: SessionNotes
+  /** A response has begun (request.ts): the session's model look-up waits for the first (context.ts). */
+  onResponseBegun?(): void
+}
+
+/** The loop, bound once to a way to make a request and a way to run the turn's calls. */
+export function agentLoop(binding: LoopBinding): AgentLoop {
+  const {client, commandWatch, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
+  const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
+  return new AgentLoop({
+    ...loop,
+    // Reads run together, anything else alone and in order (src/tools/turn.ts); each call reported as it starts and ends.
+    execute: turnExecutor(
+      {commandWatch, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
+      {
+        ended: (call, result) =>
+          onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
+        started: (call) => onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
+      },
+    ),
+    offer() {
+      const now = policy()
+      return {mode: now.mode, tools: registry.apiTools(now)}
+    },
+    request: turnRequest({
+      client,
+      model: loop.model,
+      onResponseBegun,
+      onRetry: ({attempt, reason}) => onEvent({attempt, reason, type: 'retry'}),
+      signal: loop.signal,
+    }),
+  })
+}
+
+/** What decides a session's system prompt and tools besides its context: its kind and its rules. */
+export type PromptSpec = SessionProfile & {allow: string[]; scope?: Scope}
+
+/** What a session sends the model besides the conversation, turn by turn. */
+export interface SessionPrompt {
+  /** The policy in force this turn (EnterPlanMode changes it); the registry offers the tools it allows. */
+  policy(): PolicyContext
+  /** The system prompt this turn: the same text every turn, but for plan mode's reminder when the plan file appears. */
+  system(): Promise<string>
+}
+
+/**
+ * The one place a session's system prompt and policy are built: runSession sends what this gives, and
+ * `wave prompt` prints it (src/app/preview.ts), so what a user reviews is what the model gets.
+ */
+export async function sessionPrompt(session: SessionContext, spec: PromptSpec): Promise<SessionPrompt> {
+  const {planMode} = spec
+  const {settings} = session
+  // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
+  const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
+  const base: PolicyContext = {headless: true, mode: spec.mode, rules, scope: spec.scope, workspaceRoot: session.workspace}
+  // Built once: the system prompt must not change between turns, or the prompt cache is lost.
+  const context = await sessionContext(session, base)
+  const own = spec.system(rules)
+  return {
+    policy: () => ({...base, ...planMode.policy()}),
+    system: async () => (planMode.active ? planMode.prompt(context) : [own, context].filter(Boolean).join('\n\n')),
+  }
+}
+
+/**
+ * What every session's system prompt carries besides its mode's own text, in sections joined by blank
+ * lines: the environment first. Plan mode puts it before its reminder, which must end the prompt.
+ */
+async function sessionContext(session: SessionContext, policy: PolicyContext): Promise<string> {
+  const {place, workspace} = session
+  // Names a Read(...) deny rule hides from the tools are not named in the environment block either.
+  const denied = readDenials(policy, {access: 'read', name: 'LS'})
+  const environment = readEnvironment({hidden: (absolute) => denied({absolute, real: absolute}), repository: session.snapshot?.summary(), workspace})
+  // The repository's AGENTS.md / CLAUDE.md files are read from its top (else the workspace) down to where the command started.
+  const top = place.repository ?? workspace
+  const instructions = instructionsSections({
+    appended: session.options.appendSystemPrompt,
+    repository: await readInstructionFiles(top, place.cwd ?? workspace),
+    settings: session.settings.instructions,
+  })
+  if (instructions.cut) session.host.warn(instructions.cut)
+  return [environmentSection(await environment), instructions.text].filter(Boolean).join('\n\n')
+}

@@ -1,0 +1,225 @@
+import {Command, Flags, type Interfaces} from '@oclif/core'
+
+import {ExitCode, usageError, WaveError} from '../base/errors.js'
+import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink, type SessionReporter} from '../output/sink.js'
+import {ruleSchema} from '../policy/policy.js'
+import type {SessionHost, SessionOptions} from '../app/context.js'
+import {EFFORTS, type Effort, parseThinking, type ThinkingSetting} from '../model/reasoning.js'
+import {scrubSecrets} from '../base/secrets.js'
+import type {CommandShape} from './usage-errors.js'
+
+export const outputFormatFlag = Flags.option({
+  description: 'Result format on stdout: text, one json object, or stream-json events (one per line)',
+  options: ['text', 'json', 'stream-json'] as const,
+  // --json is --output-format json: with any other format given, the two contradict each other.
+  relationships: [{flags: [{name: 'json', when: async (flags) => flags['output-format'] !== 'json'}], type: 'none'}],
+})
+
+/** The flags of every command that starts a model session (plan, run). */
+export function sessionFlags(maxTurns: number) {
+  return {
+    'append-system-prompt': Flags.string({
+      description: "Text added at the end of the system prompt (after the repository's AGENTS.md / CLAUDE.md); @FILE reads it from a file",
+    }),
+    cwd: Flags.directory({description: 'Workspace root (default: the top of the git repository holding the current directory)'}),
+    'max-budget-usd': Flags.custom<number>({
+      description: 'Stop with exit 5 once the session has spent more than this many US dollars',
+      async parse(input) {
+        const value = Number(input)
+        if (!Number.isFinite(value) || value <= 0) throw new Error(`Expected a positive number of US dollars but received: ${input}`)
+        return value
+      },
+    })(),
+    'max-turns': Flags.integer({default: maxTurns, description: 'Stop with exit 5 after this many model turns', min: 1}),
+    'max-output-tokens': Flags.integer({description: "max_tokens of each request (default 64000, within the model's output limit)", min: 1}),
+    effort: Flags.option({description: 'How hard the model works (output_config.effort; default high where the model takes it)', options: EFFORTS})(),
+    thinking: Flags.custom<ThinkingSetting>({
+      description: 'adaptive (default where the model takes it), off, or a thinking budget in tokens (at least 1024)',
+      async parse(input) {
+        return parseThinking(input)
+      },
+    })(),
+    model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, the settings files, else claude-sonnet-5-5)'}),
+    'output-format': outputFormatFlag({default: 'text'}),
+    quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+  }
+}
+
+/** The values of sessionFlags() as a command parses them. */
+export interface SessionFlagValues {
+  cwd?: string
+  effort?: Effort
+  'max-budget-usd'?: number
+  'max-output-tokens'?: number
+  'max-turns': number
+  model?: string
+  thinking?: ThinkingSetting
+}
+
+/** `--sandbox on|off` and `--sandbox-network`: how an approved run's commands are contained (approve, run --approve, run --task). */
+export const sandboxFlags = {
+  sandbox: Flags.option({
+    default: 'on',
+    description: "Run the plan's commands in the OS sandbox; off runs them unsandboxed (recorded, and shown wherever the run is)",
+    options: ['on', 'off'] as const,
+  })(),
+  'sandbox-network': Flags.boolean({description: 'Let sandboxed commands use the network (all of it: there is no per-domain filter)'}),
+}
+
+/** The sandbox the flags ask for; `--sandbox-network` with `--sandbox off` is a usage error. */
+export function sandboxFrom(flags: {sandbox?: 'off' | 'on'; 'sandbox-network'?: boolean}): {enabled: boolean; network: boolean} {
+  if (flags.sandbox === 'off' && flags['sandbox-network']) {
+    throw usageError('--sandbox-network applies only to sandboxed commands; with --sandbox off nothing restricts the network.')
+  }
+
+  return {enabled: flags.sandbox !== 'off', network: flags['sandbox-network'] === true}
+}
+
+/** `--allow` rules as given, each checked: a malformed rule is a usage error (exit 2), before anything runs. */
+export function checkedRules(rules: string[] = []): string[] {
+  for (const rule of rules) {
+    const checked = ruleSchema.safeParse(rule)
+    if (!checked.success) throw usageError(checked.error.issues[0].message)
+  }
+
+  return rules
+}
+
+/**
+ * The base of every wave command: `--json`, one output sink chosen once from the parsed flags, errors
+ * as one clear line with the design's exit code in every format, and SIGINT/SIGTERM turned into an abort
+ * of the running session. A command parses, makes one call into core, and hands the result to the sink.
+ */
+export abstract class WaveCommand extends Command {
+  static enableJsonFlag = true
+
+  /** Aborted on SIGINT or SIGTERM: the model call stops and a running command's process group is killed. */
+  protected readonly interruption = new AbortController()
+  private signalled?: NodeJS.Signals
+  private sink?: OutputSink
+
+  public async init(): Promise<void> {
+    await super.init()
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(signal, () => {
+        // A second signal means "now": the first one is still unwinding the session.
+        if (this.signalled) process.exit(signalExit(this.signalled))
+        this.signalled = signal
+        process.stderr.write(`\nwave: ${signal} received, stopping (again to force)...\n`)
+        this.interruption.abort(new WaveError(`Interrupted by ${signal}.`, signalExit(signal)))
+      })
+    }
+  }
+
+  /** Parses, then chooses the output sink once, from `--output-format` / `--json` and `--quiet`. */
+  protected async parse<F extends FlagOutput, B extends FlagOutput, A extends ArgOutput>(
+    options?: Interfaces.Input<F, B, A>,
+    argv?: string[],
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const parsed = await super.parse(options, argv)
+    const flags = parsed.flags as {json?: boolean; 'output-format'?: OutputFormat; quiet?: boolean}
+    const format = flags.json ? 'json' : (flags['output-format'] ?? 'text')
+    this.sink = createSink({command: this.id ?? 'wave', format, quiet: flags.quiet})
+    return parsed
+  }
+
+  /** The output sink (one guessed from the arguments if the command failed before parsing). */
+  protected get output(): OutputSink {
+    this.sink ??= createSink({command: this.id ?? 'wave', format: this.formatFromArgv()})
+    return this.sink
+  }
+
+  /** What a command gives every session it starts. */
+  protected sessionHost(onEvent?: SessionHost['onEvent']): SessionHost {
+    return {config: this.config, onEvent, signal: this.interruption.signal, warn: (message) => this.output.warn(message)}
+  }
+
+  /** What every session driver takes from the session flags (sessionFlags), with the host reporting to `reporter`. */
+  protected sessionOptions(flags: SessionFlagValues, appendSystemPrompt: string | undefined, reporter: SessionReporter): SessionOptions {
+    return {
+      appendSystemPrompt,
+      cwd: flags.cwd,
+      host: this.sessionHost((event) => reporter.event(event)),
+      effort: flags.effort,
+      maxBudgetUsd: flags['max-budget-usd'],
+      maxOutputTokens: flags['max-output-tokens'],
+      maxTurns: flags['max-turns'],
+      model: flags.model,
+      thinking: flags.thinking,
+    }
+  }
+
+  /** `--output-format json` is `--json`. */
+  public jsonEnabled(): boolean {
+    return this.formatFromArgv() === 'json'
+  }
+
+  private formatFromArgv(): OutputFormat {
+    return super.jsonEnabled() ? 'json' : outputFormatIn(this.argv)
+  }
+
+  protected async catch(thrown: Interfaces.CommandError): Promise<void> {
+    const error = this.signalled ? thrown : await asUsageError(thrown, {args: this.ctor.args ?? {}, flags: this.ctor.flags ?? {}, id: this.id ?? ''})
+    const exitCode = this.signalled ? signalExit(this.signalled) : exitCodeOf(error)
+    const message = scrubSecrets(firstLine(error.message))
+    const hint = error instanceof WaveError && error.hint ? scrubSecrets(error.hint) : undefined
+    const details = error instanceof WaveError ? error.details : undefined
+    await this.output.failure({details, exitCode, hint, message})
+    if (process.env.DEBUG && thrown.stack) process.stderr.write(scrubSecrets(thrown.stack) + '\n')
+    process.exitCode = exitCode
+  }
+}
+
+/** The output format the arguments ask for (`--json`, `--output-format F`), from the raw arguments: before or without parsing. */
+export function outputFormatIn(argv: readonly string[]): OutputFormat {
+  const end = argv.indexOf('--')
+  const args = end === -1 ? argv : argv.slice(0, end)
+  if (args.includes('--json')) return 'json'
+  const at = args.indexOf('--output-format')
+  const given = args.find((arg) => arg.startsWith('--output-format='))?.slice('--output-format='.length) ?? (at === -1 ? undefined : args[at + 1])
+  return (OUTPUT_FORMATS as readonly string[]).includes(given ?? '') ? (given as OutputFormat) : 'text'
+}
+
+/**
+ * oclif's parser errors (unknown flag, conflicting flags, ...) as wave's one line with its exit code; any
+ * other error as it is. The rewording (usage-errors.ts) loads only here, once a command has failed.
+ */
+async function asUsageError(error: Interfaces.CommandError, command: CommandShape): Promise<Interfaces.CommandError> {
+  // A WaveError is already wave's line, unless oclif wrapped it while parsing a flag ("Parsing --thinking ...").
+  if (error instanceof WaveError && !error.message.startsWith('Parsing --')) return error
+  const {usageErrorOf} = await import('./usage-errors.js')
+  return usageErrorOf(error, command) ?? error
+}
+
+// oclif's own bounds for parse()'s type parameters (not exported by name).
+// biome-ignore lint/suspicious/noExplicitAny: as oclif declares them
+type FlagOutput = {[name: string]: any}
+// biome-ignore lint/suspicious/noExplicitAny: as oclif declares them
+type ArgOutput = {[name: string]: any}
+
+const signalExit = (signal: NodeJS.Signals) => (signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated)
+
+function exitCodeOf(error: Interfaces.CommandError): number {
+  if (error instanceof WaveError) return error.exitCode
+  // oclif's parse errors (unknown flag, missing value, bad option) carry exit 2: a usage error.
+  const oclifExit = (error as {oclif?: {exit?: number}}).oclif?.exit
+  if (typeof oclifExit === 'number' && oclifExit !== 0) return oclifExit === 2 ? ExitCode.usage : oclifExit
+  return ExitCode.runtime
+}
+
+/** oclif parse errors span several lines (usage, see more help); the first says what was wrong. */
+function firstLine(message: string): string {
+  // oclif's parse errors put a heading ("Missing 1 required arg:", "Parsing --max-turns") above the
+  // detail and end with "See more help"; fold the heading and the detail into one line.
+  const lines = message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('See more help'))
+  if (lines.length === 0) return 'Unknown error'
+  const [first, second] = lines
+  if (second && (first.endsWith(':') || /^Parsing --[\w-]+$/.test(first) || first === 'The following errors occurred:')) {
+    return `${first.replace(/:$/, '')}: ${second}`
+  }
+
+  return first
+}

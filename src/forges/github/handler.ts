@@ -1,0 +1,76 @@
+/**
+ * `wave github`: one GitHub Actions event, start to end. The event becomes an intent (event.ts); the
+ * review core decides the rest (review/handler.ts), through GitHub's client and git remote.
+ */
+import {dutiesOf, type DutyFlags} from '../../app/review/duties.js'
+import {handleReview} from '../../app/review/handler.js'
+import {Remote} from '../../app/review/remote.js'
+import type {ReviewOutcome, SessionRunner} from '../../app/review/steps.js'
+import {usageError} from '../../base/errors.js'
+import {sessionWorkspace} from '../../base/workspace/git.js'
+import {GitHubClient} from './client.js'
+import {githubAccess, githubEnvironment, type GitHubFlags, githubOptions} from './env.js'
+import {intentOf, readEvent} from './event.js'
+
+export type {ReviewOutcome as GitHubOutcome, SessionRunner} from '../../app/review/steps.js'
+
+export interface GitHubEventOptions {
+  flags: GitHubFlags & DutyFlags
+  /** `--cwd`: the checkout (default: the top of the git repository holding the current directory). */
+  cwd?: string
+  model?: string
+  maxTurns?: number
+  session: SessionRunner
+  warn(message: string): void
+  env?: NodeJS.ProcessEnv
+}
+
+export async function handleGitHubEvent(input: GitHubEventOptions): Promise<ReviewOutcome> {
+  const env = input.env ?? process.env
+  const environment = githubEnvironment(env)
+  const options = githubOptions(input.flags, env)
+  const duties = dutiesOf(input.flags, env)
+  const intent = intentOf(environment.eventName, await readEvent(environment.eventPath), options)
+  return handleReview({
+    event: environment.eventName,
+    intent,
+    async prepare() {
+      const access = githubAccess(env)
+      const client = new GitHubClient(access.repository, {
+        baseUrl: access.apiUrl,
+        minPermission: options.minPermission,
+        serverUrl: environment.serverUrl,
+        token: access.token,
+        warn: input.warn,
+      })
+      return {
+        client,
+        async complete() {
+          const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
+          if (!place.repository) {
+            throw usageError(
+              `${place.workspace} is not a git checkout: wave github works in a checkout of ${access.repository.owner}/${access.repository.repo}.`,
+              'Run actions/checkout first.',
+            )
+          }
+
+          return {
+            author: (await client.viewer()) ?? options.botLogin,
+            authorSetting: 'bot-login (WAVE_GITHUB_BOT_LOGIN)',
+            client,
+            dispatched: {refName: environment.refName, sha: environment.sha},
+            duties,
+            event: environment.eventName,
+            maxTurns: input.maxTurns,
+            model: input.model,
+            options,
+            remote: new Remote({name: options.remote, serverUrl: environment.serverUrl, token: access.token, workspace: place.workspace}),
+            runUrl: environment.runUrl,
+            session: input.session,
+            workspace: place.workspace,
+          }
+        },
+      }
+    },
+  })
+}

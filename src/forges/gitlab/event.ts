@@ -1,0 +1,132 @@
+/**
+ * The GitLab job's event, turned into what wave is asked to do: an intent. A pipeline a note webhook
+ * triggered carries the webhook's body in TRIGGER_PAYLOAD (a file variable: its value is the file's path);
+ * a manual or scheduled pipeline carries WAVE_TASK. Only the fields wave uses are validated.
+ *
+ * The payload only says which note to look at: whoever holds the trigger token can start a pipeline with
+ * any body, so the handler reads the note itself back from the API (verifyNote) before anyone's access,
+ * any command or any timestamp is believed.
+ */
+import {readFile} from 'node:fs/promises'
+
+import {z} from 'zod'
+
+import {usageError} from '../../base/errors.js'
+import {isWaveComment} from '../../app/review/commands.js'
+import {commentIntent, type Intent, type Trigger} from '../../app/review/intent.js'
+import type {GitLabClient} from './client.js'
+import type {GitLabEnvironment} from './env.js'
+
+const noteEventSchema = z.object({
+  object_attributes: z.object({
+    action: z.string().optional(),
+    id: z.number().int().positive(),
+    note: z.string().nullable().optional(),
+    noteable_type: z.string(),
+    system: z.boolean().optional(),
+  }),
+  object_kind: z.literal('note'),
+  project: z.object({id: z.number().int()}).optional(),
+  project_id: z.number().int().optional(),
+  issue: z.object({iid: z.number().int().positive()}).optional(),
+  merge_request: z.object({iid: z.number().int().positive()}).optional(),
+  user: z.object({bot: z.boolean().optional(), id: z.number().int().optional(), username: z.string()}),
+})
+
+/** A project or group access token's user (project_123_bot_<hex>), or a user GitLab marks as a bot. */
+export const isBotUser = (user: {username: string; bot?: boolean}) =>
+  user.bot === true || /^(project|group)_\d+_bot(_[0-9a-f]+)?$/.test(user.username) || user.username.endsWith('[bot]')
+
+export async function readPayload(payloadPath: string): Promise<unknown> {
+  let text: string
+  try {
+    text = await readFile(payloadPath, 'utf8')
+  } catch (error) {
+    throw usageError(
+      `Cannot read the webhook's body TRIGGER_PAYLOAD=${payloadPath.slice(0, 200)}: ${(error as Error).message}`,
+      'TRIGGER_PAYLOAD is a file variable GitLab sets in a pipeline a webhook triggered; set no variable of that name yourself.',
+    )
+  }
+
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw usageError("The webhook's body in TRIGGER_PAYLOAD is not JSON.")
+  }
+}
+
+/** The intent of a note event; `projectId` is CI_PROJECT_ID, which the note must belong to. */
+export function noteIntent(payload: unknown, projectId: string | undefined): Intent {
+  const kind = (payload as {object_kind?: unknown})?.object_kind
+  if (kind !== 'note')
+    return {
+      kind: 'ignore',
+      reason: `wave does nothing on ${typeof kind === 'string' ? `${kind.slice(0, 40)} events` : 'a webhook body that is no GitLab event'}`,
+    }
+  const parsed = noteEventSchema.safeParse(payload)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw usageError(`The note event is not one GitLab sends: ${issue.path.join('.') || '(root)'}: ${issue.message}.`)
+  }
+
+  const event = parsed.data
+  const note = event.object_attributes
+  const project = event.project?.id ?? event.project_id
+  if (projectId !== undefined && project !== undefined && String(project) !== projectId) {
+    throw usageError(
+      `The note event is from project ${project}, but this pipeline runs in project ${projectId}.`,
+      "Point the project's webhook at its own pipeline trigger URL.",
+    )
+  }
+
+  if (note.action !== undefined && note.action !== 'create') return {kind: 'ignore', reason: `a note ${note.action}d, not created: wave answers new notes only`}
+  if (note.system) return {kind: 'ignore', reason: 'a system note'}
+  const body = note.note ?? ''
+  if (!isWaveComment(body)) return {kind: 'ignore', reason: 'the note does not start with /wave'}
+  if (isBotUser(event.user)) return {kind: 'ignore', reason: `the note is by a bot (${event.user.username}), not a person`}
+  let thread: {number: number; pull: boolean}
+  if (note.noteable_type === 'MergeRequest' && event.merge_request) thread = {number: event.merge_request.iid, pull: true}
+  else if (note.noteable_type === 'Issue' && event.issue) thread = {number: event.issue.iid, pull: false}
+  else return {kind: 'ignore', reason: `a note on a ${note.noteable_type.slice(0, 40)}: wave answers notes on merge requests and issues`}
+  // Placeholders until verifyNote has read the note from the API.
+  const trigger: Trigger = {actor: event.user.username, actorId: event.user.id, comment: {body, createdAt: '', id: note.id, url: ''}, thread}
+  return commentIntent(body, trigger)
+}
+
+/** A manual or scheduled pipeline with WAVE_TASK: a plan, into the merge request or issue named, else a new issue. */
+export function taskIntent(environment: GitLabEnvironment): Intent {
+  const {task, pipelineSource, user} = environment
+  if (!task) return {kind: 'ignore', reason: 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)'}
+  // Variables of a trigger-token pipeline are whatever the token's holder sent; GITLAB_USER_* would name
+  // the token's owner, not them.
+  if (pipelineSource === 'trigger')
+    return {
+      kind: 'ignore',
+      reason: 'WAVE_TASK came with a pipeline trigger, whose variables anyone holding the token can set: start a manual or scheduled pipeline instead',
+    }
+  if (!user) throw usageError('GITLAB_USER_LOGIN is not set: wave gitlab checks the access of whoever started the pipeline.')
+  return {dispatch: {issue: environment.issue, pull: environment.mergeRequest}, kind: 'plan', task, trigger: {actor: user.login, actorId: user.id}}
+}
+
+/**
+ * The intent again, from the note as the API has it: its author (and their id), its text and when it was
+ * written. A note the API does not have, or one by wave itself, asks nothing.
+ */
+export async function verifyNote(intent: Intent, client: GitLabClient, wave: string): Promise<Intent> {
+  if (intent.kind === 'ignore' || !intent.trigger.comment || !intent.trigger.thread) return intent
+  const {thread} = intent.trigger
+  const note = await client.note(thread, intent.trigger.comment.id)
+  if (!note)
+    return {
+      kind: 'ignore',
+      reason: `note ${intent.trigger.comment.id} is not on ${client.words.ref(thread)}: the webhook's body names a note GitLab does not have`,
+    }
+  if (note.system || !isWaveComment(note.body)) return {kind: 'ignore', reason: 'the note (as GitLab has it) does not start with /wave'}
+  if (isBotUser({username: note.author}) || note.author === wave) return {kind: 'ignore', reason: `the note is by a bot (${note.author}), not a person`}
+  return commentIntent(note.body, {
+    actor: note.author,
+    actorId: note.authorId,
+    comment: {body: note.body, createdAt: note.createdAt, id: note.id, url: note.url},
+    thread,
+  })
+}

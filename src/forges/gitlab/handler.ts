@@ -1,0 +1,89 @@
+/**
+ * `wave gitlab`: one GitLab CI job, start to end. The job's event (a note webhook's body, or a manual
+ * pipeline's WAVE_TASK) becomes an intent (event.ts), checked against the note as the API has it; the
+ * review core decides the rest (review/handler.ts), through GitLab's client and git remote.
+ */
+import {dutiesOf, type DutyFlags} from '../../app/review/duties.js'
+import {handleReview, ignored} from '../../app/review/handler.js'
+import {Remote} from '../../app/review/remote.js'
+import type {ReviewOutcome, SessionRunner} from '../../app/review/steps.js'
+import {usageError} from '../../base/errors.js'
+import {sessionWorkspace} from '../../base/workspace/git.js'
+import {GitLabClient} from './client.js'
+import {gitlabAccess, gitlabEnvironment, type GitLabFlags, gitlabOptions} from './env.js'
+import {noteIntent, readPayload, taskIntent, verifyNote} from './event.js'
+
+export interface GitLabJobOptions {
+  flags: GitLabFlags & DutyFlags
+  /** `--cwd`: the checkout (default: the top of the git repository holding the current directory). */
+  cwd?: string
+  model?: string
+  maxTurns?: number
+  session: SessionRunner
+  env?: NodeJS.ProcessEnv
+}
+
+export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOutcome> {
+  const env = input.env ?? process.env
+  const environment = gitlabEnvironment(env)
+  const options = gitlabOptions(input.flags, env)
+  const duties = dutiesOf(input.flags, env)
+  const event = environment.payloadPath ? 'note' : (environment.pipelineSource ?? 'pipeline')
+  let intent = environment.payloadPath
+    ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined)
+    : taskIntent(environment)
+  // Nothing is asked of the API (nor is a token needed) for a job that asks nothing of wave.
+  if (intent.kind === 'ignore') return ignored(event, intent.reason)
+
+  const access = gitlabAccess(env)
+  const client = new GitLabClient({
+    apiUrl: access.apiUrl,
+    minAccessLevel: options.minAccessLevel,
+    project: access.project,
+    projectUrl: access.projectUrl,
+    token: access.token,
+  })
+  const user = await client.user()
+  intent = await verifyNote(intent, client, user.username)
+  return handleReview({
+    event,
+    intent,
+    async prepare() {
+      return {
+        client,
+        async complete() {
+          const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
+          if (!place.repository)
+            throw usageError(
+              `${place.workspace} is not a git checkout: wave gitlab works in the job's checkout of the project.`,
+              'Leave GIT_STRATEGY at fetch or clone for the job.',
+            )
+          const host = new URL(environment.serverUrl).hostname
+          return {
+            author: user.username,
+            client,
+            dispatched: {refName: environment.refName, sha: environment.sha},
+            duties,
+            event,
+            maxTurns: input.maxTurns,
+            model: input.model,
+            options,
+            remote: new Remote({
+              checkoutStep: "the job's checkout",
+              // A project access token's bot user commits as GitLab names it: <username>@noreply.<host>.
+              identity: {email: `${user.username}@noreply.${host}`, name: user.name || user.username},
+              name: options.remote,
+              serverUrl: environment.serverUrl,
+              token: access.token,
+              user: 'oauth2',
+              workspace: place.workspace,
+            }),
+            runUrl: environment.runUrl,
+            session: input.session,
+            workspace: place.workspace,
+          }
+        },
+      }
+    },
+  })
+}

@@ -1,0 +1,120 @@
+/**
+ * The run's report (src/plans/report.ts) as people read it: the tally line on stderr, and tables
+ * for the job summary and the sticky comment.
+ */
+import type {PlanOverview} from '../plans/overview.js'
+import type {RevisionDiff} from '../plans/revisions.js'
+import {checkOutcome, checkPassed, fileList, type RunReport} from '../plans/report.js'
+import {describeSandbox} from '../base/process/sandbox.js'
+import {markdownTable} from './sink.js'
+
+/**
+ * The tally line, Terraform's way: `Run complete: 3 changed in scope, 1 outside (docs/x.md), 0
+ * untouched; checks: npm test passed, npm run lint passed; 2 calls denied`.
+ */
+export function reportTally(report: RunReport, heading = 'Run complete'): string {
+  const inside = report.changed.filter((file) => !report.outOfScope.includes(file)).length
+  const files =
+    report.scope === null
+      ? `${report.changed.length} changed (no approved scope)`
+      : `${inside} changed in scope, ${report.outOfScope.length} outside${report.outOfScope.length > 0 ? ` (${fileList(report.outOfScope)})` : ''}, ${report.untouched.length} untouched`
+  const checks = report.checks.length > 0 ? report.checks.map((check) => `${check.command} ${checkOutcome(check)}`).join(', ') : 'none'
+  const denied = `${report.denials.length} ${report.denials.length === 1 ? 'call' : 'calls'} denied`
+  return `${heading}: ${files}; checks: ${checks}; ${denied}`
+}
+
+/** A command or path in a code span; markdownTable escapes the cells' pipes. */
+const code = (text: string) => `\`${text.replaceAll('`', "'")}\``
+
+/** The report as Markdown tables, for the job summary and the sticky comment. */
+export function reportMarkdown(report: RunReport): string {
+  const rows: Array<[string, string]> = [
+    ['Scope', report.scope === null ? '_none approved_' : `${report.scope.map(code).join(', ') || '_empty_'}${report.enforce ? ` (${report.enforce})` : ''}`],
+    ['Changed in scope', String(report.changed.filter((file) => !report.outOfScope.includes(file)).length)],
+    ['Outside the scope', report.outOfScope.length > 0 ? report.outOfScope.map(code).join(', ') : '0'],
+    ['Untouched', report.untouched.length > 0 ? report.untouched.map(code).join(', ') : '0'],
+    ['Denied calls', String(report.denials.length)],
+  ]
+  const checks =
+    report.checks.length > 0
+      ? `\n\n| Check | Result | Time |\n|---|---|---|\n${report.checks.map((check) => `| ${code(check.command).replaceAll('|', '\\|')} | ${checkPassed(check) ? '✅' : '❌'} ${checkOutcome(check)} | ${(check.durationMs / 1000).toFixed(1)} s |`).join('\n')}`
+      : '\n\n_No checks approved._'
+  return `**Planned versus actual**\n\n${markdownTable(rows)}${checks}`
+}
+
+/** The approved contract beside the plan (approve -i, the job summary, the sticky comment): scope and checks. */
+export function contractMarkdown(record: {scope?: {paths: string[]; enforce: string}; verify?: Array<{command: string}>}): string {
+  const scope = record.scope
+    ? `${record.scope.paths.map(code).join(', ') || '_empty: no file may change_'} (${record.scope.enforce})`
+    : '_none: any path in the workspace_'
+  const checks = record.verify ? record.verify.map((check) => code(check.command)).join(', ') || '_none_' : '_none_'
+  return markdownTable([
+    ['Scope', scope],
+    ['Checks', checks],
+  ])
+}
+
+/** `wave plans <name>` in text: status, the record in force, the revisions, and the last run's report. */
+export function overviewText(overview: PlanOverview): string {
+  const {record} = overview
+  const lines = [
+    `${overview.name}  ${overview.status}`,
+    overview.planFile ? `Plan: ${overview.path}` : `Plan: none: ${overview.path} was never written`,
+    ...(overview.reason ? [`Failed: ${overview.reason}`] : []),
+  ]
+  if (overview.task) lines.push(`Task: ${overview.task.replaceAll(/\s+/g, ' ')}`)
+  const newest = overview.revisions.at(-1)
+  lines.push(
+    newest
+      ? `Revisions: ${overview.revisions.length} (newest ${newest.revision}, ${newest.at.slice(0, 16).replace('T', ' ')}, sha256 ${newest.sha256.slice(0, 12)})`
+      : 'Revisions: none recorded',
+  )
+  if (record) {
+    const by = record.approver ? ` by ${record.approver}` : ''
+    const at = record.decidedAt ? ` at ${record.decidedAt.slice(0, 16).replace('T', ' ')}` : ''
+    lines.push(
+      `Decision: ${record.decision.replace('_', ' ')}${by}${at}; mode ${record.mode}, ${describeSandbox(record.sandbox)}${record.spentAt ? `; spent by a run at ${record.spentAt}` : ''}`,
+    )
+    if (record.allow.length > 0) lines.push(`  allow: ${record.allow.join(', ')}`)
+    lines.push(`  scope: ${record.scope ? `${record.scope.paths.join(', ') || '(empty)'} (${record.scope.enforce})` : 'none'}`)
+    lines.push(`  checks: ${record.verify?.map((check) => check.command).join(', ') || 'none'}`)
+    if (record.feedback) lines.push(`  feedback: ${record.feedback.replaceAll(/\s+/g, ' ')}`)
+  } else {
+    lines.push('Decision: none recorded')
+  }
+
+  const run = overview.lastRun
+  if (run) {
+    const ended = run.endedAt ? `ended ${run.endedAt.slice(0, 16).replace('T', ' ')}, exit ${run.exitCode}` : 'did not end'
+    lines.push(`Last run: started ${run.startedAt.slice(0, 16).replace('T', ' ')}, ${ended}`)
+    if (run.report) {
+      lines.push(`  ${reportTally(run.report, run.exitCode === 0 ? 'Run complete' : 'Run ended')}`)
+      for (const check of run.report.checks.filter((check) => !checkPassed(check))) {
+        lines.push(
+          `  $ ${check.command} (${checkOutcome(check)})`,
+          ...check.outputTail
+            .split('\n')
+            .slice(-10)
+            .map((line) => `    ${line}`),
+        )
+      }
+    }
+  } else {
+    lines.push('Last run: none')
+  }
+
+  return lines.join('\n')
+}
+
+/** "changed since your last review" as Markdown: the diff in a fenced block, for the job summary and the sticky comment. */
+export function revisionDiffMarkdown(
+  diff: Pick<RevisionDiff, 'added' | 'feedback' | 'patch' | 'removed'> & {from: {label: string}; to: {label: string}},
+  cap = 20_000,
+): string {
+  const fence = diff.patch.includes('```') ? '~~~~' : '```'
+  const asked = diff.feedback.length > 0 ? `\n\nAsked for: ${diff.feedback.map((text) => `“${text.replaceAll('\n', ' ')}”`).join('; ')}` : ''
+  // A comment has a size limit, and the whole plan is shown below the diff anyway.
+  const patch = diff.patch.length > cap ? `${diff.patch.slice(0, cap)}\n[... ${diff.patch.length - cap} characters of the diff cut ...]` : diff.patch
+  const body = patch ? `${fence}diff\n${patch.trimEnd()}\n${fence}` : '_no change_'
+  return `**Changed since your last review** (${diff.from.label} → ${diff.to.label}: +${diff.added} −${diff.removed})${asked}\n\n${body}`
+}

@@ -1,0 +1,292 @@
+/**
+ * Where a command's output goes, chosen once from `--output-format` / `--json` (as Codex picks its event
+ * processor once): text, json or stream-json, one interface. stdout carries the result only; progress,
+ * warnings and errors go to stderr whatever the format. Every JSON object gets `version` here, every
+ * result `ok`, everything written is scrubbed of secrets here, and the GitHub Actions job summary is
+ * written here: commands never branch on the format.
+ */
+import {appendFile} from 'node:fs/promises'
+
+import type {AgentEvent, TokenUsage} from '../agent/loop.js'
+import type {FailureDetails} from '../base/errors.js'
+import {scrubSecrets} from '../base/secrets.js'
+import {type Reporter, withProgress} from './progress.js'
+import {runReportSchema} from '../plans/report.js'
+import {reportMarkdown, reportTally} from './report-view.js'
+
+export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
+
+/** Version of every JSON object wave prints; bumped only on a breaking change. */
+export const OUTPUT_VERSION = 1
+
+/** Longest tool result content a stream-json event carries; the transcript keeps all of it. */
+const STREAM_CONTENT_CAP = 2000
+
+export interface SessionStartInfo {
+  command: 'plan' | 'run'
+  mode: string
+  model: string
+  workspace: string
+  name?: string
+  planPath?: string
+  task?: string
+  /** How the session's commands are contained, for sessions that may run any ("sandbox on", "sandbox OFF ..."). */
+  sandbox?: string
+}
+
+/** The stream-json events (documented in docs/output.md), each written with `version`. */
+export type StreamEvent =
+  | ({type: 'session_start'} & SessionStartInfo)
+  | {type: 'plan_mode'; name: string; planPath: string}
+  | {type: 'turn_start'; turn: number; mode: string}
+  | {type: 'usage'; turn: number; usage: TokenUsage; costUsd: number | null}
+  | {type: 'assistant'; text: string}
+  | {type: 'tool_call'; id: string; name: string; input: unknown}
+  | {type: 'tool_result'; id: string; name: string; is_error: boolean; denied: boolean; content: string}
+  | {type: 'retry'; attempt: number; reason: string}
+  | {type: 'warning'; message: string}
+  | ({type: 'result'; ok: boolean} & Record<string, unknown>)
+  // Events the loop adds later (compaction, ...) pass through with their own fields.
+  | ({type: string} & Record<string, unknown>)
+
+/** What a command ends with. */
+export interface CommandResult {
+  /** The result's fields for json and stream-json (`version` and `ok` are added here). */
+  data: Record<string, unknown>
+  /** What text mode prints on stdout (a path, the final message, a table). */
+  text?: string
+  /** A closing line on stderr in text mode ("plan written in 4 turns; ..."). */
+  tally?: string
+  /** A Markdown section for the GitHub Actions job summary. */
+  summary?: string
+}
+
+export interface Failure {
+  exitCode: number
+  message: string
+  hint?: string
+  /** What the session did before it failed (turns, usage, costUsd, filesChanged, planPath, ...). */
+  details?: FailureDetails
+}
+
+/** What a running session reports to. */
+export interface SessionReporter {
+  start(info: SessionStartInfo): void
+  planMode(info: {name: string; planPath: string}): void
+  event(event: AgentEvent): void
+}
+
+export interface OutputSink {
+  readonly format: OutputFormat
+  /** Runs a session with progress on stderr (and its events on stdout in stream-json). */
+  session<T>(title: string, work: (reporter: SessionReporter) => Promise<T>): Promise<T>
+  warn(message: string): void
+  /** A line on stderr (unless quiet), outside any session. */
+  note(line: string): void
+  result(result: CommandResult): Promise<void>
+  failure(failure: Failure): Promise<void>
+}
+
+export interface SinkOptions {
+  format: OutputFormat
+  /** No progress on stderr. */
+  quiet?: boolean
+  /** The command, for the job summary of a failure (`wave plan`). */
+  command: string
+}
+
+export function createSink(options: SinkOptions): OutputSink {
+  switch (options.format) {
+    case 'json': {
+      return new JsonSink(options)
+    }
+
+    case 'stream-json': {
+      return new StreamSink(options)
+    }
+
+    default: {
+      return new TextSink(options)
+    }
+  }
+}
+
+const stdout = (text: string) => process.stdout.write(scrubSecrets(text))
+const stderr = (text: string) => process.stderr.write(scrubSecrets(text))
+
+/** What text, json and stream-json share: progress on stderr, warnings, the job summary. */
+abstract class Sink implements OutputSink {
+  abstract readonly format: OutputFormat
+  private sessionStarted = false
+
+  constructor(protected readonly options: SinkOptions) {}
+
+  /** Writes one stream event; only stream-json does. */
+  protected emit(_event: StreamEvent): void {}
+
+  protected abstract printResult(result: CommandResult): void
+  protected abstract printFailure(failure: Failure): void
+
+  async session<T>(title: string, work: (reporter: SessionReporter) => Promise<T>): Promise<T> {
+    this.sessionStarted = true
+    return withProgress(title, {quiet: this.options.quiet}, (progress: Reporter) =>
+      work({
+        event: (event) => {
+          progress.event(event)
+          this.emit(streamEventOf(event))
+        },
+        planMode: (info) => {
+          progress.title(`${title} · planning ${info.name}`)
+          this.emit({type: 'plan_mode', ...info})
+        },
+        start: (info) => {
+          progress.header({command: title, mode: info.mode, model: info.model, name: info.name, sandbox: info.sandbox})
+          this.emit({type: 'session_start', ...info})
+        },
+      }),
+    )
+  }
+
+  warn(message: string): void {
+    stderr(`Warning: ${message}\n`)
+    this.emit({message, type: 'warning'})
+  }
+
+  note(line: string): void {
+    if (!this.options.quiet) stderr(line + '\n')
+  }
+
+  async result(result: CommandResult): Promise<void> {
+    if (result.summary) await appendStepSummary(result.summary)
+    this.printResult(result)
+  }
+
+  async failure(failure: Failure): Promise<void> {
+    stderr(`Error: ${failure.message}\n${failure.hint ? `Hint: ${failure.hint}\n` : ''}`)
+    // A session that failed still tells the CI job what happened, in its summary.
+    if (this.sessionStarted) await appendStepSummary(failureSummary(this.options.command, failure))
+    this.printFailure(failure)
+  }
+}
+
+class TextSink extends Sink {
+  readonly format = 'text' as const
+
+  protected printResult(result: CommandResult): void {
+    if (result.tally) this.note(result.tally)
+    if (result.text !== undefined) stdout(result.text.endsWith('\n') ? result.text : result.text + '\n')
+  }
+
+  protected printFailure(failure: Failure): void {
+    // A run that stopped still says what it did against its plan (exit 7 above all: which checks failed).
+    const report = runReportSchema.safeParse(failure.details?.report)
+    if (report.success) this.note(reportTally(report.data, 'Run stopped'))
+  }
+}
+
+/** One compact line, so the output can be piped to jq or read line by line. */
+const jsonLine = (value: object) => stdout(JSON.stringify({version: OUTPUT_VERSION, ...value}) + '\n')
+
+const failureBody = (failure: Failure) => ({
+  ...failure.details,
+  error: {exitCode: failure.exitCode, hint: failure.hint, message: failure.message},
+  ok: false,
+})
+
+class JsonSink extends Sink {
+  readonly format = 'json' as const
+
+  protected printResult(result: CommandResult): void {
+    jsonLine({ok: true, ...result.data})
+  }
+
+  protected printFailure(failure: Failure): void {
+    jsonLine(failureBody(failure))
+  }
+}
+
+class StreamSink extends Sink {
+  readonly format = 'stream-json' as const
+
+  protected emit(event: StreamEvent): void {
+    jsonLine(event)
+  }
+
+  protected printResult(result: CommandResult): void {
+    jsonLine({type: 'result', ok: true, ...result.data})
+  }
+
+  protected printFailure(failure: Failure): void {
+    jsonLine({type: 'result', ...failureBody(failure)})
+  }
+}
+
+/** The stream-json form of an agent event. */
+function streamEventOf(event: AgentEvent): StreamEvent {
+  switch (event.type) {
+    case 'request': {
+      return {mode: event.mode, turn: event.turn, type: 'turn_start'}
+    }
+
+    case 'text': {
+      return {text: event.text, type: 'assistant'}
+    }
+
+    case 'tool_call': {
+      return {id: event.id, input: event.input, name: event.name, type: 'tool_call'}
+    }
+
+    case 'tool_result': {
+      const content = event.content.length > STREAM_CONTENT_CAP ? event.content.slice(0, STREAM_CONTENT_CAP) + '…' : event.content
+      return {content, denied: event.denied, id: event.id, is_error: event.isError, name: event.name, type: 'tool_result'}
+    }
+
+    default: {
+      return event as StreamEvent
+    }
+  }
+}
+
+/** In GitHub Actions, adds a Markdown section to the job summary; elsewhere does nothing. */
+async function appendStepSummary(markdown: string): Promise<void> {
+  const file = process.env.GITHUB_STEP_SUMMARY
+  if (!file) return
+  try {
+    await appendFile(file, scrubSecrets(markdown.trimEnd()) + '\n\n')
+  } catch (error) {
+    stderr(`Warning: could not write the job summary to ${file}: ${(error as Error).message}\n`)
+  }
+}
+
+function failureSummary(command: string, failure: Failure): string {
+  const details = failure.details ?? {}
+  const rows: Array<[string, string]> = [
+    ['Exit code', String(failure.exitCode)],
+    ['Error', failure.message],
+  ]
+  if (failure.hint) rows.push(['Hint', failure.hint])
+  for (const key of ['planPath', 'stopReason', 'turns', 'costUsd'] as const) {
+    if (details[key] !== undefined && details[key] !== null) rows.push([key, String(details[key])])
+  }
+
+  const report = runReportSchema.safeParse(details.report)
+  return `## wave ${command}: failed\n\n${markdownTable(rows)}${report.success ? `\n\n${reportMarkdown(report.data)}` : ''}`
+}
+
+/**
+ * Text shown verbatim where Markdown is rendered (a job summary, a pull-request comment): a fenced code
+ * block, its fence longer than any run of backticks inside, so that nothing in the text can close it.
+ * Rendered, a plan could hide words from its reviewer (an HTML comment, raw HTML, a collapsed block)
+ * that its sha256 binds and the run's model reads: every surface shows a plan through this.
+ */
+export function fencedBlock(text: string, info = ''): string {
+  const longest = Math.max(0, ...Array.from(text.matchAll(/`+/g), (run) => run[0].length))
+  const fence = '`'.repeat(Math.max(3, longest + 1))
+  return `${fence}${info}\n${text.replace(/\r?\n$/, '')}\n${fence}`
+}
+
+export function markdownTable(rows: Array<[string, string]>): string {
+  const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ')
+  return ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${cell(k)} | ${cell(v)} |`)].join('\n')
+}

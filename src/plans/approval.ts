@@ -1,0 +1,260 @@
+import {createHash} from 'node:crypto'
+import {readFileSync} from 'node:fs'
+import {execFile} from 'node:child_process'
+import {userInfo} from 'node:os'
+import {promisify} from 'node:util'
+
+import writeFileAtomic from 'write-file-atomic'
+import {z} from 'zod'
+
+import {ExitCode, WaveError} from '../base/errors.js'
+import {DEFAULT_SANDBOX} from '../base/process/sandbox.js'
+import {type JsonFileOptions, readJsonFile} from '../base/json.js'
+import {type Decision, DECISIONS, decisionRecorded} from './lifecycle.js'
+import {planNameOf, planSidecars} from './store.js'
+import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
+import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
+import {gitEnvironment, SAFE_GIT_ARGS} from '../base/workspace/git-safety.js'
+import {EFFORTS, MIN_THINKING_BUDGET} from '../model/reasoning.js'
+
+export const APPROVAL_VERSION = 1
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/i, 'a sha256 is 64 hex digits')
+
+const repositorySchema = z.object({
+  branch: z.string().nullable().optional(),
+  dirty: z.boolean().optional(),
+  head: z.string().nullable(),
+})
+
+const historyEntrySchema = z.object({
+  approver: z.string().optional(),
+  decidedAt: z.string(),
+  decision: z.enum(DECISIONS),
+  feedback: z.string().nullable().optional(),
+  planSha256: sha256,
+})
+
+/**
+ * The OS sandbox the run's commands get (src/base/process/sandbox.ts). A record without it means on, with
+ * no network: running unsandboxed is only ever asked for, and then recorded.
+ */
+const sandboxSchema = z.object({
+  enabled: z.boolean().default(true),
+  /** All or nothing: there is no per-domain filter. Applies only when `enabled`. */
+  network: z.boolean().default(false),
+})
+
+/** A scope path as the record holds it: relative to the workspace root, never climbing out of it. */
+const scopePath = z
+  .string()
+  .min(1)
+  .refine(
+    (entry) => !entry.startsWith('/') && !entry.startsWith('~') && !entry.split(/[\\/]/).includes('..'),
+    'a scope path is relative to the workspace and stays inside it',
+  )
+
+/**
+ * The plan's `## Scope` (or the approver's `--scope`): the paths the run may change, and how it is held
+ * to them. A record without it (written before plans were contracts) holds the run to no scope.
+ */
+const scopeSchema = z.object({
+  enforce: z.enum(SCOPE_ENFORCEMENTS).default('warn'),
+  paths: z.array(scopePath),
+})
+
+/** The plan's `## Verification` (or `--verify`): commands wave runs in the run's sandbox when the model is done. The record is their grant. */
+const verifySchema = z.array(z.object({command: z.string().trim().min(1, 'a check needs a command')}))
+
+/**
+ * How the approver wants the model to work (`wave approve --model/--effort/--thinking/--max-output-tokens`):
+ * part of what was approved, so a run uses it and refuses a flag that says otherwise. Only what the
+ * approver set is here; a record without it (or without a field) leaves that to the run's flags and
+ * settings.
+ */
+const modelSchema = z.object({
+  effort: z.enum(EFFORTS).optional(),
+  maxOutputTokens: z.number().int().min(1).optional(),
+  model: z.string().trim().min(1).optional(),
+  thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
+})
+
+/**
+ * The approval record: written by `wave approve`, or by any tool that follows this schema (the README
+ * documents it). Only `version`, `decision` and `plan.sha256` are required.
+ */
+export const approvalRecordSchema = z.object({
+  allow: z.array(ruleSchema).default([]),
+  approver: z.string().optional(),
+  decidedAt: z.string().optional(),
+  decision: z.enum(DECISIONS),
+  feedback: z.string().nullable().optional(),
+  history: z.array(historyEntrySchema).default([]),
+  mode: z.enum(EXECUTION_MODES).default('acceptEdits'),
+  model: modelSchema.optional(),
+  plan: z.object({name: z.string().optional(), sha256}),
+  repository: repositorySchema.nullable().optional(),
+  sandbox: sandboxSchema.default(DEFAULT_SANDBOX),
+  scope: scopeSchema.optional(),
+  verify: verifySchema.optional(),
+  /**
+   * When a run of this approval succeeded: the approval is spent, and the plan runs again only after a
+   * new decision (which writes a record without it). Kept in the record, not only in the state beside
+   * the plan, so that a plan copied elsewhere with its record after it ran does not run twice.
+   */
+  spentAt: z.string().optional(),
+  task: z.string().optional(),
+  version: z.literal(APPROVAL_VERSION),
+})
+
+export type ApprovalRecord = z.infer<typeof approvalRecordSchema>
+
+export const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+
+export const approvalPathFor = (planPath: string) => planSidecars(planPath).approval
+
+/** Who decided: --approver, else the CI actor, else git's user.name, else the OS user. */
+export async function defaultApprover(): Promise<string> {
+  if (process.env.GITHUB_ACTOR) return process.env.GITHUB_ACTOR
+  try {
+    const {stdout} = await promisify(execFile)('git', [...SAFE_GIT_ARGS, 'config', 'user.name'], {env: gitEnvironment()})
+    if (stdout.trim()) return stdout.trim()
+  } catch {}
+
+  try {
+    return userInfo().username
+  } catch {
+    return 'unknown'
+  }
+}
+
+/**
+ * Reads and validates a record. A missing record and a malformed one are both "not approved" (exit 3),
+ * each with its own line.
+ */
+export async function readApproval(file: string, planPath: string): Promise<ApprovalRecord> {
+  const hint = `Approve it first: wave approve ${planPath}`
+  return readJsonFile(file, approvalRecordSchema, {
+    ...recordFileOptions(file),
+    hint,
+    missing: () => new WaveError(`No approval record for ${planPath} (looked for ${file}).`, ExitCode.notApproved, hint),
+  })
+}
+
+const recordFileOptions = (file: string): JsonFileOptions => ({
+  exitCode: ExitCode.notApproved,
+  invalid: (problem, fault) =>
+    fault === 'unreadable' ? `Cannot read the approval record ${file}: ${problem}.` : `Malformed approval record ${file}: ${problem}.`,
+})
+
+/** Loads the previous record at `file`, if a valid one is there, to carry its history forward. */
+export function previousRecord(file: string): ApprovalRecord | undefined {
+  try {
+    return readJsonFile(file, approvalRecordSchema, recordFileOptions(file))
+  } catch {
+    return undefined
+  }
+}
+
+export interface DecisionInput {
+  planPath: string
+  planBytes: Uint8Array
+  decision: Decision
+  mode: (typeof EXECUTION_MODES)[number]
+  allow: string[]
+  approver: string
+  feedback?: string
+  task?: string
+  repository?: {head: string | null; branch?: string | null; dirty?: boolean} | null
+  /** Default: enabled, no network. */
+  sandbox?: {enabled: boolean; network: boolean}
+  /** The contract the run is held to (contract.ts's boundContract); absent, none. */
+  scope?: ApprovalRecord['scope']
+  verify?: ApprovalRecord['verify']
+  /** The approver's model settings; absent or empty, none is recorded. */
+  model?: ApprovalRecord['model']
+  out?: string
+}
+
+/** The sha256 of the plan as it was last decided on (the record's newest decision), if the record at `file` has one. */
+export function lastDecidedSha256(file: string): string | undefined {
+  const record = previousRecord(file)
+  return record?.history.at(-1)?.planSha256 ?? record?.plan.sha256
+}
+
+/**
+ * Writes the record atomically; the history keeps every decision on this record, newest last. The
+ * plan's state (lifecycle.ts) takes the decision as its status.
+ */
+export async function writeDecision(input: DecisionInput): Promise<{path: string; record: ApprovalRecord}> {
+  const file = input.out ?? approvalPathFor(input.planPath)
+  const planSha = sha256Of(input.planBytes)
+  const decidedAt = new Date().toISOString()
+  const previous = previousRecord(file)
+  const entry = {approver: input.approver, decidedAt, decision: input.decision, feedback: input.feedback ?? null, planSha256: planSha}
+  const record: ApprovalRecord = {
+    allow: input.allow,
+    approver: input.approver,
+    decidedAt,
+    decision: input.decision,
+    feedback: input.feedback ?? null,
+    history: [...(previous?.history ?? []), entry],
+    mode: input.mode,
+    model: input.model && Object.values(input.model).some((value) => value !== undefined) ? input.model : undefined,
+    plan: {name: planNameOf(input.planPath), sha256: planSha},
+    repository: input.repository ?? null,
+    sandbox: input.sandbox ?? DEFAULT_SANDBOX,
+    scope: input.scope,
+    task: input.task,
+    verify: input.verify,
+    version: APPROVAL_VERSION,
+  }
+  try {
+    await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const why = code === 'EISDIR' ? 'it is a directory' : code === 'ENOENT' || code === 'ENOTDIR' ? 'its directory does not exist' : (error as Error).message
+    throw new WaveError(`Cannot write the approval record ${file}: ${why}.`, ExitCode.usage)
+  }
+
+  await decisionRecorded(input.planPath, input.decision)
+  return {path: file, record}
+}
+
+/**
+ * Marks the approval in `file` spent by a successful run, if the file still holds the approval the run
+ * used (a decision recorded meanwhile is left as it is). Throws when the file cannot be written.
+ */
+export async function markSpent(file: string, used: ApprovalRecord, at: string): Promise<void> {
+  // Read once: the record checked is the record rewritten, with one field added (fields this schema does not know are kept).
+  let raw: Record<string, unknown>
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'))
+  } catch {
+    return
+  }
+
+  const current = approvalRecordSchema.safeParse(raw)
+  if (!current.success || current.data.decision !== 'approved' || current.data.decidedAt !== used.decidedAt || current.data.plan.sha256 !== used.plan.sha256)
+    return
+  await writeFileAtomic(file, JSON.stringify({...raw, spentAt: at}, null, 2) + '\n')
+}
+
+/** The checks `run` makes before any model request: approved (exit 3), and for these bytes (exit 4). */
+export function assertApproved(record: ApprovalRecord, file: string, planPath: string, planBytes: Uint8Array): void {
+  if (record.decision !== 'approved') {
+    const by = record.approver ? ` by ${record.approver}` : ''
+    const what = record.decision === 'rejected' ? 'was rejected' : 'has changes requested'
+    const feedback = record.feedback ? `: ${record.feedback.split('\n')[0]}` : ''
+    throw new WaveError(`The plan ${planPath} ${what}${by}${feedback}.`, ExitCode.notApproved, `Revise it, then approve it again (${file}).`)
+  }
+
+  const actual = sha256Of(planBytes)
+  if (actual !== record.plan.sha256.toLowerCase()) {
+    throw new WaveError(
+      `The plan ${planPath} changed since it was approved (sha256 ${actual.slice(0, 12)}…, approved ${record.plan.sha256.slice(0, 12)}…).`,
+      ExitCode.mismatch,
+      `Review the change and approve it again: wave approve ${planPath}`,
+    )
+  }
+}

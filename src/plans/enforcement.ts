@@ -1,0 +1,128 @@
+/**
+ * A run held to its approved contract. The policy refuses file writes outside a strict scope (decide());
+ * this watches what the policy cannot see in advance, and does what the model cannot be trusted to:
+ * - what each command changed, from the work tree before and after it (worktree.ts), recorded when it
+ *   lies outside the scope, and told to the model in the call's result;
+ * - the approved checks, run by wave when the model ends its turn, the failing output sent back for
+ *   another turn up to `retries` times;
+ * - the denials, for the report;
+ * - the report itself (planned versus actual) and whether the run met its contract.
+ */
+import type {ApprovalRecord} from './approval.js'
+import {type CheckOptions, failedChecksMessage, runChecks} from './checks.js'
+import {buildReport, type CheckResult, checkPassed, type Denial, type RunReport, reportProblem} from './report.js'
+import {describeScope, scopeMatcher} from '../policy/scope.js'
+import {changedBetween, type WorkTreePlace, type WorkTreeState, workTreeState} from '../base/workspace/worktree.js'
+
+export const DEFAULT_VERIFY_RETRIES = 2
+
+export interface EnforcementOptions {
+  record: Pick<ApprovalRecord, 'scope' | 'verify' | 'sandbox'>
+  /** The work tree to watch; absent outside a git repository (only file tools' writes are known then). */
+  place?: WorkTreePlace
+  /** `--verify-retries`: how many more times the model gets the failing output and another turn. */
+  retries?: number
+  checks: Omit<CheckOptions, 'onCheck'> & {onCheck?: CheckOptions['onCheck']}
+  /** What an earlier part of this run recorded (`--resume`): deviations and denials go on from it. */
+  earlier?: RunReport
+}
+
+export class Enforcement {
+  /** Paths commands changed outside the scope, workspace-relative, as they happened. */
+  readonly deviations = new Set<string>()
+  readonly denials: Denial[] = []
+  /** The newest results of the checks; empty until they ran. */
+  checks: CheckResult[] = []
+  private rounds = 0
+  private readonly inScope?: (relative: string) => boolean
+  /** The input of each call, by id, until its result says whether it was denied. */
+  private readonly calls = new Map<string, {name: string; input: unknown}>()
+
+  constructor(private readonly options: EnforcementOptions) {
+    const scope = options.record.scope
+    if (scope && scope.enforce !== 'off') this.inScope = scopeMatcher(scope.paths)
+    for (const file of options.earlier?.outOfScope ?? []) if (this.inScope && !this.inScope(file)) this.deviations.add(file)
+    this.denials.push(...(options.earlier?.denials ?? []))
+  }
+
+  get strict(): boolean {
+    return this.options.record.scope?.enforce === 'strict'
+  }
+
+  /** Whether commands need watching: there is a scope to hold them to, and a work tree to watch. */
+  get watchesCommands(): boolean {
+    return this.inScope !== undefined && this.options.place !== undefined
+  }
+
+  /** Before a command runs: the work tree as it is. */
+  async beforeCommand(): Promise<WorkTreeState | undefined> {
+    return this.watchesCommands ? workTreeState(this.options.place!) : undefined
+  }
+
+  /**
+   * After a command ran: what it changed outside the scope, recorded, and a note for the model (what
+   * the call's result gets appended), or undefined when it stayed inside.
+   */
+  async afterCommand(before: WorkTreeState | undefined): Promise<string | undefined> {
+    if (!before || !this.inScope) return undefined
+    const changed = changedBetween(before, await workTreeState(this.options.place!))
+    const outside = changed.filter((file) => !this.inScope!(file))
+    if (outside.length === 0) return undefined
+    for (const file of outside) this.deviations.add(file)
+    const scope = describeScope(this.options.record.scope!.paths)
+    const files = outside.join(', ')
+    return this.strict
+      ? `wave: this command changed files outside the approved scope (${scope}): ${files}. The scope is strict, so this fails the run. Stop here, and report the deviation (which files, and why) in your final answer.`
+      : `wave: this command changed files outside the approved scope (${scope}): ${files}. Recorded as a deviation from the plan; stay within the scope where you can.`
+  }
+
+  /** Every tool call and result the session reports: denials are kept for the report. */
+  observe(event: {type: string; id?: string; name?: string; input?: unknown; denied?: boolean; content?: string}): void {
+    if (event.type === 'tool_call' && event.id) this.calls.set(event.id, {input: event.input, name: event.name ?? ''})
+    if (event.type !== 'tool_result' || !event.id) return
+    const call = this.calls.get(event.id)
+    this.calls.delete(event.id)
+    if (!event.denied || !call) return
+    this.denials.push({reason: (event.content ?? '').replace(/^Permission denied: /, ''), summary: summaryOf(call.input), tool: call.name})
+  }
+
+  /**
+   * The model ended its turn: run the checks. Returns what the model is told for another turn when some
+   * failed and retries are left, else undefined (the run ends, and `problem()` says whether it met them).
+   */
+  async onEndTurn(): Promise<string | undefined> {
+    const verify = this.options.record.verify ?? []
+    if (verify.length === 0) return undefined
+    this.checks = await runChecks(verify, {...this.options.checks, sandbox: this.options.checks.sandbox ?? this.options.record.sandbox})
+    this.rounds++
+    if (this.checks.every(checkPassed)) return undefined
+    // A strict scope already left: no turn can undo that, so none is spent on the checks.
+    if (this.strict && this.deviations.size > 0) return undefined
+    const retries = this.options.retries ?? DEFAULT_VERIFY_RETRIES
+    return this.rounds <= retries ? failedChecksMessage(this.checks, {attempt: this.rounds, of: retries}) : undefined
+  }
+
+  /** What the model would be told of the failing checks now (the run ends with it: `--resume` goes on from it). */
+  failingMessage(): string | undefined {
+    return this.checks.some((check) => !checkPassed(check)) ? failedChecksMessage(this.checks) : undefined
+  }
+
+  report(changed: string[]): RunReport {
+    return buildReport({changed, checks: this.checks, denials: this.denials, deviations: this.deviations, scope: this.options.record.scope})
+  }
+
+  /** Why the run did not meet its approved checks, or undefined when it did. */
+  problem(report: RunReport): string | undefined {
+    return reportProblem(report)
+  }
+}
+
+/** What a call was about, in a few words: its file, command, URL or pattern. */
+function summaryOf(input: unknown): string {
+  const fields = (input ?? {}) as Record<string, unknown>
+  for (const key of ['file_path', 'command', 'url', 'path', 'pattern']) {
+    if (typeof fields[key] === 'string') return (fields[key] as string).slice(0, 200)
+  }
+
+  return JSON.stringify(input ?? {}).slice(0, 200)
+}

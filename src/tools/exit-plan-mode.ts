@@ -1,0 +1,61 @@
+import {lstat, readFile, writeFile} from 'node:fs/promises'
+
+import {z} from 'zod'
+
+import {recordAllowedPrompts} from '../plans/lifecycle.js'
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
+
+export default defineTool({
+  access: 'control',
+  description:
+    'Finish planning once the plan file holds the complete plan: it goes to approval, and the session ends after this turn. ' +
+    'allowedPrompts names the permissions the plan needs (such as {tool: "Bash", prompt: "run tests"}); they are shown to the approver, who grants rules. ' +
+    'A plan given as the plan string is written to the plan file only when that file does not hold a plan yet. ' +
+    'Fails, saying why, while the plan file is missing or empty, or when plan_path names another file.',
+  input: z.object({
+    allowedPrompts: z
+      .array(z.strictObject({prompt: z.string().min(1).describe('The action, e.g. "run tests"'), tool: z.literal('Bash')}))
+      .optional()
+      .describe('Permissions the plan needs to be carried out, as categories of action'),
+    plan: z.string().optional().describe('The plan text, for when the plan file was not written (prefer writing the plan file)'),
+    plan_path: z.string().optional().describe("Path of the finished plan file (defaults to this session's plan)"),
+  }),
+  name: 'ExitPlanMode',
+  resultCap: DEFAULT_RESULT_CAP,
+  async run(input, ctx) {
+    const planFile = ctx.planFile
+    const notes: string[] = []
+    if (input.plan?.trim() && planFile) {
+      notes.push(
+        (await writePlanIfNone(planFile, input.plan))
+          ? `The plan file ${planFile} held no plan: the plan text you passed was written to it.`
+          : `The plan file ${planFile} already holds a plan, so the plan text you passed was not used; the file is what goes to approval.`,
+      )
+    }
+
+    let done: string
+    try {
+      done = await ctx.session.exitPlanMode(input.plan_path)
+    } catch (error) {
+      if (error instanceof ToolError && notes.length > 0) throw new ToolError([...notes, error.message].join('\n'))
+      throw error
+    }
+
+    if (input.allowedPrompts && input.allowedPrompts.length > 0 && planFile && (await recordAllowedPrompts(planFile, input.allowedPrompts))) {
+      notes.push(`Recorded the permissions the plan asks for, for the approver: ${input.allowedPrompts.map((p) => `${p.tool}: ${p.prompt}`).join('; ')}.`)
+    }
+
+    return [...notes, done].join('\n')
+  },
+})
+
+/** Writes `plan` to the plan file when it is missing or blank; false when it holds a plan already. */
+async function writePlanIfNone(planFile: string, plan: string): Promise<boolean> {
+  const info = await lstat(planFile).catch(() => undefined)
+  if (info && !info.isFile()) throw new ToolError(`The plan file ${planFile} is not a regular file.`)
+  if (info && (await readFile(planFile, 'utf8')).trim() !== '') return false
+  const text = plan.endsWith('\n') ? plan : `${plan}\n`
+  // wx: a file that appeared since the check is never overwritten; a blank one is replaced.
+  await writeFile(planFile, text, {flag: info ? 'w' : 'wx'})
+  return true
+}

@@ -1,0 +1,61 @@
+import {z} from 'zod'
+
+import {offered, type PolicyContext} from '../policy/policy.js'
+import askUserQuestion from './ask-user-question.js'
+import {BUILTIN_TOOLS} from './builtin.js'
+import enterPlanMode from './enter-plan-mode.js'
+import exitPlanMode from './exit-plan-mode.js'
+import todoWrite from './todo-write.js'
+import type {ToolPlugin} from './tool.js'
+
+/** A tool definition as the Messages API takes it. */
+export interface ApiTool {
+  name: string
+  description: string
+  input_schema: {type: 'object'; [key: string]: unknown}
+}
+
+/** The tool plugins a session can use; the policy decides which of them each mode offers. */
+export class ToolRegistry {
+  private readonly byName = new Map<string, ToolPlugin>()
+  private readonly schemas = new Map<string, ApiTool>()
+
+  constructor(readonly tools: ToolPlugin[]) {
+    for (const tool of tools) {
+      if (this.byName.has(tool.name)) throw new Error(`Two tool plugins are named ${tool.name}${tool.source ? ` (the second from ${tool.source})` : ''}.`)
+      this.byName.set(tool.name, tool)
+    }
+  }
+
+  get(name: string): ToolPlugin | undefined {
+    return this.byName.get(name)
+  }
+
+  offered(ctx: PolicyContext): ToolPlugin[] {
+    return this.tools.filter((tool) => offered(ctx, tool))
+  }
+
+  /** The offered tools as API definitions; schemas are computed once per tool, so requests stay byte-identical for caching. */
+  apiTools(ctx: PolicyContext): ApiTool[] {
+    return this.offered(ctx).map((tool) => this.apiTool(tool))
+  }
+
+  /** One tool as the model is shown it (`wave tools --verbose` prints this). */
+  apiTool(tool: ToolPlugin): ApiTool {
+    let api = this.schemas.get(tool.name)
+    if (!api) {
+      const {$schema: _ignored, ...schema} = tool.inputSchema ?? (z.toJSONSchema(tool.input, {io: 'input'}) as Record<string, unknown>)
+      api = {description: tool.description, input_schema: {...schema, type: 'object'}, name: tool.name}
+      this.schemas.set(tool.name, api)
+    }
+
+    return api
+  }
+}
+
+/** The tools that act on the session rather than the workspace: its to-do list, its questions, plan mode. */
+export const CONTROL_TOOLS: ToolPlugin[] = [todoWrite, askUserQuestion, enterPlanMode, exitPlanMode] as ToolPlugin[]
+
+export function builtinRegistry(): ToolRegistry {
+  return new ToolRegistry([...(BUILTIN_TOOLS as ToolPlugin[]), ...CONTROL_TOOLS])
+}

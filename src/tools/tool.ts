@@ -1,0 +1,100 @@
+import type {z} from 'zod'
+
+import type {AccessClass, PolicyDecision, ToolOrigin} from '../policy/policy.js'
+import type {SandboxSettings} from '../base/process/sandbox.js'
+import type {ResolvedPath} from '../base/workspace/paths.js'
+import type {BackgroundTasks} from './background.js'
+import type {SessionNotes} from './notes.js'
+
+/** What a session lets control tools do (EnterPlanMode, ExitPlanMode). */
+export interface SessionControl {
+  enterPlanMode(reason?: string): Promise<string>
+  exitPlanMode(planPath?: string): Promise<string>
+}
+
+/**
+ * The most characters one call's result sends the model, unless a tool declares its own: the wrapper
+ * keeps the head and the tail of anything longer (dispatch.ts).
+ */
+export const DEFAULT_RESULT_CAP = 40_000
+
+/** What a tool may ask of the policy in force, beyond the wrapper's decision on its call. */
+export interface ToolPermissions {
+  /** The decision on another call of this tool, as the wrapper would take it (WebFetch asks it for each redirect). */
+  decide(input: Record<string, unknown>): PolicyDecision
+  /** Whether an allow rule for this tool names this exact host, not merely a parent domain (WebFetch, before a private address). */
+  namesHost(host: string): boolean
+}
+
+/** What a tool's `run` gets besides its validated input. Paths in it have passed the policy. */
+export interface ToolContext {
+  /** The workspace root, as a real path. */
+  root: string
+  /** The checked path of the call (for tools that declare `pathField`): operate on `target.real`. */
+  target?: ResolvedPath
+  /** Aborted when the session is interrupted. */
+  signal: AbortSignal
+  /** Whether an absolute path found while searching really lies inside what this call may read. */
+  readable(absolute: string): Promise<boolean>
+  session: SessionControl
+  /** The policy in force, for tools that must check more than the first decision (WebFetch's redirects). */
+  permissions?: ToolPermissions
+  /**
+   * The OS sandbox the tool's commands run in (src/base/process/sandbox.ts). Absent means enabled with
+   * no network: a tool that starts a process for the model runs it sandboxed unless told otherwise.
+   */
+  sandbox?: SandboxSettings
+  /** The session's plan file, set while plan mode is active (AskUserQuestion, ExitPlanMode). */
+  planFile?: string
+  /** The session's background commands (Bash run_in_background, TaskOutput, TaskStop); absent outside a session. */
+  tasks?: BackgroundTasks
+  /** The session's to-do list and unanswerable questions (TodoWrite, AskUserQuestion); absent outside a session. */
+  notes?: SessionNotes
+}
+
+/**
+ * A tool plugin: declarative, like opencode's Tool.define. Validation, path resolution, the policy,
+ * re-checks and the output cap are the shared wrapper's job (src/tools/dispatch.ts), not the tool's.
+ */
+export interface ToolPlugin<Input extends z.ZodObject = z.ZodObject> {
+  name: string
+  description: string
+  access: AccessClass
+  input: Input
+  /**
+   * The input field naming the file or directory the call touches. The wrapper resolves it (`~`, `..`,
+   * symlinks), asks the policy, and hands the result to `run` as `ctx.target`. An absent optional
+   * field means the workspace root.
+   */
+  pathField?: string
+  /** Input fields holding glob patterns, which must stay relative and never climb out with `..`. */
+  globFields?: string[]
+  /**
+   * The most characters of a result the model gets; the wrapper cuts the middle of anything longer.
+   * A tool that can end its output more usefully (a page with the offset to read on from, the first N
+   * matches with a note) does so below this. Plugin and MCP tools get DEFAULT_RESULT_CAP.
+   */
+  resultCap: number
+  run(input: z.infer<Input>, ctx: ToolContext): Promise<string>
+  /** Set by wave when it loads the tool (never by the tool): built-in, an oclif plugin, or an MCP server. */
+  origin?: ToolOrigin
+  /** The plugin package or MCP server a tool came from, for messages. */
+  source?: string
+  /**
+   * The input's JSON Schema as the model is shown it, when it is not derived from `input` (MCP tools
+   * bring their own; the server validates their arguments).
+   */
+  inputSchema?: Record<string, unknown>
+}
+
+export function defineTool<Input extends z.ZodObject>(plugin: ToolPlugin<Input>): ToolPlugin<Input> {
+  return plugin
+}
+
+/** Raised by a tool for an expected failure: the message goes to the model as an error result. */
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ToolError'
+  }
+}

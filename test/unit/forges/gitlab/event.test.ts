@@ -1,0 +1,180 @@
+import {writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
+import {describe, expect, it} from 'vitest'
+
+import {parseAccessLevel} from '../../../../src/forges/gitlab/access.js'
+import {gitlabAccess, gitlabEnvironment, gitlabOptions} from '../../../../src/forges/gitlab/env.js'
+import {isBotUser, noteIntent, readPayload, taskIntent} from '../../../../src/forges/gitlab/event.js'
+
+/** A note event as GitLab's webhook sends it (the fields wave reads, and some it does not). */
+function noteEvent(body: string, patch: (event: ReturnType<typeof base>) => void = () => {}) {
+  const event = base(body)
+  patch(event)
+  return event
+}
+
+function base(body: string) {
+  return {
+    event_type: 'note',
+    merge_request: {iid: 7, source_branch: 'feature', target_branch: 'main'} as {iid: number} | undefined,
+    issue: undefined as {iid: number} | undefined,
+    object_attributes: {
+      action: undefined as string | undefined,
+      created_at: '2030-01-01 10:00:00 UTC',
+      id: 301,
+      note: body,
+      noteable_type: 'MergeRequest',
+      system: false,
+    },
+    object_kind: 'note',
+    project: {id: 42, path_with_namespace: 'group/demo'},
+    user: {id: 501, name: 'Alice', username: 'alice'} as {id: number; name: string; username: string; bot?: boolean},
+  }
+}
+
+describe('noteIntent', () => {
+  it('reads a /wave note on a merge request or an issue, pointing at the note for the API to confirm', () => {
+    expect(noteIntent(noteEvent('/wave approve brave-otter --mode default'), '42')).toEqual({
+      allow: undefined,
+      kind: 'approve',
+      mode: 'default',
+      plan: 'brave-otter',
+      sha256: undefined,
+      trigger: {
+        actor: 'alice',
+        actorId: 501,
+        comment: {body: '/wave approve brave-otter --mode default', createdAt: '', id: 301, url: ''},
+        thread: {number: 7, pull: true},
+      },
+    })
+    const onIssue = noteEvent('/wave plan Say goodbye', (e) => {
+      e.object_attributes.noteable_type = 'Issue'
+      e.merge_request = undefined
+      e.issue = {iid: 12}
+    })
+    expect(noteIntent(onIssue, '42')).toMatchObject({kind: 'plan', task: 'Say goodbye', trigger: {thread: {number: 12, pull: false}}})
+  })
+
+  it('ignores other events, edits, system notes, bots, notes not starting with /wave, and notes on commits', () => {
+    expect(noteIntent({object_kind: 'push'}, '42')).toMatchObject({kind: 'ignore', reason: 'wave does nothing on push events'})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.object_attributes.action = 'update')),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore'})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.object_attributes.system = true)),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore', reason: 'a system note'})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.user = {id: 9, name: 'wave', username: 'project_42_bot_ab12cd'})),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore', reason: expect.stringContaining('bot')})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.user.bot = true)),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore'})
+    expect(noteIntent(noteEvent('LGTM /wave approve'), '42')).toMatchObject({kind: 'ignore'})
+    expect(
+      noteIntent(
+        noteEvent('/wave plan x', (e) => (e.object_attributes.noteable_type = 'Commit')),
+        '42',
+      ),
+    ).toMatchObject({kind: 'ignore', reason: expect.stringContaining('Commit')})
+  })
+
+  it("answers a /wave note that does not parse, and refuses a body GitLab would not send or another project's (exit 2)", () => {
+    expect(noteIntent(noteEvent('/wave approve --allow "Bash(x'), '42')).toMatchObject({kind: 'invalid', message: expect.stringContaining('not closed')})
+    expect(() => noteIntent({object_kind: 'note'}, '42')).toThrow(expect.objectContaining({exitCode: 2}))
+    expect(() => noteIntent(noteEvent('/wave plan x'), '43')).toThrow(
+      expect.objectContaining({exitCode: 2, message: expect.stringContaining('from project 42')}),
+    )
+  })
+
+  it('reads TRIGGER_PAYLOAD as the path of a file, and says so when it is not one', async () => {
+    const file = path.join(tmpdir(), `wave-payload-${process.pid}.json`)
+    writeFileSync(file, JSON.stringify(noteEvent('/wave help')))
+    expect(noteIntent(await readPayload(file), '42')).toMatchObject({kind: 'help'})
+    await expect(readPayload('{"object_kind":"note"}')).rejects.toMatchObject({exitCode: 2, hint: expect.stringContaining('file variable')})
+  })
+})
+
+describe('taskIntent', () => {
+  const env = {
+    CI_COMMIT_REF_NAME: 'main',
+    CI_COMMIT_SHA: 'a'.repeat(40),
+    CI_PIPELINE_SOURCE: 'web',
+    CI_SERVER_URL: 'https://gitlab.example.com/',
+    GITLAB_USER_ID: '501',
+    GITLAB_USER_LOGIN: 'alice',
+    WAVE_TASK: ' Add a farewell \n',
+  }
+
+  it('plans a WAVE_TASK into the merge request or issue named, else a new issue, for whoever started the pipeline', () => {
+    expect(taskIntent(gitlabEnvironment(env))).toEqual({
+      dispatch: {issue: undefined, pull: undefined},
+      kind: 'plan',
+      task: 'Add a farewell',
+      trigger: {actor: 'alice', actorId: 501},
+    })
+    expect(taskIntent(gitlabEnvironment({...env, WAVE_MERGE_REQUEST_IID: '7'}))).toMatchObject({dispatch: {pull: 7}})
+    expect(taskIntent(gitlabEnvironment({...env, WAVE_ISSUE_IID: '12'}))).toMatchObject({dispatch: {issue: 12}})
+    expect(gitlabEnvironment(env).serverUrl).toBe('https://gitlab.example.com')
+  })
+
+  it('ignores a job without a task, and a task a trigger token brought; refuses two places and a bad IID (exit 2)', () => {
+    expect(taskIntent(gitlabEnvironment({...env, WAVE_TASK: ''}))).toMatchObject({kind: 'ignore'})
+    expect(taskIntent(gitlabEnvironment({...env, CI_PIPELINE_SOURCE: 'trigger'}))).toMatchObject({kind: 'ignore', reason: expect.stringContaining('trigger')})
+    expect(() => gitlabEnvironment({...env, WAVE_ISSUE_IID: '12', WAVE_MERGE_REQUEST_IID: '7'})).toThrow(expect.objectContaining({exitCode: 2}))
+    expect(() => gitlabEnvironment({...env, WAVE_ISSUE_IID: '12; rm -rf /'})).toThrow(expect.objectContaining({exitCode: 2}))
+    expect(() => gitlabEnvironment({})).toThrow(/CI_SERVER_URL is not set/)
+  })
+})
+
+describe('gitlabOptions, gitlabAccess, access levels', () => {
+  it('takes a flag, else the WAVE_GITLAB_* variable, else the default; the remote is the project URL, not the job token origin', () => {
+    expect(gitlabOptions({}, {})).toEqual({allow: [], minAccessLevel: 30, mode: 'acceptEdits', prDelivery: 'push', remote: 'origin', sandbox: true})
+    const env = {
+      CI_PROJECT_URL: 'https://gitlab.example.com/group/demo',
+      WAVE_GITLAB_ALLOW: 'Bash(npm test:*)\n',
+      WAVE_GITLAB_MIN_ACCESS_LEVEL: 'Maintainer',
+      WAVE_GITLAB_MR_DELIVERY: 'merge-request',
+    }
+    expect(gitlabOptions({}, env)).toMatchObject({
+      allow: ['Bash(npm test:*)'],
+      minAccessLevel: 40,
+      prDelivery: 'pull-request',
+      remote: 'https://gitlab.example.com/group/demo.git',
+    })
+    expect(gitlabOptions({'min-access-level': '20', remote: 'origin'}, env)).toMatchObject({minAccessLevel: 20, remote: 'origin'})
+  })
+
+  it('refuses bad values with exit 2', () => {
+    expect(() => parseAccessLevel('admin')).toThrow(expect.objectContaining({exitCode: 2, message: expect.stringContaining('developer (30)')}))
+    expect(() => parseAccessLevel('35')).toThrow(expect.objectContaining({exitCode: 2}))
+    expect(() => gitlabOptions({}, {WAVE_GITLAB_MR_DELIVERY: 'pull-request'})).toThrow(expect.objectContaining({exitCode: 2}))
+    expect(() => gitlabAccess({CI_PROJECT_ID: '42'})).toThrow(/GITLAB_TOKEN is not set/)
+    expect(gitlabAccess({CI_PROJECT_ID: '42', CI_PROJECT_PATH: 'group/demo', CI_SERVER_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 't'})).toEqual({
+      apiUrl: 'https://gitlab.example.com/api/v4',
+      project: '42',
+      projectUrl: 'https://gitlab.example.com/group/demo',
+      token: 't',
+    })
+  })
+
+  it('knows bots by GitLab access token users and the bot flag', () => {
+    expect(isBotUser({username: 'project_42_bot_5f2a9c'})).toBe(true)
+    expect(isBotUser({username: 'group_7_bot'})).toBe(true)
+    expect(isBotUser({bot: true, username: 'renovate'})).toBe(true)
+    expect(isBotUser({username: 'project_manager'})).toBe(false)
+  })
+})

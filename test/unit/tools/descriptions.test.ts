@@ -1,0 +1,130 @@
+/**
+ * The built-in tools' descriptions are the model's manual: each must name its limits (the caps and
+ * defaults its implementation enforces) and its failure modes (what fails, what is refused, and what to
+ * do instead). The snapshot holds every definition as the model is sent it, so a change to one is
+ * reviewed on purpose: update it with `npx vitest run test/unit/tools/descriptions.test.ts -u`.
+ */
+import {describe, expect, it} from 'vitest'
+
+import {builtinRegistry} from '../../../src/tools/registry.js'
+
+const registry = builtinRegistry()
+const description = (name: string) => registry.get(name)!.description
+
+/** Per tool: phrases naming its limits, then its failure modes and what to do instead. */
+const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
+  Bash: {
+    failures: ['Permission denied', 'do not retry it unchanged', 'Bash(npm test:*)', 'then the command is killed', 'not cat, find, grep, sed'],
+    limits: [
+      '120000 ms by default',
+      'at most 600000',
+      'Output over 30000 characters keeps its head and tail',
+      'No stdin',
+      'sandbox',
+      'no network',
+      'run_in_background: true',
+      'ended when the session ends',
+    ],
+  },
+  AskUserQuestion: {
+    failures: ['never waits and never returns an answer', 'the reviewer answers by requesting changes'],
+    limits: ['1-4 multiple-choice questions', '## Open questions', 'reported in the result'],
+  },
+  Edit: {
+    failures: [
+      'must occur exactly once',
+      'fails with the count',
+      'replace_all',
+      'Fails on a missing file (create it with Write)',
+      'non-UTF-8',
+      'refused where Write is',
+    ],
+    limits: ['Read the file first', 'whitespace and indentation included', 'Prefer Edit to rewriting a file with Write', 'line endings are kept'],
+  },
+  EnterPlanMode: {
+    failures: ['fails when plan mode is active or cannot be entered'],
+    limits: ['only read tools and the plan file are allowed', 'Once per session'],
+  },
+  ExitPlanMode: {
+    failures: ['plan file is missing or empty', 'plan_path names another file'],
+    limits: ['the session ends after this turn', 'shown to the approver', 'only when that file does not hold a plan yet'],
+  },
+  Glob: {
+    failures: ['".." is refused', 'Fails when path is missing or not a directory'],
+    limits: ['at most 500', 'narrow the pattern or path', '.gitignored', 'not find or ls in Bash'],
+  },
+  Grep: {
+    failures: ['An invalid pattern fails with the reason', 'escape literal'],
+    limits: [
+      'head_limit (default 250',
+      'up to 30000 characters a page',
+      'lines cut at 500',
+      'over 10 MB',
+      'says which offset comes next',
+      'not grep or rg in Bash',
+    ],
+  },
+  LS: {
+    failures: ['Fails on a missing path or a file (use Read)', 'denied by a rule are left out'],
+    limits: ['at most 1000 entries'],
+  },
+  Read: {
+    failures: ['Fails on a missing file or a directory (use LS)', 'binary file is described', 'Paths outside the workspace, or denied by a rule, are refused'],
+    limits: [
+      'default 2000',
+      'Lines over 2000 characters are cut',
+      'stops before 36000 characters',
+      'offset and limit',
+      'in parallel, in one turn',
+      'before you edit it',
+    ],
+  },
+  WebFetch: {
+    failures: ['other calls are refused', 'Redirects to a domain no rule allows are refused', 'Binary content is refused'],
+    limits: ['At most 5 redirects and 20000 ms', 'up to 5 MB', 'cut at 30000 characters'],
+  },
+  TaskOutput: {
+    failures: ['Fails on an unknown task_id'],
+    limits: ['default 30000, at most 600000', 'block: false returns at once', 'Unread output over 30000 characters keeps its head and tail'],
+  },
+  TaskStop: {
+    failures: ['Fails on an unknown task_id'],
+    limits: ['SIGTERM, then SIGKILL after 2 s', 'Every background command ends with the session anyway'],
+  },
+  TodoWrite: {
+    failures: ['Changes nothing in the workspace'],
+    limits: ['send the whole updated list each time', 'one at a time'],
+  },
+  Write: {
+    failures: ['Fails on a directory or a non-regular file', 'Refused outside the workspace, in .git/ and .wave/', 'in plan mode for every file but the plan'],
+    limits: ['To change part of an existing file use Edit', 'read a file before replacing it'],
+  },
+}
+
+describe('built-in tool descriptions', () => {
+  it('covers every built-in tool', () => {
+    expect(Object.keys(REQUIRED).sort()).toEqual(registry.tools.map((tool) => tool.name).sort())
+  })
+
+  for (const [name, {failures, limits}] of Object.entries(REQUIRED)) {
+    it(`${name} names its limits and its failure modes`, () => {
+      const text = description(name)
+      for (const phrase of [...limits, ...failures]) expect(text, `${name}: "${phrase}"`).toContain(phrase)
+    })
+  }
+
+  it('keeps every output limit it names below the result cap it declares', () => {
+    // A tool that cut its own output above its declared cap would have its note cut out of the middle by the wrapper.
+    for (const tool of registry.tools) {
+      for (const [, chars] of tool.description.matchAll(/(\d{4,}) characters/g)) expect(Number(chars), tool.name).toBeLessThan(tool.resultCap)
+    }
+  })
+
+  it('match the reviewed snapshot, as the model is sent them', async () => {
+    const definitions = registry.tools.map((tool) => {
+      const api = registry.apiTool(tool)
+      return `## ${api.name} (${tool.access})\n\n${api.description}\n\n\`\`\`json\n${JSON.stringify(api.input_schema, null, 2)}\n\`\`\`\n`
+    })
+    await expect(`# Built-in tool definitions\n\n${definitions.join('\n')}`).toMatchFileSnapshot('./__snapshots__/tool-definitions.md')
+  })
+})
