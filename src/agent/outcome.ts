@@ -2,7 +2,20 @@
  * How a session ended, typed: every normal ending is an outcome the loop returns (errors.ts maps each to
  * its exit code, message and hint in one table); only API failures and interrupts are thrown.
  */
+import {ExitCode, type ExitCodeValue, WaveError} from '../base/errors.js'
 import type {TokenUsage} from '../model/pricing.js'
+import {formatUsd} from '../model/pricing.js'
+import type {RunReport} from '../plans/report.js'
+
+declare module '../base/errors.js' {
+  /** What a session's failure adds to the details every error may carry. */
+  interface FailureDetails {
+    stopReason?: StopReason
+    usage?: TokenUsage
+    /** A run of a plan: planned versus actual as it stopped (exit 7 above all: which checks failed). */
+    report?: RunReport
+  }
+}
 
 /** How a session ended: the API's stop reasons, and wave's own. */
 export type StopReason =
@@ -54,4 +67,53 @@ export type AgentOutcome = Ending &
 /** Endings that are a finished session (exit 0); the others stopped it before it finished. */
 export function finished(ending: Ending): boolean {
   return ending.stopReason === 'end_turn' || ending.stopReason === 'stop_sequence' || ending.stopReason === 'stop_requested'
+}
+
+type EndingOf<R extends Ending['stopReason']> = Extract<Ending, {stopReason: R}>
+
+/**
+ * Every way a session ends without an error, mapped to its exit code (and, for a session stopped
+ * before it finished, the one line and the hint the user gets). `awaiting_approval` is `run --task`'s
+ * ending when the model planned: its plan waits for approval.
+ */
+export const ENDINGS: {
+  [R in Ending['stopReason']]: {exitCode: ExitCodeValue; message?: (ending: EndingOf<R>) => string; hint?: (ending: EndingOf<R>) => string}
+} & {awaiting_approval: {exitCode: ExitCodeValue}} = {
+  awaiting_approval: {exitCode: ExitCode.awaitsApproval},
+  budget: {
+    exitCode: ExitCode.limit,
+    hint: ({spentUsd}) => `${formatUsd(spentUsd)} spent so far; raise --max-budget-usd to let it go on.`,
+    message: ({maxBudgetUsd, spentUsd}) =>
+      `Stopped at the budget: ${formatUsd(spentUsd)} spent, more than --max-budget-usd ${maxBudgetUsd}, before the agent finished.`,
+  },
+  end_turn: {exitCode: ExitCode.ok},
+  max_tokens: {
+    exitCode: ExitCode.refused,
+    hint: () => 'Ask for a shorter answer, or choose a model with a larger output limit (--model).',
+    message: ({cutBy, maxTokens}) => `The model's answer stayed cut at the output limit (stop_reason ${cutBy}, max_tokens ${maxTokens}) after a continuation.`,
+  },
+  max_turns: {
+    exitCode: ExitCode.limit,
+    hint: () => 'Raise --max-turns to let it go on.',
+    message: ({maxTurns}) => `Stopped at the turn limit (${maxTurns} turns) before the agent finished.`,
+  },
+  no_result: {
+    exitCode: ExitCode.refused,
+    hint: () => 'Nothing was reported as the result. Try again, or try another model (--model).',
+    message: () => 'The model ended without a result: its final turn was empty, also after it was asked to continue.',
+  },
+  refusal: {
+    exitCode: ExitCode.refused,
+    hint: () => "None of the refused turn's tool calls ran. Rephrase the task, or try another model (--model).",
+    message: ({category}) => `The model refused to go on (stop_reason refusal${category ? `, category ${category}` : ''}).`,
+  },
+  stop_requested: {exitCode: ExitCode.ok},
+  stop_sequence: {exitCode: ExitCode.ok},
+}
+
+/** The error a session stopped before it finished becomes (exit 5 or 6), carrying `details`; undefined for a finished one. */
+export function endingError(ending: Ending, details: import('../base/errors.js').FailureDetails): WaveError | undefined {
+  const rule = ENDINGS[ending.stopReason] as {exitCode: ExitCodeValue; message?: (ending: Ending) => string; hint?: (ending: Ending) => string}
+  if (!rule.message) return undefined
+  return new WaveError(rule.message(ending), rule.exitCode, rule.hint?.(ending), {...details, stopReason: ending.stopReason})
 }

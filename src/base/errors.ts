@@ -1,8 +1,4 @@
-import type {Ending, StopReason} from '../agent/outcome.js'
-import type {TokenUsage} from '../model/pricing.js'
-import {formatUsd} from '../model/pricing.js'
-import type {RunReport} from '../plans/report.js'
-
+/** The one exit-code table, and the error every layer throws for the user: one line, a hint, a code. */
 /** Exit codes of the design's table; scripts branch on them, so they never change meaning. */
 export const ExitCode = {
   ok: 0,
@@ -23,63 +19,19 @@ export const ExitCode = {
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
 
-type EndingOf<R extends Ending['stopReason']> = Extract<Ending, {stopReason: R}>
-
-/**
- * Every way a session ends without an error, mapped to its exit code (and, for a session stopped
- * before it finished, the one line and the hint the user gets). `awaiting_approval` is `run --task`'s
- * ending when the model planned: its plan waits for approval.
- */
-export const ENDINGS: {
-  [R in Ending['stopReason']]: {exitCode: ExitCodeValue; message?: (ending: EndingOf<R>) => string; hint?: (ending: EndingOf<R>) => string}
-} & {awaiting_approval: {exitCode: ExitCodeValue}} = {
-  awaiting_approval: {exitCode: ExitCode.awaitsApproval},
-  budget: {
-    exitCode: ExitCode.limit,
-    hint: ({spentUsd}) => `${formatUsd(spentUsd)} spent so far; raise --max-budget-usd to let it go on.`,
-    message: ({maxBudgetUsd, spentUsd}) =>
-      `Stopped at the budget: ${formatUsd(spentUsd)} spent, more than --max-budget-usd ${maxBudgetUsd}, before the agent finished.`,
-  },
-  end_turn: {exitCode: ExitCode.ok},
-  max_tokens: {
-    exitCode: ExitCode.refused,
-    hint: () => 'Ask for a shorter answer, or choose a model with a larger output limit (--model).',
-    message: ({cutBy, maxTokens}) => `The model's answer stayed cut at the output limit (stop_reason ${cutBy}, max_tokens ${maxTokens}) after a continuation.`,
-  },
-  max_turns: {
-    exitCode: ExitCode.limit,
-    hint: () => 'Raise --max-turns to let it go on.',
-    message: ({maxTurns}) => `Stopped at the turn limit (${maxTurns} turns) before the agent finished.`,
-  },
-  no_result: {
-    exitCode: ExitCode.refused,
-    hint: () => 'Nothing was reported as the result. Try again, or try another model (--model).',
-    message: () => 'The model ended without a result: its final turn was empty, also after it was asked to continue.',
-  },
-  refusal: {
-    exitCode: ExitCode.refused,
-    hint: () => "None of the refused turn's tool calls ran. Rephrase the task, or try another model (--model).",
-    message: ({category}) => `The model refused to go on (stop_reason refusal${category ? `, category ${category}` : ''}).`,
-  },
-  stop_requested: {exitCode: ExitCode.ok},
-  stop_sequence: {exitCode: ExitCode.ok},
-}
-
 /**
  * What a failed command reports besides its line: what its session did before it stopped (error JSON
- * and the job summary carry these, so a CI job knows what it paid for and where things stand).
+ * and the job summary carry these, so a CI job knows what it paid for and where things stand). The
+ * fields that name a session's types (how it stopped, its usage, the run's report) are added where those
+ * types live (agent/outcome.ts), so this layer knows nothing of sessions.
  */
 export interface FailureDetails {
-  stopReason?: StopReason
   turns?: number
-  usage?: TokenUsage
   costUsd?: number | null
   /** The workspace's files the session changed (real paths from the loop, workspace paths from a driver). */
   filesChanged?: string[]
   /** The plan the session worked on, when there is one. */
   planPath?: string | null
-  /** A run of a plan: planned versus actual as it stopped (exit 7 above all: which checks failed). */
-  report?: RunReport
   /** `wave demo`: the step that failed, and the end of its stderr. */
   step?: string
   stderr?: string
@@ -106,13 +58,6 @@ export class WaveError extends Error {
     copy.stack = this.stack
     return copy
   }
-}
-
-/** The error a session stopped before it finished becomes (exit 5 or 6), carrying `details`; undefined for a finished one. */
-export function endingError(ending: Ending, details: FailureDetails): WaveError | undefined {
-  const rule = ENDINGS[ending.stopReason] as {exitCode: ExitCodeValue; message?: (ending: Ending) => string; hint?: (ending: Ending) => string}
-  if (!rule.message) return undefined
-  return new WaveError(rule.message(ending), rule.exitCode, rule.hint?.(ending), {...details, stopReason: ending.stopReason})
 }
 
 export const usageError = (message: string, hint?: string) => new WaveError(message, ExitCode.usage, hint)

@@ -3,7 +3,8 @@
  * job summaries, transcripts, state files, records and error lines. Dispatch also refuses a tool call
  * whose input holds one of them.
  */
-import {CLOUD_SECRET_VARIABLES} from '../model/providers.js'
+/** The cloud credentials a log line must never show, beside ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN. */
+export const CLOUD_SECRET_VARIABLES = ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_BEARER_TOKEN_BEDROCK'] as const
 
 /** Variables whose values never reach a log, a transcript, a result or a tool. */
 const SECRET_VARIABLES = [

@@ -140,6 +140,3 @@ export async function createCloudClient(provider: CloudProvider, options: Client
     ...options,
   }) as unknown as Anthropic
 }
-
-/** The cloud credentials a log line must never show, beside ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN. */
-export const CLOUD_SECRET_VARIABLES = ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_BEARER_TOKEN_BEDROCK'] as const

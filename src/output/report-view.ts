@@ -6,7 +6,7 @@ import type {PlanOverview} from '../plans/overview.js'
 import type {RevisionDiff} from '../plans/revisions.js'
 import {checkOutcome, checkPassed, fileList, type RunReport} from '../plans/report.js'
 import {describeSandbox} from '../base/process/sandbox.js'
-import {markdownTable} from './sink.js'
+import {markdownTable} from '../base/text.js'
 
 /**
  * The tally line, Terraform's way: `Run complete: 3 changed in scope, 1 outside (docs/x.md), 0

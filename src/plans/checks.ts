@@ -4,9 +4,9 @@
  * setting), with a timeout, keeping the tail of its output. The approval is their grant: no allow rule
  * is asked for. The model does not get to say they passed; their exit codes do.
  */
-import {runCommand} from '../tools/bash.js'
+import {runCommand, spawnFor} from '../base/process/runner.js'
+import type {SandboxSettings} from '../base/process/sandbox.js'
 import {type CheckResult, checkOutcome, checkPassed} from './report.js'
-import {DEFAULT_SANDBOX, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from '../base/process/sandbox.js'
 
 /** How long one check may run before it is killed (and fails). `WAVE_CHECK_TIMEOUT_MS` sets it. */
 export const CHECK_TIMEOUT_MS = 600_000
@@ -39,22 +39,14 @@ export async function runChecks(commands: ReadonlyArray<{command: string}>, opti
 
 async function runCheck(command: string, options: CheckOptions): Promise<CheckResult> {
   const started = performance.now()
-  const sandbox = options.sandbox ?? DEFAULT_SANDBOX
   const timeout = options.timeoutMs ?? (Number(process.env.WAVE_CHECK_TIMEOUT_MS) || CHECK_TIMEOUT_MS)
-  const request = {command, cwd: options.root, env: sandbox.env, network: sandbox.network, root: options.root}
-  let plan: SpawnPlan
-  if (sandbox.enabled) {
-    // Fail closed, as Bash does: a check that cannot be contained does not run, and fails.
-    const status = sandboxStatus()
-    if (!status.available) return {command, durationMs: 0, exitCode: null, outputTail: `Not run: ${status.problem}`}
-    plan = sandboxedCommand(request, status.bwrap)
-  } else {
-    plan = unsandboxedCommand(request)
-  }
+  // The same choice as Bash's (base/process/runner.ts): a check that cannot be contained does not run, and fails.
+  const spawn = spawnFor(command, {root: options.root}, options.sandbox)
+  if ('problem' in spawn) return {command, durationMs: 0, exitCode: null, outputTail: `Not run: ${spawn.problem}`}
 
   let result: Awaited<ReturnType<typeof runCommand>>
   try {
-    result = await runCommand(plan, options.root, timeout, options.signal)
+    result = await runCommand(spawn.plan, options.root, timeout, options.signal)
   } catch (error) {
     return {command, durationMs: Math.round(performance.now() - started), exitCode: null, outputTail: (error as Error).message}
   }

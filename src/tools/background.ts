@@ -7,8 +7,8 @@
 import {type ChildProcess, spawn} from 'node:child_process'
 
 import type {SpawnPlan} from '../base/process/sandbox.js'
-import {OutputCollector} from './bash.js'
-import {ToolError} from './tool.js'
+import {OutputCollector} from '../base/process/runner.js'
+import {ToolError} from './tool-error.js'
 
 /** What one read of a task returns at most, and what a task keeps of its unread output. */
 export const TASK_OUTPUT_CAP = 30_000

@@ -91,10 +91,4 @@ export function defineTool<Input extends z.ZodObject>(plugin: ToolPlugin<Input>)
   return plugin
 }
 
-/** Raised by a tool for an expected failure: the message goes to the model as an error result. */
-export class ToolError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'ToolError'
-  }
-}
+export {ToolError} from './tool-error.js'

@@ -1,5 +1,5 @@
 /** What `wave github` and `wave gitlab` print: the outcome's line, its JSON, the run's tally, and a job summary section. */
-import {markdownTable} from '../../output/sink.js'
+import {markdownTable} from '../../base/text.js'
 import {contractMarkdown, reportMarkdown, reportTally} from '../../output/report-view.js'
 import {questionsMarkdown, todosMarkdown} from '../../tools/notes.js'
 import type {ReviewOutcome} from './steps.js'

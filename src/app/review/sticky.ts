@@ -7,7 +7,7 @@
 import {z} from 'zod'
 
 import {EXECUTION_MODES} from '../../policy/modes.js'
-import {fencedBlock, markdownTable} from '../../output/sink.js'
+import {fencedBlock, markdownTable} from '../../base/text.js'
 import {formatCost} from '../../output/progress.js'
 import {reportMarkdown} from '../../output/report-view.js'
 import {runReportSchema} from '../../plans/report.js'

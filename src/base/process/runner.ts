@@ -1,0 +1,198 @@
+/**
+ * How wave runs a shell command, whoever asks (Bash, a background task, the approved checks): the one
+ * choice of sandbox for it (`spawnFor`: bubblewrap with the session's settings, or unsandboxed only
+ * when the approval says so; never unsandboxed because bubblewrap is missing), then the spawn in its own
+ * process group, killed at the timeout or the abort, with its output kept head and tail.
+ */
+import {spawn} from 'node:child_process'
+
+import {DEFAULT_SANDBOX, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from './sandbox.js'
+
+/** After SIGTERM, how long the process group gets to exit before SIGKILL. */
+const KILL_GRACE_MS = 2000
+/** After bash exits, how long a background process may keep its output pipes open before we stop reading. */
+const DRAIN_GRACE_MS = 500
+/** Each stream keeps its head and tail within this, below the Bash tool's declared cap, so that the notes after it survive. */
+export const MAX_OUTPUT_CHARS = 30_000
+
+/**
+ * The spawn of `command` under `sandbox` (absent: enabled, no network), every field of the settings
+ * applied (network, extra environment, the private /tmp's size); or why it cannot run contained. The
+ * caller words the refusal; nothing runs unsandboxed unless `sandbox.enabled` is false.
+ */
+export function spawnFor(
+  command: string,
+  where: {root: string; cwd?: string},
+  sandbox: SandboxSettings = DEFAULT_SANDBOX,
+): {plan: SpawnPlan} | {problem: string} {
+  const request = {command, cwd: where.cwd ?? where.root, env: sandbox.env, network: sandbox.network, root: where.root, tmpSize: sandbox.tmpSize}
+  if (!sandbox.enabled) return {plan: unsandboxedCommand(request)}
+  // Fail closed: without a sandbox the command does not run, and the problem says what fixes that.
+  const status = sandboxStatus()
+  if (!status.available) return {problem: status.problem}
+  return {plan: sandboxedCommand(request, status.bwrap)}
+}
+
+/** What a finished command left: its output (head and tail), how it ended. the Bash tool and wave's own checks read it. */
+export interface CommandResult {
+  output: string
+  code: number | null
+  signal: NodeJS.Signals | null
+  timedOut: boolean
+  aborted: boolean
+  /** A background process still held stdout or stderr when bash exited. */
+  detachedOutput: boolean
+}
+
+/** The process groups Bash started. Whatever is left of them (a job put in the background) dies with wave. */
+const groups = new Set<number>()
+let exitHookInstalled = false
+
+function killGroupsOnExit(): void {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  // Detached groups would outlive wave: a CI job would keep a stray server or watcher running.
+  process.once('exit', () => {
+    for (const pid of groups) signalGroup(pid, 'SIGKILL')
+  })
+}
+
+/** Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort. */
+export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
+    // timeout kills its children too.
+    const child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: ['ignore', 'pipe', 'pipe']})
+    const pid = child.pid
+    if (pid !== undefined) {
+      groups.add(pid)
+      killGroupsOnExit()
+    }
+
+    const output = new OutputCollector(MAX_OUTPUT_CHARS)
+    // One decoder per stream: a chunk may end inside a multi-byte character.
+    const stdout = new TextDecoder('utf-8')
+    const stderr = new TextDecoder('utf-8')
+    child.stdout.on('data', (chunk: Buffer) => output.append(stdout.decode(chunk, {stream: true})))
+    child.stderr.on('data', (chunk: Buffer) => output.append(stderr.decode(chunk, {stream: true})))
+
+    let timedOut = false
+    let aborted = false
+    let exit: {code: number | null; signal: NodeJS.Signals | null} | undefined
+    let killTimer: NodeJS.Timeout | undefined
+    let drainTimer: NodeJS.Timeout | undefined
+
+    const killGroup = () => {
+      signalGroup(pid, 'SIGTERM')
+      killTimer ??= setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS)
+    }
+
+    const timer = setTimeout(() => {
+      timedOut = true
+      killGroup()
+    }, timeout)
+    const onAbort = () => {
+      aborted = true
+      killGroup()
+    }
+
+    abort.addEventListener('abort', onAbort, {once: true})
+
+    let done = false
+    const finish = (detachedOutput: boolean) => {
+      if (done) return
+      done = true
+      // Forget an empty group at once: its number could later lead an unrelated group.
+      if (pid !== undefined && !groupAlive(pid)) groups.delete(pid)
+      clearTimeout(timer)
+      clearTimeout(drainTimer)
+      // The SIGKILL timer stays armed: it must still reach a group that ignored SIGTERM.
+      killTimer?.unref()
+      abort.removeEventListener('abort', onAbort)
+      output.append(stdout.decode() + stderr.decode())
+      resolve({aborted, code: exit?.code ?? null, detachedOutput, output: output.text(), signal: exit?.signal ?? null, timedOut})
+    }
+
+    child.on('error', (error) => {
+      clearTimeout(timer)
+      abort.removeEventListener('abort', onAbort)
+      reject(new Error(`Could not run the command: ${error.message}`))
+    })
+    child.on('exit', (code, signal) => {
+      exit = {code, signal}
+      // A background job (`server &`) inherits the pipes and may hold them open for good: read what
+      // arrives shortly, then stop waiting.
+      drainTimer = setTimeout(() => {
+        child.stdout.destroy()
+        child.stderr.destroy()
+        finish(true)
+      }, DRAIN_GRACE_MS)
+    })
+    child.on('close', () => {
+      if (exit) finish(false)
+    })
+  })
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/**
+ * Keeps the first and last `cap / 2` characters of a stream of text, however long it grows, and counts
+ * what falls in between: a command that prints gigabytes costs no more memory than one that prints 30 KB.
+ * A background command's unread output (background.ts) is one too, emptied at each read.
+ */
+export class OutputCollector {
+  private head = ''
+  private tail = ''
+  private total = 0
+
+  constructor(private readonly cap: number) {}
+
+  append(text: string): void {
+    if (!text) return
+    this.total += text.length
+    const half = Math.floor(this.cap / 2)
+    const room = half - this.head.length
+    if (room > 0) {
+      this.head += text.slice(0, room)
+      text = text.slice(room)
+    }
+
+    this.tail += text
+    // Trim only now and then, so that appending stays linear.
+    if (this.tail.length > 2 * half) this.tail = this.tail.slice(-half)
+  }
+
+  text(): string {
+    const half = Math.floor(this.cap / 2)
+    const tail = this.tail.slice(-half)
+    const cut = this.total - this.head.length - tail.length
+    if (cut <= 0) return this.head + tail
+    return `${this.head}\n\n[... ${cut} characters of output cut from the middle ...]\n\n${tail}`
+  }
+
+  /** text(), then empty: what arrived since the last call. */
+  take(): string {
+    const text = this.text()
+    this.head = ''
+    this.tail = ''
+    this.total = 0
+    return text
+  }
+}
