@@ -1,7 +1,8 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
 
-import {ExitCode, usageError, WaveError} from '../base/errors.js'
+import {errorLine, ExitCode, usageError, WaveError} from '../base/errors.js'
 import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink, type SessionReporter} from '../output/sink.js'
+import {CommandRecorder, telemetryTarget} from '../output/telemetry/recorder.js'
 import {ruleSchema} from '../policy/policy.js'
 import type {SessionHost, SessionOptions} from '../app/context.js'
 import {EFFORTS, type Effort, parseThinking, type ThinkingSetting} from '../model/reasoning.js'
@@ -97,6 +98,8 @@ export abstract class WaveCommand extends Command {
   protected readonly interruption = new AbortController()
   private signalled?: NodeJS.Signals
   private sink?: OutputSink
+  /** The command as telemetry records it, when OTEL_* variables turn it on (absent otherwise: nothing is recorded). */
+  private recorder?: CommandRecorder
 
   public async init(): Promise<void> {
     await super.init()
@@ -119,14 +122,49 @@ export abstract class WaveCommand extends Command {
     const parsed = await super.parse(options, argv)
     const flags = parsed.flags as {json?: boolean; 'output-format'?: OutputFormat; quiet?: boolean}
     const format = flags.json ? 'json' : (flags['output-format'] ?? 'text')
-    this.sink = createSink({command: this.id ?? 'wave', format, quiet: flags.quiet})
+    this.sink = createSink({command: this.id ?? 'wave', format, observer: this.telemetry(), quiet: flags.quiet})
     return parsed
   }
 
   /** The output sink (one guessed from the arguments if the command failed before parsing). */
   protected get output(): OutputSink {
-    this.sink ??= createSink({command: this.id ?? 'wave', format: this.formatFromArgv()})
+    this.sink ??= createSink({command: this.id ?? 'wave', format: this.formatFromArgv(), observer: this.telemetry()})
     return this.sink
+  }
+
+  /** The recorder telemetry exports from at the end, made once when OTEL_* (or CLAUDE_CODE_ENABLE_TELEMETRY) turns it on. */
+  private telemetry(): CommandRecorder | undefined {
+    if (this.recorder) return this.recorder
+    const target = telemetryTarget()
+    if (!target) return undefined
+    if ('problem' in target) {
+      process.stderr.write(`Warning: telemetry is off: ${target.problem}\n`)
+      return undefined
+    }
+
+    this.recorder = new CommandRecorder(`${this.id ?? 'wave'}`.replaceAll(':', ' '), target)
+    return this.recorder
+  }
+
+  /**
+   * After the command, whatever its ending (oclif calls this after run or catch): the record exported,
+   * within telemetry's bounded wait. A collector that is down costs that wait and one line on stderr,
+   * never the exit code.
+   */
+  public async finally(error: Error | undefined): Promise<void> {
+    if (this.recorder) {
+      const exitCode = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0) || 0
+      const record = this.recorder.end(exitCode)
+      try {
+        const {exportCommand} = await import('../output/telemetry/export.js')
+        const outcome = await exportCommand(record, this.recorder.target, this.config.version)
+        if (!outcome.ok) process.stderr.write(`Warning: telemetry not exported: ${outcome.problem}\n`)
+      } catch (problem) {
+        process.stderr.write(`Warning: telemetry not exported: ${scrubSecrets(errorLine(problem))}\n`)
+      }
+    }
+
+    return super.finally(error)
   }
 
   /** What a command gives every session it starts. */

@@ -89,8 +89,21 @@ export interface OutputSink {
   failure(failure: Failure): Promise<void>
 }
 
+/**
+ * What watches a command besides its output (telemetry): told what the sink is told, in the same order.
+ * An observer never changes what is printed, and its own failures stay its own.
+ */
+export interface SessionObserver {
+  start(info: SessionStartInfo): void
+  event(event: AgentEvent): void
+  result(data: Record<string, unknown>): void
+  failure(failure: Failure): void
+}
+
 export interface SinkOptions {
   format: OutputFormat
+  /** Told every session start, event, result and failure (telemetry, when it is on). */
+  observer?: SessionObserver
   /** No progress on stderr. */
   quiet?: boolean
   /** The command, for the job summary of a failure (`wave plan`). */
@@ -136,6 +149,7 @@ abstract class Sink implements OutputSink {
         event: (event) => {
           progress.event(event)
           this.emit(streamEventOf(event))
+          this.options.observer?.event(event)
         },
         planMode: (info) => {
           progress.title(`${title} · planning ${info.name}`)
@@ -144,6 +158,7 @@ abstract class Sink implements OutputSink {
         start: (info) => {
           progress.header({command: title, mode: info.mode, model: info.model, name: info.name, sandbox: info.sandbox})
           this.emit({type: 'session_start', ...info})
+          this.options.observer?.start(info)
         },
       }),
     )
@@ -159,11 +174,13 @@ abstract class Sink implements OutputSink {
   }
 
   async result(result: CommandResult): Promise<void> {
+    this.options.observer?.result(result.data)
     if (result.summary) await appendStepSummary(result.summary)
     this.printResult(result)
   }
 
   async failure(failure: Failure): Promise<void> {
+    this.options.observer?.failure(failure)
     stderr(`Error: ${failure.message}\n${failure.hint ? `Hint: ${failure.hint}\n` : ''}`)
     // A session that failed still tells the CI job what happened, in its summary.
     if (this.sessionStarted) await appendStepSummary(failureSummary(this.options.command, failure))
