@@ -77,6 +77,7 @@ describe('wave doctor', () => {
       'credentials ok',
       'endpoint ok',
       'settings ok',
+      'telemetry skipped',
     ])
     expect(result.stdout).toMatch(/sandbox\s+ok\s+bubblewrap [\d.]+ at \S+\/bwrap starts a sandbox here/)
     expect(result.stdout).toContain('ANTHROPIC_API_KEY is set (value not shown)')
