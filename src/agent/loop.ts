@@ -32,6 +32,8 @@ export type AgentEvent =
   /** After every response: the session's usage and cost so far (`costUsd` null for a model without a price). */
   | {type: 'usage'; turn: number; usage: TokenUsage; costUsd: number | null; stopReason?: string | null}
   | {type: 'retry'; attempt: number; reason: string}
+  /** `--fallback-model` taken: `from` stayed overloaded or unavailable after its retries; the session goes on with `to`. */
+  | {type: 'fallback'; from: string; to: string; reason: string}
   /** A response stopped at `max_tokens` (the limit it had), and what the loop does about it. */
   | {type: 'output_limit'; turn: number; maxTokens: number; action: OutputLimitAction}
   /** An approved check wave runs when the model ends its turn: when it starts, and (with `exitCode`) when it ended. */

@@ -133,6 +133,8 @@ const stderr = (text: string) => process.stderr.write(scrubSecrets(text))
 abstract class Sink implements OutputSink {
   abstract readonly format: OutputFormat
   private sessionStarted = false
+  /** The model a session went on with (`--fallback-model`), which the result then names. */
+  private fellBackTo?: string
 
   constructor(protected readonly options: SinkOptions) {}
 
@@ -147,6 +149,7 @@ abstract class Sink implements OutputSink {
     return withProgress(title, {quiet: this.options.quiet}, (progress: Reporter) =>
       work({
         event: (event) => {
+          if (event.type === 'fallback') this.fellBackTo = event.to
           progress.event(event)
           this.emit(streamEventOf(event))
           this.options.observer?.event(event)
@@ -174,6 +177,7 @@ abstract class Sink implements OutputSink {
   }
 
   async result(result: CommandResult): Promise<void> {
+    if (this.fellBackTo) result = {...result, data: {...result.data, fallbackModel: this.fellBackTo}}
     this.options.observer?.result(result.data)
     if (result.summary) await appendStepSummary(result.summary)
     this.printResult(result)
