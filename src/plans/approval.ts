@@ -80,7 +80,7 @@ const modelSchema = z.object({
 })
 
 /**
- * The approval record: written by `wave approve`, or by any tool that follows this schema (the README
+ * The approval record: written by `wave approve`, or by any tool that follows this schema (docs/reference.md
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
  */
 export const approvalRecordSchema = z.object({

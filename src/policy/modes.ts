@@ -1,6 +1,6 @@
 /**
- * The permission modes and what each means, in one table: the run prompts, the review screen and the
- * README say the same thing because they read it from here. What a mode decides per access class is the
+ * The permission modes and what each means, in one table: the run prompts and the review screen say the
+ * same thing because they read it from here (docs/reference.md words it for people). What a mode decides per access class is the
  * policy's table (policy.ts); these are its words.
  */
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const
