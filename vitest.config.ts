@@ -11,7 +11,9 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     projects: [
-      {extends: true, test: {name: 'unit', include: ['test/unit/**/*.test.ts']}},
+      // Two workers on two cores: many unit tests wait on a sandboxed process or a socket, and one worker (the
+      // default there) leaves the other core idle.
+      {extends: true, test: {maxWorkers: 2, name: 'unit', include: ['test/unit/**/*.test.ts']}},
       {extends: true, test: {name: 'e2e', include: ['test/e2e/**/*.test.ts']}},
       {extends: true, test: {name: 'build', include: ['test/build/**/*.test.ts']}},
     ],
