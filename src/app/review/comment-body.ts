@@ -1,8 +1,9 @@
 /**
- * One sticky comment per plan, created once and then edited in place: what a reviewer reads (status, the
- * plan itself, its sha256 and commit, the proposed mode and rules, cost, the exact comments that answer
- * it) and, in a hidden block at its end, what the next workflow run needs (transport.ts). It is found
- * again by the hidden marker on its first line, `<!-- wave:plan:<name> -->`.
+ * The body of a plan's sticky comment, its text alone: what a reviewer reads (status, the plan itself,
+ * its sha256 and commit, the proposed mode and rules, cost, the exact comments that answer it) and, in a
+ * hidden block at its end, what the next workflow run needs (transport.ts); rendered here and parsed
+ * back. The comment on the forge, found by the marker on its first line (`<!-- wave:plan:<name> -->`)
+ * and edited in place, is plan-comment.ts's.
  */
 import {z} from 'zod'
 
