@@ -16,7 +16,7 @@ import type {Effort} from '../model/reasoning.js'
 export type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
 
 /** What a request carries besides its body: the `anthropic-beta` values its window needs (catalog.ts). */
-export interface RequestExtras {
+interface RequestExtras {
   betas?: string[]
 }
 

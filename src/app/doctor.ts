@@ -23,7 +23,7 @@ export interface Check {
   detail: string
 }
 
-export interface DoctorOptions {
+interface DoctorOptions {
   /** The workspace whose `.wave/settings.json` is checked (none: only the user's file). */
   workspace?: string
   /** Skip the endpoint check (no network here, or a proxy the check would not go through). */

@@ -22,7 +22,7 @@ import {taskOpening} from './prompts/task.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
 import {resultRequired, runSession} from './session.js'
 
-export interface TaskOptions extends SessionOptions {
+interface TaskOptions extends SessionOptions {
   task: string
   mode: ExecutionMode
   allow: string[]

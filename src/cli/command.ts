@@ -46,7 +46,7 @@ export function sessionFlags(maxTurns: number) {
 }
 
 /** The values of sessionFlags() as a command parses them. */
-export interface SessionFlagValues {
+interface SessionFlagValues {
   cwd?: string
   effort?: Effort
   'max-budget-usd'?: number

@@ -18,7 +18,7 @@ import {type ExecutionMode, nextMode} from '../policy/policy.js'
 import {renderMarkdown, visibleLength, withoutControls} from './markdown.js'
 
 /** Ctrl+C (or Ctrl+D) during a review: nothing is recorded, and the command exits 130. */
-export class ReviewAborted extends WaveError {
+class ReviewAborted extends WaveError {
   constructor() {
     super('Review aborted: no decision recorded.', ExitCode.interrupted)
     this.name = 'ReviewAborted'
@@ -56,7 +56,7 @@ export interface ReviewOutcome {
   feedback?: string
 }
 
-export interface InteractiveReviewOptions {
+interface InteractiveReviewOptions {
   /** The plan's Markdown, exactly the text whose bytes the record binds. */
   planText: string
   /** Shown in the header: the plan's path as given. */

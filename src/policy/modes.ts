@@ -19,7 +19,7 @@ export function nextMode(mode: PermissionMode, skip: PermissionMode[] = []): Per
   return order[(at + 1) % order.length] ?? order[0]
 }
 
-export interface ModeDescription {
+interface ModeDescription {
   /** One line for a screen or a table. */
   summary: string
   /** What the model is told it may do, in the system prompt of a session in this mode. */

@@ -100,7 +100,7 @@ export interface MessagesServer {
   close(): Promise<void>
 }
 
-export interface ServerOptions {
+interface ServerOptions {
   /** The models the server knows, in place of MODELS (their limits are enforced; others are accepted as named). */
   models?: readonly ServedModel[]
 }

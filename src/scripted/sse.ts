@@ -72,7 +72,7 @@ export function sseEvents(message: ApiMessage): Array<{type: string; [k: string]
 }
 
 /** What streaming needs of the server: its sleep, whether it closed, and where the outcome is recorded. */
-export interface StreamControl {
+interface StreamControl {
   /** A sleep that the server's close() cuts short. */
   stall(ms: number): Promise<void>
   closed(): boolean

@@ -16,7 +16,7 @@ import {type RunReport, runReportSchema} from '../../plans/report.js'
 import {startMessagesServer} from '../../scripted/server.js'
 import {DEMO_TASK, PLAN_TURNS, PROJECT_FILES, RUN_TURNS, scriptedTurn} from './scenario.js'
 
-export interface DemoOptions {
+interface DemoOptions {
   /** The CLI to run each step with (the package's bin/run.js). */
   cli: string
   /** Keep the repository and the plans in this directory (new or empty) instead of a temporary one. */
@@ -26,7 +26,7 @@ export interface DemoOptions {
   signal: AbortSignal
 }
 
-export interface DemoStep {
+interface DemoStep {
   name: 'plan' | 'approve' | 'run'
   /** The command as it ran (its `--json` or `--output-format stream-json` aside). */
   command: string
@@ -341,7 +341,7 @@ async function workingTreeDiff(repository: string, home: string): Promise<string
 }
 
 /** An argument as a user would type it in a POSIX shell. */
-export function shellWord(word: string): string {
+function shellWord(word: string): string {
   if (/^[\w@%+=:,./-]+$/.test(word)) return word
   if (!/[$`"\\!]/.test(word)) return `"${word}"`
   return `'${word.replaceAll("'", `'\\''`)}'`

@@ -12,7 +12,7 @@ import {planPathIn, type RecordedRequest, type Reply, reply, systemText, toolUse
 export const DEMO_TASK = 'Make greet() greet the world when it is called without a name, and add a test for it'
 
 /** The project's test command: the plan's one check, which wave runs when the model ends its turn. */
-export const TEST_COMMAND = 'npm test'
+const TEST_COMMAND = 'npm test'
 
 const GREET_BEFORE = 'export function greet(name) {'
 /** The run's first attempt: the capital W is the slip the check catches. */

@@ -17,7 +17,7 @@ export interface Delivery {
   url: string
 }
 
-export interface DeliveryInput {
+interface DeliveryInput {
   state: StickyState
   files: string[]
   /** The pull request the plan was made on, if it was. */

@@ -36,7 +36,7 @@ export function spawnFor(
 }
 
 /** What an approval lets a run execute, as far as the sandbox is concerned. */
-export interface CommandGrant {
+interface CommandGrant {
   mode: string
   allow: readonly string[]
   sandbox?: {enabled: boolean}

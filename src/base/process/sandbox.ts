@@ -30,7 +30,7 @@ const HIDDEN_SIZE = 1024 ** 2
 
 export const DEFAULT_SANDBOX: SandboxSettings = {enabled: true, network: false}
 
-export type SandboxStatus = {available: true; bwrap: string} | {available: false; problem: string}
+type SandboxStatus = {available: true; bwrap: string} | {available: false; problem: string}
 
 /** A command as the spawn of it: program, arguments, and the complete environment. */
 export interface SpawnPlan {

@@ -43,7 +43,7 @@ export interface ContentMatch {
   lines: MatchedLine[]
 }
 
-export interface MatchedLine {
+interface MatchedLine {
   number: number
   text: string
   length: number

@@ -16,7 +16,7 @@ export type {ContentMatch, ContentMode, ContentQuery} from './content.js'
 // or a progress line still gets through). Grep reads and matches (search-content.ts) while the crawl
 // goes on, on the main thread and, for a big search, on worker threads too. See bench/RESULTS.md.
 
-export interface ListFilesOptions {
+interface ListFilesOptions {
   /** A glob relative to `base` (tinyglobby syntax: `src` means everything below src). Default: every file. */
   pattern?: string
   signal?: AbortSignal
@@ -309,7 +309,7 @@ function yieldToEventLoop(): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------- content search
 
-export interface SearchFilesOptions {
+interface SearchFilesOptions {
   signal?: AbortSignal
   /** Checked for each file with a match before it is kept (and counted). */
   readable?: (file: string) => Promise<boolean>
