@@ -3,7 +3,7 @@
  * types and effort levels it takes. The API describes a model (`client.models.retrieve`: max_input_tokens,
  * max_tokens, capabilities); its answer is kept under `$WAVE_HOME/cache/models/` for a day, per endpoint
  * and model. Asking never delays the first request: a fresh cached answer is read at once (a small
- * synchronous read), else the built-in table (model.ts) answers while the API is asked once the first
+ * synchronous read), else the built-in table (table.ts) answers while the API is asked once the first
  * response has begun (`after`), and its answer serves the turns after it and the next sessions.
  *
  *   const known = knowModel({client, model})

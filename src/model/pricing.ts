@@ -1,6 +1,6 @@
 /**
  * What a session's tokens cost: a price table per model (USD per million tokens), matching the model's
- * snapshots and provider spellings too (model.ts, lookupByModel), and overridable (settings' `prices`)
+ * snapshots and provider spellings too (table.ts, lookupByModel), and overridable (settings' `prices`)
  * for new models, negotiated rates or other endpoints. A model without a price reports its cost as
  * `null`, never a guess; a budget (--max-budget-usd) is still kept for it, at the highest price of its
  * family (budgetPriceOf), so that it stops early rather than late.

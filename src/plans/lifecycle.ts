@@ -72,7 +72,7 @@ const planStateSchema = z.object({
    * newer status. Absent in states written before wave kept it.
    */
   decisionSeen: z.string().nullable().optional(),
-  /** How the model was asked to think when the plan was made: effort, thinking, max_tokens (session/reasoning.ts). */
+  /** How the model was asked to think when the plan was made: effort, thinking, max_tokens (model/reasoning.ts). */
   reasoning: z
     .object({effort: z.string().optional(), thinking: z.union([z.string(), z.number()]).optional(), maxOutputTokens: z.number().optional()})
     .optional(),
