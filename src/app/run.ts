@@ -12,7 +12,7 @@ import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, 
 import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../base/process/sandbox.js'
-import {assertSandboxForCommands} from './preflight.js'
+import {assertSandboxForCommands} from '../base/process/runner.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
 import {changedPaths, headOf} from '../base/workspace/git.js'

@@ -16,7 +16,7 @@ import {changedBetween, type WorkTreePlace, type WorkTreeState, workTreeState} f
 
 export const DEFAULT_VERIFY_RETRIES = 2
 
-export interface EnforcementOptions {
+interface EnforcementOptions {
   record: Pick<ApprovalRecord, 'scope' | 'verify' | 'sandbox'>
   /** The work tree to watch; absent outside a git repository (only file tools' writes are known then). */
   place?: WorkTreePlace

@@ -50,7 +50,7 @@ export function checkOutcome(check: CheckResult): string {
 }
 export type Denial = z.infer<typeof denialSchema>
 
-export interface ReportInput {
+interface ReportInput {
   scope?: {paths: string[]; enforce: 'warn' | 'strict' | 'off'}
   changed: string[]
   /** Changes commands made outside the scope, recorded as they happened. */

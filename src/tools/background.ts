@@ -13,11 +13,11 @@ import {ToolError} from './tool-error.js'
 /** What one read of a task returns at most, and what a task keeps of its unread output. */
 export const TASK_OUTPUT_CAP = 30_000
 /** Commands one session may have running in the background at once. */
-export const MAX_RUNNING_TASKS = 8
+const MAX_RUNNING_TASKS = 8
 /** After SIGTERM, how long a task's process group gets to exit before SIGKILL. */
 const KILL_GRACE_MS = 2000
 
-export type TaskStatus = 'running' | 'completed' | 'failed' | 'killed'
+type TaskStatus = 'running' | 'completed' | 'failed' | 'killed'
 
 /** What TaskOutput reports of a task. */
 export interface TaskReading {
@@ -53,7 +53,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** One background command: its process group, its unread output, and how it ended. */
-export class BackgroundTask {
+class BackgroundTask {
   status: TaskStatus = 'running'
   exitCode: number | null = null
   signal: NodeJS.Signals | null = null
