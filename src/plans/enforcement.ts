@@ -124,7 +124,12 @@ export class Enforcement {
     await beforeChecks?.()
     this.checks =
       work.survived.length > 0
-        ? verify.map(({command}) => ({command, durationMs: 0, exitCode: null, outputTail: `Not run: a process of background task ${work.survived.join(', ')} would not end.`}))
+        ? verify.map(({command}) => ({
+            command,
+            durationMs: 0,
+            exitCode: null,
+            outputTail: `Not run: a process of background task ${work.survived.join(', ')} would not end.`,
+          }))
         : await runChecks(verify, {...this.options.checks, sandbox: this.options.checks.sandbox ?? this.options.record.sandbox})
     if (atChecks) for (const file of this.outside(atChecks, await this.watch!.read())) this.duringChecks.add(file)
     this.rounds++
@@ -150,7 +155,14 @@ export class Enforcement {
   }
 
   report(changed: string[]): RunReport {
-    return buildReport({changed, checks: this.checks, denials: this.denials, deviations: this.deviations, duringChecks: this.duringChecks, scope: this.options.record.scope})
+    return buildReport({
+      changed,
+      checks: this.checks,
+      denials: this.denials,
+      deviations: this.deviations,
+      duringChecks: this.duringChecks,
+      scope: this.options.record.scope,
+    })
   }
 
   /** Why the run did not meet its approved checks, or undefined when it did. */
