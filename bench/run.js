@@ -1184,7 +1184,7 @@ async function workTreeSnapshot() {
       value: ms(first),
     })
   } finally {
-    rmSync(tree.root, {force: true, recursive: true})
+    rmSync(tree.root, {force: true, maxRetries: 5, recursive: true})
   }
 }
 

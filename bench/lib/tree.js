@@ -161,8 +161,9 @@ export async function generateTree(size = 'full', {commit = false} = {}) {
       GIT_COMMITTER_NAME: 'bench',
       GIT_COMMITTER_EMAIL: 'bench@example.com',
     }
-    execFileSync('git', ['add', '-A'], {cwd: root, env, stdio: 'ignore'})
-    execFileSync('git', ['commit', '-q', '--no-gpg-sign', '-m', 'tree'], {cwd: root, env, stdio: 'ignore'})
+    execFileSync('git', ['-c', 'gc.auto=0', 'add', '-A'], {cwd: root, env, stdio: 'ignore'})
+    // No automatic gc: it would go on in the background, writing in .git while the tree is measured or removed.
+    execFileSync('git', ['-c', 'gc.auto=0', 'commit', '-q', '--no-gpg-sign', '-m', 'tree'], {cwd: root, env, stdio: 'ignore'})
   }
 
   return {root, ...stats}

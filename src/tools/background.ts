@@ -55,11 +55,57 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+interface ProcessEntry {
+  pid: number
+  ppid: number
+  pgrp: number
+  /** A zombie (Z) or dead (X) process runs nothing. */
+  alive: boolean
+}
+
+/** Every process /proc shows (Linux); empty elsewhere. */
+async function processTable(): Promise<ProcessEntry[]> {
+  if (process.platform !== 'linux') return []
+  const pids = (await readdir('/proc').catch(() => [] as string[])).filter((pid) => /^\d+$/.test(pid))
+  const entries = await Promise.all(
+    pids.map(async (pid): Promise<ProcessEntry | undefined> => {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
+      if (!stat) return undefined
+      // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so the fields after its last ')'.
+      const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      return {alive: state !== 'Z' && state !== 'X', pgrp: Number(pgrp), pid: Number(pid), ppid: Number(ppid)}
+    }),
+  )
+  return entries.filter((entry): entry is ProcessEntry => entry !== undefined)
+}
+
 /**
- * Whether any process of group `pgid` is still alive (a zombie is not: it runs nothing). On Linux from
- * /proc, since `kill(-pgid, 0)` succeeds for a group of zombies no one has reaped yet.
+ * The processes descended from `pid`. A sandboxed command runs in bwrap's own session and PID namespace,
+ * not in the group wave kills: it dies with bwrap (--die-with-parent), a moment after. Its processes are
+ * found by descent, before any signal, so that wave can wait for them too.
  */
-async function groupAlive(pgid: number): Promise<boolean> {
+async function descendants(pid: number): Promise<Set<number>> {
+  const table = await processTable()
+  const family = new Set([pid])
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const entry of table) {
+      if (family.has(entry.ppid) && !family.has(entry.pid)) {
+        family.add(entry.pid)
+        grew = true
+      }
+    }
+  }
+
+  family.delete(pid)
+  return family
+}
+
+/**
+ * Whether any process of group `pgid`, or of `family`, is still alive. On Linux from /proc, since
+ * `kill(-pgid, 0)` succeeds for a group of zombies no one has reaped yet.
+ */
+async function stillAlive(pgid: number, family: ReadonlySet<number>): Promise<boolean> {
   if (process.platform !== 'linux') {
     try {
       process.kill(-pgid, 0)
@@ -69,26 +115,24 @@ async function groupAlive(pgid: number): Promise<boolean> {
     }
   }
 
-  const pids = await readdir('/proc').catch(() => [] as string[])
-  for (const pid of pids) {
-    if (!/^\d+$/.test(pid)) continue
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
-    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so the fields after its last ')'.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true
-  }
-
-  return false
+  return (await processTable()).some((entry) => entry.alive && (entry.pgrp === pgid || family.has(entry.pid)))
 }
 
 /**
- * Kills what is left of a group whose leader has ended (a command's `writer &` outlives its shell) and
- * resolves once no process of it runs, or false after GONE_WAIT_MS. Polled: the kernel says nothing when a group empties.
+ * Kills what is left of a group (a command's `writer &` outlives its shell) and of the processes found
+ * below its leader, and resolves once none runs, or false after GONE_WAIT_MS. Polled: the kernel says
+ * nothing when a group empties.
  */
-async function endGroup(pgid: number): Promise<boolean> {
+async function endGroup(pgid: number, family: ReadonlySet<number>): Promise<boolean> {
   const deadline = performance.now() + GONE_WAIT_MS
-  for (let wait = 5; await groupAlive(pgid); wait = Math.min(wait * 2, 100)) {
+  for (let wait = 5; await stillAlive(pgid, family); wait = Math.min(wait * 2, 100)) {
     signalGroup(pgid, 'SIGKILL')
+    for (const pid of family) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {} // gone already
+    }
+
     if (performance.now() > deadline) return false
     await new Promise((resolve) => setTimeout(resolve, wait))
   }
@@ -172,6 +216,7 @@ export class BackgroundTask {
   async stop(): Promise<boolean> {
     const pid = this.child.pid
     if (pid === undefined || this.groupGone) return true
+    const family = await descendants(pid)
     if (this.status === 'running') {
       this.stopping = true
       signalGroup(pid, 'SIGTERM')
@@ -186,7 +231,7 @@ export class BackgroundTask {
       }
     }
 
-    this.groupGone ||= await endGroup(pid)
+    this.groupGone ||= await endGroup(pid, family)
     return this.groupGone
   }
 }

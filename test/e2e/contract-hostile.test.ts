@@ -12,6 +12,7 @@ import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
+import type {RunReport} from '../../src/plans/report.js'
 import {gitCommitAll, type RunWaveResult, type Sandbox, writePlanFile} from '../support/cli.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 import {type MessagesServer, reply, toolResults, toolUse} from '../support/messages-server.js'
@@ -48,7 +49,7 @@ ${checks.map((check) => `- \`${check}\``).join('\n')}
 `
 
 /** Approves a strict plan (any command allowed, the checks as given), and runs it with the scripted turns. */
-async function strictRun(checks: string[], turns: Parameters<MessagesServer['push']>, name = 'brave-otter'): Promise<RunWaveResult & {report: any}> {
+async function strictRun(checks: string[], turns: Parameters<MessagesServer['push']>, name = 'brave-otter'): Promise<RunWaveResult & {report: RunReport}> {
   const planPath = writePlanFile(sandbox, planWith(checks), name)
   const approved = await wave(['approve', planPath, '--mode', 'bypassPermissions', '--scope-enforce', 'strict'])
   expect(approved.code, approved.stderr).toBe(0)
@@ -133,14 +134,14 @@ describe('the run ends before the checks begin', () => {
       'while [ ! -e src/second-done ]; do sleep 0.02; done; cp /tmp/real.sh test/real.sh'
     const result = await strictRun(checks, [bash(swapper, {run_in_background: true}), reply('Done.')])
     expect(result.code, result.stderr).toBe(7)
-    expect(result.report.checks.map((check: {exitCode: number}) => check.exitCode)).toEqual([0, 1, 0])
+    expect(result.report.checks.map((check) => check.exitCode)).toEqual([0, 1, 0])
     expect(read('test/real.sh')).toBe('grep -q farewell src/util.ts\n')
     expect(result.report.outOfScope).toEqual([])
 
     const work = 'export const farewell = (name: string) => `bye ${name}`\n'
     const control = await strictRun(checks, [reply(toolUse('Write', {content: work, file_path: 'src/util.ts'})), reply('Done.')], 'calm-heron')
     expect(control.code, control.stderr).toBe(0)
-    expect(control.report.checks.map((check: {exitCode: number}) => check.exitCode)).toEqual([0, 0, 0])
+    expect(control.report.checks.map((check) => check.exitCode)).toEqual([0, 0, 0])
   })
 })
 

@@ -57,7 +57,8 @@ export class WorkTreeWatch {
   /** One repository's entries into `state`: `top` is the superproject's, or a submodule's work tree. */
   private async readRepository(repository: string, state: WorkTreeState, superproject: boolean): Promise<void> {
     // A submodule is a gitlink in the index, which no sandboxed command can write (.git is read-only): listed once.
-    const submodules = superproject ? (this.submodules ??= gitlinks(repository)) : gitlinks(repository)
+    if (superproject) this.submodules ??= gitlinks(repository)
+    const submodules = superproject ? this.submodules! : gitlinks(repository)
     const [status, links] = await Promise.all([workTreeStatus(repository), submodules])
     const work: Array<Promise<void>> = []
     for (const [file, code] of parseChanges(status)) {
