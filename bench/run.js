@@ -1148,6 +1148,7 @@ async function workTreeSnapshot() {
     const warm = new WorkTreeWatch(place)
     await warm.read()
     const runs = QUICK ? 5 : 9
+    /** @type {Record<'first' | 'previous' | 'warm', number[]>} */
     const times = {first: [], previous: [], warm: []}
     let listed = 0
     for (let run = 0; run < runs; run++) {
