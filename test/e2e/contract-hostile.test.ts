@@ -61,7 +61,10 @@ async function strictRun(checks: string[], turns: Parameters<MessagesServer['pus
 
 const bash = (command: string, extra: Record<string, unknown> = {}) => reply(toolUse('Bash', {command, ...extra}))
 
-describe('the run ends before the checks begin', () => {
+/** Each case runs wave four times (approve and run, twice): more than the suite's default on a loaded machine. */
+const FOUR_RUNS = {timeout: 120_000}
+
+describe('the run ends before the checks begin', FOUR_RUNS, () => {
   it('a check that loads model-written code which writes outside the scope is a deviation (exit 7); control: code that stays inside', async () => {
     const hostile = "require('fs').mkdirSync('.github/workflows', {recursive: true}); require('fs').writeFileSync('.github/workflows/ci.yml', 'on: push\\n')\n"
     const result = await strictRun(['node src/check.js'], [reply(toolUse('Write', {content: hostile, file_path: 'src/check.js'})), reply('Done.')])
@@ -145,7 +148,7 @@ describe('the run ends before the checks begin', () => {
   })
 })
 
-describe('every change outside the scope is seen', () => {
+describe('every change outside the scope is seen', FOUR_RUNS, () => {
   /** An npm-style runner: node_modules/.bin/runner links to node_modules/runner/cli.sh, which runs the test. */
   function installRunner() {
     write('.gitignore', 'ignored/\nnode_modules/\n')
