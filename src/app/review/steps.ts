@@ -385,6 +385,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       report: stickyReport(outcome.report),
       todos: outcome.todos,
     }
+    // The report is on the comment, within its size limit, before anything is delivered.
+    await sticky.save()
     phase = 'delivery'
     const delivery = await deliver(run.client, run.remote, {
       approver: trigger.actor,
