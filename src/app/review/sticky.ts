@@ -50,6 +50,8 @@ export const stickyStateSchema = z.object({
   model: z.string().optional(),
   name: z.string().regex(PLAN_NAME),
   requestedBy: z.string(),
+  /** The forge's id of the requester: who they are, whatever they are called by the time of an approval. */
+  requestedById: z.number().int().optional(),
   /** Planned versus actual, once the plan ran (outputs' tails shortened: the comment has a size limit). */
   report: runReportSchema.optional(),
   /** The workflow run that last changed the comment. */
