@@ -52,7 +52,7 @@ export function inertMarkdown(text: string, max = 300): string {
   const line = text.replaceAll(/\s+/g, ' ').trim()
   const cut = line.length > max ? `${line.slice(0, max - 1)}…` : line
   return cut
-    .replaceAll(/[\\`*_[\]!#|~:{}$]/g, (char) => `\\${char}`)
+    .replaceAll(/[\\`*_[\]!#|~{}$]|:(?=\/\/)/g, (char) => `\\${char}`)
     .replace(/^([-+=]|\d+(?=[.)]))/, (lead) => (/\d/.test(lead) ? `${lead}\\` : `\\${lead}`))
     .replaceAll(/\bwww\./gi, (www) => `${www.slice(0, 3)}\\.`)
     .replaceAll('&', '&amp;')

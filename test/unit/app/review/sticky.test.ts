@@ -155,7 +155,7 @@ describe("the model's notes in the sticky comment", () => {
       PLAN.toString('utf8'),
     )
     expect(shown).toContain('- Ask @\u200Bmona &lt;\\!-- or not --&gt;?')
-    expect(shown).toContain('**To-do list** (step 1 of 1\\: Pinging @\u200Bmona)\n\n- [ ] (in progress) Ping @\u200Bmona &lt;details&gt;')
+    expect(shown).toContain('**To-do list** (step 1 of 1: Pinging @\u200Bmona)\n\n- [ ] (in progress) Ping @\u200Bmona &lt;details&gt;')
     expect(shown).not.toMatch(/@mona/)
   })
 
