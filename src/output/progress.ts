@@ -212,7 +212,8 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
     result = await work(reporter)
   } catch (error) {
     waiting.end()
-    finish?.(error)
+    // listr shows the failure's message on the task's line: as visible as every other line.
+    finish?.(new Error(visible(scrubSecrets(error instanceof Error ? error.message : String(error)))))
     await rendering?.catch(() => {})
     throw error
   }

@@ -95,7 +95,12 @@ async function job(env: Record<string, string>, payload?: unknown): Promise<RunW
   }
   if (env.WAVE_TASK !== undefined && env.CI_PIPELINE_ID === undefined) {
     // The pipeline as GitLab records it: started, as its variables say, by GITLAB_USER_LOGIN from the web.
-    const started = gitlab.addPipeline({ref: variables.CI_COMMIT_REF_NAME, sha: variables.CI_COMMIT_SHA, source: variables.CI_PIPELINE_SOURCE, user: env.GITLAB_USER_LOGIN})
+    const started = gitlab.addPipeline({
+      ref: variables.CI_COMMIT_REF_NAME,
+      sha: variables.CI_COMMIT_SHA,
+      source: variables.CI_PIPELINE_SOURCE,
+      user: env.GITLAB_USER_LOGIN,
+    })
     variables.CI_PIPELINE_ID = String(started.id)
   }
 
@@ -577,7 +582,12 @@ describe('wave gitlab: duties go by identity, not by names or notes that look un
 
     // Control: mona's own pipeline, its variables as GitLab has it.
     server.push(...planTurns())
-    const planned = await job({GITLAB_USER_ID: String(gitlab.userId('mona')), GITLAB_USER_LOGIN: 'mona', WAVE_ISSUE_IID: '12', WAVE_TASK: 'Add a farewell function'})
+    const planned = await job({
+      GITLAB_USER_ID: String(gitlab.userId('mona')),
+      GITLAB_USER_LOGIN: 'mona',
+      WAVE_ISSUE_IID: '12',
+      WAVE_TASK: 'Add a farewell function',
+    })
     expect(planned.code, planned.stderr).toBe(0)
     expect(stickyOn(ISSUE).body).toContain('| Requested by | @mona |')
   })

@@ -300,7 +300,12 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
         if (!pull) return notFound
         return [
           200,
-          (pull.reviews ?? []).map((review, i) => ({commit_id: pull.head.sha, id: 9000 + i, state: review.state, user: {id: userId(review.user), login: review.user, type: 'User'}})),
+          (pull.reviews ?? []).map((review, i) => ({
+            commit_id: pull.head.sha,
+            id: 9000 + i,
+            state: review.state,
+            user: {id: userId(review.user), login: review.user, type: 'User'},
+          })),
         ]
       },
     ],
