@@ -9,7 +9,7 @@ import {appendFile} from 'node:fs/promises'
 
 import type {AgentEvent, TokenUsage} from '../agent/loop.js'
 import type {FailureDetails} from '../base/errors.js'
-import {markdownTable, visible} from '../base/text.js'
+import {inertMarkdown, markdownTable, visible} from '../base/text.js'
 import {scrubSecrets} from '../base/secrets.js'
 import {type Reporter, withProgress} from './progress.js'
 import {runReportSchema} from '../plans/report.js'
@@ -275,9 +275,10 @@ function failureSummary(command: string, failure: Failure): string {
   const details = failure.details ?? {}
   const rows: Array<[string, string]> = [
     ['Exit code', String(failure.exitCode)],
-    ['Error', failure.message],
+    // An error may quote a plan's check or the model's words: inert text in the summary.
+    ['Error', inertMarkdown(failure.message, 2000)],
   ]
-  if (failure.hint) rows.push(['Hint', failure.hint])
+  if (failure.hint) rows.push(['Hint', inertMarkdown(failure.hint, 2000)])
   for (const key of ['planPath', 'stopReason', 'turns', 'costUsd'] as const) {
     if (details[key] !== undefined && details[key] !== null) rows.push([key, String(details[key])])
   }
