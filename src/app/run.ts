@@ -23,6 +23,7 @@ import {resultRequired, runSession} from './session.js'
 import {displayPath} from '../base/workspace/paths.js'
 import {bindContract, parseContract} from '../plans/contract.js'
 import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
+import {checkOutputPath} from '../plans/checks.js'
 import type {RunReport} from '../plans/report.js'
 
 export interface InlineApproval {
@@ -252,6 +253,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
   const enforcement = new Enforcement({
     checks: {
       onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
+      outputFile: (index) => checkOutputPath(planPath, index),
       root: workspace,
       sandbox: {...record.sandbox, env: session.settings.sandboxEnv},
       signal: options.host.signal,

@@ -6,7 +6,7 @@ import type {PlanOverview} from '../plans/overview.js'
 import type {RevisionDiff} from '../plans/revisions.js'
 import {checkOutcome, checkPassed, fileList, type RunReport} from '../plans/report.js'
 import {describeSandbox} from '../base/process/sandbox.js'
-import {markdownTable} from '../base/text.js'
+import {fencedBlock, markdownTable} from '../base/text.js'
 
 /**
  * The tally line, Terraform's way: `Run complete: 3 changed in scope, 1 outside (docs/x.md), 0
@@ -40,6 +40,28 @@ export function reportMarkdown(report: RunReport): string {
       ? `\n\n| Check | Result | Time |\n|---|---|---|\n${report.checks.map((check) => `| ${code(check.command).replaceAll('|', '\\|')} | ${checkPassed(check) ? '✅' : '❌'} ${checkOutcome(check)} | ${(check.durationMs / 1000).toFixed(1)} s |`).join('\n')}`
       : '\n\n_No checks approved._'
   return `**Planned versus actual**\n\n${markdownTable(rows)}${checks}`
+}
+
+/**
+ * What the failing checks said, for a run that stopped on them (exit 7): each command, how it ended, and
+ * its kept output (head, tail and the lines that look like failures, numbered). '' when none failed.
+ */
+export function failingChecksText(report: RunReport): string {
+  return report.checks
+    .filter((check) => !checkPassed(check))
+    .map(
+      (check) =>
+        `$ ${check.command} (${checkOutcome(check)}${check.outputFile ? `; its whole output: ${check.outputFile}` : ''})\n${check.outputTail || '(no output)'}`,
+    )
+    .join('\n\n')
+}
+
+/** failingChecksText as Markdown, each output in a fence nothing in it can close (a job summary, a comment). */
+export function failingChecksMarkdown(report: RunReport): string {
+  const failing = report.checks.filter((check) => !checkPassed(check))
+  if (failing.length === 0) return ''
+  const blocks = failing.map((check) => `${code(check.command)} ${checkOutcome(check)}:\n\n${fencedBlock(check.outputTail || '(no output)', 'text')}`)
+  return `**What the failing ${failing.length === 1 ? 'check' : 'checks'} said**\n\n${blocks.join('\n\n')}`
 }
 
 /** The approved contract beside the plan (approve -i, the job summary, the sticky comment): scope and checks. */

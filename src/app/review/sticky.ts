@@ -9,7 +9,7 @@ import {z} from 'zod'
 import {EXECUTION_MODES} from '../../policy/modes.js'
 import {fencedBlock, markdownTable} from '../../base/text.js'
 import {formatCost} from '../../output/progress.js'
-import {reportMarkdown} from '../../output/report-view.js'
+import {failingChecksMarkdown, reportMarkdown} from '../../output/report-view.js'
 import {runReportSchema} from '../../plans/report.js'
 import {TODO_STATUSES, todosMarkdown} from '../../tools/notes.js'
 import {PLAN_NAME} from '../../plans/store.js'
@@ -164,14 +164,27 @@ function contractParts(state: StickyState, extras: StickyExtras): string[] {
   const parts: string[] = []
   if (extras.contract) parts.push(extras.contract, '')
   if (state.report) parts.push(reportMarkdown(state.report), '')
+  const said = state.report && state.status === 'failed' ? failingChecksMarkdown(state.report) : ''
+  if (said) parts.push(said, '')
   if (extras.changes && state.status === 'awaiting_approval') parts.push(extras.changes, '')
   return parts
 }
 
-/** A report as the comment keeps it: each check's output cut to its last lines (the workflow's logs have the rest). */
+/**
+ * A report as the comment keeps it (the comment has a size limit, and the workflow's logs and artifact
+ * have the rest): a passing check's output dropped, a failing one's kept output (head, failures, tail)
+ * cut to its first characters, where its header and the failures come.
+ */
 export function stickyReport(report: z.infer<typeof runReportSchema>): z.infer<typeof runReportSchema> {
-  return {...report, checks: report.checks.map((check) => ({...check, outputTail: check.outputTail.split('\n').slice(-15).join('\n').slice(-1500)}))}
+  const kept = (text: string) => (text.length > STICKY_CHECK_CHARS ? `${text.slice(0, STICKY_CHECK_CHARS)}\n[... cut: the job's logs have the rest]` : text)
+  return {
+    ...report,
+    checks: report.checks.map(({outputFile: _file, ...check}) => ({...check, outputTail: check.exitCode === 0 ? '' : kept(check.outputTail)})),
+  }
 }
+
+/** A failing check's kept output in the comment, at most. */
+const STICKY_CHECK_CHARS = 4000
 
 /** The whole body: what it shows, then the hidden block (transport.ts), always last. */
 export const stickyBody = (shown: string, data: string) => `${shown}<!-- wave:data ${data} -->`

@@ -57,8 +57,11 @@ function killGroupsOnExit(): void {
   })
 }
 
-/** Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort. */
-export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
+/**
+ * Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort.
+ * `observe` sees all of the output as it arrives (stdout and stderr interleaved), beyond what is kept.
+ */
+export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal, observe?: (text: string) => void): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
     // timeout kills its children too.
@@ -69,7 +72,14 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
       killGroupsOnExit()
     }
 
-    const output = new OutputCollector(MAX_OUTPUT_CHARS)
+    const collector = new OutputCollector(MAX_OUTPUT_CHARS)
+    const output = {
+      append(text: string) {
+        collector.append(text)
+        if (text) observe?.(text)
+      },
+      text: () => collector.text(),
+    }
     // One decoder per stream: a chunk may end inside a multi-byte character.
     const stdout = new TextDecoder('utf-8')
     const stderr = new TextDecoder('utf-8')
