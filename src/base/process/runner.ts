@@ -25,11 +25,23 @@ export function spawnFor(
   where: {root: string; cwd?: string},
   sandbox: SandboxSettings = DEFAULT_SANDBOX,
 ): {plan: SpawnPlan} | {problem: string} {
-  const request = {command, cwd: where.cwd ?? where.root, env: sandbox.env, network: sandbox.network, root: where.root, tmpSize: sandbox.tmpSize}
+  const request = {
+    command,
+    cwd: where.cwd ?? where.root,
+    env: sandbox.env,
+    network: sandbox.network,
+    proxy: sandbox.proxy,
+    root: where.root,
+    tmpSize: sandbox.tmpSize,
+  }
   if (!sandbox.enabled) return {plan: unsandboxedCommand(request)}
   // Fail closed: without a sandbox the command does not run, and the problem says what fixes that.
   const status = sandboxStatus()
   if (!status.available) return {problem: status.problem}
+  // Hosts allowed but no proxy to reach them through: the command does not run, rather than get all or none of the network silently.
+  if (!sandbox.network && sandbox.networkAllow?.length && !sandbox.proxy) {
+    return {problem: `The network proxy for the allowed hosts (${sandbox.networkAllow.join(', ')}) is not running, so the command cannot reach them.`}
+  }
   return {plan: sandboxedCommand(request, status.bwrap)}
 }
 
