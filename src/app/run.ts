@@ -11,8 +11,8 @@ import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRe
 import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanReference} from '../plans/store.js'
 import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {describeSandbox} from '../base/process/sandbox.js'
-import {assertSandboxForCommands} from './preflight.js'
+import {describeSandbox, type SandboxGrant} from '../base/process/sandbox.js'
+import {assertSandboxForCommands, openSandboxNetwork} from './preflight.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
 import {changedPaths, headOf} from '../base/workspace/git.js'
@@ -30,7 +30,7 @@ export interface InlineApproval {
   mode: ExecutionMode
   allow: string[]
   approver: string
-  sandbox: {enabled: boolean; network: boolean}
+  sandbox: SandboxGrant
 }
 
 export interface RunOptions extends SessionOptions {
@@ -58,7 +58,7 @@ export interface RunOutcome {
   usage: TokenUsage
   stopReason: StopReason
   costUsd: number | null
-  sandbox: {enabled: boolean; network: boolean}
+  sandbox: SandboxGrant
   filesChanged: string[]
   denials: number
   /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
@@ -144,12 +144,18 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   }
 
   session.assertCredentials()
-  const release = await lockPlan(planPath)
+  // The proxy to the approved hosts, before anything runs: one that cannot start refuses the run.
+  const network = await openSandboxNetwork(record.sandbox, (host) => options.host.warn(`A sandboxed command asked for ${host}: refused, not an approved host.`))
+  const release = await lockPlan(planPath).catch(async (error: unknown) => {
+    await network?.close()
+    throw error
+  })
   try {
     if (resumed) await assertStillNewest(planPath, resumed)
-    return await execute(session, options, {current, record, recordPath, resumed, state, text})
+    return await execute(session, options, {current, proxy: network?.directory, record, recordPath, resumed, state, text})
   } finally {
     await release()
+    await network?.close()
   }
 }
 
@@ -217,6 +223,8 @@ interface Prepared {
   record: ApprovalRecord
   state: PlanState | undefined
   current: RepositoryHead | null
+  /** The filtering proxy's socket directory, when the record allows named hosts. */
+  proxy?: string
 }
 
 async function execute(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
@@ -255,7 +263,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
       outputFile: (index) => checkOutputPath(planPath, index),
       root: workspace,
-      sandbox: {...record.sandbox, env: session.settings.sandboxEnv},
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, proxy: prepared.proxy},
       signal: options.host.signal,
     },
     earlier: resumed?.report,
@@ -296,7 +304,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       opening,
       prior: point?.prior,
       // The record decides whether commands are contained; the settings may only name more variables.
-      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, tmpSize: session.settings.sandboxTmpSize},
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, proxy: prepared.proxy, tmpSize: session.settings.sandboxTmpSize},
       transcript: (message) => entry({message}),
     })
     changed = result.changed

@@ -12,7 +12,7 @@ import {endingError} from '../agent/outcome.js'
 import {createPlan, planningEnded} from '../plans/lifecycle.js'
 import {appendTranscript} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {describeSandbox} from '../base/process/sandbox.js'
+import {describeSandbox, type SandboxGrant} from '../base/process/sandbox.js'
 import {assertSandboxForCommands} from './preflight.js'
 import {openSession, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
@@ -27,7 +27,7 @@ export interface TaskOptions extends SessionOptions {
   mode: ExecutionMode
   allow: string[]
   /** `--sandbox` / `--sandbox-network`: for this session's commands and, with --approve, in the record. */
-  sandbox: {enabled: boolean; network: boolean}
+  sandbox: SandboxGrant
   /** `--approve`: a plan the model makes is approved and executed at once, in a fresh context. */
   approve?: InlineApproval
   /** `--verify-retries`, for the run of an approved plan (executePlan's). */
@@ -53,7 +53,7 @@ export type TaskOutcome =
       filesChanged: string[]
       denials: number
       mode: ExecutionMode
-      sandbox: {enabled: boolean; network: boolean}
+      sandbox: SandboxGrant
     } & Tally)
   | ({kind: 'awaiting_approval'; planPath: string; name: string} & Tally)
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}

@@ -8,7 +8,8 @@ import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
 import {ExitCode, WaveError} from '../base/errors.js'
-import {DEFAULT_SANDBOX} from '../base/process/sandbox.js'
+import {DEFAULT_SANDBOX, type SandboxGrant} from '../base/process/sandbox.js'
+import {networkHostProblem} from '../base/process/proxy.js'
 import {type JsonFileOptions, readJsonFile} from '../base/json.js'
 import {type Decision, DECISIONS, decisionRecorded} from './lifecycle.js'
 import {planNameOf, planSidecars} from './store.js'
@@ -167,7 +168,7 @@ export interface DecisionInput {
   task?: string
   repository?: {head: string | null; branch?: string | null; dirty?: boolean} | null
   /** Default: enabled, no network. */
-  sandbox?: {enabled: boolean; network: boolean}
+  sandbox?: SandboxGrant
   /** The contract the run is held to (contract.ts's boundContract); absent, none. */
   scope?: ApprovalRecord['scope']
   verify?: ApprovalRecord['verify']

@@ -34,6 +34,9 @@ export const DEFAULT_TMP_SIZE = 1024 ** 3
 /** The size of the empty directories laid over /run and the other shared ones: nothing needs to write there. */
 const HIDDEN_SIZE = 1024 ** 2
 
+/** What an approval grants commands (the record's `sandbox`): contained or not, and which network. */
+export type SandboxGrant = Pick<SandboxSettings, 'enabled' | 'network' | 'networkAllow'>
+
 export const DEFAULT_SANDBOX: SandboxSettings = {enabled: true, network: false}
 
 export type SandboxStatus = {available: true; bwrap: string} | {available: false; problem: string}
