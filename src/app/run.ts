@@ -8,7 +8,7 @@ import {ExitCode, WaveError} from '../base/errors.js'
 import {endingError} from '../agent/outcome.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
-import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanReference} from '../plans/store.js'
+import {createExclusive, liveLockOwner, planNameOf, planSidecars, plansDir, readPlanFile, resolvePlanReference} from '../plans/store.js'
 import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox, type SandboxGrant} from '../base/process/sandbox.js'
@@ -366,7 +366,9 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     run.report ??= enforcement.report(run.changedFiles)
     if (!(error instanceof WaveError)) throw error
     // Whatever stopped it, the run goes on from where it stopped: the hint says how.
-    const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
+    // By name when the plan is in the plans directory: the name works from any directory, a path may not.
+    const reference = path.dirname(planPath) === plansDir() ? name : planPath
+    const resume = `Continue the run where it stopped: wave run ${reference} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
     const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {
       ...error.details,
       filesChanged: run.changedFiles,

@@ -27,7 +27,7 @@ const cost = z.number().nullable()
 const historySchema = z.object({
   at: z.string(),
   by: z.string().optional(),
-  event: z.enum(['planned', 'changes_requested', 'revised', 'approved', 'rejected', 'ran', 'failed']),
+  event: z.enum(['planned', 'changes_requested', 'revised', 'approved', 'resumed', 'rejected', 'ran', 'failed']),
   sha256: sha256.optional(),
   /** Feedback, a reason, or what failed. */
   text: z.string().optional(),
@@ -48,6 +48,8 @@ export const stickyStateSchema = z.object({
   /** The proposed mode and rules: an approval without --mode / --allow takes them. */
   mode: z.enum(EXECUTION_MODES),
   model: z.string().optional(),
+  /** The hosts the sandbox may reach through wave's proxy: proposed with the plan, then as approved. Absent: none. */
+  networkAllow: z.array(z.string()).optional(),
   name: z.string().regex(PLAN_NAME),
   requestedBy: z.string(),
   /** Planned versus actual, once the plan ran (outputs' tails shortened: the comment has a size limit). */
@@ -219,6 +221,7 @@ function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'r
     [running ? 'Mode' : 'Proposed mode', `\`${state.mode}\``],
     [running ? 'Rules' : 'Proposed rules', state.allow.length > 0 ? state.allow.map((rule) => `\`${rule}\``).join(', ') : 'none'],
   )
+  rows.push([running ? 'Network' : 'Proposed network', state.networkAllow?.length ? `${state.networkAllow.map((host) => `\`${inline(host)}\``).join(', ')} only` : 'none'])
   if (running && approved?.by) rows.push(['Approved by', `@${approved.by}`])
   const costs = [
     state.cost.plan === undefined ? undefined : `planning ${formatCost(state.cost.plan)}`,
@@ -247,14 +250,29 @@ function answersOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): stri
   const approvable = state.sha256 && (state.status === 'awaiting_approval' || (state.status === 'failed' && state.failure?.phase !== 'plan'))
   if (!approvable) return undefined
   const rules = state.allow.length > 0 ? `the rules ${state.allow.map((rule) => `\`${rule}\``).join(', ')}` : 'no extra rules'
+  // A run stopped at its checks or a limit goes on from where it stopped, under the same approval.
+  const stopped = state.status === 'failed' && state.failure?.phase === 'run' && [5, 7].includes(state.failure.exitCode)
+  const resume = stopped
+    ? [
+        `**To continue the run where it stopped** (same approval, its changes and conversation kept by the job's cache), answer with:`,
+        '',
+        '```',
+        `/wave resume ${name}`,
+        '```',
+        '',
+        'Or start over:',
+        '',
+      ]
+    : []
   return [
+    ...resume,
     `**Answer with one of these ${words.comment}s.** To approve and run this version of the plan (in mode \`${state.mode}\` with ${rules}):`,
     '',
     '```',
     `/wave approve ${name} --sha256 ${state.sha256}`,
     '```',
     '',
-    'Add `--mode M` or `--allow RULE` (repeatable) to run it otherwise; rules you give replace the proposed ones.',
+    'Add `--mode M`, `--allow RULE` or `--sandbox-network-allow HOST` (both repeatable) to run it otherwise; rules and hosts you give replace the proposed ones.',
     `To request changes: ${revise}. To reject it: \`/wave reject ${name} <reason>\`.`,
   ].join('\n')
 }
