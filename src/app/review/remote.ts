@@ -93,7 +93,7 @@ export class Remote {
 
   /** Applies a patch changesPatch wrote to the work tree (nothing staged). */
   async applyPatch(file: string): Promise<void> {
-    await this.git(['apply', '--binary', '--whitespace=nowarn', file], {what: 'apply the stopped run\'s changes'})
+    await this.git(['apply', '--binary', '--whitespace=nowarn', file], {what: "apply the stopped run's changes"})
   }
 
   /** Pushes HEAD to `branch` on the remote, fast-forward only. */

@@ -402,7 +402,14 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
   const failure = state.failure
   if (failure?.phase !== 'run' || !RESUMABLE_EXITS.has(failure.exitCode)) {
     const how = failure ? `its ${failure.phase} failed with exit ${failure.exitCode}` : 'it has not run'
-    return refuse(run, trigger, usageError(`Plan ${state.name} has no run to resume: ${how}, and only a run stopped at its checks (exit 7) or a limit (exit 5) goes on.`, `To run it afresh: ${again}`))
+    return refuse(
+      run,
+      trigger,
+      usageError(
+        `Plan ${state.name} has no run to resume: ${how}, and only a run stopped at its checks (exit 7) or a limit (exit 5) goes on.`,
+        `To run it afresh: ${again}`,
+      ),
+    )
   }
 
   const pull = state.thread.pull ? await run.client.changeRequest(state.thread.number) : undefined

@@ -221,7 +221,10 @@ function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'r
     [running ? 'Mode' : 'Proposed mode', `\`${state.mode}\``],
     [running ? 'Rules' : 'Proposed rules', state.allow.length > 0 ? state.allow.map((rule) => `\`${rule}\``).join(', ') : 'none'],
   )
-  rows.push([running ? 'Network' : 'Proposed network', state.networkAllow?.length ? `${state.networkAllow.map((host) => `\`${inline(host)}\``).join(', ')} only` : 'none'])
+  rows.push([
+    running ? 'Network' : 'Proposed network',
+    state.networkAllow?.length ? `${state.networkAllow.map((host) => `\`${inline(host)}\``).join(', ')} only` : 'none',
+  ])
   if (running && approved?.by) rows.push(['Approved by', `@${approved.by}`])
   const costs = [
     state.cost.plan === undefined ? undefined : `planning ${formatCost(state.cost.plan)}`,

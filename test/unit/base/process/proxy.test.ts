@@ -25,7 +25,8 @@ describe('the allowed hosts', () => {
 
   it('are host names, never URLs or patterns', () => {
     for (const good of ['registry.npmjs.org', '*.pythonhosted.org', '127.0.0.1:4873', 'localhost']) expect(networkHostProblem(good)).toBeUndefined()
-    for (const bad of ['https://registry.npmjs.org', 'a.org/path', '*', '*.*', 'a b', '', 'a.org:', 'exa*mple.org']) expect(networkHostProblem(bad)).toBeDefined()
+    for (const bad of ['https://registry.npmjs.org', 'a.org/path', '*', '*.*', 'a b', '', 'a.org:', 'exa*mple.org'])
+      expect(networkHostProblem(bad)).toBeDefined()
   })
 })
 
@@ -57,7 +58,10 @@ describe.skipIf(!sandboxed)('a sandboxed command with hosts allowed', () => {
     rmSync(root, {force: true, recursive: true})
   })
 
-  const run = async (command: string, settings: {proxy?: string; networkAllow?: string[]} = {proxy: proxy.directory, networkAllow: proxy.hosts as string[]}) => {
+  const run = async (
+    command: string,
+    settings: {proxy?: string; networkAllow?: string[]} = {proxy: proxy.directory, networkAllow: proxy.hosts as string[]},
+  ) => {
     const spawn = spawnFor(command, {root}, {enabled: true, network: false, ...settings})
     if ('problem' in spawn) return {code: -1, output: spawn.problem}
     return runCommand(spawn.plan, root, 20_000, new AbortController().signal)
