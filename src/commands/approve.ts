@@ -14,13 +14,14 @@ import {EXECUTION_MODES} from '../policy/policy.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../output/interactive-review.js'
 
 // The run's own model flags, the same definitions, recorded as approved (the record's model section).
-const {effort, 'max-output-tokens': maxOutputTokens, model, thinking} = sessionFlags(1)
-const modelFlags = {effort, 'max-output-tokens': maxOutputTokens, model, thinking}
+const {effort, 'fallback-model': fallbackModel, 'max-output-tokens': maxOutputTokens, model, thinking} = sessionFlags(1)
+const modelFlags = {effort, 'fallback-model': fallbackModel, 'max-output-tokens': maxOutputTokens, model, thinking}
 
 /** The flags that say how an approved plan runs: a rejection or a request for changes approves no run for them to apply to. */
 const RUN_SETTINGS = [
   'allow',
   'effort',
+  'fallback-model',
   'max-output-tokens',
   'mode',
   'model',
@@ -47,7 +48,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
 
 --sandbox-network-allow HOST (repeatable) lets the run's sandboxed commands reach those hosts, and no other, through a filtering proxy wave starts outside the sandbox (recorded, and shown with the decision); --sandbox-network opens all of the network.
 
---model, --effort, --thinking and --max-output-tokens record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
+--model, --effort, --thinking, --max-output-tokens and --fallback-model record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
 
   static examples = [
     '<%= config.bin %> approve gentle-breeze',
@@ -153,7 +154,13 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       decision,
       feedback: review ? review.feedback : (flags['request-changes'] ?? flags.feedback),
       mode: review?.mode ?? flags.mode,
-      model: {effort: flags.effort, maxOutputTokens: flags['max-output-tokens'], model: flags.model, thinking: flags.thinking},
+      model: {
+        effort: flags.effort,
+        fallbackModel: flags['fallback-model'],
+        maxOutputTokens: flags['max-output-tokens'],
+        model: flags.model,
+        thinking: flags.thinking,
+      },
       out: flags.out,
       planBytes: bytes,
       planPath,

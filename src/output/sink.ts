@@ -89,8 +89,21 @@ export interface OutputSink {
   failure(failure: Failure): Promise<void>
 }
 
+/**
+ * What watches a command besides its output (telemetry): told what the sink is told, in the same order.
+ * An observer never changes what is printed, and its own failures stay its own.
+ */
+export interface SessionObserver {
+  start(info: SessionStartInfo): void
+  event(event: AgentEvent): void
+  result(data: Record<string, unknown>): void
+  failure(failure: Failure): void
+}
+
 export interface SinkOptions {
   format: OutputFormat
+  /** Told every session start, event, result and failure (telemetry, when it is on). */
+  observer?: SessionObserver
   /** No progress on stderr. */
   quiet?: boolean
   /** The command, for the job summary of a failure (`wave plan`). */
@@ -120,6 +133,8 @@ const stderr = (text: string) => process.stderr.write(scrubSecrets(text))
 abstract class Sink implements OutputSink {
   abstract readonly format: OutputFormat
   private sessionStarted = false
+  /** The model a session went on with (`--fallback-model`), which the result then names. */
+  private fellBackTo?: string
 
   constructor(protected readonly options: SinkOptions) {}
 
@@ -134,8 +149,10 @@ abstract class Sink implements OutputSink {
     return withProgress(title, {quiet: this.options.quiet}, (progress: Reporter) =>
       work({
         event: (event) => {
+          if (event.type === 'fallback') this.fellBackTo = event.to
           progress.event(event)
           this.emit(streamEventOf(event))
+          this.options.observer?.event(event)
         },
         planMode: (info) => {
           progress.title(`${title} · planning ${info.name}`)
@@ -144,6 +161,7 @@ abstract class Sink implements OutputSink {
         start: (info) => {
           progress.header({command: title, mode: info.mode, model: info.model, name: info.name, sandbox: info.sandbox})
           this.emit({type: 'session_start', ...info})
+          this.options.observer?.start(info)
         },
       }),
     )
@@ -159,11 +177,14 @@ abstract class Sink implements OutputSink {
   }
 
   async result(result: CommandResult): Promise<void> {
+    if (this.fellBackTo) result = {...result, data: {...result.data, fallbackModel: this.fellBackTo}}
+    this.options.observer?.result(result.data)
     if (result.summary) await appendStepSummary(result.summary)
     this.printResult(result)
   }
 
   async failure(failure: Failure): Promise<void> {
+    this.options.observer?.failure(failure)
     // A run stopped on its checks shows what they said (the kept output), whatever the format: the evidence, not only the verdict.
     const report = runReportSchema.safeParse(failure.details?.report)
     const said = report.success ? failingChecksText(report.data) : ''

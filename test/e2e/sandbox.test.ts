@@ -78,6 +78,7 @@ describe('wave doctor', () => {
       'credentials ok',
       'endpoint ok',
       'settings ok',
+      'telemetry skipped',
     ])
     expect(result.stdout).toMatch(/sandbox\s+ok\s+bubblewrap [\d.]+ at \S+\/bwrap starts a sandbox here/)
     expect(result.stdout).toMatch(/network-proxy\s+ok\s+sandboxed commands reach named hosts only through the filtering proxy/)
@@ -111,8 +112,9 @@ describe('wave doctor', () => {
     const output = JSON.parse(result.stdout)
     expect(output).toMatchObject({ok: false, version: 1})
     const byName = Object.fromEntries(output.checks.map((check: {name: string}) => [check.name, check]))
-    expect(Object.keys(byName)).toEqual(['sandbox', 'network-proxy', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings'])
+    expect(Object.keys(byName)).toEqual(['sandbox', 'network-proxy', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings', 'telemetry'])
     expect(byName['network-proxy']).toMatchObject({required: false, status: 'skip'})
+    expect(byName.telemetry).toMatchObject({required: false, status: 'skip'})
     expect(byName.sandbox).toMatchObject({required: true, status: 'fail'})
     expect(byName.sandbox.detail).toMatch(FIX)
     expect(byName['shell-grammar']).toMatchObject({required: true, status: 'pass'})
