@@ -8,6 +8,8 @@ import https from 'node:https'
 import {performance} from 'node:perf_hooks'
 
 import {sandboxStatus} from '../base/process/sandbox.js'
+import {type NetworkProxy, RELAY_PORT, startNetworkProxy} from '../base/process/proxy.js'
+import {runCommand, spawnFor} from '../base/process/runner.js'
 import {checkShellGrammar} from '../policy/shell.js'
 import {assertCloudSettings, chooseProvider, type Provider, providerFrom} from '../model/providers.js'
 import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from '../config/settings.js'
@@ -16,7 +18,7 @@ import {telemetryTarget} from '../output/telemetry/recorder.js'
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
 
 export interface Check {
-  name: 'sandbox' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings' | 'telemetry'
+  name: 'sandbox' | 'network-proxy' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings' | 'telemetry'
   status: CheckStatus
   /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
   required: boolean
@@ -48,6 +50,7 @@ export async function runDoctorChecks(options: DoctorOptions = {}): Promise<{ok:
   const provider = settings instanceof Error ? undefined : settings.provider
   const checks = [
     sandboxCheck(),
+    await networkProxyCheck(),
     await shellGrammarCheck(),
     providerCheck(provider),
     credentialsCheck(provider),
@@ -77,6 +80,36 @@ function sandboxCheck(): Check {
   if (!status.available) return {detail: status.problem, name: 'sandbox', required: true, status: 'fail'}
   const version = spawnSync(status.bwrap, ['--version'], {encoding: 'utf8', timeout: 5000}).stdout?.trim()
   return {detail: `${version || 'bubblewrap'} at ${status.bwrap} starts a sandbox here`, name: 'sandbox', required: true, status: 'pass'}
+}
+
+/**
+ * Whether an approval's `--sandbox-network-allow` can work here: the proxy starts, a sandbox reaches it
+ * through its relay, and it refuses a host not allowed (all offline: nothing leaves the machine). Not
+ * required: only approvals naming hosts need it, and such a run refuses to start without it.
+ */
+async function networkProxyCheck(): Promise<Check> {
+  const check = (status: CheckStatus, detail: string): Check => ({detail, name: 'network-proxy', required: false, status})
+  if (!sandboxStatus().available) return check('skip', 'no sandbox: see the sandbox check')
+  let proxy: NetworkProxy
+  try {
+    proxy = await startNetworkProxy(['allowed.wave-doctor.invalid'])
+  } catch (error) {
+    return check('fail', `the proxy for --sandbox-network-allow cannot start: ${(error as Error).message}`)
+  }
+
+  try {
+    const root = process.cwd()
+    // Raw HTTP over bash's /dev/tcp: no client program needed, and no name is resolved anywhere.
+    const ask = `exec 3<>/dev/tcp/127.0.0.1/${RELAY_PORT} && printf 'CONNECT refused.wave-doctor.invalid:443 HTTP/1.1\r\nHost: refused.wave-doctor.invalid:443\r\n\r\n' >&3 && head -c 12 <&3`
+    const spawn = spawnFor(ask, {root}, {enabled: true, network: false, networkAllow: [...proxy.hosts], proxy: proxy.directory})
+    if ('problem' in spawn) return check('fail', spawn.problem)
+    const result = await runCommand(spawn.plan, root, 10_000, AbortSignal.timeout(15_000))
+    if (result.output.startsWith('HTTP/1.1 403'))
+      return check('pass', 'sandboxed commands reach named hosts only through the filtering proxy (a host not allowed was refused)')
+    return check('fail', `a sandbox could not reach the filtering proxy: ${result.output.trim().split('\n').at(-1) || `exit ${result.code}`}`)
+  } finally {
+    await proxy.close()
+  }
 }
 
 /** Whether Bash rules can be read: the shell grammar (a WebAssembly file of the install) loads. */

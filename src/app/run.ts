@@ -8,11 +8,11 @@ import {ExitCode, WaveError} from '../base/errors.js'
 import {endingError} from '../agent/outcome.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
-import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanReference} from '../plans/store.js'
+import {createExclusive, liveLockOwner, planNameOf, planSidecars, plansDir, readPlanFile, resolvePlanReference} from '../plans/store.js'
 import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {describeSandbox} from '../base/process/sandbox.js'
-import {assertSandboxForCommands} from '../base/process/runner.js'
+import {describeSandbox, type SandboxGrant} from '../base/process/sandbox.js'
+import {assertSandboxForCommands, openSandboxNetwork} from '../base/process/runner.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
 import {changedPaths, headOf} from '../base/workspace/git.js'
@@ -23,13 +23,14 @@ import {resultRequired, runSession} from './session.js'
 import {displayPath} from '../base/workspace/paths.js'
 import {bindContract, parseContract} from '../plans/contract.js'
 import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
+import {checkOutputPath} from '../plans/checks.js'
 import type {RunReport} from '../plans/report.js'
 
 export interface InlineApproval {
   mode: ExecutionMode
   allow: string[]
   approver: string
-  sandbox: {enabled: boolean; network: boolean}
+  sandbox: SandboxGrant
 }
 
 export interface RunOptions extends SessionOptions {
@@ -57,7 +58,7 @@ export interface RunOutcome {
   usage: TokenUsage
   stopReason: StopReason
   costUsd: number | null
-  sandbox: {enabled: boolean; network: boolean}
+  sandbox: SandboxGrant
   filesChanged: string[]
   denials: number
   /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
@@ -149,12 +150,18 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   }
 
   session.assertCredentials()
-  const release = await lockPlan(planPath)
+  // The proxy to the approved hosts, before anything runs: one that cannot start refuses the run.
+  const network = await openSandboxNetwork(record.sandbox, (host) => options.host.warn(`A sandboxed command asked for ${host}: refused, not an approved host.`))
+  const release = await lockPlan(planPath).catch(async (error: unknown) => {
+    await network?.close()
+    throw error
+  })
   try {
     if (resumed) await assertStillNewest(planPath, resumed)
-    return await execute(session, options, {current, record, recordPath, resumed, state, text})
+    return await execute(session, options, {current, proxy: network?.directory, record, recordPath, resumed, state, text})
   } finally {
     await release()
+    await network?.close()
   }
 }
 
@@ -222,6 +229,8 @@ interface Prepared {
   record: ApprovalRecord
   state: PlanState | undefined
   current: RepositoryHead | null
+  /** The filtering proxy's socket directory, when the record allows named hosts. */
+  proxy?: string
 }
 
 async function execute(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
@@ -258,8 +267,9 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
   const enforcement = new Enforcement({
     checks: {
       onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
+      outputFile: (index) => checkOutputPath(planPath, index),
       root: workspace,
-      sandbox: {...record.sandbox, env: session.settings.sandboxEnv},
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, proxy: prepared.proxy},
       signal: options.host.signal,
     },
     earlier: resumed?.report,
@@ -301,7 +311,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       opening,
       prior: point?.prior,
       // The record decides whether commands are contained; the settings may only name more variables.
-      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, tmpSize: session.settings.sandboxTmpSize},
+      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, proxy: prepared.proxy, tmpSize: session.settings.sandboxTmpSize},
       transcript: (message) => entry({message}),
     })
     changed = result.changed
@@ -363,7 +373,9 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     run.report ??= enforcement.report(run.changedFiles)
     if (!(error instanceof WaveError)) throw error
     // Whatever stopped it, the run goes on from where it stopped: the hint says how.
-    const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
+    // By name when the plan is in the plans directory: the name works from any directory, a path may not.
+    const reference = path.dirname(planPath) === plansDir() ? name : planPath
+    const resume = `Continue the run where it stopped: wave run ${reference} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
     const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {
       ...error.details,
       filesChanged: run.changedFiles,

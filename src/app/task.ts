@@ -12,7 +12,7 @@ import {endingError, type SessionTotals} from '../agent/outcome.js'
 import {createPlan, planningEnded} from '../plans/lifecycle.js'
 import {appendTranscript} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {describeSandbox} from '../base/process/sandbox.js'
+import {describeSandbox, type SandboxGrant} from '../base/process/sandbox.js'
 import {assertSandboxForCommands} from '../base/process/runner.js'
 import {openSession, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason} from '../agent/loop.js'
@@ -27,7 +27,7 @@ interface TaskOptions extends SessionOptions {
   mode: ExecutionMode
   allow: string[]
   /** `--sandbox` / `--sandbox-network`: for this session's commands and, with --approve, in the record. */
-  sandbox: {enabled: boolean; network: boolean}
+  sandbox: SandboxGrant
   /** `--approve`: a plan the model makes is approved and executed at once, in a fresh context. */
   approve?: InlineApproval
   /** `--verify-retries`, for the run of an approved plan (executePlan's). */
@@ -51,7 +51,7 @@ export type TaskOutcome =
       filesChanged: string[]
       denials: number
       mode: ExecutionMode
-      sandbox: {enabled: boolean; network: boolean}
+      sandbox: SandboxGrant
     } & TaskTotals)
   | ({kind: 'awaiting_approval'; planPath: string; name: string} & TaskTotals)
   | {kind: 'executed'; planPath: string; name: string; planning: TaskTotals; run: RunOutcome}

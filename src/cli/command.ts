@@ -10,6 +10,8 @@ import {mcpConfigServers} from '../config/settings.js'
 import type {SessionHost, SessionOptions} from '../app/context.js'
 import {EFFORTS, type Effort, parseThinking, type ThinkingSetting} from '../model/reasoning.js'
 import {scrubSecrets} from '../base/secrets.js'
+import {networkHostProblem} from '../base/process/proxy.js'
+import type {SandboxGrant} from '../base/process/sandbox.js'
 import type {CommandShape} from './usage-errors.js'
 
 export const outputFormatFlag = Flags.option({
@@ -84,23 +86,38 @@ interface SessionFlagValues {
   thinking?: ThinkingSetting
 }
 
-/** `--sandbox on|off` and `--sandbox-network`: how an approved run's commands are contained (approve, run --approve, run --task). */
+/** `--sandbox on|off`, `--sandbox-network` and `--sandbox-network-allow`: how an approved run's commands are contained (approve, run --approve, run --task). */
 export const sandboxFlags = {
   sandbox: Flags.option({
     default: 'on',
     description: "Run the plan's commands in the OS sandbox; off runs them unsandboxed (recorded, and shown wherever the run is)",
     options: ['on', 'off'] as const,
   })(),
-  'sandbox-network': Flags.boolean({description: 'Let sandboxed commands use the network (all of it: there is no per-domain filter)'}),
+  'sandbox-network': Flags.boolean({
+    description: 'Let sandboxed commands use all of the network (--sandbox-network-allow opens it to named hosts only)',
+    exclusive: ['sandbox-network-allow'],
+  }),
+  'sandbox-network-allow': Flags.string({
+    description: "Let sandboxed commands reach this host (and no other) through wave's filtering proxy, e.g. registry.npmjs.org; repeatable",
+    exclusive: ['sandbox-network'],
+    multiple: true,
+  }),
 }
 
-/** The sandbox the flags ask for; `--sandbox-network` with `--sandbox off` is a usage error. */
-export function sandboxFrom(flags: {sandbox?: 'off' | 'on'; 'sandbox-network'?: boolean}): {enabled: boolean; network: boolean} {
-  if (flags.sandbox === 'off' && flags['sandbox-network']) {
-    throw usageError('--sandbox-network applies only to sandboxed commands; with --sandbox off nothing restricts the network.')
+/** The sandbox the flags ask for; a network flag with `--sandbox off`, or a host that is no host name, is a usage error. */
+export function sandboxFrom(flags: {sandbox?: 'off' | 'on'; 'sandbox-network'?: boolean; 'sandbox-network-allow'?: string[]}): SandboxGrant {
+  const hosts = flags['sandbox-network-allow'] ?? []
+  if (flags.sandbox === 'off' && (flags['sandbox-network'] || hosts.length > 0)) {
+    const flag = flags['sandbox-network'] ? '--sandbox-network' : '--sandbox-network-allow'
+    throw usageError(`${flag} applies only to sandboxed commands; with --sandbox off nothing restricts the network.`)
   }
 
-  return {enabled: flags.sandbox !== 'off', network: flags['sandbox-network'] === true}
+  for (const host of hosts) {
+    const problem = networkHostProblem(host)
+    if (problem) throw usageError(`--sandbox-network-allow ${problem}.`)
+  }
+
+  return {enabled: flags.sandbox !== 'off', network: flags['sandbox-network'] === true, ...(hosts.length > 0 ? {networkAllow: [...new Set(hosts)]} : {})}
 }
 
 /**

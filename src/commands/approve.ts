@@ -28,6 +28,7 @@ const RUN_SETTINGS = [
   'no-verify',
   'sandbox',
   'sandbox-network',
+  'sandbox-network-allow',
   'scope',
   'scope-enforce',
   'thinking',
@@ -45,6 +46,8 @@ The record, <plan>.approval.json beside the plan (or --out), binds the plan's sh
 
 It binds the plan's contract too: the paths of its ## Scope section (the run may change only those: --scope-enforce warn reports a change outside them, strict refuses it) and the commands of its ## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and --verify replace the plan's lists; --no-verify approves no checks.
 
+--sandbox-network-allow HOST (repeatable) lets the run's sandboxed commands reach those hosts, and no other, through a filtering proxy wave starts outside the sandbox (recorded, and shown with the decision); --sandbox-network opens all of the network.
+
 --model, --effort, --thinking, --max-output-tokens and --fallback-model record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
 
   static examples = [
@@ -55,6 +58,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     '<%= config.bin %> approve "$PLAN" --interactive',
     '<%= config.bin %> approve "$PLAN" --scope "src/**" --scope test --scope-enforce strict --verify "npm test"',
     '<%= config.bin %> approve "$PLAN" --effort low --thinking off',
+    '<%= config.bin %> approve "$PLAN" --verify "npm ci && npm test" --sandbox-network-allow registry.npmjs.org',
   ]
 
   static flags = {

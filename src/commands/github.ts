@@ -37,6 +37,10 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
     remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
     ...dutyFlags(GITHUB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
+    'sandbox-network-allow': Flags.string({
+      description: `A host the plan's sandboxed commands may reach through wave's filtering proxy, proposed with every plan; /wave approve --sandbox-network-allow names others; repeatable ($WAVE_GITHUB_SANDBOX_NETWORK_ALLOW, separated by spaces or commas; default none)`,
+      multiple: true,
+    }),
   }
 
   async run(): Promise<void> {

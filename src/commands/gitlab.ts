@@ -37,6 +37,10 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
     remote: Flags.string({description: "The project's git remote, a name or URL ($WAVE_GITLAB_REMOTE; default $CI_PROJECT_URL.git)"}),
     ...dutyFlags(GITLAB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITLAB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
+    'sandbox-network-allow': Flags.string({
+      description: `A host the plan's sandboxed commands may reach through wave's filtering proxy, proposed with every plan; /wave approve --sandbox-network-allow names others; repeatable ($WAVE_GITLAB_SANDBOX_NETWORK_ALLOW, separated by spaces or commas; default none)`,
+      multiple: true,
+    }),
   }
 
   async run(): Promise<void> {

@@ -42,6 +42,28 @@ export function reportMarkdown(report: RunReport): string {
   return `**Planned versus actual**\n\n${markdownTable(rows)}${checks}`
 }
 
+/**
+ * What the failing checks said, for a run that stopped on them (exit 7): each command, how it ended, and
+ * its kept output (head, tail and the lines that look like failures, numbered). '' when none failed.
+ */
+export function failingChecksText(report: RunReport): string {
+  return report.checks
+    .filter((check) => !checkPassed(check))
+    .map(
+      (check) =>
+        `$ ${check.command} (${checkOutcome(check)}${check.outputFile ? `; its whole output: ${check.outputFile}` : ''})\n${check.outputTail || '(no output)'}`,
+    )
+    .join('\n\n')
+}
+
+/** failingChecksText as Markdown, each output in a fence nothing in it can close (a job summary, a comment). */
+export function failingChecksMarkdown(report: RunReport): string {
+  const failing = report.checks.filter((check) => !checkPassed(check))
+  if (failing.length === 0) return ''
+  const blocks = failing.map((check) => `${code(check.command)} ${checkOutcome(check)}:\n\n${fencedBlock(check.outputTail || '(no output)', 'text')}`)
+  return `**What the failing ${failing.length === 1 ? 'check' : 'checks'} said**\n\n${blocks.join('\n\n')}`
+}
+
 /** The approved contract beside the plan (approve -i, the job summary, the sticky comment): scope and checks. */
 export function contractMarkdown(record: {scope?: {paths: string[]; enforce: string}; verify?: Array<{command: string}>}): string {
   const scope = record.scope

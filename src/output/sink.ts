@@ -13,7 +13,7 @@ import {inertMarkdown, markdownTable, visible} from '../base/text.js'
 import {scrubSecrets} from '../base/secrets.js'
 import {type Reporter, withProgress} from './progress.js'
 import {runReportSchema} from '../plans/report.js'
-import {reportMarkdown, reportTally} from './report-view.js'
+import {failingChecksMarkdown, failingChecksText, reportMarkdown, reportTally} from './report-view.js'
 
 export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
@@ -191,7 +191,10 @@ abstract class Sink implements OutputSink {
 
   async failure(failure: Failure): Promise<void> {
     this.options.observer?.failure(failure)
-    stderr(`Error: ${failure.message}\n${failure.hint ? `Hint: ${failure.hint}\n` : ''}`)
+    // A run stopped on its checks shows what they said (the kept output), whatever the format: the evidence, not only the verdict.
+    const report = runReportSchema.safeParse(failure.details?.report)
+    const said = report.success ? failingChecksText(report.data) : ''
+    stderr(`${said ? `${said}\n\n` : ''}Error: ${failure.message}\n${failure.hint ? `Hint: ${failure.hint}\n` : ''}`)
     // A session that failed still tells the CI job what happened, in its summary.
     if (this.sessionStarted) await appendStepSummary(failureSummary(this.options.command, failure))
     this.printFailure(failure)
@@ -305,5 +308,6 @@ function failureSummary(command: string, failure: Failure): string {
   }
 
   const report = runReportSchema.safeParse(details.report)
-  return `## wave ${command}: failed\n\n${markdownTable(rows)}${report.success ? `\n\n${reportMarkdown(report.data)}` : ''}`
+  const said = report.success ? failingChecksMarkdown(report.data) : ''
+  return `## wave ${command}: failed\n\n${markdownTable(rows)}${report.success ? `\n\n${reportMarkdown(report.data)}` : ''}${said ? `\n\n${said}` : ''}`
 }

@@ -8,7 +8,8 @@ import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
 import {ExitCode, WaveError} from '../base/errors.js'
-import {DEFAULT_SANDBOX} from '../base/process/sandbox.js'
+import {DEFAULT_SANDBOX, type SandboxGrant} from '../base/process/sandbox.js'
+import {networkHostProblem} from '../base/process/proxy.js'
 import {type JsonFileOptions, readJsonFile} from '../base/json.js'
 import {type Decision, DECISIONS, decisionRecorded} from './lifecycle.js'
 import {planNameOf, planSidecars} from './store.js'
@@ -39,11 +40,22 @@ const historyEntrySchema = z.object({
  * The OS sandbox the run's commands get (src/base/process/sandbox.ts). A record without it means on, with
  * no network: running unsandboxed is only ever asked for, and then recorded.
  */
-const sandboxSchema = z.object({
-  enabled: z.boolean().default(true),
-  /** All or nothing: there is no per-domain filter. Applies only when `enabled`. */
-  network: z.boolean().default(false),
-})
+const sandboxSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** All of the network. Applies only when `enabled`. */
+    network: z.boolean().default(false),
+    /**
+     * The only hosts commands may reach (`--sandbox-network-allow`), through wave's filtering proxy
+     * (base/process/proxy.ts): a host name or address, `*.` for its subdomains, `:port` for one port.
+     */
+    networkAllow: z
+      .array(z.string().refine((host) => networkHostProblem(host) === undefined, {message: 'a network host is a host name such as registry.npmjs.org'}))
+      .optional(),
+  })
+  .refine((sandbox) => !(sandbox.networkAllow?.length && (sandbox.network || !sandbox.enabled)), {
+    message: 'networkAllow names the hosts of a sandbox without the whole network: not with network true or enabled false',
+  })
 
 /** A scope path as the record holds it: relative to the workspace root, never climbing out of it. */
 const scopePath = z
@@ -169,7 +181,7 @@ interface DecisionInput {
   task?: string
   repository?: {head: string | null; branch?: string | null; dirty?: boolean} | null
   /** Default: enabled, no network. */
-  sandbox?: {enabled: boolean; network: boolean}
+  sandbox?: SandboxGrant
   /** The contract the run is held to (contract.ts's boundContract); absent, none. */
   scope?: ApprovalRecord['scope']
   verify?: ApprovalRecord['verify']

@@ -13,7 +13,13 @@ const checkSchema = z.object({
   command: z.string(),
   durationMs: z.number(),
   exitCode: z.number().nullable(),
+  /**
+   * The kept output (checks.ts, evidence.ts): its head, its tail and the lines that look like failures,
+   * numbered, within a cap. Named for what it held before (its last 4,000 characters): records keep it.
+   */
   outputTail: z.string(),
+  /** The file holding the whole output, beside the plan's transcript (the newest round's). */
+  outputFile: z.string().optional(),
 })
 
 const denialSchema = z.object({

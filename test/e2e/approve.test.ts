@@ -70,6 +70,27 @@ describe('wave approve', () => {
     expect(record.allow).toEqual(['Bash(npm test:*)', 'WebFetch(domain:example.com)'])
   })
 
+  it('records --sandbox-network-allow hosts and shows them with the decision; refuses them with --sandbox off or --sandbox-network, or a URL', async () => {
+    const planPath = writePlan()
+    const result = await wave(['approve', planPath, '--sandbox-network-allow', 'registry.npmjs.org', '--sandbox-network-allow', '*.pythonhosted.org'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(readJson(recordPathOf(planPath)).sandbox).toEqual({enabled: true, network: false, networkAllow: ['registry.npmjs.org', '*.pythonhosted.org']})
+    expect(result.stderr).toContain('sandbox on, network to registry.npmjs.org, *.pythonhosted.org only')
+
+    for (const args of [
+      ['--sandbox', 'off', '--sandbox-network-allow', 'registry.npmjs.org'],
+      ['--sandbox-network', '--sandbox-network-allow', 'registry.npmjs.org'],
+      ['--sandbox-network-allow', 'https://registry.npmjs.org/'],
+    ]) {
+      const refused = await wave(['approve', planPath, ...args])
+      expect(refused.code, args.join(' ')).toBe(2)
+      expect(refused.stderr.trim().split('\n')[0]).toMatch(/^Error: .*(--sandbox-network|not a host name)/)
+    }
+
+    // Control: the record of the first approval stands.
+    expect(readJson(recordPathOf(planPath)).sandbox.networkAllow).toEqual(['registry.npmjs.org', '*.pythonhosted.org'])
+  })
+
   it('takes the approver from --approver, else GITHUB_ACTOR, else git user.name', async () => {
     const planPath = writePlan()
     await wave(['approve', planPath, '--approver', 'alice'], {GITHUB_ACTOR: 'octocat'})

@@ -93,7 +93,7 @@ describe.concurrent('wave run --resume', () => {
 
     expect(stopped.code).toBe(143)
     expect(stopped.stderr).toContain('Error: Interrupted by SIGTERM.')
-    expect(hintOf(stopped.stderr)).toContain(`wave run ${planPath} --resume`)
+    expect(hintOf(stopped.stderr)).toContain(`wave run ${path.basename(planPath, '.md')} --resume`)
     const interrupted = readJson(sidecar(planPath, '.state.json'))
     expect(interrupted.runs).toHaveLength(1)
     expect(interrupted.runs[0]).toMatchObject({exitCode: 143, turns: 2})
@@ -166,7 +166,7 @@ describe.concurrent('wave run --resume', () => {
     server.push(reply(toolUse('LS', {path: '.'})))
     const first = await wave(['run', planPath, '--max-turns', '1'])
     expect(first.code).toBe(5)
-    expect(hintOf(first.stderr)).toMatch(new RegExp(`Raise --max-turns.*wave run ${planPath} --resume`))
+    expect(hintOf(first.stderr)).toMatch(new RegExp(`Raise --max-turns.*wave run ${path.basename(planPath, '.md')} --resume`))
 
     // The same limit again: the run has used it up, so no request is made.
     const same = await wave(['run', planPath, '--resume', '--max-turns', '1'])

@@ -72,6 +72,7 @@ describe('wave doctor', () => {
     expect(lines[0]).toMatch(/^CHECK\s+RESULT\s+DETAIL$/)
     expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual([
       'sandbox ok',
+      'network-proxy ok',
       'shell-grammar ok',
       'provider ok',
       'credentials ok',
@@ -80,6 +81,7 @@ describe('wave doctor', () => {
       'telemetry skipped',
     ])
     expect(result.stdout).toMatch(/sandbox\s+ok\s+bubblewrap [\d.]+ at \S+\/bwrap starts a sandbox here/)
+    expect(result.stdout).toMatch(/network-proxy\s+ok\s+sandboxed commands reach named hosts only through the filtering proxy/)
     expect(result.stdout).toContain('ANTHROPIC_API_KEY is set (value not shown)')
     expect(result.stdout).toContain(`${endpointUrl} accepted the credentials (HTTP 200, listing models)`)
     expect(result.stdout + result.stderr).not.toContain(TEST_API_KEY)
@@ -110,7 +112,8 @@ describe('wave doctor', () => {
     const output = JSON.parse(result.stdout)
     expect(output).toMatchObject({ok: false, version: 1})
     const byName = Object.fromEntries(output.checks.map((check: {name: string}) => [check.name, check]))
-    expect(Object.keys(byName)).toEqual(['sandbox', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings', 'telemetry'])
+    expect(Object.keys(byName)).toEqual(['sandbox', 'network-proxy', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings', 'telemetry'])
+    expect(byName['network-proxy']).toMatchObject({required: false, status: 'skip'})
     expect(byName.telemetry).toMatchObject({required: false, status: 'skip'})
     expect(byName.sandbox).toMatchObject({required: true, status: 'fail'})
     expect(byName.sandbox.detail).toMatch(FIX)

@@ -4,17 +4,21 @@
  * feedback, a reason) is passed on as it was written.
  *
  *   /wave plan <task, may span lines>
- *   /wave approve [<plan>] [--sha256 HEX] [--mode M] [--allow RULE]...
+ *   /wave approve [<plan>] [--sha256 HEX] [--mode M] [--allow RULE]... [--sandbox-network-allow HOST]...
+ *   /wave resume [<plan>]
  *   /wave request-changes [<plan>] <feedback, may span lines>
  *   /wave reject [<plan>] [reason]
  *   /wave help
  */
+import {networkHostProblem} from '../../base/process/proxy.js'
 import {ruleSchema} from '../../policy/policy.js'
 import {EXECUTION_MODES, type ExecutionMode} from '../../policy/modes.js'
 
 type WaveComment =
   | {command: 'plan'; task: string}
-  | {command: 'approve'; plan?: string; sha256?: string; mode?: ExecutionMode; allow?: string[]}
+  | {command: 'approve'; plan?: string; sha256?: string; mode?: ExecutionMode; allow?: string[]; networkAllow?: string[]}
+  /** Go on with a run that stopped at its checks (exit 7) or a limit (exit 5), under the same approval. */
+  | {command: 'resume'; plan?: string}
   /** `text` may start with the plan's name: only the thread knows its plans, so the caller splits it (planNamed). */
   | {command: 'request-changes'; text: string}
   | {command: 'reject'; text: string}
@@ -22,7 +26,8 @@ type WaveComment =
 
 export const COMMAND_HELP = [
   '/wave plan <task>',
-  '/wave approve [<plan>] [--sha256 <hex>] [--mode default|acceptEdits|bypassPermissions] [--allow RULE]...',
+  '/wave approve [<plan>] [--sha256 <hex>] [--mode default|acceptEdits|bypassPermissions] [--allow RULE]... [--sandbox-network-allow HOST]...',
+  '/wave resume [<plan>]',
   '/wave request-changes [<plan>] <what to change>',
   '/wave reject [<plan>] [reason]',
 ].join('\n')
@@ -59,6 +64,12 @@ export function parseWaveComment(body: string): WaveComment {
       return parseApprove(tokenize(rest.split('\n')[0]))
     }
 
+    case 'resume': {
+      const words = tokenize(rest.split('\n')[0])
+      if (words.length > 1 || words[0]?.startsWith('--')) throw new CommentSyntaxError('/wave resume takes at most a plan name: /wave resume [<plan>]')
+      return {command: 'resume', plan: words[0]}
+    }
+
     case 'request-changes': {
       const feedback = rest.trim()
       if (!feedback) throw new CommentSyntaxError('/wave request-changes needs feedback: /wave request-changes <what to change>')
@@ -70,13 +81,13 @@ export function parseWaveComment(body: string): WaveComment {
     }
 
     default: {
-      throw new CommentSyntaxError(`Unknown command /wave ${word.slice(0, 40)}: wave knows plan, approve, request-changes, reject and help.`)
+      throw new CommentSyntaxError(`Unknown command /wave ${word.slice(0, 40)}: wave knows plan, approve, resume, request-changes, reject and help.`)
     }
   }
 }
 
 function parseApprove(tokens: string[]): WaveComment {
-  const approve: {command: 'approve'; plan?: string; sha256?: string; mode?: ExecutionMode; allow?: string[]} = {command: 'approve'}
+  const approve: Extract<WaveComment, {command: 'approve'}> = {command: 'approve'}
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]
     if (!token.startsWith('--')) {
@@ -88,8 +99,8 @@ function parseApprove(tokens: string[]): WaveComment {
     const equals = token.indexOf('=')
     const flag = equals === -1 ? token : token.slice(0, equals)
     const value = equals === -1 ? tokens[++i] : token.slice(equals + 1)
-    if (!['--allow', '--mode', '--sha256'].includes(flag)) {
-      throw new CommentSyntaxError(`Unknown option ${flag.slice(0, 40)}: /wave approve takes --sha256, --mode and --allow.`)
+    if (!['--allow', '--mode', '--sha256', '--sandbox-network-allow'].includes(flag)) {
+      throw new CommentSyntaxError(`Unknown option ${flag.slice(0, 40)}: /wave approve takes --sha256, --mode, --allow and --sandbox-network-allow.`)
     }
 
     if (value === undefined || value === '') throw new CommentSyntaxError(`${flag} needs a value.`)
@@ -103,6 +114,10 @@ function parseApprove(tokens: string[]): WaveComment {
       const rule = ruleSchema.safeParse(value)
       if (!rule.success) throw new CommentSyntaxError(`--allow ${value.slice(0, 80)}: ${rule.error.issues[0].message}`)
       approve.allow = [...(approve.allow ?? []), value]
+    } else if (flag === '--sandbox-network-allow') {
+      const problem = networkHostProblem(value)
+      if (problem) throw new CommentSyntaxError(`--sandbox-network-allow ${problem}.`)
+      approve.networkAllow = [...new Set([...(approve.networkAllow ?? []), value])]
     } else {
       if (!new RegExp(`^[0-9a-f]{${MIN_SHA_PREFIX},64}$`, 'i').test(value)) {
         throw new CommentSyntaxError(`--sha256 takes the plan's sha256 as wave shows it beside the plan (at least ${MIN_SHA_PREFIX} hex digits).`)

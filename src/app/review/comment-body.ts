@@ -10,7 +10,7 @@ import {z} from 'zod'
 import {EXECUTION_MODES} from '../../policy/modes.js'
 import {cappedList, fencedBlock, inertMarkdown, markdownTable} from '../../base/text.js'
 import {formatCost} from '../../output/progress.js'
-import {reportMarkdown} from '../../output/report-view.js'
+import {failingChecksMarkdown, reportMarkdown} from '../../output/report-view.js'
 import {runReportSchema} from '../../plans/report.js'
 import {NOTES_SHOWN, TODO_STATUSES, todosMarkdown} from '../../tools/notes.js'
 import {PLAN_NAME} from '../../plans/store.js'
@@ -28,7 +28,7 @@ const cost = z.number().nullable()
 const historySchema = z.object({
   at: z.string(),
   by: z.string().optional(),
-  event: z.enum(['planned', 'changes_requested', 'revised', 'approved', 'rejected', 'ran', 'failed']),
+  event: z.enum(['planned', 'changes_requested', 'revised', 'approved', 'resumed', 'rejected', 'ran', 'failed']),
   sha256: sha256.optional(),
   /** Feedback, a reason, or what failed. */
   text: z.string().optional(),
@@ -49,6 +49,8 @@ export const stickyStateSchema = z.object({
   /** The proposed mode and rules: an approval without --mode / --allow takes them. */
   mode: z.enum(EXECUTION_MODES),
   model: z.string().optional(),
+  /** The hosts the sandbox may reach through wave's proxy: proposed with the plan, then as approved. Absent: none. */
+  networkAllow: z.array(z.string()).optional(),
   name: z.string().regex(PLAN_NAME),
   requestedBy: z.string(),
   /** The forge's id of the requester: who they are, whatever they are called by the time of an approval. */
@@ -174,13 +176,23 @@ function contractParts(state: StickyState, extras: StickyExtras): string[] {
   const parts: string[] = []
   if (extras.contract) parts.push(extras.contract, '')
   if (state.report) parts.push(reportMarkdown(state.report), '')
+  const said = state.report && state.status === 'failed' ? failingChecksMarkdown(state.report) : ''
+  if (said) parts.push(said, '')
   if (extras.changes && state.status === 'awaiting_approval') parts.push(extras.changes, '')
   return parts
 }
 
-/** A report as the comment keeps it: each check's output cut to its last lines (the workflow's logs have the rest). */
+/**
+ * A report as the comment keeps it (the comment has a size limit, and the workflow's logs and artifact
+ * have the rest): a passing check's output dropped, a failing one's kept output (head, failures, tail)
+ * cut to its first characters, where its header and the failures come.
+ */
 export function stickyReport(report: z.infer<typeof runReportSchema>): z.infer<typeof runReportSchema> {
-  return {...report, checks: report.checks.map((check) => ({...check, outputTail: check.outputTail.split('\n').slice(-15).join('\n').slice(-1500)}))}
+  const kept = (text: string) => (text.length > STICKY_CHECK_CHARS ? `${text.slice(0, STICKY_CHECK_CHARS)}\n[... cut: the job's logs have the rest]` : text)
+  return {
+    ...report,
+    checks: report.checks.map(({outputFile: _file, ...check}) => ({...check, outputTail: check.exitCode === 0 ? '' : kept(check.outputTail)})),
+  }
 }
 
 /**
@@ -200,6 +212,9 @@ export function cappedNotes(state: StickyState): StickyState {
     todos: state.todos?.slice(0, NOTES_SHOWN.items).map((todo) => ({...todo, activeForm: cut(todo.activeForm), content: cut(todo.content)})),
   }
 }
+
+/** A failing check's kept output in the comment, at most. */
+const STICKY_CHECK_CHARS = 4000
 
 /** The whole body: what it shows, then the hidden block (transport.ts), always last. */
 export const stickyBody = (shown: string, data: string) => `${shown}<!-- wave:data ${data} -->`
@@ -234,6 +249,10 @@ function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'r
     [running ? 'Mode' : 'Proposed mode', `\`${state.mode}\``],
     [running ? 'Rules' : 'Proposed rules', state.allow.length > 0 ? state.allow.map((rule) => `\`${rule}\``).join(', ') : 'none'],
   )
+  rows.push([
+    running ? 'Network' : 'Proposed network',
+    state.networkAllow?.length ? `${state.networkAllow.map((host) => `\`${inline(host)}\``).join(', ')} only` : 'none',
+  ])
   if (running && approved?.by) rows.push(['Approved by', `@${approved.by}`])
   const costs = [
     state.cost.plan === undefined ? undefined : `planning ${formatCost(state.cost.plan)}`,
@@ -262,14 +281,29 @@ function answersOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): stri
   const approvable = state.sha256 && (state.status === 'awaiting_approval' || (state.status === 'failed' && state.failure?.phase !== 'plan'))
   if (!approvable) return undefined
   const rules = state.allow.length > 0 ? `the rules ${state.allow.map((rule) => `\`${rule}\``).join(', ')}` : 'no extra rules'
+  // A run stopped at its checks or a limit goes on from where it stopped, under the same approval.
+  const stopped = state.status === 'failed' && state.failure?.phase === 'run' && [5, 7].includes(state.failure.exitCode)
+  const resume = stopped
+    ? [
+        `**To continue the run where it stopped** (same approval, its changes and conversation kept by the job's cache), answer with:`,
+        '',
+        '```',
+        `/wave resume ${name}`,
+        '```',
+        '',
+        'Or start over:',
+        '',
+      ]
+    : []
   return [
+    ...resume,
     `**Answer with one of these ${words.comment}s.** To approve and run this version of the plan (in mode \`${state.mode}\` with ${rules}):`,
     '',
     '```',
     `/wave approve ${name} --sha256 ${state.sha256}`,
     '```',
     '',
-    'Add `--mode M` or `--allow RULE` (repeatable) to run it otherwise; rules you give replace the proposed ones.',
+    'Add `--mode M`, `--allow RULE` or `--sandbox-network-allow HOST` (both repeatable) to run it otherwise; rules and hosts you give replace the proposed ones.',
     `To request changes: ${revise}. To reject it: \`/wave reject ${name} <reason>\`.`,
   ].join('\n')
 }

@@ -7,7 +7,7 @@
 import {usageError} from '../../base/errors.js'
 import {COMMAND_HELP} from './commands.js'
 import type {Intent} from './intent.js'
-import {approve, plan, reject, reply, requestChanges, type ReviewOutcome, type ReviewRun} from './steps.js'
+import {approve, plan, reject, reply, requestChanges, resume, type ReviewOutcome, type ReviewRun} from './steps.js'
 
 interface ReviewEvent {
   /** The event's name, for the outcome. */
@@ -56,6 +56,10 @@ export async function handleReview({event, intent, prepare}: ReviewEvent): Promi
 
     case 'reject': {
       return reject(run, intent)
+    }
+
+    case 'resume': {
+      return resume(run, intent)
     }
   }
 }

@@ -22,7 +22,8 @@ export type Intent =
   | {kind: 'invalid'; trigger: Trigger; message: string}
   | {kind: 'help'; trigger: Trigger}
   | {kind: 'plan'; trigger: Trigger; task: string; dispatch?: {issue?: number; pull?: number}}
-  | {kind: 'approve'; trigger: Trigger; plan?: string; sha256?: string; mode?: ExecutionMode; allow?: string[]}
+  | {kind: 'approve'; trigger: Trigger; plan?: string; sha256?: string; mode?: ExecutionMode; allow?: string[]; networkAllow?: string[]}
+  | {kind: 'resume'; trigger: Trigger; plan?: string}
   | {kind: 'request-changes'; trigger: Trigger; text: string}
   | {kind: 'reject'; trigger: Trigger; text: string}
 
@@ -40,7 +41,19 @@ export function commentIntent(body: string, trigger: Trigger): Intent {
       }
 
       case 'approve': {
-        return {allow: command.allow, kind: 'approve', mode: command.mode, plan: command.plan, sha256: command.sha256, trigger}
+        return {
+          allow: command.allow,
+          kind: 'approve',
+          mode: command.mode,
+          networkAllow: command.networkAllow,
+          plan: command.plan,
+          sha256: command.sha256,
+          trigger,
+        }
+      }
+
+      case 'resume': {
+        return {kind: 'resume', plan: command.plan, trigger}
       }
 
       default: {

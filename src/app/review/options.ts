@@ -3,6 +3,7 @@
  * counts as unset, as an Action input or CI variable left empty does), else the default.
  */
 import {usageError} from '../../base/errors.js'
+import {networkHostProblem} from '../../base/process/proxy.js'
 import {ruleSchema} from '../../policy/policy.js'
 
 export const given = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim())
@@ -32,6 +33,16 @@ export function optionReader<F extends object>(flags: F, env: NodeJS.ProcessEnv)
       }
 
       return rules
+    },
+    /** Hosts the sandbox may reach: the flags given, else the variable's, separated by white space or commas; each checked (exit 2). */
+    hosts(flagged: string[] | undefined, variable: string): string[] {
+      const hosts = flagged?.length ? flagged : (given(env[variable]) ?? '').split(/[\s,]+/).filter(Boolean)
+      for (const host of hosts) {
+        const problem = networkHostProblem(host)
+        if (problem) throw usageError(`${variable}: ${problem}.`)
+      }
+
+      return [...new Set(hosts)]
     },
   }
 }

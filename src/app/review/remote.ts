@@ -80,6 +80,22 @@ export class Remote {
     return this.git(['rev-parse', 'HEAD'], {what: 'read the new commit'})
   }
 
+  /**
+   * The workspace's changes against HEAD as a binary patch, untracked files included (ignored ones not),
+   * through a throwaway index: what a stopped run leaves for the job that resumes it (carryover.ts).
+   */
+  async changesPatch(scratch: string): Promise<string> {
+    const env = {GIT_INDEX_FILE: scratch}
+    await this.git(['read-tree', 'HEAD'], {env, what: 'read HEAD into a scratch index'})
+    await this.git(['add', '--all'], {env, what: 'list the changes'})
+    return this.git(['diff', '--cached', '--binary', 'HEAD'], {env, trim: false, what: 'write the changes as a patch'})
+  }
+
+  /** Applies a patch changesPatch wrote to the work tree (nothing staged). */
+  async applyPatch(file: string): Promise<void> {
+    await this.git(['apply', '--binary', '--whitespace=nowarn', file], {what: "apply the stopped run's changes"})
+  }
+
   /** Pushes HEAD to `branch` on the remote, fast-forward only. */
   async push(branch: string): Promise<void> {
     await this.git(['push', '--quiet', this.options.name, `HEAD:refs/heads/${branch}`], {authenticated: true, what: `push to ${branch}`})
@@ -99,10 +115,13 @@ export class Remote {
     return name && email ? {email, name} : (this.options.identity ?? FALLBACK_IDENTITY)
   }
 
-  private async git(args: string[], options: {what: string; authenticated?: boolean; input?: string}): Promise<string> {
+  private async git(
+    args: string[],
+    options: {what: string; authenticated?: boolean; input?: string; env?: Record<string, string>; trim?: boolean},
+  ): Promise<string> {
     // Hardened (git-safety.ts): no program the repository's config names runs, and git gets no
     // credential but, for the commands that reach the remote, the token's header.
-    const env = await safeGitEnvironment(this.options.workspace)
+    const env = {...(await safeGitEnvironment(this.options.workspace)), ...options.env}
     if (options.authenticated) Object.assign(env, this.authEnvironment(env))
     const remote = this.options.name
     const transport = ['-c', `remote.${remote}.uploadpack=git-upload-pack`, '-c', `remote.${remote}.receivepack=git-receive-pack`]
@@ -110,7 +129,7 @@ export class Remote {
       const child = run('git', [...SAFE_GIT_ARGS, ...transport, ...args], {cwd: this.options.workspace, encoding: 'utf8', env, maxBuffer: 16 * 1024 * 1024})
       if (options.input !== undefined) child.child.stdin?.end(options.input)
       const {stdout} = await child
-      return stdout.trim()
+      return options.trim === false ? stdout : stdout.trim()
     } catch (error) {
       const stderr = String((error as {stderr?: unknown}).stderr ?? '').trim()
       const detail = (

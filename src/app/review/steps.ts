@@ -20,7 +20,8 @@ import type {SessionHost} from '../session.js'
 import {planNamed} from './commands.js'
 import {deliver, type Delivery, type PrDelivery} from './delivery.js'
 import {assertDuties, type Duties} from './duties.js'
-import type {Forge, Thread} from './forge.js'
+import type {ChangeRequest, Forge, Thread} from './forge.js'
+import {keepStoppedRun, keptRun} from './carryover.js'
 import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
@@ -39,6 +40,8 @@ export interface ReviewOptions {
   prDelivery: PrDelivery
   /** Whether the run's commands get the OS sandbox (recorded in the approval). */
   sandbox: boolean
+  /** The hosts the sandbox may reach through wave's filtering proxy, proposed with every plan; an approval can name others. Empty: none. */
+  networkAllow: string[]
 }
 
 /** Everything a step needs, made once per event (handler.ts). */
@@ -90,6 +93,7 @@ export type ContractShown = Pick<BoundContract, 'scope' | 'verify'>
 type PlanIntent = Extract<Intent, {kind: 'plan'}>
 type ApproveIntent = Extract<Intent, {kind: 'approve'}>
 type TextIntent = Extract<Intent, {kind: 'request-changes' | 'reject'}>
+type ResumeIntent = Extract<Intent, {kind: 'resume'}>
 
 // ------------------------------------------------------------------------------------------------ plan
 
@@ -117,6 +121,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
             history: [],
             mode: run.options.mode,
             model: info.model,
+            networkAllow: run.options.sandbox && run.options.networkAllow.length > 0 ? run.options.networkAllow : undefined,
             name: info.name!,
             requestedBy: intent.trigger.actor,
             requestedById: intent.trigger.actorId,
@@ -344,6 +349,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
 
   const mode = intent.mode ?? state.mode
   const allow = intent.allow ?? state.allow
+  // The hosts the sandbox may reach: the approval's, else the ones proposed with the plan (none by default).
+  const networkAllow = run.options.sandbox ? (intent.networkAllow ?? state.networkAllow ?? []) : []
   const sticky = PlanComment.of(run.client, found)
   sticky.state = {
     ...state,
@@ -352,14 +359,13 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     failure: undefined,
     history: [...state.history, {at: now(), by: trigger.actor, event: 'approved', sha256: state.sha256, url: trigger.comment!.url}],
     mode,
+    networkAllow: networkAllow.length > 0 ? networkAllow : undefined,
     runUrl: run.runUrl,
     status: 'running',
   }
   // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
   const contract = showContract(sticky, bindContract(await parseContract(planBytes.toString('utf8'))))
-  const meter = costMeter()
-  let phase: 'run' | 'delivery' = 'run'
-  try {
+  return carryOut(run, {approvedBy: trigger.actor, contract, found, pull, sticky, trigger}, async () => {
     await checkout(run, state.commit, state.thread)
     const planPath = await materializePlan({plan: planBytes, state}, {model: run.model ?? 'unknown', workspace: run.workspace})
     await writeDecision({
@@ -372,16 +378,120 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       planBytes,
       planPath,
       repository: {branch: null, dirty: false, head: state.commit},
-      sandbox: {enabled: run.options.sandbox, network: false},
+      sandbox: {enabled: run.options.sandbox, network: false, ...(networkAllow.length > 0 ? {networkAllow} : {})},
       task: state.task,
     })
     await sticky.save()
-    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
-      executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
+    return {planPath, resume: false}
+  })
+}
+
+// ------------------------------------------------------------------------------------------------ resume
+
+/**
+ * `/wave resume [<plan>]`: a run that stopped at its checks (exit 7) or a limit (exit 5) goes on, under
+ * the approval it ran with, from what the recipe kept of it (carryover.ts: the plans directory, restored
+ * from a cache keyed by the plan's sha256, with the run's changes as a patch). The person asking must be
+ * one who may approve; without the kept state the reply says so, and how to start over.
+ */
+export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<ReviewOutcome> {
+  const {trigger} = intent
+  const plans = await plansOf(run.client, trigger.thread!, run.author)
+  const found = await pick(run, trigger, plans, intent.plan, ['failed'], 'to resume')
+  const {state} = found
+  const again = `/wave approve ${state.name}${state.sha256 ? ` --sha256 ${state.sha256}` : ''}`
+  const failure = state.failure
+  if (failure?.phase !== 'run' || !RESUMABLE_EXITS.has(failure.exitCode)) {
+    const how = failure ? `its ${failure.phase} failed with exit ${failure.exitCode}` : 'it has not run'
+    return refuse(
+      run,
+      trigger,
+      usageError(
+        `Plan ${state.name} has no run to resume: ${how}, and only a run stopped at its checks (exit 7) or a limit (exit 5) goes on.`,
+        `To run it afresh: ${again}`,
+      ),
+    )
+  }
+
+  const pull = state.thread.pull ? await run.client.changeRequest(state.thread.number) : undefined
+  try {
+    await assertDuties(run.duties, run.client, {actor: {id: trigger.actorId, login: trigger.actor}, author: run.author, pull, state})
+  } catch (error) {
+    return refuse(run, trigger, error as WaveError)
+  }
+
+  const kept = await keptRun(state.name, state.sha256)
+  if ('missing' in kept) {
+    return refuse(
+      run,
+      trigger,
+      usageError(
+        `Nothing of plan ${state.name}'s stopped run was kept for this job (${kept.missing}), so it cannot go on from where it stopped.`,
+        `The recipe keeps a stopped run's state in a cache keyed by the plan's sha256 (docs/ci). To start over: ${again}`,
+      ),
+    )
+  }
+
+  const sticky = PlanComment.of(run.client, found)
+  sticky.state = {
+    ...state,
+    delivery: undefined,
+    failure: undefined,
+    history: [...state.history, {at: now(), by: trigger.actor, event: 'resumed', sha256: state.sha256, url: trigger.comment?.url}],
+    runUrl: run.runUrl,
+    status: 'running',
+  }
+  const contract = showContract(sticky, bindContract(await parseContract(kept.text)))
+  const approvedBy = [...state.history].reverse().find((entry) => entry.event === 'approved')?.by ?? trigger.actor
+  return carryOut(run, {approvedBy, contract, found, pull, sticky, trigger}, async () => {
+    await checkout(run, state.commit, state.thread)
+    if (kept.patch) await run.remote.applyPatch(kept.patch)
+    await sticky.save()
+    return {planPath: kept.planPath, resume: true}
+  })
+}
+
+/** The exits a run can go on from: its checks still failing (7), a limit reached (5). */
+const RESUMABLE_EXITS = new Set<number>([ExitCode.unmet, ExitCode.limit])
+
+interface CarryOut {
+  trigger: Trigger
+  found: PlanOnForge
+  sticky: PlanComment
+  pull?: ChangeRequest
+  contract: ContractShown
+  /** Who approved the run (a resume keeps the approval it goes on under). */
+  approvedBy: string
+}
+
+/**
+ * Runs an approved plan (or goes on with its stopped run) and delivers what it changed; on failure the
+ * comment says why, and a run stopped at its checks or a limit keeps its changes for `/wave resume`.
+ */
+async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{planPath: string; resume: boolean}>): Promise<ReviewOutcome> {
+  const {found, pull, sticky, trigger} = ctx
+  const {state} = found
+  const sameRepository = pull?.head.sameRepository === true
+  const meter = costMeter()
+  let phase: 'run' | 'delivery' = 'run'
+  let planPath: string | undefined
+  try {
+    const prepared = await prepare()
+    planPath = prepared.planPath
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: ${prepared.resume ? 'resume' : 'run'}`, (host) =>
+      executePlan({
+        allowStale: false,
+        cwd: run.workspace,
+        host: meter.watch(host),
+        maxTurns: run.maxTurns ?? 60,
+        model: run.model,
+        planPath: prepared.planPath,
+        resume: prepared.resume,
+      }),
     )
     sticky.state = {
       ...sticky.state,
-      cost: {...sticky.state.cost, run: meter.cost()},
+      cost: {...sticky.state.cost, run: addCost(prepared.resume ? state.cost.run : undefined, meter.cost())},
       questions: outcome.questions.map((q) => q.question),
       report: stickyReport(outcome.report),
       todos: outcome.todos,
@@ -390,9 +500,9 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     await sticky.save()
     phase = 'delivery'
     const delivery = await deliver(run.client, run.remote, {
-      approver: trigger.actor,
+      approver: ctx.approvedBy,
       files: outcome.filesChanged,
-      links: {approval: trigger.comment!.url, plan: sticky.url ?? found.comment.url},
+      links: {approval: trigger.comment?.url ?? sticky.url ?? found.comment.url, plan: sticky.url ?? found.comment.url},
       prDelivery: run.options.prDelivery,
       pull: pull && {baseRef: pull.base.ref, headRef: pull.head.ref, number: pull.number, sameRepository},
       state: sticky.state,
@@ -409,14 +519,24 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
         ? `pushed ${delivery.commit.slice(0, 12)} to ${delivery.branch}`
         : `opened ${delivery.url}`
       : 'no file changed'
-    return {...outcomeOf(run, 'ran', `Ran ${state.name}, approved by @${trigger.actor}: ${what}.`, sticky, contract), delivery: delivery ?? null}
+    const ran = prepared.resume ? `Resumed ${state.name} for @${trigger.actor} and finished it` : `Ran ${state.name}, approved by @${trigger.actor}`
+    return {...outcomeOf(run, 'ran', `${ran}: ${what}.`, sticky, ctx.contract), delivery: delivery ?? null}
   } catch (error) {
     if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
     // A run that did not meet its checks (exit 7) shows what it did: the report is the failure's detail.
     const report = error instanceof WaveError ? runReportSchema.safeParse(error.details?.report) : undefined
     if (report?.success && phase === 'run') sticky.state = {...sticky.state, report: stickyReport(report.data)}
-    await sticky.fail(phase, error).catch(() => {})
-    throw error
+    let failed = error
+    if (error instanceof WaveError && phase === 'run' && RESUMABLE_EXITS.has(error.exitCode) && planPath) {
+      // What the next job goes on from: the run's changes beside its plan, kept by the recipe's cache.
+      // Not kept (a git failure): /wave resume then says nothing was kept, and how to start over.
+      await keepStoppedRun(run.remote, planPath).catch(() => {})
+      // The hint that works where this is read (the comment, the job's summary): the comment command, not the CLI's.
+      failed = new WaveError(error.message, error.exitCode, `Continue the run where it stopped: answer with /wave resume ${state.name}.`, error.details)
+    }
+
+    await sticky.fail(phase, failed).catch(() => {})
+    throw failed
   }
 }
 
@@ -466,7 +586,7 @@ async function pick(
     trigger,
     usageError(
       `Several plans in this thread could be meant (${open.map((p) => p.state.name).join(', ')}): name one.`,
-      `For example: /wave ${purpose === 'to approve' ? 'approve' : purpose === 'to reject' ? 'reject' : 'request-changes'} ${open[0].state.name} ...`,
+      `For example: /wave ${purpose === 'to approve' ? 'approve' : purpose === 'to reject' ? 'reject' : purpose === 'to resume' ? 'resume' : 'request-changes'} ${open[0].state.name} ...`,
     ),
   )
 }

@@ -8,7 +8,26 @@
 import {spawn} from 'node:child_process'
 
 import {usageError} from '../errors.js'
-import {DEFAULT_SANDBOX, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from './sandbox.js'
+import {type NetworkProxy, startNetworkProxy} from './proxy.js'
+import {DEFAULT_SANDBOX, type SandboxGrant, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from './sandbox.js'
+
+/**
+ * The filtering proxy for an approval that opens the sandbox's network to named hosts only, started
+ * before the run's first command; undefined when the approval names none. A proxy that cannot start
+ * refuses the run (exit 2): the network is never opened instead.
+ */
+export async function openSandboxNetwork(grant: SandboxGrant, onRefused?: (host: string) => void): Promise<NetworkProxy | undefined> {
+  const hosts = grant.networkAllow ?? []
+  if (!grant.enabled || grant.network || hosts.length === 0) return undefined
+  try {
+    return await startNetworkProxy(hosts, onRefused)
+  } catch (error) {
+    throw usageError(
+      `The approval lets commands reach ${hosts.join(', ')} through wave's network proxy, and the proxy cannot start here, so the run does not start: ${(error as Error).message}.`,
+      'wave doctor checks the proxy; the network is never opened without it.',
+    )
+  }
+}
 
 /** After SIGTERM, how long the process group gets to exit before SIGKILL. */
 const KILL_GRACE_MS = 2000
@@ -27,11 +46,23 @@ export function spawnFor(
   where: {root: string; cwd?: string},
   sandbox: SandboxSettings = DEFAULT_SANDBOX,
 ): {plan: SpawnPlan} | {problem: string} {
-  const request = {command, cwd: where.cwd ?? where.root, env: sandbox.env, network: sandbox.network, root: where.root, tmpSize: sandbox.tmpSize}
+  const request = {
+    command,
+    cwd: where.cwd ?? where.root,
+    env: sandbox.env,
+    network: sandbox.network,
+    proxy: sandbox.proxy,
+    root: where.root,
+    tmpSize: sandbox.tmpSize,
+  }
   if (!sandbox.enabled) return {plan: unsandboxedCommand(request)}
   // Fail closed: without a sandbox the command does not run, and the problem says what fixes that.
   const status = sandboxStatus()
   if (!status.available) return {problem: status.problem}
+  // Hosts allowed but no proxy to reach them through: the command does not run, rather than get all or none of the network silently.
+  if (!sandbox.network && sandbox.networkAllow?.length && !sandbox.proxy) {
+    return {problem: `The network proxy for the allowed hosts (${sandbox.networkAllow.join(', ')}) is not running, so the command cannot reach them.`}
+  }
   return {plan: sandboxedCommand(request, status.bwrap)}
 }
 
@@ -90,8 +121,11 @@ function killGroupsOnExit(): void {
   })
 }
 
-/** Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort. */
-export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
+/**
+ * Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort.
+ * `observe` sees all of the output as it arrives (stdout and stderr interleaved), beyond what is kept.
+ */
+export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal, observe?: (text: string) => void): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
     // timeout kills its children too.
@@ -102,7 +136,14 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
       killGroupsOnExit()
     }
 
-    const output = new OutputCollector(MAX_OUTPUT_CHARS)
+    const collector = new OutputCollector(MAX_OUTPUT_CHARS)
+    const output = {
+      append(text: string) {
+        collector.append(text)
+        if (text) observe?.(text)
+      },
+      text: () => collector.text(),
+    }
     // One decoder per stream: a chunk may end inside a multi-byte character.
     const stdout = new TextDecoder('utf-8')
     const stderr = new TextDecoder('utf-8')

@@ -10,13 +10,19 @@ import {accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, 
 import {homedir} from 'node:os'
 import path from 'node:path'
 
+import {PROXY_SOCKET, RELAY_PORT, RELAY_SOURCE} from './proxy.js'
 import {looksSecret} from '../workspace/git-safety.js'
 import {isInside} from '../workspace/paths.js'
 
 /** What a session allows: absent means enabled with no network (fail closed). */
 export interface SandboxSettings {
   enabled: boolean
+  /** All of the network. */
   network: boolean
+  /** The only hosts commands may reach, through wave's filtering proxy (proxy.ts); empty or absent, none. */
+  networkAllow?: string[]
+  /** The running proxy's socket directory for `networkAllow` (startNetworkProxy); without it, such a command does not run. */
+  proxy?: string
   /** Further environment variables commands may see (settings' `sandbox.env`). */
   env?: string[]
   /** The size of the private /tmp (and $HOME) in bytes (settings' `sandbox.tmpSize`); DEFAULT_TMP_SIZE when absent. */
@@ -27,6 +33,9 @@ export interface SandboxSettings {
 export const DEFAULT_TMP_SIZE = 1024 ** 3
 /** The size of the empty directories laid over /run and the other shared ones: nothing needs to write there. */
 const HIDDEN_SIZE = 1024 ** 2
+
+/** What an approval grants commands (the record's `sandbox`): contained or not, and which network. */
+export type SandboxGrant = Pick<SandboxSettings, 'enabled' | 'network' | 'networkAllow'>
 
 export const DEFAULT_SANDBOX: SandboxSettings = {enabled: true, network: false}
 
@@ -46,6 +55,8 @@ export interface CommandRequest {
   /** The workspace root, as a real path: the one writable tree. */
   root: string
   network: boolean
+  /** The directory of the filtering proxy's socket: commands reach the allowed hosts through it, and nothing else. */
+  proxy?: string
   /** Names (or `PREFIX_*` patterns) from settings' `sandbox.env`. */
   env?: string[]
   /** Bytes for the private /tmp and $HOME (DEFAULT_TMP_SIZE when absent). */
@@ -139,13 +150,28 @@ export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnP
     if (real && isInside(root, real)) args.push('--ro-bind', real, real)
   }
 
-  args.push('--chdir', request.cwd, '--', SHELL, '-c', request.command)
+  const extra: Record<string, string> = {HOME: home}
+  let command = [SHELL, '-c', request.command]
+  if (request.proxy && !request.network) {
+    // The network stays unshared: the proxy's socket is bound in, and a relay (the node running wave,
+    // bound in too in case it lives under a hidden directory) serves it on the sandbox's own loopback,
+    // then runs the command. Every client that honours HTTP(S)_PROXY goes through it; nothing else gets out.
+    args.push('--ro-bind', request.proxy, PROXY_DIRECTORY, '--ro-bind', process.execPath, process.execPath)
+    command = [process.execPath, '-e', RELAY_SOURCE, '--', path.join(PROXY_DIRECTORY, PROXY_SOCKET), String(RELAY_PORT), ...command]
+    const proxy = `http://127.0.0.1:${RELAY_PORT}`
+    Object.assign(extra, {HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: '', no_proxy: ''})
+  }
+
+  args.push('--chdir', request.cwd, '--', ...command)
   // The environment goes to bwrap as its own, not through --clearenv/--setenv: values on the command
   // line would be readable by every process on the machine (ps). bwrap passes it on unchanged.
   // bash starts bwrap once it has closed every descriptor but 0-2: those wave inherited (a CI runner's
   // socket or pipe, not close-on-exec) would otherwise reach the command, through the sandbox's walls.
-  return {args: ['-c', CLOSE_INHERITED, 'wave-sandbox', bwrap, ...args], env: commandEnvironment(request.env, {HOME: home}), file: SHELL}
+  return {args: ['-c', CLOSE_INHERITED, 'wave-sandbox', bwrap, ...args], env: commandEnvironment(request.env, extra), file: SHELL}
 }
+
+/** Where the proxy's socket directory appears inside the sandbox (over the empty /run). */
+const PROXY_DIRECTORY = '/run/wave-proxy'
 
 /** Empty directories made to stand where `.git` or `.wave` was missing, removed at exit if still empty. */
 const placeholders = new Set<string>()
@@ -352,8 +378,9 @@ function isPlainDirectory(dir: string): boolean {
   }
 }
 
-/** How a run's sandbox reads wherever it is shown: "sandbox on", "sandbox on, network on", "sandbox OFF". */
-export function describeSandbox(sandbox: {enabled: boolean; network: boolean}): string {
+/** How a run's sandbox reads wherever it is shown: "sandbox on", "sandbox on, network on", "sandbox on, network to a.org, b.org only", "sandbox OFF". */
+export function describeSandbox(sandbox: {enabled: boolean; network: boolean; networkAllow?: readonly string[]}): string {
   if (!sandbox.enabled) return 'sandbox OFF (commands run unsandboxed)'
-  return sandbox.network ? 'sandbox on, network on' : 'sandbox on'
+  if (sandbox.network) return 'sandbox on, network on'
+  return sandbox.networkAllow?.length ? `sandbox on, network to ${sandbox.networkAllow.join(', ')} only` : 'sandbox on'
 }

@@ -68,6 +68,7 @@ export interface GitHubFlags {
   'pr-delivery'?: string
   remote?: string
   sandbox?: string
+  'sandbox-network-allow'?: string[]
 }
 
 interface GitHubOptions {
@@ -84,6 +85,8 @@ interface GitHubOptions {
   remote: string
   /** Whether the run's commands get the OS sandbox (recorded in the approval). */
   sandbox: boolean
+  /** Hosts the sandbox may reach through wave's filtering proxy, proposed with every plan. */
+  networkAllow: string[]
   /** Who wave's own comments are by when the token cannot say (a GITHUB_TOKEN cannot): only its comments are plans. */
   botLogin: string
 }
@@ -101,6 +104,7 @@ export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = proce
     mode: oneOf(pick('mode', 'WAVE_GITHUB_MODE', 'acceptEdits'), EXECUTION_MODES, 'The default mode'),
     prDelivery: oneOf(pick('pr-delivery', 'WAVE_GITHUB_PR_DELIVERY', 'push'), PR_DELIVERIES, 'The pull request delivery'),
     remote: pick('remote', 'WAVE_GITHUB_REMOTE', 'origin'),
+    networkAllow: read.hosts(flags['sandbox-network-allow'], 'WAVE_GITHUB_SANDBOX_NETWORK_ALLOW'),
     sandbox: oneOf(pick('sandbox', 'WAVE_GITHUB_SANDBOX', 'on'), ['on', 'off'] as const, 'The sandbox setting') === 'on',
   }
 }

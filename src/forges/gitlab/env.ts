@@ -102,6 +102,7 @@ export interface GitLabFlags {
   'mr-delivery'?: string
   remote?: string
   sandbox?: string
+  'sandbox-network-allow'?: string[]
 }
 
 interface GitLabOptions extends ReviewOptions {
@@ -114,7 +115,7 @@ interface GitLabOptions extends ReviewOptions {
 export const MR_DELIVERIES = ['push', 'merge-request'] as const
 
 export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = process.env): GitLabOptions {
-  const {allow: rules, oneOf, pick} = optionReader(flags, env)
+  const {allow: rules, hosts, oneOf, pick} = optionReader(flags, env)
   const allow = rules(flags.allow, 'WAVE_GITLAB_ALLOW')
   const delivery = oneOf(pick('mr-delivery', 'WAVE_GITLAB_MR_DELIVERY') ?? 'push', MR_DELIVERIES, 'The merge request delivery')
   // The checkout's origin carries the job token (CI_REPOSITORY_URL), which may not push: the project's
@@ -126,6 +127,7 @@ export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = proce
     mode: oneOf(pick('mode', 'WAVE_GITLAB_MODE') ?? 'acceptEdits', EXECUTION_MODES, 'The default mode') as ExecutionMode,
     prDelivery: (delivery === 'push' ? 'push' : 'pull-request') satisfies PrDelivery,
     remote: pick('remote', 'WAVE_GITLAB_REMOTE') ?? (projectUrl ? `${projectUrl.replace(/\/+$/, '')}.git` : 'origin'),
+    networkAllow: hosts(flags['sandbox-network-allow'], 'WAVE_GITLAB_SANDBOX_NETWORK_ALLOW'),
     sandbox: oneOf(pick('sandbox', 'WAVE_GITLAB_SANDBOX') ?? 'on', ['on', 'off'] as const, 'The sandbox setting') === 'on',
   }
 }

@@ -354,6 +354,7 @@ describe('the Action (action.yml)', () => {
       mode: 'bypassPermissions',
       'pr-delivery': 'pull-request',
       sandbox: 'off',
+      'sandbox-network-allow': 'registry.npmjs.org, *.pythonhosted.org',
     }
     const env = Object.fromEntries(
       Object.entries(waveStep.env ?? {}).map(([name, value]) => [
@@ -366,6 +367,7 @@ describe('the Action (action.yml)', () => {
       label: 'wave-please',
       minPermission: 'maintain',
       mode: 'bypassPermissions',
+      networkAllow: ['registry.npmjs.org', '*.pythonhosted.org'],
       prDelivery: 'pull-request',
       sandbox: false,
     })

@@ -64,6 +64,21 @@ describe('parseWaveComment', () => {
     expect(() => parseWaveComment('/wave approve a b')).toThrow('takes one plan name')
     expect(() => parseWaveComment('/wave approve --sha256 abc')).toThrow('at least 12 hex digits')
     expect(() => parseWaveComment('/wave approve --allow "Bash(npm test"')).toThrow(/--allow Bash\(npm test: /)
+    expect(() => parseWaveComment('/wave approve --sandbox-network-allow https://evil.example/x')).toThrow('is not a host name')
+    expect(() => parseWaveComment('/wave resume a b')).toThrow('/wave resume takes at most a plan name')
+    expect(() => parseWaveComment('/wave resume --force')).toThrow('/wave resume takes at most a plan name')
+  })
+
+  it('parses --sandbox-network-allow (repeatable, each a host) and /wave resume [<plan>]', () => {
+    expect(parseWaveComment('/wave approve brave-otter --sandbox-network-allow registry.npmjs.org --sandbox-network-allow=127.0.0.1:4873')).toEqual({
+      command: 'approve',
+      networkAllow: ['registry.npmjs.org', '127.0.0.1:4873'],
+      plan: 'brave-otter',
+    })
+    // Off by default: an approval without the option names no host.
+    expect(parseWaveComment('/wave approve')).toEqual({command: 'approve'})
+    expect(parseWaveComment('/wave resume')).toEqual({command: 'resume', plan: undefined})
+    expect(parseWaveComment('/wave resume brave-otter\nthanks')).toEqual({command: 'resume', plan: 'brave-otter'})
   })
 })
 

@@ -123,10 +123,17 @@ describe('githubOptions and githubAccess', () => {
       label: 'wave',
       minPermission: 'write',
       mode: 'acceptEdits',
+      networkAllow: [],
       prDelivery: 'push',
       remote: 'origin',
       sandbox: true,
     })
+    expect(githubOptions({}, {WAVE_GITHUB_SANDBOX_NETWORK_ALLOW: 'registry.npmjs.org, *.pythonhosted.org\n127.0.0.1:4873'}).networkAllow).toEqual([
+      'registry.npmjs.org',
+      '*.pythonhosted.org',
+      '127.0.0.1:4873',
+    ])
+    expect(() => githubOptions({}, {WAVE_GITHUB_SANDBOX_NETWORK_ALLOW: 'https://registry.npmjs.org/'})).toThrow(/is not a host name/)
     const env = {
       WAVE_GITHUB_ALLOW: 'Bash(npm test:*)\n\n Read(src/**) \n',
       WAVE_GITHUB_LABEL: '',

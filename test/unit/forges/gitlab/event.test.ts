@@ -162,7 +162,15 @@ describe('taskIntent', () => {
 
 describe('gitlabOptions, gitlabAccess, access levels', () => {
   it('takes a flag, else the WAVE_GITLAB_* variable, else the default; the remote is the project URL, not the job token origin', () => {
-    expect(gitlabOptions({}, {})).toEqual({allow: [], minAccessLevel: 30, mode: 'acceptEdits', prDelivery: 'push', remote: 'origin', sandbox: true})
+    expect(gitlabOptions({}, {})).toEqual({
+      allow: [],
+      minAccessLevel: 30,
+      mode: 'acceptEdits',
+      networkAllow: [],
+      prDelivery: 'push',
+      remote: 'origin',
+      sandbox: true,
+    })
     const env = {
       CI_PROJECT_URL: 'https://gitlab.example.com/group/demo',
       WAVE_GITLAB_ALLOW: 'Bash(npm test:*)\n',

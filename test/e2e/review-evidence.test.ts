@@ -1,0 +1,257 @@
+/**
+ * Checks that can pass, evidence kept, and a run resumed from the pull request, end to end through
+ * `wave github` (the GitHub stand-in, a bare remote, the scripted Messages API): a check that installs a
+ * package from a stand-in registry passes only when the approval allows that host; a failing line in
+ * the middle of a check's 300 lines reaches the model's retry turn, the job summary and the comment; and
+ * `/wave resume` goes on with a run stopped at its checks, from the state the recipe's cache keeps.
+ */
+import {createHash} from 'node:crypto'
+import {cpSync, existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import http from 'node:http'
+import type {AddressInfo} from 'node:net'
+import path from 'node:path'
+import {execFileSync} from 'node:child_process'
+import {fileURLToPath} from 'node:url'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
+import {expectTokenKept, FAREWELL, forgeRemote, freshRunner, git, nameIn, PLAN, statusOf} from '../support/forge-fixture.js'
+import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
+import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
+import {useScriptedSession} from '../support/session.js'
+
+const TOKEN = 'ghs_test-token-never-logged-0123456789'
+const FIXTURES = fileURLToPath(new URL('../fixtures/github/', import.meta.url))
+
+let sandbox: Sandbox
+let server: MessagesServer
+let github: GitHubServer
+let remote: string
+let headSha: string
+let runs = 0
+useScriptedSession((session) => ({sandbox, server} = session))
+
+beforeEach(async () => {
+  const made = forgeRemote(sandbox)
+  remote = made.remote
+  headSha = made.headSha
+  github = await startGitHubServer({owner: 'octo', permissions: {alice: 'write', mona: 'maintain', paula: 'read'}, remote, repo: 'demo', token: TOKEN})
+  github.addPull({base: {ref: 'main'}, body: 'Adds a greeting.', head: {ref: 'feature', sha: headSha}, number: 7, title: 'Greet people by name'})
+})
+
+afterEach(async () => {
+  await github.close()
+})
+
+interface Job {
+  result: RunWaveResult
+  /** The job's WAVE_HOME: what the recipe's cache keeps of a stopped run. */
+  home: string
+  summary: string
+}
+
+/** One workflow run: a fresh clone, a fresh WAVE_HOME (or one restored from `restore`, as the recipe's cache does), a job summary file. */
+async function onGitHub(body: string, by: string, restore?: string): Promise<Job> {
+  const {checkout, runner} = freshRunner(sandbox, remote, ++runs)
+  const home = path.join(runner, 'wave')
+  if (restore) cpSync(restore, home, {recursive: true})
+  const summaryFile = path.join(runner, 'summary.md')
+  const stored = github.addComment(7, body, {login: by})
+  const event = JSON.parse(readFileSync(path.join(FIXTURES, 'issue_comment.pull_request.json'), 'utf8'))
+  event.comment = {
+    ...event.comment,
+    body,
+    created_at: stored.created_at,
+    html_url: stored.html_url,
+    id: stored.id,
+    updated_at: stored.updated_at,
+    user: {...event.comment.user, login: by},
+  }
+  event.sender = {...event.sender, login: by}
+  const eventPath = path.join(runner, 'event.json')
+  writeFileSync(eventPath, JSON.stringify(event))
+  const result = await runWave(['github'], {
+    cwd: checkout,
+    env: {
+      GITHUB_API_URL: github.url,
+      GITHUB_EVENT_NAME: 'issue_comment',
+      GITHUB_EVENT_PATH: eventPath,
+      GITHUB_REPOSITORY: 'octo/demo',
+      GITHUB_RUN_ID: String(9000 + runs),
+      GITHUB_SERVER_URL: 'https://github.test',
+      GITHUB_STEP_SUMMARY: summaryFile,
+      GITHUB_TOKEN: TOKEN,
+      WAVE_HOME: home,
+    },
+    home: sandbox.home,
+    server,
+    timeoutMs: 90_000,
+  })
+  expectTokenKept(
+    TOKEN,
+    result,
+    checkout,
+    github.comments.map((c) => c.body),
+  )
+  return {home, result, summary: existsSync(summaryFile) ? readFileSync(summaryFile, 'utf8') : ''}
+}
+
+function stickyOn(issue: number): StoredComment {
+  const found = github.commentsOn(issue).filter((c) => c.body.startsWith('<!-- wave:plan:'))
+  expect(found).toHaveLength(1)
+  return found[0]
+}
+
+const repliesTo = (login: string) => github.commentsOn(7).filter((c) => c.user.type === 'Bot' && c.body.includes(`@${login} `) && !c.body.startsWith('<!--'))
+
+/** A plan with a contract whose one check is `check`: planned on the pull request; its name and sha256. */
+async function planWithCheck(check: string): Promise<{name: string; sha: string}> {
+  const plan = `${PLAN}\n## Verification\n- \`${check}\`\n`
+  server.push((request: RecordedRequest) => reply(toolUse('Write', {content: plan, file_path: planPathIn(request)})), reply('Planned.'))
+  const job = await onGitHub('/wave plan Add a farewell function', 'alice')
+  expect(job.result.code, job.result.stderr).toBe(0)
+  return {name: nameIn(stickyOn(7).body), sha: sha256(plan)}
+}
+
+/** The text of a request's last user message: what the model was told last (a retry turn's failing checks). */
+function lastUserText(request: RecordedRequest): string {
+  const last = request.body.messages.at(-1)
+  const content = last.content
+  return typeof content === 'string'
+    ? content
+    : content.map((block: {text?: string; content?: unknown}) => block.text ?? JSON.stringify(block.content ?? '')).join('\n')
+}
+
+// ------------------------------------------------------------------------------------------------ network
+
+/** A stand-in npm registry holding one package, greet-pkg@1.0.0: what the plan's check installs. */
+async function startRegistry(): Promise<{url: string; host: string; asked: string[]; close(): void}> {
+  const dir = path.join(sandbox.root, 'registry')
+  mkdirSync(path.join(dir, 'package'), {recursive: true})
+  writeFileSync(path.join(dir, 'package', 'package.json'), '{"name":"greet-pkg","version":"1.0.0","main":"index.js"}\n')
+  writeFileSync(path.join(dir, 'package', 'index.js'), 'module.exports = () => "greetings from the registry"\n')
+  execFileSync('tar', ['czf', 'greet-pkg-1.0.0.tgz', 'package'], {cwd: dir})
+  const tarball = readFileSync(path.join(dir, 'greet-pkg-1.0.0.tgz'))
+  const asked: string[] = []
+  let base = ''
+  const registry = http.createServer((request, response) => {
+    asked.push(request.url ?? '')
+    if (request.url === '/greet-pkg') {
+      const dist = {
+        integrity: `sha512-${createHash('sha512').update(tarball).digest('base64')}`,
+        shasum: createHash('sha1').update(tarball).digest('hex'),
+        tarball: `${base}/greet-pkg/-/greet-pkg-1.0.0.tgz`,
+      }
+      response.setHeader('content-type', 'application/json')
+      response.end(
+        JSON.stringify({'dist-tags': {latest: '1.0.0'}, name: 'greet-pkg', versions: {'1.0.0': {dist, main: 'index.js', name: 'greet-pkg', version: '1.0.0'}}}),
+      )
+    } else if (request.url === '/greet-pkg/-/greet-pkg-1.0.0.tgz') {
+      response.end(tarball)
+    } else {
+      response.writeHead(404, {'content-type': 'application/json'}).end('{}')
+    }
+  })
+  await new Promise<void>((resolve) => registry.listen(0, '127.0.0.1', resolve))
+  const host = `localhost:${(registry.address() as AddressInfo).port}`
+  base = `http://${host}`
+  return {asked, close: () => registry.close(), host, url: base}
+}
+
+describe('a check that needs a package from a registry', () => {
+  it('passes only when the approval allows the registry’s host; another host allowed gets it refused by the proxy', async () => {
+    const registry = await startRegistry()
+    try {
+      const check = `npm install --no-audit --no-fund --no-update-notifier --fetch-retries=0 --registry ${registry.url}/ greet-pkg && node -e "console.log(require('greet-pkg')())"`
+      const {name, sha} = await planWithCheck(check)
+
+      // Another host allowed: the check's requests reach the proxy, which refuses them; nothing reaches the registry.
+      server.push(reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Done.'), reply('Done.'), reply('Done.'))
+      const refused = await onGitHub(`/wave approve ${name} --sha256 ${sha} --sandbox-network-allow registry.npmjs.org`, 'mona')
+      expect(refused.result.code, refused.result.stderr).toBe(7)
+      expect(registry.asked).toEqual([])
+      expect(refused.result.stderr).toContain(`403 Forbidden - GET ${registry.url}/greet-pkg`)
+      expect(refused.result.stderr).toContain(`A sandboxed command asked for ${registry.host}: refused`)
+      const record = JSON.parse(readFileSync(path.join(refused.home, 'plans', `${name}.approval.json`), 'utf8'))
+      expect(record.sandbox).toEqual({enabled: true, network: false, networkAllow: ['registry.npmjs.org']})
+      expect(stickyOn(7).body).toContain('| Network | `registry.npmjs.org` only |')
+
+      // The registry's host allowed: the same check installs the package and passes; the run delivers.
+      server.push(reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Done.'))
+      const allowed = await onGitHub(`/wave approve ${name} --sha256 ${sha} --sandbox-network-allow ${registry.host}`, 'mona')
+      expect(allowed.result.code, allowed.result.stderr).toBe(0)
+      expect(registry.asked).toContain('/greet-pkg/-/greet-pkg-1.0.0.tgz')
+      const after = stickyOn(7).body
+      expect(statusOf(after)).toBe('✅ done')
+      expect(after).toContain(`| Network | \`${registry.host}\` only |`)
+      expect(after).toContain('✅ passed')
+      // What the check installed is not the run's change: only the model's file is delivered.
+      expect(git(remote, ['show', '--name-only', '--format=', 'refs/heads/feature'])).toBe('src/farewell.ts')
+    } finally {
+      registry.close()
+    }
+  })
+})
+
+// ------------------------------------------------------------------------------------------------ evidence
+
+/** A check that prints 300 lines, the failing one (line 150) in the middle, and fails; until src/fixed.txt exists. */
+const NOISY_CHECK = `test -f src/fixed.txt || { seq 1 300 | sed 's/^150$/not ok 64 farewell says bye/; s/^[0-9]*$/ok & passing/'; exit 1; }`
+const FAILING = '150 | not ok 64 farewell says bye'
+
+describe('a check failing in the middle of its output, and /wave resume', () => {
+  it('brings the failing line to the model, the job summary and the comment; /wave resume then finishes the run', async () => {
+    const {name, sha} = await planWithCheck(NOISY_CHECK)
+    const before = server.messageRequests.length
+    server.push(reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Done.'), reply('Done.'), reply('Done.'))
+    const stopped = await onGitHub(`/wave approve ${name} --sha256 ${sha}`, 'mona')
+    expect(stopped.result.code, stopped.result.stderr).toBe(7)
+
+    // The model's retry turns got the failing line, numbered, though 150 lines follow it.
+    const retries = server.messageRequests.slice(before + 2)
+    expect(retries).toHaveLength(2)
+    for (const request of retries) expect(lastUserText(request)).toContain(FAILING)
+    // Printed on stderr, shown in the job summary and the comment, with the comment's way on.
+    expect(stopped.result.stderr).toContain(FAILING)
+    expect(stopped.summary).toContain(FAILING)
+    expect(stopped.summary).toContain(`/wave resume ${name}`)
+    expect(stopped.summary).not.toContain('--resume')
+    const sticky = stickyOn(7).body
+    expect(statusOf(sticky)).toBe('❌ failed')
+    expect(sticky).toContain(FAILING)
+    expect(sticky).toContain(`/wave resume ${name}`)
+    // The whole output is kept beside the transcript.
+    const log = readFileSync(path.join(stopped.home, 'plans', `${name}.check-1.log`), 'utf8')
+    expect(log.split('\n')).toHaveLength(301)
+    expect(log).toContain('ok 299 passing')
+
+    // A reader may not resume; nothing runs.
+    const asked = server.messageRequests.length
+    const reader = await onGitHub(`/wave resume ${name}`, 'paula', stopped.home)
+    expect(reader.result.code).toBe(0)
+    expect(repliesTo('paula')[0].body).toContain('you may not ask wave to act here')
+    expect(server.messageRequests).toHaveLength(asked)
+
+    // Without the kept state (a job whose cache restored nothing): said, with how to start over.
+    const nothing = await onGitHub(`/wave resume ${name}`, 'mona')
+    expect(nothing.result.code).toBe(2)
+    expect(repliesTo('mona').at(-1)!.body).toContain(`Nothing of plan ${name}'s stopped run was kept for this job`)
+    expect(repliesTo('mona').at(-1)!.body).toContain(`/wave approve ${name} --sha256 ${sha}`)
+    expect(server.messageRequests).toHaveLength(asked)
+
+    // With it: the run goes on from its conversation and its changes, under the same approval, and finishes.
+    server.push(reply(toolUse('Write', {content: 'fixed\n', file_path: 'src/fixed.txt'})), reply('Fixed the cause.'))
+    const resumed = await onGitHub(`/wave resume ${name}`, 'mona', stopped.home)
+    expect(resumed.result.code, resumed.result.stderr).toBe(0)
+    const [first] = server.messageRequests.slice(asked)
+    expect(lastUserText(first)).toContain(FAILING)
+    expect(lastUserText(first)).toContain('was resumed')
+    expect(statusOf(stickyOn(7).body)).toBe('✅ done')
+    // Delivered: the first job's file (carried as a patch) and the resumed run's, in one commit on the branch.
+    expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts']) + '\n').toBe(FAREWELL)
+    expect(git(remote, ['show', 'refs/heads/feature:src/fixed.txt'])).toBe('fixed')
+    const record = JSON.parse(readFileSync(path.join(resumed.home, 'plans', `${name}.approval.json`), 'utf8'))
+    expect(record).toMatchObject({approver: 'mona', decision: 'approved', plan: {sha256: sha}})
+  })
+})
