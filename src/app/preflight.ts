@@ -8,7 +8,8 @@ import https from 'node:https'
 import {performance} from 'node:perf_hooks'
 
 import {usageError} from '../base/errors.js'
-import {sandboxStatus} from '../base/process/sandbox.js'
+import {describeThrowaway, sandboxStatus} from '../base/process/sandbox.js'
+import {planBashOf} from './plan-mode.js'
 import {checkShellGrammar} from '../policy/shell.js'
 import {assertCloudSettings, chooseProvider, type Provider, providerFrom} from '../model/providers.js'
 import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from '../config/settings.js'
@@ -16,7 +17,7 @@ import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsP
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
 
 export interface Check {
-  name: 'sandbox' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings'
+  name: 'sandbox' | 'plan-bash' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings'
   status: CheckStatus
   /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
   required: boolean
@@ -48,6 +49,7 @@ export async function runPreflight(options: PreflightOptions = {}): Promise<{ok:
   const provider = settings instanceof Error ? undefined : settings.provider
   const checks = [
     sandboxCheck(),
+    planBashCheck(settings),
     await shellGrammarCheck(),
     providerCheck(provider),
     credentialsCheck(provider),
@@ -62,6 +64,14 @@ function sandboxCheck(): Check {
   if (!status.available) return {detail: status.problem, name: 'sandbox', required: true, status: 'fail'}
   const version = spawnSync(status.bwrap, ['--version'], {encoding: 'utf8', timeout: 5000}).stdout?.trim()
   return {detail: `${version || 'bubblewrap'} at ${status.bwrap} starts a sandbox here`, name: 'sandbox', required: true, status: 'pass'}
+}
+
+/** How plan mode runs Bash here (a throwaway sandbox: overlay or read-only), or that it is off and why. Planning works either way. */
+function planBashCheck(settings: EffectiveSettings | Error): Check {
+  const planBash = planBashOf(settings instanceof Error ? {planModeBash: true} : settings)
+  if (planBash.offered) return {detail: `plan mode runs Bash in a ${describeThrowaway(planBash.kind)}`, name: 'plan-bash', required: false, status: 'pass'}
+  const off = !(settings instanceof Error) && !settings.planModeBash
+  return {detail: `plan-mode Bash is off: ${planBash.why}`, name: 'plan-bash', required: false, status: off ? 'skip' : 'warn'}
 }
 
 /** Whether Bash rules can be read: the shell grammar (a WebAssembly file of the install) loads. */

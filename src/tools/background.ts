@@ -4,7 +4,11 @@
  * every one still running ended when the session's tool set closes (toolset.ts), in the session's
  * `finally`. A dev server the model starts never outlives the session that started it.
  */
+import {randomBytes} from 'node:crypto'
 import {type ChildProcess, spawn} from 'node:child_process'
+import {createWriteStream, mkdirSync, rmSync, type WriteStream} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
 
 import type {SpawnPlan} from '../base/process/sandbox.js'
 import {OutputCollector} from '../base/process/runner.js'
@@ -61,17 +65,29 @@ export class BackgroundTask {
   private unread = new OutputCollector(TASK_OUTPUT_CAP)
   private stopping = false
   private readonly ended: Promise<void>
+  private readonly file: WriteStream | undefined
 
   constructor(
     readonly id: string,
     readonly command: string,
     readonly description: string | undefined,
     private readonly child: ChildProcess,
+    /** Where the whole output goes too, as it arrives: a file the Read tool may read (Claude Code's way now). */
+    readonly outputFile?: string,
   ) {
     const stdout = new TextDecoder('utf-8')
     const stderr = new TextDecoder('utf-8')
-    child.stdout?.on('data', (chunk: Buffer) => this.unread.append(stdout.decode(chunk, {stream: true})))
-    child.stderr?.on('data', (chunk: Buffer) => this.unread.append(stderr.decode(chunk, {stream: true})))
+    const file: WriteStream | undefined = outputFile ? createWriteStream(outputFile, {flags: 'a', mode: 0o600}) : undefined
+    file?.on('error', () => {}) // a full disk loses the file's copy, never the task
+    this.file = file
+    child.stdout?.on('data', (chunk: Buffer) => {
+      file?.write(chunk)
+      this.unread.append(stdout.decode(chunk, {stream: true}))
+    })
+    child.stderr?.on('data', (chunk: Buffer) => {
+      file?.write(chunk)
+      this.unread.append(stderr.decode(chunk, {stream: true}))
+    })
     this.ended = new Promise((resolve) => {
       child.once('error', (error) => {
         this.unread.append(`Could not run the command: ${error.message}\n`)
@@ -89,6 +105,7 @@ export class BackgroundTask {
 
   private finish(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.child.pid !== undefined) liveGroups.delete(this.child.pid)
+    this.file?.end()
     this.exitCode = code
     this.signal = signal
     this.status = this.stopping ? 'killed' : code === 0 ? 'completed' : 'failed'
@@ -140,6 +157,13 @@ export class BackgroundTasks {
   private readonly tasks = new Map<string, BackgroundTask>()
   private count = 0
   private closed = false
+  /**
+   * The directory of the tasks' output files (`<task_id>.output`), outside the workspace and private to
+   * this user; made with the first task, removed when the tasks close. The policy lets read tools read
+   * in it (`taskOutputs`).
+   */
+  readonly outputDir = path.join(tmpdir(), `wave-tasks-${process.pid}-${randomBytes(6).toString('hex')}`)
+  private madeDir = false
 
   /** Starts `plan` (a sandboxed or plain bash command) in its own process group. */
   start(plan: SpawnPlan, cwd: string, info: {command: string; description?: string}): BackgroundTask {
@@ -153,10 +177,15 @@ export class BackgroundTasks {
 
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so
     // stopping it ends its children too.
+    if (!this.madeDir) {
+      mkdirSync(this.outputDir, {mode: 0o700, recursive: true})
+      this.madeDir = true
+    }
+
     const child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: ['ignore', 'pipe', 'pipe']})
     if (child.pid !== undefined) killOnExit(child.pid)
     const id = `bash_${++this.count}`
-    const task = new BackgroundTask(id, info.command, info.description, child)
+    const task = new BackgroundTask(id, info.command, info.description, child, path.join(this.outputDir, `${id}.output`))
     this.tasks.set(id, task)
     return task
   }
@@ -179,5 +208,6 @@ export class BackgroundTasks {
   async close(): Promise<void> {
     this.closed = true
     await Promise.all(this.running().map((task) => task.stop()))
+    if (this.madeDir) rmSync(this.outputDir, {force: true, recursive: true})
   }
 }

@@ -6,7 +6,7 @@
  */
 import {spawn} from 'node:child_process'
 
-import {DEFAULT_SANDBOX, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from './sandbox.js'
+import {DEFAULT_SANDBOX, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, throwawayStatus, unsandboxedCommand} from './sandbox.js'
 
 /** After SIGTERM, how long the process group gets to exit before SIGKILL. */
 const KILL_GRACE_MS = 2000
@@ -17,7 +17,8 @@ export const MAX_OUTPUT_CHARS = 30_000
 
 /**
  * The spawn of `command` under `sandbox` (absent: enabled, no network), every field of the settings
- * applied (network, extra environment, the private /tmp's size); or why it cannot run contained. The
+ * applied (network, extra environment, the private /tmp's size, a throwaway command's containment); or
+ * why it cannot run contained. The
  * caller words the refusal; nothing runs unsandboxed unless `sandbox.enabled` is false.
  */
 export function spawnFor(
@@ -26,6 +27,13 @@ export function spawnFor(
   sandbox: SandboxSettings = DEFAULT_SANDBOX,
 ): {plan: SpawnPlan} | {problem: string} {
   const request = {command, cwd: where.cwd ?? where.root, env: sandbox.env, network: sandbox.network, root: where.root, tmpSize: sandbox.tmpSize}
+  if (sandbox.throwaway) {
+    // Plan mode: contained whatever the session's sandbox setting, never with the network.
+    const status = throwawayStatus()
+    if (!status.available) return {problem: status.problem}
+    return {plan: sandboxedCommand({...request, network: false, throwaway: status.kind}, status.bwrap)}
+  }
+
   if (!sandbox.enabled) return {plan: unsandboxedCommand(request)}
   // Fail closed: without a sandbox the command does not run, and the problem says what fixes that.
   const status = sandboxStatus()
