@@ -6,7 +6,7 @@
  */
 import {randomBytes} from 'node:crypto'
 import {type ChildProcess, spawn} from 'node:child_process'
-import {createWriteStream, mkdirSync, rmSync, type WriteStream} from 'node:fs'
+import {closeSync, mkdirSync, openSync, rmSync, writeSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
@@ -65,7 +65,7 @@ export class BackgroundTask {
   private unread = new OutputCollector(TASK_OUTPUT_CAP)
   private stopping = false
   private readonly ended: Promise<void>
-  private readonly file: WriteStream | undefined
+  private fd: number | undefined
 
   constructor(
     readonly id: string,
@@ -77,15 +77,14 @@ export class BackgroundTask {
   ) {
     const stdout = new TextDecoder('utf-8')
     const stderr = new TextDecoder('utf-8')
-    const file: WriteStream | undefined = outputFile ? createWriteStream(outputFile, {flags: 'a', mode: 0o600}) : undefined
-    file?.on('error', () => {}) // a full disk loses the file's copy, never the task
-    this.file = file
+    // Written synchronously as each chunk arrives: a Read right after a reading sees every byte it reported.
+    this.fd = outputFile ? openSync(outputFile, 'a', 0o600) : undefined
     child.stdout?.on('data', (chunk: Buffer) => {
-      file?.write(chunk)
+      this.keep(chunk)
       this.unread.append(stdout.decode(chunk, {stream: true}))
     })
     child.stderr?.on('data', (chunk: Buffer) => {
-      file?.write(chunk)
+      this.keep(chunk)
       this.unread.append(stderr.decode(chunk, {stream: true}))
     })
     this.ended = new Promise((resolve) => {
@@ -105,10 +104,19 @@ export class BackgroundTask {
 
   private finish(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.child.pid !== undefined) liveGroups.delete(this.child.pid)
-    this.file?.end()
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
     this.exitCode = code
     this.signal = signal
     this.status = this.stopping ? 'killed' : code === 0 ? 'completed' : 'failed'
+  }
+
+  /** A chunk of output into the output file; a full disk loses the file's copy, never the task. */
+  private keep(chunk: Buffer): void {
+    if (this.fd === undefined) return
+    try {
+      writeSync(this.fd, chunk)
+    } catch {}
   }
 
   /** The output since the last reading, and the task's state. */

@@ -46,8 +46,23 @@ describe('wave plan', () => {
     for (const request of requests.slice(0, 3)) expect(systemText(request)).toMatch(NO_PLAN_YET)
     for (const request of requests.slice(3)) expect(systemText(request)).toMatch(PLAN_EXISTS)
 
-    // Plan mode offers read tools, the plan's writers, and ExitPlanMode: never Bash.
-    expect(toolNames(requests[0]).sort()).toEqual(['AskUserQuestion', 'Edit', 'ExitPlanMode', 'Glob', 'Grep', 'LS', 'Read', 'TodoWrite', 'Write'])
+    // Plan mode offers read tools, the plan's writers, ExitPlanMode, Explore agents, and Bash (with its
+    // background companions) in a throwaway sandbox where one can start (test/e2e/plan-observe.test.ts).
+    expect(toolNames(requests[0]).sort()).toEqual([
+      'Agent',
+      'AskUserQuestion',
+      'Bash',
+      'Edit',
+      'ExitPlanMode',
+      'Glob',
+      'Grep',
+      'LS',
+      'Read',
+      'TaskOutput',
+      'TaskStop',
+      'TodoWrite',
+      'Write',
+    ])
 
     // The tools really ran: results carry the repository's content, and .gitignore is respected.
     const first = toolResults(requests[1])

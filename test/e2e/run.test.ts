@@ -12,7 +12,7 @@ const PLAN =
 const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
 const READ_TOOLS = ['Glob', 'Grep', 'LS', 'Read']
 /** What a run with Bash allowed is offered, sorted: the full set, never the plan-mode controls. */
-const RUN_TOOLS = ['AskUserQuestion', 'Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TaskOutput', 'TaskStop', 'TodoWrite', 'Write']
+const RUN_TOOLS = ['Agent', 'AskUserQuestion', 'Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TaskOutput', 'TaskStop', 'TodoWrite', 'Write']
 
 let sandbox: Sandbox
 let server: MessagesServer

@@ -72,6 +72,7 @@ describe('wave doctor', () => {
     expect(lines[0]).toMatch(/^CHECK\s+RESULT\s+DETAIL$/)
     expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual([
       'sandbox ok',
+      'plan-bash ok',
       'shell-grammar ok',
       'provider ok',
       'credentials ok',
