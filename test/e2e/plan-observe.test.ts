@@ -9,7 +9,7 @@ import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {processesHolding, snapshotTree, TEST_API_KEY} from '../support/cli.js'
-import {apiKeyOf, planPathIn, type RecordedRequest, reply, systemText, text, toolNames, toolResults, toolUse, type Turn} from '../support/messages-server.js'
+import {apiKeyOf, planPathIn, type RecordedRequest, reply, type StaticTurn, systemText, text, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 import {type ScriptedSession, useScriptedSession, waveIn} from '../support/session.js'
 
 let session: ScriptedSession
@@ -201,7 +201,7 @@ describe('Explore agents', () => {
   it('run three at once, read-only, results in call order, one stopped at its turn cap', async () => {
     userSettings({agents: {maxTurns: 3}})
     let parentTurn = 0
-    const router = (request: RecordedRequest): Turn => {
+    const router = (request: RecordedRequest): StaticTurn => {
       if (!isAgent(request)) {
         parentTurn++
         if (parentTurn === 1) {
@@ -282,7 +282,7 @@ describe('Explore agents', () => {
   it("count in the session's usage and stop under --max-budget-usd", async () => {
     const usage = {input_tokens: 100_000, output_tokens: 10}
     let parentTurn = 0
-    const router = (request: RecordedRequest): Turn => {
+    const router = (request: RecordedRequest): StaticTurn => {
       if (!isAgent(request)) {
         parentTurn++
         if (parentTurn > 1) return {...finish(request), usage}
@@ -330,3 +330,30 @@ describe('the Agent tool refuses clearly', () => {
 function toolUseIds(_all: RecordedRequest[], answered: RecordedRequest): string[] {
   return toolResults(answered).map((result) => result.tool_use_id)
 }
+
+describe('the Scope warning', () => {
+  const planWith = (scope: string) =>
+    `# Rename greet\n\n## Changes\n- \`src/util.ts\`: rename greet to welcome.\n- \`src/app.ts\`: call welcome.\n\n## Scope\n${scope}\n\n## Verification\n- \`bash test.sh\`\n`
+  const writing = (content: string) => (request: RecordedRequest) =>
+    reply(toolUse('Write', {content, file_path: planPathIn(request)}), toolUse('ExitPlanMode', {}))
+
+  it('names the files the Changes touch that the Scope does not cover, in wave plan and wave approve', async () => {
+    session.server.push(writing(planWith('- `src/util.ts`')), done)
+    const result = await plan()
+    expect(result.code, result.stderr).toBe(0)
+    const body = JSON.parse(result.stdout)
+    expect(body.contract.warnings).toEqual([expect.stringContaining("The plan's Changes name src/app.ts, which its ## Scope does not cover")])
+    expect(result.stderr).toContain('The plan\'s Changes name src/app.ts, which its ## Scope does not cover')
+    const approve = await wave(['approve', body.planPath])
+    expect(approve.code, approve.stderr).toBe(0)
+    expect(approve.stderr).toContain('src/app.ts, which its ## Scope does not cover')
+  })
+
+  it('says nothing when a glob covers them (control)', async () => {
+    session.server.push(writing(planWith('- `src/**`')), done)
+    const result = await plan()
+    expect(result.code, result.stderr).toBe(0)
+    expect(JSON.parse(result.stdout).contract.warnings).toEqual([])
+    expect(result.stderr).not.toContain('does not cover')
+  })
+})
