@@ -133,7 +133,10 @@ async function agentsWindow(count) {
       parentTurns++
       if (parentTurns === 1) return {...server.reply(server.toolUse('Agent', {description: 'loop', prompt: 'loop', subagent_type: 'Explore'})), usage}
       if (parentTurns === 2) {
-        return {...server.reply(server.toolUse('Write', {content: '# Plan\n', file_path: server.planPathIn(request)}), server.toolUse('ExitPlanMode', {})), usage}
+        return {
+          ...server.reply(server.toolUse('Write', {content: '# Plan\n', file_path: server.planPathIn(request)}), server.toolUse('ExitPlanMode', {})),
+          usage,
+        }
       }
 
       return {...server.reply(server.text('done')), usage}

@@ -50,9 +50,7 @@ function previewText(preview: PromptPreview): string {
   const tools = preview.tools.map((tool) => `----- ${tool.name} -----\n${tool.description}\n\ninput_schema: ${JSON.stringify(tool.input_schema)}`)
   return [
     `===== system prompt (${preview.kind} session, ${preview.mode} mode) =====`,
-    ...(preview.planBash
-      ? [`plan-mode Bash: ${preview.planBash.offered ? describeThrowaway(preview.planBash.kind) : `off: ${preview.planBash.why}`}`]
-      : []),
+    ...(preview.planBash ? [`plan-mode Bash: ${preview.planBash.offered ? describeThrowaway(preview.planBash.kind) : `off: ${preview.planBash.why}`}`] : []),
     preview.system,
     `===== tools: ${preview.tools.map((tool) => tool.name).join(', ') || 'none'} =====`,
     ...tools,

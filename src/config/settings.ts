@@ -288,7 +288,9 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     const sandboxEnv = settings.sandbox?.env ?? []
     // What the user pays and when --max-budget-usd stops (the model, its window, its prices), and how
     // much memory a command's /tmp may take, are the user's to choose: a project's file sets them only when trusted.
-    const spending = (['model', 'contextWindow', 'prices', 'effort', 'thinking', 'maxOutputTokens', 'agents'] as const).filter((key) => settings[key] !== undefined)
+    const spending = (['model', 'contextWindow', 'prices', 'effort', 'thinking', 'maxOutputTokens', 'agents'] as const).filter(
+      (key) => settings[key] !== undefined,
+    )
     const tmpSize = settings.sandbox?.tmpSize
     if (grants) {
       if (settings.model) merged.model = settings.model

@@ -3,7 +3,17 @@
  * same decision every call gets) asked about the sessions a mode can be in, so the listing cannot
  * drift from what the model is really offered.
  */
-import {decide, offered, PLAN_MODE_REFUSALS, type PermissionMode, type PlanBash, type PolicyContext, parseRules, type Rules, type ToolIdentity} from './policy.js'
+import {
+  decide,
+  offered,
+  PLAN_MODE_REFUSALS,
+  type PermissionMode,
+  type PlanBash,
+  type PolicyContext,
+  parseRules,
+  type Rules,
+  type ToolIdentity,
+} from './policy.js'
 
 /**
  * - `yes`: offered in a headless session of the mode, under the settings' rules

@@ -304,7 +304,9 @@ function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): Pol
     case 'throwaway': {
       const planBash = ctx.planBash ?? {offered: false, why: PLAN_BASH_UNKNOWN}
       if (isForeign(tool) || !THROWAWAY_TOOLS.has(tool.name)) {
-        return deny(`${tool.name} is not available in plan mode: only read-only tools, Bash in a throwaway sandbox and edits to the plan file ${ctx.planFile ?? ''} are allowed.`)
+        return deny(
+          `${tool.name} is not available in plan mode: only read-only tools, Bash in a throwaway sandbox and edits to the plan file ${ctx.planFile ?? ''} are allowed.`,
+        )
       }
 
       if (!planBash.offered) return deny(`${tool.name} is not available in plan mode here: ${planBash.why}.`)

@@ -14,7 +14,7 @@ export default defineTool({
   aliases: ['Task'],
   concurrent: true,
   description:
-    'Launch an agent: a fresh conversation with its own tools that works on the prompt you give it and returns its final message as this call\'s result. ' +
+    "Launch an agent: a fresh conversation with its own tools that works on the prompt you give it and returns its final message as this call's result. " +
     'subagent_type "Explore": a fast read-only explorer (Read, Glob, Grep, LS, and Bash in a throwaway sandbox where plan mode has one) for broad questions over a large tree: where is X defined, which files use Y, how does Z work. ' +
     'Outside plan mode, "general-purpose" also: an agent with this session\'s own tools and permissions, for a self-contained piece of work. ' +
     'The agent sees none of this conversation: the prompt must say everything it needs, and what to report back. ' +
@@ -24,7 +24,7 @@ export default defineTool({
     description: z.string().describe('A short (3-5 word) description of the task'),
     prompt: z.string().describe('The task for the agent to perform'),
     subagent_type: z.string().describe('The type of specialized agent to use for this task'),
-    model: z.enum(['sonnet', 'opus', 'haiku']).optional().describe('Not supported here: agents use the session\'s model'),
+    model: z.enum(['sonnet', 'opus', 'haiku']).optional().describe("Not supported here: agents use the session's model"),
     run_in_background: z.boolean().optional().describe('Not supported here: agents run while the call waits'),
   }),
   name: 'Agent',
@@ -36,14 +36,18 @@ export default defineTool({
     }
 
     if (input.run_in_background) {
-      throw new ToolError('run_in_background is not supported for agents: they run while the call waits, and several called in one turn run concurrently. Call Agent again without it.')
+      throw new ToolError(
+        'run_in_background is not supported for agents: they run while the call waits, and several called in one turn run concurrently. Call Agent again without it.',
+      )
     }
 
     const planMode = ctx.planFile !== undefined
     const types = ctx.agents.types(planMode)
     if (!types.includes(input.subagent_type)) {
       const where = planMode ? 'in plan mode' : 'here'
-      throw new ToolError(`Unknown subagent_type ${JSON.stringify(input.subagent_type)}: ${where} the types are ${types.map((type) => JSON.stringify(type)).join(', ')}.`)
+      throw new ToolError(
+        `Unknown subagent_type ${JSON.stringify(input.subagent_type)}: ${where} the types are ${types.map((type) => JSON.stringify(type)).join(', ')}.`,
+      )
     }
 
     if (!input.prompt.trim()) throw new ToolError('prompt is empty: say what the agent should find or do, and what to report back.')

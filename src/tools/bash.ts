@@ -39,7 +39,9 @@ export default defineTool({
     if (input.run_in_background) {
       if (!ctx.tasks) throw new ToolError('Background commands are not available here: run the command without run_in_background.')
       const task = ctx.tasks.start(plan, ctx.root, {command: input.command, description: input.description})
-      const file = task.outputFile ? ` Its output is written to ${task.outputFile}: read it with the Read tool (or TaskOutput, task_id "${task.id}").` : ` Read its output with TaskOutput (task_id "${task.id}").`
+      const file = task.outputFile
+        ? ` Its output is written to ${task.outputFile}: read it with the Read tool (or TaskOutput, task_id "${task.id}").`
+        : ` Read its output with TaskOutput (task_id "${task.id}").`
       return `Started in the background as task ${task.id}.${file} End it with TaskStop. It is ended when the session ends.`
     }
 

@@ -9,7 +9,18 @@ import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {processesHolding, snapshotTree, TEST_API_KEY} from '../support/cli.js'
-import {apiKeyOf, planPathIn, type RecordedRequest, reply, type StaticTurn, systemText, text, toolNames, toolResults, toolUse} from '../support/messages-server.js'
+import {
+  apiKeyOf,
+  planPathIn,
+  type RecordedRequest,
+  reply,
+  type StaticTurn,
+  systemText,
+  text,
+  toolNames,
+  toolResults,
+  toolUse,
+} from '../support/messages-server.js'
 import {type ScriptedSession, useScriptedSession, waveIn} from '../support/session.js'
 
 let session: ScriptedSession
@@ -343,7 +354,7 @@ describe('the Scope warning', () => {
     expect(result.code, result.stderr).toBe(0)
     const body = JSON.parse(result.stdout)
     expect(body.contract.warnings).toEqual([expect.stringContaining("The plan's Changes name src/app.ts, which its ## Scope does not cover")])
-    expect(result.stderr).toContain('The plan\'s Changes name src/app.ts, which its ## Scope does not cover')
+    expect(result.stderr).toContain("The plan's Changes name src/app.ts, which its ## Scope does not cover")
     const approve = await wave(['approve', body.planPath])
     expect(approve.code, approve.stderr).toBe(0)
     expect(approve.stderr).toContain('src/app.ts, which its ## Scope does not cover')

@@ -51,7 +51,9 @@ function observing({agents, bash}: PlanTools): string {
       `Run commands with Bash to see for yourself rather than guess: reproduce the failure the task reports, run the test it names (or the one you expect to fail), read history (git log, git blame, git diff, git show), ask a tool its version. Each command runs in a ${describeThrowaway(bash.kind)}; nothing it writes persists, not in the workspace, .git, $HOME or /tmp, and it has no network. Quote what you saw (a command, its exit code, the lines that matter) in Findings, and name in Verification only commands you expect to pass once the change is made.`,
     )
   } else {
-    lines.push(`Bash is not available in this planning session (${bash.why}): plan from what the read-only tools show, and say in Risks what you could not run.`)
+    lines.push(
+      `Bash is not available in this planning session (${bash.why}): plan from what the read-only tools show, and say in Risks what you could not run.`,
+    )
   }
 
   if (agents) {

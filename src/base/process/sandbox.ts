@@ -139,7 +139,19 @@ export function probeOverlay(bwrap: string, env: NodeJS.ProcessEnv = process.env
     // /tmp is a tmpfs in the sandbox: the directory is bound in from the host first, then overlaid.
     const probe = spawnSync(
       bwrap,
-      [...isolationArgs(false, DEFAULT_TMP_SIZE), '--overlay-src', real, '--tmp-overlay', real, '--', SHELL, '-c', 'echo x > "$1/probe" && test -s "$1/probe"', 'probe', real],
+      [
+        ...isolationArgs(false, DEFAULT_TMP_SIZE),
+        '--overlay-src',
+        real,
+        '--tmp-overlay',
+        real,
+        '--',
+        SHELL,
+        '-c',
+        'echo x > "$1/probe" && test -s "$1/probe"',
+        'probe',
+        real,
+      ],
       {encoding: 'utf8', env: {PATH: env.PATH ?? ''}, stdio: ['ignore', 'ignore', 'pipe'], timeout: PROBE_TIMEOUT_MS},
     )
     return probe.status === 0 && readdirSync(real).length === 0
@@ -154,7 +166,7 @@ export function probeOverlay(bwrap: string, env: NodeJS.ProcessEnv = process.env
 export function describeThrowaway(kind: Throwaway): string {
   return kind === 'overlay'
     ? 'throwaway sandbox (overlay): commands see the workspace writable, and whatever they write goes to a temporary layer dropped when each command ends'
-    : 'throwaway sandbox (read-only): the workspace is bound read-only, so a write fails with the file system\'s error; /tmp and $HOME are private and emptied when each command ends'
+    : "throwaway sandbox (read-only): the workspace is bound read-only, so a write fails with the file system's error; /tmp and $HOME are private and emptied when each command ends"
 }
 
 /**

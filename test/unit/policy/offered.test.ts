@@ -85,7 +85,14 @@ describe('offered tools and decisions agree', () => {
     for (const [allow, deny] of ruleSets) {
       for (const canEnterPlanMode of mode === 'plan' ? [false] : [false, true]) {
         const name = `${mode} allow=${allow.join(',') || '-'} deny=${deny.join(',') || '-'}${canEnterPlanMode ? ' +EnterPlanMode' : ''}`
-        const context: PolicyContext = {canEnterPlanMode, headless: true, mode, planFile: mode === 'plan' ? PLAN : undefined, rules: parseRules(allow, deny), workspaceRoot: ROOT}
+        const context: PolicyContext = {
+          canEnterPlanMode,
+          headless: true,
+          mode,
+          planFile: mode === 'plan' ? PLAN : undefined,
+          rules: parseRules(allow, deny),
+          workspaceRoot: ROOT,
+        }
         contexts.push([name, context])
         // Plan mode with its Bash on (issue #35), and an agent's calls (no plan file, no control tools).
         if (mode === 'plan') contexts.push([`${name} +planBash`, {...context, planBash: {kind: 'read-only', offered: true}}])
