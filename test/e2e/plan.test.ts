@@ -244,11 +244,12 @@ describe('wave plan: hostile calls are refused with nothing changed', () => {
     const results = toolResults(server.messageRequests[1])
     expect(results).toHaveLength(calls)
     for (const [i, r] of results.entries()) {
-      expect(r.is_error, `call ${i}: ${r.text}`).toBe(true)
+      // Bash runs, in plan mode's throwaway sandbox (issue #35): its write fails, and the snapshots below show nothing changed.
+      if (i !== 23) expect(r.is_error, `call ${i}: ${r.text}`).toBe(true)
     }
 
     expect(results[0].text).toMatch(/outside the workspace|not the plan file/)
-    expect(results[23].text).toMatch(/Bash/)
+    expect(results[23].text).toMatch(/touch: cannot touch 'pwned': Read-only file system\nExit code: 1/)
     expect(results[24].text).toMatch(/Unknown tool Delete/)
     expect(results[25].text).toMatch(/Invalid input for Write/)
     expect(toolResults(server.messageRequests[2])[0].is_error ?? false).toBe(false)
