@@ -110,7 +110,7 @@ describe('wave doctor', () => {
     const output = JSON.parse(result.stdout)
     expect(output).toMatchObject({ok: false, version: 1})
     const byName = Object.fromEntries(output.checks.map((check: {name: string}) => [check.name, check]))
-    expect(Object.keys(byName)).toEqual(['sandbox', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings'])
+    expect(Object.keys(byName)).toEqual(['sandbox', 'plan-bash', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings'])
     expect(byName.sandbox).toMatchObject({required: true, status: 'fail'})
     expect(byName.sandbox.detail).toMatch(FIX)
     expect(byName['shell-grammar']).toMatchObject({required: true, status: 'pass'})
