@@ -126,6 +126,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       onCompacted: spec.onCompacted,
       onEvent,
       onMessage: spec.transcript,
+      fallbackModel: options.fallbackModel,
       onResponseBegun: () => session.firstResponseBegun(),
       policy,
       prices: settings.prices,
@@ -180,11 +181,13 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
   onResponseBegun?(): void
   /** The session's agents (the Agent tool), made once the loop they charge exists; absent: none. */
   agents?(parent: {charge(usage: Message['usage']): void}): AgentLauncher
+  /** `--fallback-model`: asked once the model is overloaded or unavailable after its retries (request.ts). */
+  fallbackModel?: string
 }
 
 /** The loop, bound once to a way to make a request and a way to run the turn's calls. */
 export function agentLoop(binding: LoopBinding): AgentLoop {
-  const {agents: makeAgents, client, commandWatch, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
+  const {agents: makeAgents, client, commandWatch, fallbackModel, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   // What the agents spend is the session's: charged to this loop's tally as each of their responses comes.
   let self: AgentLoop | undefined
@@ -207,6 +210,8 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
     request: turnRequest({
       client,
       model: loop.model,
+      fallbackModel,
+      onFallback: ({from, reason, to}) => onEvent({from, reason, to, type: 'fallback'}),
       onResponseBegun,
       onRetry: ({attempt, reason}) => onEvent({attempt, reason, type: 'retry'}),
       signal: loop.signal,
