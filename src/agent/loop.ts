@@ -32,6 +32,12 @@ export type AgentEvent =
   /** After every response: the session's usage and cost so far (`costUsd` null for a model without a price). */
   | {type: 'usage'; turn: number; usage: TokenUsage; costUsd: number | null; stopReason?: string | null}
   | {type: 'retry'; attempt: number; reason: string}
+  /** An agent (the Agent tool) started, nested under the call `id`. */
+  | {type: 'agent_start'; id: string; description: string; subagentType: string}
+  /** A call an agent made, nested under the Agent call `agent`. */
+  | {type: 'agent_call'; agent: string; id: string; name: string; input: unknown}
+  /** An agent ended: what it spent (counted in the session's usage and budget), and the bound that cut it, if one did. */
+  | {type: 'agent_end'; id: string; description: string; turns: number; usage: TokenUsage; costUsd: number | null; cut?: string}
   /** `--fallback-model` taken: `from` stayed overloaded or unavailable after its retries; the session goes on with `to`. */
   | {type: 'fallback'; from: string; to: string; reason: string}
   /** A response stopped at `max_tokens` (the limit it had), and what the loop does about it. */
@@ -113,6 +119,8 @@ export interface LoopOptions {
    * `maxTurns` and `maxBudgetUsd` bound the whole session. `costUsd` null: the earlier cost is unknown.
    */
   prior?: Partial<SessionTotals>
+  /** Each response's usage as it comes (an agent's, added to the session's that started it). */
+  onResponseUsage?(usage: Message['usage']): void
 }
 
 /** What a turn's request is made of besides the conversation: its limits, reasoning and betas. */
@@ -285,6 +293,9 @@ export class AgentLoop {
       })
       await this.append({content: blocks, role: 'user'})
       if (options.stopRequested?.()) return this.end({stopReason: 'stop_requested'})
+      // Agents the calls started spent from this session's budget.
+      const afterCalls = this.tally.overBudget()
+      if (afterCalls) return this.end(afterCalls)
     }
   }
 
@@ -328,9 +339,19 @@ export class AgentLoop {
   private async send(params: StreamParams): Promise<Message> {
     const response = await this.options.request(params, {betas: this.shape.betas})
     this.tally.add(response.usage)
+    this.options.onResponseUsage?.(response.usage)
     this.compactor.meter.calibrate(charsOf(params), response.usage)
     this.emit({costUsd: this.tally.costUsd(), stopReason: response.stop_reason, turn: this.turns, type: 'usage', usage: {...this.tally.usage}})
     return response
+  }
+
+  /**
+   * What an agent started by this session spent on one response: counted in this session's usage, cost
+   * and budget, and reported as its usage so far.
+   */
+  charge(usage: Message['usage']): void {
+    this.tally.add(usage)
+    this.emit({costUsd: this.tally.costUsd(), turn: this.turns, type: 'usage', usage: {...this.tally.usage}})
   }
 
   private async compact(

@@ -7,9 +7,10 @@ import http from 'node:http'
 import https from 'node:https'
 import {performance} from 'node:perf_hooks'
 
-import {sandboxStatus} from '../base/process/sandbox.js'
+import {describeThrowaway, sandboxStatus} from '../base/process/sandbox.js'
 import {type NetworkProxy, RELAY_PORT, startNetworkProxy} from '../base/process/proxy.js'
 import {runCommand, spawnFor} from '../base/process/runner.js'
+import {planBashOf} from './plan-mode.js'
 import {checkShellGrammar} from '../policy/shell.js'
 import {assertCloudSettings, chooseProvider, type Provider, providerFrom} from '../model/providers.js'
 import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from '../config/settings.js'
@@ -18,7 +19,7 @@ import {telemetryTarget} from '../output/telemetry/recorder.js'
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
 
 export interface Check {
-  name: 'sandbox' | 'network-proxy' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings' | 'telemetry'
+  name: 'sandbox' | 'network-proxy' | 'plan-bash' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings' | 'telemetry'
   status: CheckStatus
   /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
   required: boolean
@@ -51,6 +52,7 @@ export async function runDoctorChecks(options: DoctorOptions = {}): Promise<{ok:
   const checks = [
     sandboxCheck(),
     await networkProxyCheck(),
+    planBashCheck(settings),
     await shellGrammarCheck(),
     providerCheck(provider),
     credentialsCheck(provider),
@@ -110,6 +112,14 @@ async function networkProxyCheck(): Promise<Check> {
   } finally {
     await proxy.close()
   }
+}
+
+/** How plan mode runs Bash here (a throwaway sandbox: overlay or read-only), or that it is off and why. Planning works either way. */
+function planBashCheck(settings: EffectiveSettings | Error): Check {
+  const planBash = planBashOf(settings instanceof Error ? {planModeBash: true} : settings)
+  if (planBash.offered) return {detail: `plan mode runs Bash in a ${describeThrowaway(planBash.kind)}`, name: 'plan-bash', required: false, status: 'pass'}
+  const off = !(settings instanceof Error) && !settings.planModeBash
+  return {detail: `plan-mode Bash is off: ${planBash.why}`, name: 'plan-bash', required: false, status: off ? 'skip' : 'warn'}
 }
 
 /** Whether Bash rules can be read: the shell grammar (a WebAssembly file of the install) loads. */

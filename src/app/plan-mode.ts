@@ -12,9 +12,21 @@ import {readFile, stat} from 'node:fs/promises'
 
 import {type SessionControl, ToolError} from '../tools/tool.js'
 import {isRegularFile} from '../plans/store.js'
-import {PLAN_MODE_REFUSALS, type PolicyContext} from '../policy/policy.js'
+import {PLAN_MODE_REFUSALS, type PlanBash, type PolicyContext} from '../policy/policy.js'
+import {throwawayStatus} from '../base/process/sandbox.js'
 import {resolvePath} from '../base/workspace/paths.js'
-import {planPrompt} from './prompts/plan.js'
+import {planPrompt, type PlanTools} from './prompts/plan.js'
+
+/**
+ * Whether plan mode runs Bash here, and how: in a throwaway sandbox when it can start and the settings
+ * leave it on; never unsandboxed. Asked when plan mode is first in force (it starts bwrap once).
+ */
+export function planBashOf(settings: {planModeBash: boolean}): PlanBash {
+  if (!settings.planModeBash) return {offered: false, why: 'planMode.bash is false in the settings'}
+  const status = throwawayStatus()
+  if (!status.available) return {offered: false, why: `${status.problem.replace(/\.$/, '')}; plan mode never runs a command unsandboxed`}
+  return {kind: status.kind, offered: true}
+}
 
 export interface PlanFile {
   path: string
@@ -56,9 +68,9 @@ export class PlanMode implements SessionControl {
   }
 
   /** The system prompt while plan mode is active, `context` before the Plan File Info block that ends it. */
-  async prompt(context = ''): Promise<string> {
+  async prompt(context = '', tools?: PlanTools): Promise<string> {
     const plan = this.plan!
-    return planModeSystemPrompt({context, planExists: isRegularFile(plan.path), planFile: plan.path})
+    return planModeSystemPrompt({context, planExists: isRegularFile(plan.path), planFile: plan.path, tools})
   }
 
   async enterPlanMode(reason?: string): Promise<string> {
@@ -123,9 +135,11 @@ interface PlanPromptInput {
   context?: string
   planFile: string
   planExists: boolean
+  /** What plan mode can observe with here (Bash, agents). */
+  tools?: PlanTools
 }
 
 /** System prompt of a planning session: the instructions (prompts/plan.ts), the context, and the Plan File Info block that must end it. */
-function planModeSystemPrompt({context, planExists, planFile}: PlanPromptInput): string {
-  return [planPrompt(), context, planFileInfo(planFile, planExists)].filter(Boolean).join('\n\n')
+function planModeSystemPrompt({context, planExists, planFile, tools}: PlanPromptInput): string {
+  return [planPrompt(tools), context, planFileInfo(planFile, planExists)].filter(Boolean).join('\n\n')
 }

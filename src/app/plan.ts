@@ -141,6 +141,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
       },
       onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: input.transcriptLabel}),
       opening: input.opening,
+      recordAgent: (agent) => appendTranscript(planPath, {agent, session: input.transcriptLabel}),
       transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
     }).then((ended) => {
       const stopped = endingError(ended, outcomeDetails(ended))

@@ -8,6 +8,7 @@ import path from 'node:path'
 import type {ApiTool} from '../tools/registry.js'
 import {plansDir} from '../plans/store.js'
 import type {ExecutionMode, PermissionMode} from '../policy/modes.js'
+import type {PlanBash} from '../policy/policy.js'
 import {openSession, type SessionOptions} from './context.js'
 import {planningProfile, runProfile, type SessionProfile, taskProfile} from './profiles.js'
 import {planOpening} from './prompts/plan.js'
@@ -42,6 +43,8 @@ export interface PromptPreview {
   tools: ApiTool[]
   /** The first user message, where it is known: a plan's or a task's, given the task. A run's holds the approved plan. */
   firstMessage: string | null
+  /** Plan mode's Bash (plan kind): in a throwaway sandbox, and which, or off and why. */
+  planBash?: PlanBash
 }
 
 export async function previewPrompt(options: PreviewOptions): Promise<PromptPreview> {
@@ -57,6 +60,7 @@ export async function previewPrompt(options: PreviewOptions): Promise<PromptPrev
     return {
       firstMessage: firstMessage(options, planPath),
       kind: options.kind,
+      ...(policy.mode === 'plan' ? {planBash: prompt.planBash()} : {}),
       mode: policy.mode,
       system: await prompt.system(),
       tools: tools.registry.apiTools(policy),

@@ -312,6 +312,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       prior: point?.prior,
       // The record decides whether commands are contained; the settings may only name more variables.
       sandbox: {...record.sandbox, env: session.settings.sandboxEnv, proxy: prepared.proxy, tmpSize: session.settings.sandboxTmpSize},
+      recordAgent: (agent) => entry({agent}),
       transcript: (message) => entry({message}),
     })
     changed = result.changed

@@ -5,14 +5,14 @@
  * what differs: the opening message, the plan bookkeeping, what an outcome means for them.
  */
 import type Anthropic from '@anthropic-ai/sdk'
-import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
+import type {Message, MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
 import type {BackgroundTasks} from '../tools/background.js'
 import type {ToolRegistry} from '../tools/registry.js'
 import type {AskedQuestion, SessionNotes, Todo} from '../tools/notes.js'
-import type {SessionControl} from '../tools/tool.js'
+import type {AgentLauncher, SessionControl} from '../tools/tool.js'
 import {type CommandWatch, turnExecutor} from '../tools/turn.js'
-import {parseRules, type PolicyContext, readDenials} from '../policy/policy.js'
+import {offered, parseRules, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
 import type {SandboxSettings} from '../base/process/sandbox.js'
 import type {Scope} from '../policy/scope.js'
 import type {SessionContext} from './context.js'
@@ -23,6 +23,9 @@ import type {AgentOutcome, SessionTotals} from '../agent/outcome.js'
 import {budgetPriceOf} from '../model/pricing.js'
 import type {SessionProfile} from './profiles.js'
 import {turnRequest} from '../agent/request.js'
+import {type AgentRecord, Subagents} from '../agent/subagents.js'
+import {AGENT_TOOL, agentKinds} from './agents.js'
+import {planBashOf} from './plan-mode.js'
 
 export type {SessionHost, SessionOptions} from './context.js'
 
@@ -57,6 +60,8 @@ export interface ConversationSpec extends SessionProfile {
   commandWatch?: CommandWatch
   /** When the model ends its turn: the approved checks, and a message for another turn when they fail. */
   onEndTurn?(): Promise<string | undefined>
+  /** Records an agent's conversation once it ended, nested under the Agent call that started it. */
+  recordAgent?(agent: AgentRecord): Promise<void>
 }
 
 /** How a conversation ended, with what the model left for the people behind it: its questions and to-do list. */
@@ -73,7 +78,10 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const prompt = sessionPrompt(session, spec)
   prompt.catch(() => {}) // awaited below, unless opening the tools fails first
   const tools = await session.tools()
-  const {policy, system} = await prompt
+  const built = await prompt
+  const {planBash, system} = built
+  // Read tools may read the session's background output files (their paths are given when they start).
+  const policy = (): PolicyContext => ({...built.policy(), taskOutputs: tools.tasks.outputDir})
   const budgetNote = options.maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
   if (budgetNote) host.warn(budgetNote)
   const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
@@ -86,11 +94,26 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   // A tool set shared by two conversations (run --task --approve) reports to, and counts questions for, the one running.
   const unlisten = tools.notes.listen(onEvent)
   const askedBefore = tools.notes.questions.length
+  // Plan mode's commands take the settings' sandbox environment and size too (dispatch.ts makes them throwaway).
+  const sandbox = spec.sandbox ?? {enabled: true, env: settings.sandboxEnv, network: false, tmpSize: settings.sandboxTmpSize}
   try {
     const client = await session.client()
     // At once: the cached answer or the table's; the API's, asked once the first response has begun, shapes the turns after it comes.
     await session.knowModel()
     const outcome = await agentLoop({
+      agents: (parent) =>
+        new Subagents({
+          charge: parent.charge,
+          client,
+          kinds: (planMode) => agentKinds({planBash, planMode, policy, registry: tools.registry, sandbox, tasks: tools.tasks}),
+          limits: settings.agents,
+          maxBudgetUsd: options.maxBudgetUsd,
+          model: session.model,
+          onEvent,
+          prices: settings.prices,
+          record: spec.recordAgent,
+          shape: () => session.requestShape(),
+        }),
       beforeTools: spec.beforeTools,
       client,
       commandWatch: spec.commandWatch,
@@ -109,7 +132,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       prices: settings.prices,
       prior: spec.prior,
       registry: tools.registry,
-      sandbox: spec.sandbox,
+      sandbox,
       session: spec.planMode,
       shape: () => session.requestShape(),
       signal: host.signal,
@@ -156,19 +179,24 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
   notes?: SessionNotes
   /** A response has begun (request.ts): the session's model look-up waits for the first (context.ts). */
   onResponseBegun?(): void
+  /** The session's agents (the Agent tool), made once the loop they charge exists; absent: none. */
+  agents?(parent: {charge(usage: Message['usage']): void}): AgentLauncher
   /** `--fallback-model`: asked once the model is overloaded or unavailable after its retries (request.ts). */
   fallbackModel?: string
 }
 
 /** The loop, bound once to a way to make a request and a way to run the turn's calls. */
 export function agentLoop(binding: LoopBinding): AgentLoop {
-  const {client, commandWatch, fallbackModel, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
+  const {agents: makeAgents, client, commandWatch, fallbackModel, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
-  return new AgentLoop({
+  // What the agents spend is the session's: charged to this loop's tally as each of their responses comes.
+  let self: AgentLoop | undefined
+  const agents = makeAgents?.({charge: (usage) => self?.charge(usage)})
+  self = new AgentLoop({
     ...loop,
     // Reads run together, anything else alone and in order (src/tools/turn.ts); each call reported as it starts and ends.
     execute: turnExecutor(
-      {commandWatch, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
+      {agents, commandWatch, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
       {
         ended: (call, result) =>
           onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
@@ -189,6 +217,7 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
       signal: loop.signal,
     }),
   })
+  return self
 }
 
 /** What decides a session's system prompt and tools besides its context: its kind and its rules. */
@@ -200,6 +229,8 @@ export interface SessionPrompt {
   policy(): PolicyContext
   /** The system prompt this turn: the same text every turn, but for plan mode's reminder when the plan file appears. */
   system(): Promise<string>
+  /** Whether plan mode (and Explore agents) run Bash here, and how; asked once, when first needed. */
+  planBash(): PlanBash
 }
 
 /**
@@ -215,9 +246,21 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
   // Built once: the system prompt must not change between turns, or the prompt cache is lost.
   const context = await sessionContext(session, base)
   const own = spec.system(rules)
+  // Asked when plan mode (or an Explore agent) first needs it: a run that never plans starts no probe.
+  let planBash: PlanBash | undefined
+  const planBashNow = () => (planBash ??= planBashOf(settings))
+  const policy = (): PolicyContext => {
+    const now = {...base, ...planMode.policy()}
+    return now.mode === 'plan' ? {...now, planBash: planBashNow()} : now
+  }
+
   return {
-    policy: () => ({...base, ...planMode.policy()}),
-    system: async () => (planMode.active ? planMode.prompt(context) : [own, context].filter(Boolean).join('\n\n')),
+    planBash: planBashNow,
+    policy,
+    system: async () => {
+      if (!planMode.active) return [own, context].filter(Boolean).join('\n\n')
+      return planMode.prompt(context, {agents: offered(policy(), AGENT_TOOL), bash: planBashNow()})
+    },
   }
 }
 

@@ -98,6 +98,9 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
         if (planPath) await appendTranscript(planPath, {compacted: messages, compaction, session: 'task'})
       },
       opening: taskOpening(options.task),
+      async recordAgent(agent) {
+        if (planPath) await appendTranscript(planPath, {agent, session: 'task'})
+      },
       sandbox: {...options.sandbox, env: settings.sandboxEnv, tmpSize: settings.sandboxTmpSize},
       async transcript(message) {
         held.push(message)

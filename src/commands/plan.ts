@@ -62,6 +62,7 @@ Plan mode allows reads and the plan file whatever the rules say, so --allow take
     })
     this.output.note(contractLine(outcome.contract))
     for (const problem of outcome.contract.problems) this.output.warn(`The plan's ## Scope: ${problem}; left out.`)
+    for (const warning of outcome.contract.warnings) this.output.warn(warning)
     await this.output.result(await planResult(outcome, task ?? `revision of ${outcome.name}`))
   }
 }
@@ -112,7 +113,7 @@ ${fencedBlock(plan, 'markdown')}
 </details>`
   return {
     data: {
-      contract: {scope: outcome.contract.scope, verify: outcome.contract.verify},
+      contract: {scope: outcome.contract.scope, verify: outcome.contract.verify, warnings: outcome.contract.warnings},
       costUsd: outcome.costUsd,
       name: outcome.name,
       planPath: outcome.planPath,

@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {checkedRules, WaveCommand} from '../cli/command.js'
 import {appendedPrompt} from '../base/input.js'
+import {describeThrowaway} from '../base/process/sandbox.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
 import {PLAN_NAME_PLACEHOLDER, previewPrompt, PROMPT_KINDS, type PromptPreview} from '../app/preview.js'
 
@@ -49,6 +50,7 @@ function previewText(preview: PromptPreview): string {
   const tools = preview.tools.map((tool) => `----- ${tool.name} -----\n${tool.description}\n\ninput_schema: ${JSON.stringify(tool.input_schema)}`)
   return [
     `===== system prompt (${preview.kind} session, ${preview.mode} mode) =====`,
+    ...(preview.planBash ? [`plan-mode Bash: ${preview.planBash.offered ? describeThrowaway(preview.planBash.kind) : `off: ${preview.planBash.why}`}`] : []),
     preview.system,
     `===== tools: ${preview.tools.map((tool) => tool.name).join(', ') || 'none'} =====`,
     ...tools,

@@ -4,6 +4,8 @@ import {WaveCommand} from '../cli/command.js'
 import {type Offer, OFFER_LABELS, offerOf} from '../policy/offers.js'
 import {parseRules, PERMISSION_MODES, type PermissionMode} from '../policy/policy.js'
 import {openSession} from '../app/context.js'
+import {planBashOf} from '../app/plan-mode.js'
+import {describeThrowaway} from '../base/process/sandbox.js'
 
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.
@@ -26,8 +28,10 @@ Lists the built-ins, the tools of installed plugins and those of the MCP servers
     const rules = parseRules(settings.allow, settings.deny)
     const {registry} = await session.tools()
     await session.close()
+    // Plan mode's Bash depends on the sandbox here: asked only when plan mode is listed.
+    const planBash = modes.includes('plan') ? planBashOf(settings) : undefined
     const tools = registry.tools.map((tool) => {
-      const offers = Object.fromEntries(modes.map((mode) => [mode, offerOf(mode, tool, rules, registry.tools)])) as Record<PermissionMode, Offer>
+      const offers = Object.fromEntries(modes.map((mode) => [mode, offerOf(mode, tool, rules, registry.tools, planBash)])) as Record<PermissionMode, Offer>
       return {
         access: tool.access,
         origin: tool.origin ?? 'builtin',
@@ -51,6 +55,7 @@ Lists the built-ins, the tools of installed plugins and those of the MCP servers
     const details = flags.verbose
       ? tools.map((t) => `\n----- ${t.name} (${t.access}, ${t.origin}) -----\n${t.description}\n\ninput_schema: ${JSON.stringify(t.input_schema)}`)
       : []
-    await this.output.result({data: {modes, tools}, text: [...table, ...details].join('\n')})
+    const note = planBash ? [`\nplan-mode Bash: ${planBash.offered ? describeThrowaway(planBash.kind) : `off: ${planBash.why}`}`] : []
+    await this.output.result({data: {modes, ...(planBash ? {planBash} : {}), tools}, text: [...table, ...note, ...details].join('\n')})
   }
 }

@@ -123,6 +123,24 @@ const settingsSchema = z.strictObject({
     })
     .optional(),
   /**
+   * Plan mode: `bash: false` turns off plan mode's Bash (a throwaway sandbox; on where the sandbox can
+   * start). Turning it off takes any settings file: it narrows what a session may do.
+   */
+  planMode: z.strictObject({bash: z.boolean().optional()}).optional(),
+  /**
+   * Explore and general-purpose agents (the Agent tool): how many of one turn run at once (default 3),
+   * each one's turn cap (default 25), its share of --max-budget-usd (default 0.25) and its wall-clock
+   * limit in seconds (default 600). Spending: from a project file only when trusted.
+   */
+  agents: z
+    .strictObject({
+      budgetShare: z.number().positive().max(1).optional(),
+      maxConcurrent: z.number().int().min(1).max(16).optional(),
+      maxTurns: z.number().int().min(1).max(500).optional(),
+      timeoutSeconds: z.number().positive().max(86_400).optional(),
+    })
+    .optional(),
+  /**
    * User settings only: let a repository's own .wave/settings.json grant capabilities (allow rules,
    * MCP servers). Off by default: in CI the repository is often a pull request's, and its files must
    * not widen what wave may do. Deny rules and the model always apply.
@@ -165,7 +183,25 @@ export interface EffectiveSettings {
   sandboxEnv: string[]
   /** The private /tmp's size in bytes (`sandbox.tmpSize`); absent: the sandbox's default. */
   sandboxTmpSize?: number
+  /** Plan mode's Bash, unless a settings file says `planMode.bash: false`. */
+  planModeBash: boolean
+  /** The Agent tool's bounds (`agents` of the files), defaults filled in. */
+  agents: AgentLimits
 }
+
+/** What bounds the agents a session starts (the Agent tool). */
+export interface AgentLimits {
+  /** Agents of one turn running at once. */
+  maxConcurrent: number
+  /** Turns each agent may take. */
+  maxTurns: number
+  /** The share of --max-budget-usd each agent may spend. */
+  budgetShare: number
+  /** Wall-clock milliseconds each agent may take. */
+  timeoutMs: number
+}
+
+export const DEFAULT_AGENT_LIMITS: AgentLimits = {budgetShare: 0.25, maxConcurrent: 3, maxTurns: 25, timeoutMs: 600_000}
 
 export interface SettingsFlags {
   /** WAVE_TRUST_PROJECT_SETTINGS=1: as `trustProjectSettings` in the user file. */
@@ -256,13 +292,27 @@ function inScope(settings: Settings, file: string, scope: SettingsScope): Settin
 /** Merges settings layers (user first, then project) and flags: the pure part, table-tested. */
 export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}): EffectiveSettings {
   const ordered = [...layers].sort((a, b) => (a.scope === b.scope ? 0 : a.scope === 'user' ? -1 : 1))
-  const merged: EffectiveSettings = {allow: [], deny: [], files: [], ignored: [], instructions: [], mcpServers: {}, plugins: {}, reasoning: {}, sandboxEnv: []}
+  const merged: EffectiveSettings = {
+    agents: {...DEFAULT_AGENT_LIMITS},
+    allow: [],
+    deny: [],
+    files: [],
+    ignored: [],
+    instructions: [],
+    mcpServers: {},
+    planModeBash: true,
+    plugins: {},
+    reasoning: {},
+    sandboxEnv: [],
+  }
   const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
   for (const {file, scope, settings} of ordered) {
     merged.files.push(file)
     // Words for the model, as the repository's AGENTS.md are: used from any file. They grant nothing.
     if (settings.instructions?.trim()) merged.instructions.push(settings.instructions)
     if (scope === 'user' && settings.provider) merged.provider = settings.provider
+    // Off from any file: it only narrows what a session may do.
+    if (settings.planMode?.bash === false) merged.planModeBash = false
     merged.deny.push(...(settings.permissions?.deny ?? []))
     Object.assign(merged.plugins, settings.plugins)
     const grants = scope === 'user' || trusted
@@ -271,7 +321,9 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     const sandboxEnv = settings.sandbox?.env ?? []
     // What the user pays and when --max-budget-usd stops (the model, its window, its prices), and how
     // much memory a command's /tmp may take, are the user's to choose: a project's file sets them only when trusted.
-    const spending = (['model', 'contextWindow', 'prices', 'effort', 'thinking', 'maxOutputTokens'] as const).filter((key) => settings[key] !== undefined)
+    const spending = (['model', 'contextWindow', 'prices', 'effort', 'thinking', 'maxOutputTokens', 'agents'] as const).filter(
+      (key) => settings[key] !== undefined,
+    )
     const tmpSize = settings.sandbox?.tmpSize
     if (grants) {
       if (settings.model) merged.model = settings.model
@@ -282,6 +334,12 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
       if (settings.thinking !== undefined) merged.reasoning.thinking = settings.thinking
       if (settings.maxOutputTokens) merged.reasoning.maxOutputTokens = settings.maxOutputTokens
       if (tmpSize !== undefined) merged.sandboxTmpSize = sizeInBytes(tmpSize)
+      const agents = settings.agents
+      if (agents) {
+        const {timeoutSeconds, ...rest} = agents
+        Object.assign(merged.agents, Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)))
+        if (timeoutSeconds !== undefined) merged.agents.timeoutMs = Math.round(timeoutSeconds * 1000)
+      }
     }
 
     if (!grants && allow.length + servers.length + sandboxEnv.length + spending.length + (tmpSize === undefined ? 0 : 1) > 0) {

@@ -35,6 +35,19 @@ export function progressLine(event: AgentEvent): string | undefined {
       return event.isError ? `! ${event.name}: ${event.content.split('\n')[0]}` : undefined
     }
 
+    case 'agent_start': {
+      return `⇉ agent ${event.subagentType}: ${event.description}`
+    }
+
+    case 'agent_call': {
+      return `  ⤷ ${describeCall(event.name, event.input)}`
+    }
+
+    case 'agent_end': {
+      const spent = `${event.turns} turn${event.turns === 1 ? '' : 's'}, ${formatCost(event.costUsd)}`
+      return event.cut ? `⇇ agent cut (${event.cut}): ${event.description} (${spent})` : `⇇ agent done: ${event.description} (${spent})`
+    }
+
     case 'retry': {
       return `↻ retrying (attempt ${event.attempt}): ${event.reason}`
     }

@@ -10,7 +10,7 @@ import path from 'node:path'
 import type {Token, Tokens} from 'marked'
 
 import {usageError, type WaveError} from '../base/errors.js'
-import type {ScopeEnforcement} from '../policy/scope.js'
+import {type ScopeEnforcement, scopeMatcher} from '../policy/scope.js'
 import {recordRevision} from './revisions.js'
 
 export interface PlanContract {
@@ -22,7 +22,17 @@ export interface PlanContract {
   sections: {scope: boolean; verify: boolean}
   /** Bullets that were left out, and why (an absolute path, a path climbing out with `..`). */
   problems: string[]
+  /**
+   * What a reviewer should know before approving: workspace files the plan's Changes, New files or steps
+   * name that its `## Scope` does not cover (a run held to the scope would be refused them).
+   */
+  warnings: string[]
 }
+
+/** The sections whose code spans name the files a change touches. */
+const CHANGES = /^(?:changes|new files|steps|implementation)\b/i
+/** A code span that reads as a workspace file: a relative path with a file name ending in an extension. */
+const FILE_PATH = /^(?:\.\/)?(?:[\w.@-]+\/)*[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}$/
 
 const SCOPE = /^scope\b/i
 const VERIFY = /^verification\b/i
@@ -34,27 +44,39 @@ export async function parseContract(text: string): Promise<PlanContract> {
   // marked's lexer through its Marked class: the one export of the vendored module (scripts/bundle.js).
   const {Marked} = await import('marked')
   const tokens = new Marked().lexer(text)
-  const contract: PlanContract = {problems: [], scope: [], sections: {scope: false, verify: false}, verify: []}
-  let section: 'scope' | 'verify' | undefined
+  const contract: PlanContract = {problems: [], scope: [], sections: {scope: false, verify: false}, verify: [], warnings: []}
+  let section: 'scope' | 'verify' | 'changes' | undefined
   let depth = 0
   // Where each section's heading is (its line): a second one is refused, naming both.
   const seen: Partial<Record<'scope' | 'verify', number>> = {}
   let line = 1
+  const named: string[] = []
   for (const token of tokens) {
     const at = line
     line += (token.raw.match(/\n/g) ?? []).length
     if (token.type === 'heading') {
       const heading = token as Tokens.Heading
       const title = heading.text.trim()
-      if (heading.depth >= 2 && (SCOPE.test(title) || VERIFY.test(title))) {
-        section = SCOPE.test(title) ? 'scope' : 'verify'
-        const first = seen[section]
-        if (first !== undefined) throw twoSections(section, first, at)
-        seen[section] = at
+      if (heading.depth >= 2 && (SCOPE.test(title) || VERIFY.test(title) || CHANGES.test(title))) {
+        section = SCOPE.test(title) ? 'scope' : VERIFY.test(title) ? 'verify' : 'changes'
+        if (section !== 'changes') {
+          const first = seen[section]
+          if (first !== undefined) throw twoSections(section, first, at)
+          seen[section] = at
+        }
         depth = heading.depth
-        contract.sections[section] = true
+        if (section !== 'changes') contract.sections[section] = true
       } else if (section && heading.depth <= depth) {
         section = undefined
+      }
+
+      continue
+    }
+
+    if (section === 'changes') {
+      for (const span of codeSpans([token])) {
+        const file = span.trim().replace(/^(?:\.\/)+/, '')
+        if (FILE_PATH.test(span.trim()) && !file.includes('..') && !named.includes(file)) named.push(file)
       }
 
       continue
@@ -76,6 +98,12 @@ export async function parseContract(text: string): Promise<PlanContract> {
     }
   }
 
+  if (contract.sections.scope) {
+    const covered = scopeMatcher(contract.scope)
+    const outside = named.filter((file) => !covered(file))
+    if (outside.length > 0) contract.warnings.push(uncoveredWarning(outside))
+  }
+
   return contract
 }
 
@@ -89,6 +117,23 @@ function twoSections(section: 'scope' | 'verify', first: number, second: number)
     `The plan has two ${name} sections, at line ${first} and at line ${second}: a contract states its ${section === 'scope' ? 'scope' : 'checks'} once.`,
     `Merge them into one ${name} section (wave plan --revise <plan> --feedback "one ${name} section"), then approve that.`,
   )
+}
+
+/** The warning for files the plan changes that its scope leaves out: `wave plan` and `wave approve` show it. */
+export function uncoveredWarning(files: string[]): string {
+  return `The plan's Changes name ${files.join(', ')}, which its ## Scope does not cover: a run held to the scope would be refused ${files.length === 1 ? 'it' : 'them'}. Add ${files.length === 1 ? 'it' : 'them'} (or a glob) to ## Scope, or approve with --scope.`
+}
+
+/** Every code span in some tokens, nested lists included. */
+function codeSpans(tokens: Token[] | undefined): string[] {
+  const found: string[] = []
+  for (const token of tokens ?? []) {
+    if (token.type === 'codespan') found.push((token as Tokens.Codespan).text)
+    else if (token.type === 'list') for (const item of (token as Tokens.List).items) found.push(...codeSpans(item.tokens))
+    else if ('tokens' in token) found.push(...codeSpans(token.tokens as Token[] | undefined))
+  }
+
+  return found
 }
 
 /** A scope bullet's path: its first code span, else its first word (a path with spaces needs backticks). */
@@ -152,6 +197,8 @@ export interface BoundContract {
  */
 export function bindContract(contract: PlanContract, overrides: ContractOverrides = {}): BoundContract {
   const warnings = contract.problems.map((problem) => `The plan's ## Scope: ${problem}; left out.`)
+  // The approver's --scope replaces the plan's: the plan's own gaps no longer matter then.
+  if (!overrides.scope) warnings.push(...(contract.warnings ?? []))
   for (const entry of overrides.scope ?? []) {
     const problem = scopeProblem(entry.trim())
     if (problem || !entry.trim())

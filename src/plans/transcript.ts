@@ -26,10 +26,13 @@ interface TranscriptProgress {
 
 /**
  * One entry: a message, or the whole conversation replaced (`compacted` after a compaction, with what
- * the compaction did; `conversation` when a run was resumed, with when and after what exit).
+ * the compaction did; `conversation` when a run was resumed, with when and after what exit), or an
+ * agent's conversation once it ended (`agent`: `toolUseId` names the Agent call it is nested under;
+ * a resume leaves it out, the call's result being in the conversation).
  */
 export type TranscriptContent =
   | {message: MessageParam}
+  | {agent: {toolUseId: string; messages: MessageParam[]}}
   | {compacted: MessageParam[]; compaction: unknown}
   | {conversation: MessageParam[]; resumed: {after: number | null; at: string}}
 

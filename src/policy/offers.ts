@@ -3,7 +3,17 @@
  * same decision every call gets) asked about the sessions a mode can be in, so the listing cannot
  * drift from what the model is really offered.
  */
-import {decide, offered, PLAN_MODE_REFUSALS, type PermissionMode, type PolicyContext, parseRules, type Rules, type ToolIdentity} from './policy.js'
+import {
+  decide,
+  offered,
+  PLAN_MODE_REFUSALS,
+  type PermissionMode,
+  type PlanBash,
+  type PolicyContext,
+  parseRules,
+  type Rules,
+  type ToolIdentity,
+} from './policy.js'
 
 /**
  * - `yes`: offered in a headless session of the mode, under the settings' rules
@@ -30,9 +40,20 @@ export const OFFER_LABELS: Record<Offer, string> = {
 /** A placeholder plan file for the queries: plan mode always has one. */
 const PLAN_FILE = '/plan.md'
 
-/** Whether, and when, `tool` is offered in `mode`. `tools` is every tool listed: a rule naming each stands for "some rule allows it". */
-export function offerOf(mode: PermissionMode, tool: ToolIdentity, rules: Rules, tools: readonly ToolIdentity[]): Offer {
-  const base: PolicyContext = {canEnterPlanMode: false, headless: true, mode, planFile: mode === 'plan' ? PLAN_FILE : undefined, rules, workspaceRoot: '/'}
+/**
+ * Whether, and when, `tool` is offered in `mode`. `tools` is every tool listed: a rule naming each stands
+ * for "some rule allows it". `planBash`: whether plan mode runs Bash here (absent: it does not).
+ */
+export function offerOf(mode: PermissionMode, tool: ToolIdentity, rules: Rules, tools: readonly ToolIdentity[], planBash?: PlanBash): Offer {
+  const base: PolicyContext = {
+    canEnterPlanMode: false,
+    headless: true,
+    mode,
+    planBash: mode === 'plan' ? planBash : undefined,
+    planFile: mode === 'plan' ? PLAN_FILE : undefined,
+    rules,
+    workspaceRoot: '/',
+  }
   if (offered(base, tool)) {
     // Offered with a plan file, refused without one: the plan file is all it may touch.
     return mode === 'plan' && !offered({...base, planFile: undefined}, tool) ? 'planFileOnly' : 'yes'

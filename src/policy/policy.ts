@@ -7,6 +7,7 @@ import {isInside, type ResolvedPath} from '../base/workspace/paths.js'
 import {inScope, outsideScopeReason, type Scope} from './scope.js'
 import {commandAllowed, commandPattern, denyMatches, type ShellAnalysis} from './shell.js'
 
+import type {Throwaway} from '../base/process/sandbox.js'
 import type {PermissionMode} from './modes.js'
 
 export {EXECUTION_MODES, type ExecutionMode, nextMode, PERMISSION_MODES, type PermissionMode} from './modes.js'
@@ -50,7 +51,29 @@ export interface PolicyContext {
   canEnterPlanMode?: boolean
   /** The approved scope of a run (the approval record's); absent, or `off`, writes are not held to one. */
   scope?: Scope
+  /**
+   * Plan mode's Bash, run in a throwaway sandbox (base/process/sandbox.ts): offered when that sandbox can
+   * start and the settings leave it on (`planMode.bash`), else refused with the reason. Absent: off, the
+   * sandbox not asked.
+   */
+  planBash?: PlanBash
+  /**
+   * The directory holding the session's background commands' output files (background.ts): read tools
+   * may read the files in it, which lie outside the workspace. Absent: none.
+   */
+  taskOutputs?: string
+  /**
+   * The calls of an agent (the Agent tool): no control tool (no plan file to finish, no agents of its
+   * own, no questions or to-do list of the session's); the mode and rules are the agent's.
+   */
+  nested?: boolean
 }
+
+/** Whether plan mode runs Bash, and how (`wave doctor`, `wave tools` and `wave prompt` say which). */
+export type PlanBash = {offered: true; kind: Throwaway} | {offered: false; why: string}
+
+/** Why plan-mode Bash is off when the session says nothing of it. */
+const PLAN_BASH_UNKNOWN = 'plan mode runs no commands in this session'
 
 /** Where a tool comes from: wave itself, an installed oclif plugin, or an MCP server. */
 const TOOL_ORIGINS = ['builtin', 'plugin', 'mcp'] as const
@@ -85,16 +108,21 @@ export interface ToolCall {
  * - `planFile`: allowed only on the session's plan file (Write and Edit)
  * - `ask`: allowed where an allow rule matches, else ASK
  * - `rule`: allowed where an allow rule matches, else DENY (the network is off by default)
+ * - `throwaway`: Bash only, in a throwaway sandbox, where the session offers one (`planBash`), else DENY
  */
-type Verdict = 'allow' | 'ask' | 'deny' | 'planFile' | 'rule' | 'workspace'
+type Verdict = 'allow' | 'ask' | 'deny' | 'planFile' | 'rule' | 'throwaway' | 'workspace'
 
 const TABLE: Record<PermissionMode, Record<AccessClass, Verdict>> = {
   acceptEdits: {control: 'allow', execute: 'ask', network: 'rule', read: 'workspace', write: 'workspace'},
   // The network is off by default in every mode, bypassPermissions included: a rule must name it.
   bypassPermissions: {control: 'allow', execute: 'allow', network: 'rule', read: 'workspace', write: 'workspace'},
   default: {control: 'allow', execute: 'ask', network: 'rule', read: 'workspace', write: 'ask'},
-  plan: {control: 'allow', execute: 'deny', network: 'rule', read: 'workspace', write: 'planFile'},
+  // Commands in plan mode change nothing: each runs in a throwaway sandbox (or not at all).
+  plan: {control: 'allow', execute: 'throwaway', network: 'rule', read: 'workspace', write: 'planFile'},
 }
+
+/** The one tool plan mode runs in a throwaway sandbox: plugin and MCP tools that execute are not contained by it. */
+const THROWAWAY_TOOLS = new Set(['Bash'])
 
 /** Only these write tools may touch the plan file in plan mode; a plugin's write tool never may. */
 const PLAN_FILE_TOOLS = new Set(['Edit', 'Write'])
@@ -124,8 +152,9 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
   const verdict = TABLE[ctx.mode][tool.access]
   const result = applyVerdict(verdict, ctx, call)
   if (result.decision !== 'deny' && target && tool.access !== 'execute' && tool.access !== 'network') {
-    // Whatever the mode, file tools never leave the workspace (the plan file is the one exception).
-    const outside = !isInside(ctx.workspaceRoot, target.real) && target.real !== ctx.planFile
+    // Whatever the mode, file tools never leave the workspace (the plan file, and for reading the
+    // session's background output files, are the exceptions).
+    const outside = !isInside(ctx.workspaceRoot, target.real) && target.real !== ctx.planFile && !isTaskOutput(ctx, tool, target.real)
     if (outside) return deny(outsideReason(ctx, target))
     // Git's own files (hooks, config) run code later, outside any session: no write tool edits them.
     if (tool.access === 'write' && inGitDir(ctx.workspaceRoot, target.real)) {
@@ -195,8 +224,13 @@ export const PLAN_MODE_REFUSALS = {
   notActive: 'Plan mode is not active: there is no plan to exit.',
 } as const
 
+/** Why an agent's control call is refused. */
+export const AGENT_REFUSAL =
+  'is not available to an agent: agents start no agents, have no plan file and do not control the session. Finish with your findings as your final message.'
+
 function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision | undefined {
   if (isForeign(tool)) return undefined
+  if (ctx.nested && tool.access === 'control') return deny(`${tool.name} ${AGENT_REFUSAL}`)
   if (tool.name === 'EnterPlanMode') {
     if (ctx.mode === 'plan') return deny(PLAN_MODE_REFUSALS.alreadyActive)
     if (!ctx.canEnterPlanMode) return deny(PLAN_MODE_REFUSALS.cannotEnter)
@@ -217,13 +251,13 @@ const BASH: ToolIdentity = {access: 'execute', name: 'Bash'}
 
 /**
  * TaskOutput and TaskStop act only on the session's own background commands, which Bash started under
- * the policy: they are allowed exactly where Bash may run some command (plan mode never), whatever
+ * the policy: they are allowed exactly where Bash may run some command (plan mode where it offers Bash), whatever
  * their access class says, so a mode that allows Bash can always read and end what it started.
  */
 function backgroundDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision | undefined {
   if (isForeign(tool) || !BACKGROUND_TOOLS.has(tool.name)) return undefined
   if (!offered(ctx, BASH)) {
-    const where = ctx.mode === 'plan' ? 'plan mode, which runs no commands' : `${ctx.mode} mode without a rule allowing Bash`
+    const where = ctx.mode === 'plan' ? 'plan mode here, which runs no commands' : `${ctx.mode} mode without a rule allowing Bash`
     return deny(`${tool.name} acts on background commands started by Bash, which is not available in ${where}.`)
   }
 
@@ -266,6 +300,18 @@ function applyVerdict(verdict: Verdict, ctx: PolicyContext, call: ToolCall): Pol
     case 'planFile': {
       return planFileDecision(ctx, tool, target, call.input === undefined)
     }
+
+    case 'throwaway': {
+      const planBash = ctx.planBash ?? {offered: false, why: PLAN_BASH_UNKNOWN}
+      if (isForeign(tool) || !THROWAWAY_TOOLS.has(tool.name)) {
+        return deny(
+          `${tool.name} is not available in plan mode: only read-only tools, Bash in a throwaway sandbox and edits to the plan file ${ctx.planFile ?? ''} are allowed.`,
+        )
+      }
+
+      if (!planBash.offered) return deny(`${tool.name} is not available in plan mode here: ${planBash.why}.`)
+      return allow('Plan mode runs the command in a throwaway sandbox: nothing it writes survives it.')
+    }
   }
 }
 
@@ -278,6 +324,11 @@ function planFileDecision(ctx: PolicyContext, tool: ToolIdentity, target: Resolv
   if (target.real !== ctx.planFile) return deny(`${target.input} is not the plan file. ${only}`)
   if (target.kind !== 'file' && target.kind !== 'missing') return deny(`The plan file must be a regular file. ${only}`)
   return allow('The plan file is writable in plan mode.')
+}
+
+/** A file of the session's background output directory, for a reading tool. */
+export function isTaskOutput(ctx: PolicyContext, tool: ToolIdentity, real: string): boolean {
+  return tool.access === 'read' && ctx.taskOutputs !== undefined && real !== ctx.taskOutputs && isInside(ctx.taskOutputs, real)
 }
 
 function inGitDir(root: string, real: string): boolean {

@@ -4,7 +4,11 @@
  * every one still running ended when the session's tool set closes (toolset.ts), in the session's
  * `finally`. A dev server the model starts never outlives the session that started it.
  */
+import {randomBytes} from 'node:crypto'
 import {type ChildProcess, spawn} from 'node:child_process'
+import {closeSync, mkdirSync, openSync, rmSync, writeSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
 import {readdir, readFile} from 'node:fs/promises'
 
 import type {SpawnPlan} from '../base/process/sandbox.js'
@@ -152,17 +156,28 @@ class BackgroundTask {
   /** Once no process of the group is left, it is not looked for again (its id could be another group's by then). */
   private groupGone = false
   private readonly ended: Promise<void>
+  private fd: number | undefined
 
   constructor(
     readonly id: string,
     readonly command: string,
     readonly description: string | undefined,
     private readonly child: ChildProcess,
+    /** Where the whole output goes too, as it arrives: a file the Read tool may read (Claude Code's way now). */
+    readonly outputFile?: string,
   ) {
     const stdout = new TextDecoder('utf-8')
     const stderr = new TextDecoder('utf-8')
-    child.stdout?.on('data', (chunk: Buffer) => this.unread.append(stdout.decode(chunk, {stream: true})))
-    child.stderr?.on('data', (chunk: Buffer) => this.unread.append(stderr.decode(chunk, {stream: true})))
+    // Written synchronously as each chunk arrives: a Read right after a reading sees every byte it reported.
+    this.fd = outputFile ? openSync(outputFile, 'a', 0o600) : undefined
+    child.stdout?.on('data', (chunk: Buffer) => {
+      this.keep(chunk)
+      this.unread.append(stdout.decode(chunk, {stream: true}))
+    })
+    child.stderr?.on('data', (chunk: Buffer) => {
+      this.keep(chunk)
+      this.unread.append(stderr.decode(chunk, {stream: true}))
+    })
     this.ended = new Promise((resolve) => {
       child.once('error', (error) => {
         this.unread.append(`Could not run the command: ${error.message}\n`)
@@ -179,9 +194,19 @@ class BackgroundTask {
   }
 
   private finish(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
     this.exitCode = code
     this.signal = signal
     this.status = this.stopping ? 'killed' : code === 0 ? 'completed' : 'failed'
+  }
+
+  /** A chunk of output into the output file; a full disk loses the file's copy, never the task. */
+  private keep(chunk: Buffer): void {
+    if (this.fd === undefined) return
+    try {
+      writeSync(this.fd, chunk)
+    } catch {}
   }
 
   /** The output since the last reading, and the task's state. */
@@ -241,6 +266,13 @@ export class BackgroundTasks {
   private readonly tasks = new Map<string, BackgroundTask>()
   private count = 0
   private closed = false
+  /**
+   * The directory of the tasks' output files (`<task_id>.output`), outside the workspace and private to
+   * this user; made with the first task, removed when the tasks close. The policy lets read tools read
+   * in it (`taskOutputs`).
+   */
+  readonly outputDir = path.join(tmpdir(), `wave-tasks-${process.pid}-${randomBytes(6).toString('hex')}`)
+  private madeDir = false
 
   /** Starts `plan` (a sandboxed or plain bash command) in its own process group. */
   start(plan: SpawnPlan, cwd: string, info: {command: string; description?: string}): BackgroundTask {
@@ -254,10 +286,15 @@ export class BackgroundTasks {
 
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so
     // stopping it ends its children too.
+    if (!this.madeDir) {
+      mkdirSync(this.outputDir, {mode: 0o700, recursive: true})
+      this.madeDir = true
+    }
+
     const child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: ['ignore', 'pipe', 'pipe']})
     if (child.pid !== undefined) killOnExit(child.pid)
     const id = `bash_${++this.count}`
-    const task = new BackgroundTask(id, info.command, info.description, child)
+    const task = new BackgroundTask(id, info.command, info.description, child, path.join(this.outputDir, `${id}.output`))
     this.tasks.set(id, task)
     return task
   }
@@ -292,5 +329,6 @@ export class BackgroundTasks {
   async close(): Promise<void> {
     this.closed = true
     await this.endAll()
+    if (this.madeDir) rmSync(this.outputDir, {force: true, recursive: true})
   }
 }

@@ -15,7 +15,8 @@ export default defineTool({
     `Timeout ${DEFAULT_TIMEOUT_MS} ms by default, at most ${MAX_TIMEOUT_MS}, then the command is killed. Output over ${MAX_OUTPUT_CHARS} characters keeps its head and tail. ` +
     'Runs only where the permission mode or an allow rule such as Bash(npm test:*) allows the command; a refused one returns "Permission denied" and why: do not retry it unchanged. ' +
     'Use Read, Glob, Grep, LS, Edit and Write, not cat, find, grep, sed or echo. ' +
-    'With run_in_background: true the command starts in the same sandbox and the call returns its task_id at once (no timeout applies): read its output with TaskOutput, end it with TaskStop; ' +
+    'In plan mode (and in Explore agents) each command runs in a throwaway sandbox instead: it sees the workspace as it is, nothing it writes survives it, and it has no network. ' +
+    'With run_in_background: true the command starts in the same sandbox and the call returns its task_id and the path of its output file at once (no timeout applies): read the output file with Read (TaskOutput also works), end it with TaskStop; ' +
     'every background command is ended when the session ends. Use it for servers and watchers, not for commands whose result you need now.',
   input: z.object({
     command: z.string().describe('The bash command to run'),
@@ -24,7 +25,7 @@ export default defineTool({
     run_in_background: z
       .boolean()
       .optional()
-      .describe('Start the command in the background and return its task_id at once; read it with TaskOutput, end it with TaskStop'),
+      .describe('Start the command in the background and return its task_id and output file at once; read the file with Read, end it with TaskStop'),
   }),
   name: 'Bash',
   resultCap: RESULT_CAP,
@@ -38,10 +39,10 @@ export default defineTool({
     if (input.run_in_background) {
       if (!ctx.tasks) throw new ToolError('Background commands are not available here: run the command without run_in_background.')
       const task = ctx.tasks.start(plan, ctx.root, {command: input.command, description: input.description})
-      return (
-        `Started in the background as task ${task.id}. Read its output with TaskOutput (task_id "${task.id}"); end it with TaskStop. ` +
-        'It is ended when the session ends.'
-      )
+      const file = task.outputFile
+        ? ` Its output is written to ${task.outputFile}: read it with the Read tool (or TaskOutput, task_id "${task.id}").`
+        : ` Read its output with TaskOutput (task_id "${task.id}").`
+      return `Started in the background as task ${task.id}.${file} End it with TaskStop. It is ended when the session ends.`
     }
 
     const result = await runCommand(plan, ctx.root, timeout, ctx.signal).catch((error: Error) => {

@@ -5,14 +5,14 @@
 import {z} from 'zod'
 
 import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, ruleNamesHost, scopeDecision, type ToolIdentity} from '../policy/policy.js'
-import type {SandboxSettings} from '../base/process/sandbox.js'
+import {DEFAULT_SANDBOX, type SandboxSettings} from '../base/process/sandbox.js'
 import {analyseShell, type ShellAnalysis} from '../policy/shell.js'
 import {secretValues} from '../base/secrets.js'
 import {isInside, PathResolutionError, realPathOf, resolvePath, type ResolvedPath} from '../base/workspace/paths.js'
 import type {BackgroundTasks} from './background.js'
 import type {ToolRegistry} from './registry.js'
 import type {SessionNotes} from './notes.js'
-import {type SessionControl, type ToolContext, ToolError, type ToolPermissions, type ToolPlugin} from './tool.js'
+import {type AgentLauncher, type SessionControl, type ToolContext, ToolError, type ToolPermissions, type ToolPlugin} from './tool.js'
 
 export interface ToolCallRequest {
   id: string
@@ -39,6 +39,8 @@ export interface DispatchEnv {
   /** The session's background commands and notes (its tool set's); absent, tools that need them fail. */
   tasks?: BackgroundTasks
   notes?: SessionNotes
+  /** The session's agents (the Agent tool); absent inside an agent. */
+  agents?: AgentLauncher
 }
 
 /**
@@ -104,11 +106,14 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     }
 
     const ctx: ToolContext = {
+      agents: env.agents,
+      callId: call.id,
       permissions: toolPermissions(policy, tool),
       readable: readableFor(policy, tool),
       root: policy.workspaceRoot,
       session: env.session,
-      sandbox: env.sandbox,
+      // Plan mode's commands run in a throwaway sandbox, whatever the session's own (plan-mode.ts).
+      sandbox: policy.mode === 'plan' ? {...(env.sandbox ?? DEFAULT_SANDBOX), throwaway: true} : env.sandbox,
       signal: env.signal,
       target,
       tasks: env.tasks,

@@ -1,6 +1,7 @@
 import {z} from 'zod'
 
 import {offered, type PolicyContext} from '../policy/policy.js'
+import agent from './agent.js'
 import askUserQuestion from './ask-user-question.js'
 import {BUILTIN_TOOLS} from './builtin.js'
 import enterPlanMode from './enter-plan-mode.js'
@@ -18,6 +19,8 @@ export interface ApiTool {
 /** The tool plugins a session can use; the policy decides which of them each mode offers. */
 export class ToolRegistry {
   private readonly byName = new Map<string, ToolPlugin>()
+  /** Older names of built-ins (Task for Agent), answered by the tool under its name of now. */
+  private readonly aliases = new Map<string, ToolPlugin>()
   private readonly schemas = new Map<string, ApiTool>()
 
   constructor(readonly tools: ToolPlugin[]) {
@@ -25,10 +28,15 @@ export class ToolRegistry {
       if (this.byName.has(tool.name)) throw new Error(`Two tool plugins are named ${tool.name}${tool.source ? ` (the second from ${tool.source})` : ''}.`)
       this.byName.set(tool.name, tool)
     }
+
+    for (const tool of tools) {
+      for (const alias of tool.aliases ?? []) if (!this.byName.has(alias)) this.aliases.set(alias, tool)
+    }
   }
 
+  /** The tool of that name, or the one that name is an older name of. */
   get(name: string): ToolPlugin | undefined {
-    return this.byName.get(name)
+    return this.byName.get(name) ?? this.aliases.get(name)
   }
 
   offered(ctx: PolicyContext): ToolPlugin[] {
@@ -53,8 +61,8 @@ export class ToolRegistry {
   }
 }
 
-/** The tools that act on the session rather than the workspace: its to-do list, its questions, plan mode. */
-export const CONTROL_TOOLS: ToolPlugin[] = [todoWrite, askUserQuestion, enterPlanMode, exitPlanMode] as ToolPlugin[]
+/** The tools that act on the session rather than the workspace: its to-do list, its questions, plan mode, its agents. */
+export const CONTROL_TOOLS: ToolPlugin[] = [todoWrite, askUserQuestion, enterPlanMode, exitPlanMode, agent] as ToolPlugin[]
 
 export function builtinRegistry(): ToolRegistry {
   return new ToolRegistry([...(BUILTIN_TOOLS as ToolPlugin[]), ...CONTROL_TOOLS])

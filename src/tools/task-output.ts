@@ -10,6 +10,7 @@ export default defineTool({
   access: 'read',
   description:
     'Read the output of a background command (started by Bash with run_in_background: true) since the last reading, and whether it still runs or how it ended. ' +
+    "Claude Code now reads a background command's output file with the Read tool instead (its path is given when the command starts); this tool keeps working. " +
     `With block (the default) waits until the command ends, at most timeout ms (default ${DEFAULT_WAIT_MS}, at most ${MAX_WAIT_MS}); block: false returns at once. ` +
     `Unread output over ${TASK_OUTPUT_CAP} characters keeps its head and tail. Fails on an unknown task_id, naming the session's tasks.`,
   input: z.object({

@@ -18,6 +18,25 @@ export interface SessionControl {
  */
 export const DEFAULT_RESULT_CAP = 40_000
 
+/** What the Agent tool asks of one agent: a fresh conversation of the given type, started by the call `id`. */
+export interface AgentRequest {
+  /** The tool_use id of the Agent call: the agent's events and transcript are nested under it. */
+  id: string
+  description: string
+  prompt: string
+  subagentType: string
+  /** Started in plan mode: only Explore agents. */
+  planMode: boolean
+}
+
+/** The session's agents (src/agent/subagents.ts): what types it offers, and running one to its final message. */
+export interface AgentLauncher {
+  /** The subagent types offered, in plan mode or not. */
+  types(planMode: boolean): string[]
+  /** Runs one agent, waiting for a free slot, and returns its final message (marked when a bound cut it short). */
+  launch(request: AgentRequest, signal: AbortSignal): Promise<string>
+}
+
 /** What a tool may ask of the policy in force, beyond the wrapper's decision on its call. */
 export interface ToolPermissions {
   /** The decision on another call of this tool, as the wrapper would take it (WebFetch asks it for each redirect). */
@@ -50,6 +69,10 @@ export interface ToolContext {
   tasks?: BackgroundTasks
   /** The session's to-do list and unanswerable questions (TodoWrite, AskUserQuestion); absent outside a session. */
   notes?: SessionNotes
+  /** The session's agents (Agent); absent outside a session and inside an agent. */
+  agents?: AgentLauncher
+  /** The tool_use id of this call. */
+  callId?: string
 }
 
 /**
@@ -76,6 +99,13 @@ export interface ToolPlugin<Input extends z.ZodObject = z.ZodObject> {
    */
   resultCap: number
   run(input: z.infer<Input>, ctx: ToolContext): Promise<string>
+  /**
+   * Calls of it run beside the turn's reads and each other, whatever the access class (Agent: each call
+   * is a conversation of its own, and the session's agent limit bounds how many run at once).
+   */
+  concurrent?: boolean
+  /** Older names the model may call it by (Task for Agent): accepted, never offered. */
+  aliases?: string[]
   /** Set by wave when it loads the tool (never by the tool): built-in, an oclif plugin, or an MCP server. */
   origin?: ToolOrigin
   /** The plugin package or MCP server a tool came from, for messages. */

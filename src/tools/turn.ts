@@ -1,6 +1,7 @@
 /**
  * The calls of one turn. Reads run together: consecutive calls that only read (Read, Glob, Grep, LS,
- * read-only plugin and MCP tools, WebFetch) run concurrently, at most READ_CONCURRENCY at once. Anything
+ * read-only plugin and MCP tools, WebFetch), and Agent calls (each its own conversation, bounded by the
+ * session's agent limit), run concurrently, at most READ_CONCURRENCY at once. Anything
  * else (a write, a command, a control call such as EnterPlanMode, a tool wave does not know) runs
  * alone, after every call before it ended and before any call after it starts: a read that follows a
  * write sees what it wrote, and a control call changes the policy the next call is checked against.
@@ -85,11 +86,11 @@ export async function executeTurn(calls: readonly ToolCallRequest[], env: TurnEn
   return results
 }
 
-/** Whether a call may run beside others: its tool only reads (the network included: WebFetch changes nothing here). */
+/** Whether a call may run beside others: its tool only reads (the network included: WebFetch changes nothing here), or says it may (Agent). */
 function runsConcurrently(call: ToolCallRequest, registry: ToolRegistry): boolean {
   const tool = registry.get(call.name)
   if (!tool) return false
-  return tool.access === 'read' || (tool.access === 'network' && (tool.origin ?? 'builtin') === 'builtin')
+  return tool.concurrent === true || tool.access === 'read' || (tool.access === 'network' && (tool.origin ?? 'builtin') === 'builtin')
 }
 
 /** The turn's calls as groups of indices run one group after another: each run of reads together, every other call alone. */

@@ -15,7 +15,7 @@ const wave = waveIn(() => ({sandbox, server}))
 /** A two-turn planning script: read a file (and one denied call), write the plan, finish. */
 function scriptPlan() {
   server.push(
-    reply('Reading.', toolUse('Read', {file_path: 'src/app.ts'}), toolUse('Bash', {command: 'ls'})),
+    reply('Reading.', toolUse('Read', {file_path: 'src/app.ts'}), toolUse('Edit', {file_path: 'src/app.ts', new_string: 'b', old_string: 'a'})),
     (request) => reply(toolUse('Write', {content: '# Plan\n\nDo the thing.\n', file_path: planPathIn(request)})),
     reply('Plan ready.'),
   )
@@ -57,7 +57,7 @@ describe('output formats', () => {
     const results = events.filter((e) => e.type === 'tool_result')
     expect(results.map((e) => [e.name, e.denied])).toEqual([
       ['Read', false],
-      ['Bash', true],
+      ['Edit', true],
       ['Write', false],
     ])
     const final = events.at(-1)
@@ -136,15 +136,29 @@ describe('wave plans and wave tools', () => {
     expect(result.code).toBe(0)
     const {tools} = JSON.parse(result.stdout)
     const offered = tools.filter((t: {offered: {plan: boolean}}) => t.offered.plan).map((t: {name: string}) => t.name)
-    expect(offered).toEqual(['Read', 'Glob', 'Grep', 'LS', 'Write', 'Edit', 'TodoWrite', 'AskUserQuestion', 'ExitPlanMode'])
-    expect(tools.find((t: {name: string}) => t.name === 'Bash')).toMatchObject({access: 'execute', offered: {plan: false}})
-    // TaskOutput and TaskStop go with Bash: no use where no command can start them.
-    expect(tools.find((t: {name: string}) => t.name === 'TaskOutput')).toMatchObject({access: 'read', offered: {plan: false}})
+    // Plan mode's Bash runs in a throwaway sandbox, which starts here; TaskOutput and TaskStop go with it.
+    expect(offered).toEqual([
+      'Read',
+      'Glob',
+      'Grep',
+      'LS',
+      'Write',
+      'Edit',
+      'Bash',
+      'TaskOutput',
+      'TaskStop',
+      'TodoWrite',
+      'AskUserQuestion',
+      'ExitPlanMode',
+      'Agent',
+    ])
+    expect(tools.find((t: {name: string}) => t.name === 'Bash')).toMatchObject({access: 'execute', offered: {plan: true}})
+    expect(tools.find((t: {name: string}) => t.name === 'TaskOutput')).toMatchObject({access: 'read', offered: {plan: true}})
 
     const text = await wave(['tools'])
-    expect(text.stdout).toMatch(/^Bash\s+execute\s+with a rule\s+with a rule\s+-\s+yes$/m)
-    expect(text.stdout).toMatch(/^TaskOutput\s+read\s+with a rule\s+with a rule\s+-\s+yes$/m)
-    expect(text.stdout).toMatch(/^TaskStop\s+execute\s+with a rule\s+with a rule\s+-\s+yes$/m)
+    expect(text.stdout).toMatch(/^Bash\s+execute\s+with a rule\s+with a rule\s+yes\s+yes$/m)
+    expect(text.stdout).toMatch(/^TaskOutput\s+read\s+with a rule\s+with a rule\s+yes\s+yes$/m)
+    expect(text.stdout).toMatch(/^TaskStop\s+execute\s+with a rule\s+with a rule\s+yes\s+yes$/m)
     expect(text.stdout).toMatch(/^TodoWrite\s+control\s+yes\s+yes\s+yes\s+yes$/m)
   })
 

@@ -43,7 +43,9 @@ describe('request changes, revise, approve again', () => {
     expect(opening).toContain('Rename greet to welcome')
     expect(opening).toContain('Also update README.md')
     expect(systemText(server.messageRequests[before])).toMatch(/A plan file already exists at .*\nYou should build your plan incrementally/)
-    expect(toolNames(server.messageRequests[before])).not.toContain('Bash')
+    // A revision is plan mode: Bash runs there only in its throwaway sandbox.
+    expect(toolNames(server.messageRequests[before])).toContain('Bash')
+    expect(systemText(server.messageRequests[before])).toContain('throwaway sandbox')
 
     // The approval given before the revision binds the old bytes: refused, with no request made.
     const count = server.requests.length
@@ -130,7 +132,8 @@ describe('wave run --task with EnterPlanMode and ExitPlanMode', () => {
     expect(toolNames(requests[0])).not.toContain('ExitPlanMode')
     expect(toolNames(requests[1])).toContain('ExitPlanMode')
     expect(toolNames(requests[1])).not.toContain('EnterPlanMode')
-    expect(toolNames(requests[1])).not.toContain('Bash')
+    // Plan mode's Bash runs in its throwaway sandbox, whatever the run's own sandbox.
+    expect(systemText(requests[1])).toContain('throwaway sandbox')
     expect(systemText(requests[0])).not.toContain('## Plan File Info:')
     expect(systemText(requests[1])).toMatch(new RegExp(`No plan file exists yet\\. You should create your plan at ${planPath.replaceAll('.', '\\.')} using`))
     expect(systemText(requests[2])).toContain(`A plan file already exists at ${planPath}.`)

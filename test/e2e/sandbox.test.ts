@@ -73,6 +73,7 @@ describe('wave doctor', () => {
     expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual([
       'sandbox ok',
       'network-proxy ok',
+      'plan-bash ok',
       'shell-grammar ok',
       'provider ok',
       'credentials ok',
@@ -112,7 +113,17 @@ describe('wave doctor', () => {
     const output = JSON.parse(result.stdout)
     expect(output).toMatchObject({ok: false, version: 1})
     const byName = Object.fromEntries(output.checks.map((check: {name: string}) => [check.name, check]))
-    expect(Object.keys(byName)).toEqual(['sandbox', 'network-proxy', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings', 'telemetry'])
+    expect(Object.keys(byName)).toEqual([
+      'sandbox',
+      'network-proxy',
+      'plan-bash',
+      'shell-grammar',
+      'provider',
+      'credentials',
+      'endpoint',
+      'settings',
+      'telemetry',
+    ])
     expect(byName['network-proxy']).toMatchObject({required: false, status: 'skip'})
     expect(byName.telemetry).toMatchObject({required: false, status: 'skip'})
     expect(byName.sandbox).toMatchObject({required: true, status: 'fail'})

@@ -36,7 +36,16 @@ describe('wave tools', () => {
     const {modes, tools, version} = JSON.parse(plan.stdout)
     expect({modes, version}).toEqual({modes: ['plan'], version: 1})
     const offers = Object.fromEntries(tools.map((tool: {name: string; offers: {plan: string}}) => [tool.name, tool.offers.plan]))
-    expect(offers).toMatchObject({Bash: 'no', Edit: 'planFileOnly', EnterPlanMode: 'alreadyActive', ExitPlanMode: 'yes', Read: 'yes', Write: 'planFileOnly'})
+    // Bash in plan mode: in a throwaway sandbox, which starts here (test/e2e/plan-observe.test.ts has it off).
+    expect(offers).toMatchObject({
+      Agent: 'yes',
+      Bash: 'yes',
+      Edit: 'planFileOnly',
+      EnterPlanMode: 'alreadyActive',
+      ExitPlanMode: 'yes',
+      Read: 'yes',
+      Write: 'planFileOnly',
+    })
     const defaults = JSON.parse((await wave(['tools', '--mode', 'default', '--json'])).stdout).tools
     expect(defaults.find((tool: {name: string}) => tool.name === 'EnterPlanMode')).toMatchObject({offered: {default: false}, offers: {default: 'runTaskOnly'}})
   })

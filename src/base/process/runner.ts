@@ -9,7 +9,16 @@ import {spawn} from 'node:child_process'
 
 import {usageError} from '../errors.js'
 import {type NetworkProxy, startNetworkProxy} from './proxy.js'
-import {DEFAULT_SANDBOX, type SandboxGrant, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from './sandbox.js'
+import {
+  DEFAULT_SANDBOX,
+  type SandboxGrant,
+  type SandboxSettings,
+  type SpawnPlan,
+  sandboxedCommand,
+  sandboxStatus,
+  throwawayStatus,
+  unsandboxedCommand,
+} from './sandbox.js'
 
 /**
  * The filtering proxy for an approval that opens the sandbox's network to named hosts only, started
@@ -38,7 +47,8 @@ export const MAX_OUTPUT_CHARS = 30_000
 
 /**
  * The spawn of `command` under `sandbox` (absent: enabled, no network), every field of the settings
- * applied (network, extra environment, the private /tmp's size); or why it cannot run contained. The
+ * applied (network, extra environment, the private /tmp's size, a throwaway command's containment); or
+ * why it cannot run contained. The
  * caller words the refusal; nothing runs unsandboxed unless `sandbox.enabled` is false.
  */
 export function spawnFor(
@@ -55,6 +65,13 @@ export function spawnFor(
     root: where.root,
     tmpSize: sandbox.tmpSize,
   }
+  if (sandbox.throwaway) {
+    // Plan mode: contained whatever the session's sandbox setting, never with the network (nor its proxy).
+    const status = throwawayStatus()
+    if (!status.available) return {problem: status.problem}
+    return {plan: sandboxedCommand({...request, network: false, proxy: undefined, throwaway: status.kind}, status.bwrap)}
+  }
+
   if (!sandbox.enabled) return {plan: unsandboxedCommand(request)}
   // Fail closed: without a sandbox the command does not run, and the problem says what fixes that.
   const status = sandboxStatus()

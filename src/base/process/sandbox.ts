@@ -6,8 +6,8 @@
  * section says why.
  */
 import {spawnSync} from 'node:child_process'
-import {accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync} from 'node:fs'
-import {homedir} from 'node:os'
+import {accessSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync} from 'node:fs'
+import {homedir, tmpdir} from 'node:os'
 import path from 'node:path'
 
 import {PROXY_SOCKET, RELAY_PORT, RELAY_SOURCE} from './proxy.js'
@@ -27,7 +27,21 @@ export interface SandboxSettings {
   env?: string[]
   /** The size of the private /tmp (and $HOME) in bytes (settings' `sandbox.tmpSize`); DEFAULT_TMP_SIZE when absent. */
   tmpSize?: number
+  /**
+   * Plan mode's commands: nothing they write survives them (see `Throwaway`). Always sandboxed, whatever
+   * `enabled` says, and never with the network.
+   */
+  throwaway?: boolean
 }
+
+/**
+ * How a throwaway command (plan mode's Bash) keeps the workspace as it was:
+ * - `overlay`: it sees the workspace writable, its writes going to a tmpfs layer dropped when it ends
+ *   (bubblewrap 0.11's `--overlay-src`/`--tmp-overlay`, where the kernel allows it);
+ * - `read-only`: the workspace bound read-only, so a write fails with the file system's own error.
+ * Both: a private /tmp and $HOME emptied when the command ends, no network, its own PID namespace.
+ */
+export type Throwaway = 'overlay' | 'read-only'
 
 /** The private /tmp's size when settings name none: a command filling it gets ENOSPC, not the host's memory. */
 export const DEFAULT_TMP_SIZE = 1024 ** 3
@@ -61,6 +75,8 @@ export interface CommandRequest {
   env?: string[]
   /** Bytes for the private /tmp and $HOME (DEFAULT_TMP_SIZE when absent). */
   tmpSize?: number
+  /** A throwaway command: the workspace behind an overlay, or read-only; absent, the workspace is writable. */
+  throwaway?: Throwaway
 }
 
 const SHELL = '/bin/bash'
@@ -105,6 +121,63 @@ export function probeSandbox(env: NodeJS.ProcessEnv = process.env, platform: Nod
 /** Forget the cached status (tests that change PATH). */
 export function resetSandboxStatus(): void {
   cached = undefined
+  overlayCached = undefined
+}
+
+let overlayCached: Throwaway | undefined
+
+/**
+ * How throwaway commands are kept from changing anything here, or why they cannot run: the overlay where
+ * bwrap and the kernel take one (probed once per process by starting one, never assumed from a version),
+ * else the read-only workspace. Never "unsandboxed".
+ */
+export function throwawayStatus(): {available: true; bwrap: string; kind: Throwaway} | {available: false; problem: string} {
+  const status = sandboxStatus()
+  if (!status.available) return status
+  overlayCached ??= probeOverlay(status.bwrap) ? 'overlay' : 'read-only'
+  return {...status, kind: overlayCached}
+}
+
+/**
+ * Whether bwrap here lays a tmpfs overlay over a directory (bubblewrap 0.11+, a kernel that allows
+ * overlayfs in a user namespace): a file written through it inside must be there, and gone outside.
+ */
+export function probeOverlay(bwrap: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  let dir: string | undefined
+  try {
+    dir = mkdtempSync(path.join(tmpdir(), 'wave-overlay-'))
+    const real = realpathSync(dir)
+    // /tmp is a tmpfs in the sandbox: the directory is bound in from the host first, then overlaid.
+    const probe = spawnSync(
+      bwrap,
+      [
+        ...isolationArgs(false, DEFAULT_TMP_SIZE),
+        '--overlay-src',
+        real,
+        '--tmp-overlay',
+        real,
+        '--',
+        SHELL,
+        '-c',
+        'echo x > "$1/probe" && test -s "$1/probe"',
+        'probe',
+        real,
+      ],
+      {encoding: 'utf8', env: {PATH: env.PATH ?? ''}, stdio: ['ignore', 'ignore', 'pipe'], timeout: PROBE_TIMEOUT_MS},
+    )
+    return probe.status === 0 && readdirSync(real).length === 0
+  } catch {
+    return false
+  } finally {
+    if (dir) rmSync(dir, {force: true, recursive: true})
+  }
+}
+
+/** How plan mode's commands are contained, in the words `wave doctor`, `wave tools` and `wave prompt` use. */
+export function describeThrowaway(kind: Throwaway): string {
+  return kind === 'overlay'
+    ? 'throwaway sandbox (overlay): commands see the workspace writable, and whatever they write goes to a temporary layer dropped when each command ends'
+    : "throwaway sandbox (read-only): the workspace is bound read-only, so a write fails with the file system's error; /tmp and $HOME are private and emptied when each command ends"
 }
 
 /**
@@ -140,6 +213,14 @@ export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnP
   const tmpSize = request.tmpSize ?? DEFAULT_TMP_SIZE
   const args = isolationArgs(request.network, tmpSize)
   if (home !== '/tmp') args.push('--size', String(tmpSize), '--tmpfs', home)
+  if (request.throwaway) {
+    // Nothing to guard inside: .git and .wave are as read-only, or as throwaway, as the rest.
+    if (request.throwaway === 'overlay') args.push('--overlay-src', root, '--tmp-overlay', root)
+    else args.push('--ro-bind', root, root)
+    args.push('--chdir', request.cwd, '--', SHELL, '-c', request.command)
+    return {args: ['-c', CLOSE_INHERITED, 'wave-sandbox', bwrap, ...args], env: commandEnvironment(request.env, {HOME: home}), file: SHELL}
+  }
+
   args.push('--bind', root, root)
   // git hooks and config, and wave's own settings, would run or grant something later, outside this
   // command: read-only where they exist, and where they do not, an empty directory bound read-only in

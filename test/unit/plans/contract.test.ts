@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {contractLine, parseContract} from '../../../src/plans/contract.js'
+import {bindContract, contractLine, parseContract} from '../../../src/plans/contract.js'
 
 const PLAN = `# Add a verbose flag
 
@@ -34,7 +34,7 @@ describe('parseContract', () => {
 
   it('reads neither section out of a code block, and ends a section at the next heading', async () => {
     const contract = await parseContract('# P\n\n```md\n## Scope\n- everything\n```\n\n## Changes\n- `npm publish`\n')
-    expect(contract).toEqual({problems: [], scope: [], sections: {scope: false, verify: false}, verify: []})
+    expect(contract).toEqual({problems: [], scope: [], sections: {scope: false, verify: false}, verify: [], warnings: []})
   })
 
   it('leaves out absolute paths and paths that climb out, saying why', async () => {
@@ -46,7 +46,7 @@ describe('parseContract', () => {
 
   it('takes a section that says none as present and empty', async () => {
     const contract = await parseContract('## Scope\n- _none_\n\n## Verification\nNone needed.\n')
-    expect(contract).toEqual({problems: [], scope: [], sections: {scope: true, verify: true}, verify: []})
+    expect(contract).toEqual({problems: [], scope: [], sections: {scope: true, verify: true}, verify: [], warnings: []})
   })
 
   it('nested bullets do not count as their own entries', async () => {
@@ -79,5 +79,31 @@ describe('a plan stating its contract twice', () => {
     await expect(parseContract(`${PLAN}\n\`\`\`md\n## Scope\n- anything\n\`\`\`\n`)).resolves.toMatchObject({
       scope: ['src/cli.ts', 'test/cli.test.ts', 'docs/**', 'README.md'],
     })
+  })
+})
+
+describe('files the Changes name outside the Scope (issue #35)', () => {
+  const plan = (scope: string, changes = '- `src/a.ts`: x\n- `docs/guide.md`: y\n  - and `test/a.test.ts`\n- see `npm test` and `https://x.io/a.js`') =>
+    `# P\n\n## Changes\n${changes}\n\n## Scope\n${scope}\n`
+
+  it.each<[string, string, string[]]>([
+    ['every file listed', '- `src/a.ts`\n- `docs/guide.md`\n- `test/a.test.ts`', []],
+    ['a glob covers them', '- `src/**`\n- `docs/**`\n- `test/**`', []],
+    ['one missing', '- `src/a.ts`\n- `docs/**`', ['test/a.test.ts']],
+    ['two missing', '- `src/**`', ['docs/guide.md', 'test/a.test.ts']],
+  ])('%s', async (_name, scope, missing) => {
+    const contract = await parseContract(plan(scope))
+    if (missing.length === 0) expect(contract.warnings).toEqual([])
+    else expect(contract.warnings).toEqual([expect.stringContaining(`The plan's Changes name ${missing.join(', ')}, which its ## Scope does not cover`)])
+  })
+
+  it('says nothing without a Scope section (the missing section has its own warning)', async () => {
+    expect((await parseContract('# P\n\n## Changes\n- `src/a.ts`\n')).warnings).toEqual([])
+  })
+
+  it('is an approval warning unless the approver gives the scope', async () => {
+    const contract = await parseContract(plan('- `src/a.ts`'))
+    expect(bindContract(contract).warnings.some((warning) => warning.includes('does not cover'))).toBe(true)
+    expect(bindContract(contract, {scope: ['**']}).warnings.some((warning) => warning.includes('does not cover'))).toBe(false)
   })
 })

@@ -24,6 +24,7 @@ const tools: ToolIdentity[] = [
   {access: 'control', name: 'ExitPlanMode'},
   {access: 'control', name: 'TodoWrite'},
   {access: 'control', name: 'AskUserQuestion'},
+  {access: 'control', name: 'Agent'},
   {access: 'read', name: 'TaskOutput'},
   {access: 'execute', name: 'TaskStop'},
   {access: 'read', name: 'WordCount', origin: 'plugin'},
@@ -84,10 +85,21 @@ describe('offered tools and decisions agree', () => {
     for (const [allow, deny] of ruleSets) {
       for (const canEnterPlanMode of mode === 'plan' ? [false] : [false, true]) {
         const name = `${mode} allow=${allow.join(',') || '-'} deny=${deny.join(',') || '-'}${canEnterPlanMode ? ' +EnterPlanMode' : ''}`
-        contexts.push([
-          name,
-          {canEnterPlanMode, headless: true, mode, planFile: mode === 'plan' ? PLAN : undefined, rules: parseRules(allow, deny), workspaceRoot: ROOT},
-        ])
+        const context: PolicyContext = {
+          canEnterPlanMode,
+          headless: true,
+          mode,
+          planFile: mode === 'plan' ? PLAN : undefined,
+          rules: parseRules(allow, deny),
+          workspaceRoot: ROOT,
+        }
+        contexts.push([name, context])
+        // Plan mode with its Bash on (issue #35), and an agent's calls (no plan file, no control tools).
+        if (mode === 'plan') contexts.push([`${name} +planBash`, {...context, planBash: {kind: 'read-only', offered: true}}])
+        if (!canEnterPlanMode) {
+          const nested = {...context, nested: true, planBash: {kind: 'read-only', offered: true}, planFile: undefined} as PolicyContext
+          contexts.push([`${name} (an agent)`, nested])
+        }
       }
     }
   }

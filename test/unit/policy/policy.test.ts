@@ -38,8 +38,12 @@ const Enter: ToolIdentity = {access: 'control', name: 'EnterPlanMode'}
 const Exit: ToolIdentity = {access: 'control', name: 'ExitPlanMode'}
 const TodoWrite: ToolIdentity = {access: 'control', name: 'TodoWrite'}
 const Ask: ToolIdentity = {access: 'control', name: 'AskUserQuestion'}
-const TaskOutput: ToolIdentity = {access: 'read', name: 'TaskOutput'}
+const Agent: ToolIdentity = {access: 'control', name: 'Agent'}
 const TaskStop: ToolIdentity = {access: 'execute', name: 'TaskStop'}
+const PLAN_BASH = {kind: 'read-only', offered: true} as const
+const PLAN_BASH_OFF = {offered: false, why: 'planMode.bash is false in the settings'} as const
+const OUTPUTS = '/tmp/wave-tasks-1-abc'
+const TaskOutput: ToolIdentity = {access: 'read', name: 'TaskOutput'}
 const PluginTaskOutput: ToolIdentity = {access: 'read', name: 'TaskOutput', origin: 'plugin'}
 
 function target(real: string, kind: PathKind = 'file', input = real): ResolvedPath {
@@ -72,6 +76,30 @@ const rows: Row[] = [
   ['plan: WebFetch without a rule', ctx('plan'), WebFetch, {url: 'https://docs.example.com/a'}, undefined, 'deny'],
   ['plan: WebFetch with a domain rule', ctx('plan', ['WebFetch(domain:example.com)']), WebFetch, {url: 'https://docs.example.com/a'}, undefined, 'allow'],
   ['plan: ExitPlanMode', ctx('plan'), Exit, {}, undefined, 'allow'],
+  // issue #35: plan-mode Bash in a throwaway sandbox, where the session offers one
+  ['plan: Bash in the throwaway sandbox', ctx('plan', [], [], {planBash: PLAN_BASH}), Bash, {command: 'npm test'}, undefined, 'allow'],
+  ['plan: Bash writing, still throwaway', ctx('plan', [], [], {planBash: PLAN_BASH}), Bash, {command: 'rm -rf . > out'}, undefined, 'allow'],
+  ['plan: Bash when plan-mode Bash is off', ctx('plan', [], [], {planBash: PLAN_BASH_OFF}), Bash, {command: 'ls'}, undefined, 'deny'],
+  ['plan: Bash denied by a deny rule', ctx('plan', [], ['Bash(rm:*)'], {planBash: PLAN_BASH}), Bash, {command: 'rm -rf x'}, undefined, 'deny'],
+  ['plan: Bash not denied by another deny rule', ctx('plan', [], ['Bash(rm:*)'], {planBash: PLAN_BASH}), Bash, {command: 'git log'}, undefined, 'allow'],
+  ['plan: an MCP execute tool, plan-mode Bash on', ctx('plan', ['mcp__fixture'], [], {planBash: PLAN_BASH}), McpWrite, {}, undefined, 'deny'],
+  ['plan: TaskStop with plan-mode Bash', ctx('plan', [], [], {planBash: PLAN_BASH}), TaskStop, {task_id: 'bash_1'}, undefined, 'allow'],
+  ['plan: TaskStop without plan-mode Bash', ctx('plan', [], [], {planBash: PLAN_BASH_OFF}), TaskStop, {task_id: 'bash_1'}, undefined, 'deny'],
+  ['plan: Agent', ctx('plan'), Agent, {}, undefined, 'allow'],
+  ['plan: Agent denied by a rule', ctx('plan', [], ['Agent']), Agent, {}, undefined, 'deny'],
+  // an agent: plan mode's row without a plan file, no control tools
+  ['agent: Read', ctx('plan', [], [], {nested: true, planBash: PLAN_BASH, planFile: undefined}), Read, {}, target(`${ROOT}/src/a.ts`), 'allow'],
+  ['agent: Bash', ctx('plan', [], [], {nested: true, planBash: PLAN_BASH, planFile: undefined}), Bash, {command: 'git log'}, undefined, 'allow'],
+  ['agent: Write', ctx('plan', [], [], {nested: true, planFile: undefined}), Write, {}, target(`${ROOT}/src/a.ts`), 'deny'],
+  ['agent: Agent', ctx('plan', [], [], {nested: true, planFile: undefined}), Agent, {}, undefined, 'deny'],
+  ['agent: ExitPlanMode', ctx('plan', [], [], {nested: true, planFile: undefined}), Exit, {}, undefined, 'deny'],
+  ['agent: TodoWrite', ctx('acceptEdits', [], [], {nested: true}), TodoWrite, {}, undefined, 'deny'],
+  ['agent, general-purpose: Write', ctx('acceptEdits', [], [], {nested: true}), Write, {}, target(`${ROOT}/src/a.ts`), 'allow'],
+  // the session's background output files: readable, never writable
+  ['read a background output file', ctx('acceptEdits', [], [], {taskOutputs: OUTPUTS}), Read, {}, target(`${OUTPUTS}/bash_1.output`), 'allow'],
+  ['read the output directory itself', ctx('acceptEdits', [], [], {taskOutputs: OUTPUTS}), LS, {}, target(OUTPUTS, 'directory'), 'deny'],
+  ['write a background output file', ctx('acceptEdits', [], [], {taskOutputs: OUTPUTS}), Write, {}, target(`${OUTPUTS}/bash_1.output`), 'deny'],
+  ['read beside the output directory', ctx('acceptEdits', [], [], {taskOutputs: OUTPUTS}), Read, {}, target('/tmp/other/bash_1.output'), 'deny'],
   ['plan: EnterPlanMode again', ctx('plan'), Enter, {}, undefined, 'deny'],
   // acceptEdits
   ['acceptEdits: write inside', ctx('acceptEdits'), Write, {}, target(`${ROOT}/src/a.ts`), 'allow'],

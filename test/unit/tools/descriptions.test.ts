@@ -26,6 +26,10 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
       'ended when the session ends',
     ],
   },
+  Agent: {
+    failures: ['Agents cannot start agents', 'returns what it found so far, marked as cut'],
+    limits: ['"Explore"', '"general-purpose"', 'throwaway sandbox', 'run concurrently', 'turn cap', 'share of the budget', 'time limit'],
+  },
   AskUserQuestion: {
     failures: ['never waits and never returns an answer', 'the reviewer answers by requesting changes'],
     limits: ['1-4 multiple-choice questions', '## Open questions', 'reported in the result'],

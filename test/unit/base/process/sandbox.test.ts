@@ -1,5 +1,5 @@
 import {spawn} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, readdirSync, rmSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -12,13 +12,16 @@ import {
   DEFAULT_TMP_SIZE,
   explainFailure,
   looksSecret,
+  probeOverlay,
   probeSandbox,
   sandboxedCommand,
   sandboxStatus,
   type SpawnPlan,
   sharedDirectories,
+  throwawayStatus,
   unsandboxedCommand,
 } from '../../../../src/base/process/sandbox.js'
+import {spawnFor} from '../../../../src/base/process/runner.js'
 import {mergeSettings, parseSettings, type SettingsLayer} from '../../../../src/config/settings.js'
 
 const dirs: string[] = []
@@ -254,5 +257,42 @@ describe('the sandbox’s openings (issue #26)', () => {
     expect(inside.pipes[0]).toBe('')
     const control = await runPlan({args: ['-c', write], env: {PATH: process.env.PATH ?? ''}, file: '/bin/bash'}, root, ['pipe'])
     expect(control.pipes[0]).toBe('leaked\n')
+  })
+})
+
+describe('a throwaway command (plan mode, issue #35)', () => {
+  const bwrapPath = () => {
+    const status = sandboxStatus()
+    if (!status.available) throw new Error(status.problem)
+    return status.bwrap
+  }
+
+  it('is probed, not assumed: bubblewrap 0.8 here has no overlay, so the workspace is read-only', () => {
+    expect(probeOverlay(bwrapPath())).toBe(false)
+    expect(throwawayStatus()).toMatchObject({available: true, kind: 'read-only'})
+  })
+
+  it('binds the workspace read-only, or behind an overlay, and never writable', () => {
+    const root = emptyDir()
+    const base: CommandRequest = {command: 'true', cwd: root, network: false, root}
+    const readOnly = sandboxedCommand({...base, throwaway: 'read-only'}, '/usr/bin/bwrap').args.join(' ')
+    expect(readOnly).toContain(`--ro-bind ${root} ${root}`)
+    expect(readOnly).not.toContain(`--bind ${root} ${root}`)
+    const overlay = sandboxedCommand({...base, throwaway: 'overlay'}, '/usr/bin/bwrap').args.join(' ')
+    expect(overlay).toContain(`--overlay-src ${root} --tmp-overlay ${root}`)
+    expect(overlay).not.toContain(`--bind ${root} ${root}`)
+    // Control: a run's command gets the writable workspace.
+    expect(sandboxedCommand(base, '/usr/bin/bwrap').args.join(' ')).toContain(`--bind ${root} ${root}`)
+  })
+
+  it('fails a write with the file system’s own error, and leaves the workspace as it was', async () => {
+    const root = emptyDir()
+    const plan = spawnFor('echo x > made; echo "exit=$?"; echo y > /tmp/ok && cat /tmp/ok', {root}, {enabled: false, network: true, throwaway: true})
+    if ('problem' in plan) throw new Error(plan.problem)
+    const result = await runPlan(plan.plan, root)
+    expect(result.output).toContain('Read-only file system')
+    expect(result.output).toContain('exit=1')
+    expect(result.output).toContain('y')
+    expect(readdirSync(root)).toEqual([])
   })
 })

@@ -1,0 +1,59 @@
+/**
+ * Claude Code's Agent tool (called Task by models trained on its older harness): a fresh conversation
+ * with its own system prompt and tools, whose final message is the call's result. Plan mode offers
+ * Explore agents (read-only tools and plan mode's throwaway Bash); runs also offer general-purpose ones
+ * (the run's own tools and policy). What an agent may do is the policy's (`nested` in policy.ts), how it
+ * runs and what bounds it is the session's launcher (src/agent/subagents.ts).
+ */
+import {z} from 'zod'
+
+import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
+
+export default defineTool({
+  access: 'control',
+  aliases: ['Task'],
+  concurrent: true,
+  description:
+    "Launch an agent: a fresh conversation with its own tools that works on the prompt you give it and returns its final message as this call's result. " +
+    'subagent_type "Explore": a fast read-only explorer (Read, Glob, Grep, LS, and Bash in a throwaway sandbox where plan mode has one) for broad questions over a large tree: where is X defined, which files use Y, how does Z work. ' +
+    'Outside plan mode, "general-purpose" also: an agent with this session\'s own tools and permissions, for a self-contained piece of work. ' +
+    'The agent sees none of this conversation: the prompt must say everything it needs, and what to report back. ' +
+    'Agents called in one turn run concurrently: launch independent ones together, in one message. ' +
+    'Each is bounded by a turn cap, a share of the budget and a time limit; one that reaches a bound returns what it found so far, marked as cut. Agents cannot start agents.',
+  input: z.object({
+    description: z.string().describe('A short (3-5 word) description of the task'),
+    prompt: z.string().describe('The task for the agent to perform'),
+    subagent_type: z.string().describe('The type of specialized agent to use for this task'),
+    model: z.enum(['sonnet', 'opus', 'haiku']).optional().describe("Not supported here: agents use the session's model"),
+    run_in_background: z.boolean().optional().describe('Not supported here: agents run while the call waits'),
+  }),
+  name: 'Agent',
+  resultCap: DEFAULT_RESULT_CAP,
+  async run(input, ctx) {
+    if (!ctx.agents) throw new ToolError('Agents cannot be started here: do the work with your own tools.')
+    if (input.model !== undefined) {
+      throw new ToolError(`model is not supported: every agent uses this session's model. Call Agent again without model.`)
+    }
+
+    if (input.run_in_background) {
+      throw new ToolError(
+        'run_in_background is not supported for agents: they run while the call waits, and several called in one turn run concurrently. Call Agent again without it.',
+      )
+    }
+
+    const planMode = ctx.planFile !== undefined
+    const types = ctx.agents.types(planMode)
+    if (!types.includes(input.subagent_type)) {
+      const where = planMode ? 'in plan mode' : 'here'
+      throw new ToolError(
+        `Unknown subagent_type ${JSON.stringify(input.subagent_type)}: ${where} the types are ${types.map((type) => JSON.stringify(type)).join(', ')}.`,
+      )
+    }
+
+    if (!input.prompt.trim()) throw new ToolError('prompt is empty: say what the agent should find or do, and what to report back.')
+    return ctx.agents.launch(
+      {description: input.description, id: ctx.callId ?? 'agent', planMode, prompt: input.prompt, subagentType: input.subagent_type},
+      ctx.signal,
+    )
+  },
+})
