@@ -16,6 +16,7 @@ import {type Provider, PROVIDERS} from '../model/providers.js'
 import {EFFORTS, MIN_THINKING_BUDGET, type ReasoningChoice} from '../model/reasoning.js'
 import {ruleSchema} from '../policy/policy.js'
 import {expandHome, isInside, PathResolutionError, realPathOf} from '../base/workspace/paths.js'
+import {type ConfiguredHook, configuredHooks, hooksSchema} from './hooks.js'
 
 export const SETTINGS_FILE = 'settings.json'
 
@@ -97,6 +98,11 @@ export const settingsSchema = z.strictObject({
     .optional(),
   /** Where plans go (user settings only); relative to the settings file's directory. */
   plansDirectory: z.string().trim().min(1, 'must not be empty').optional(),
+  /**
+   * Commands run at events of the session, in Claude Code's format (config/hooks.ts). A project file's
+   * run only when project settings are trusted, and then in the sandbox.
+   */
+  hooks: hooksSchema.optional(),
   /** Installed oclif plugins whose tools to use (true) or ignore (false); plugins not named are used. */
   plugins: z.record(z.string(), z.boolean()).optional(),
   /**
@@ -167,6 +173,8 @@ export interface EffectiveSettings {
   sandboxEnv: string[]
   /** The private /tmp's size in bytes (`sandbox.tmpSize`); absent: the sandbox's default. */
   sandboxTmpSize?: number
+  /** The hooks in force, user file's first (a project's only when trusted). */
+  hooks: ConfiguredHook[]
 }
 
 export interface SettingsFlags {
@@ -179,6 +187,16 @@ export interface SettingsFlags {
 
 export const userSettingsPath = (home = waveHome()) => path.join(home, SETTINGS_FILE)
 export const projectSettingsPath = (workspace: string) => path.join(workspace, '.wave', SETTINGS_FILE)
+/** Claude Code's project settings: wave reads their `hooks` alone, as a project file (untrusted unless trusted). */
+export const claudeProjectSettingsPath = (workspace: string) => path.join(workspace, '.claude', SETTINGS_FILE)
+
+/** Claude Code's file holds keys wave does not read (its permissions, env, statusLine ...): only `hooks` is taken. */
+const claudeSettingsSchema = z.looseObject({hooks: hooksSchema.optional()})
+
+function readClaudeSettings(file: string): SettingsLayer | undefined {
+  const read = readJsonFile(file, claudeSettingsSchema, settingsFileOptions(file))
+  return read && {file, scope: 'project', settings: {hooks: read.hooks}}
+}
 
 /** Reads and validates one settings file; undefined when it does not exist. A bad file is a usage error (exit 2). */
 export function readSettingsFile(file: string, scope: SettingsScope): SettingsLayer | undefined {
@@ -223,7 +241,7 @@ function inScope(settings: Settings, file: string, scope: SettingsScope): Settin
 /** Merges settings layers (user first, then project) and flags: the pure part, table-tested. */
 export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}): EffectiveSettings {
   const ordered = [...layers].sort((a, b) => (a.scope === b.scope ? 0 : a.scope === 'user' ? -1 : 1))
-  const merged: EffectiveSettings = {allow: [], deny: [], files: [], ignored: [], instructions: [], mcpServers: {}, plugins: {}, reasoning: {}, sandboxEnv: []}
+  const merged: EffectiveSettings = {allow: [], deny: [], files: [], hooks: [], ignored: [], instructions: [], mcpServers: {}, plugins: {}, reasoning: {}, sandboxEnv: []}
   const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
   for (const {file, scope, settings} of ordered) {
     merged.files.push(file)
@@ -240,7 +258,11 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     // much memory a command's /tmp may take, are the user's to choose: a project's file sets them only when trusted.
     const spending = (['model', 'contextWindow', 'prices', 'effort', 'thinking', 'maxOutputTokens'] as const).filter((key) => settings[key] !== undefined)
     const tmpSize = settings.sandbox?.tmpSize
+    // A hook is a command: a repository's runs only when its settings are trusted (then in the sandbox, tools/hooks/).
+    const hooks = configuredHooks(settings.hooks, scope, file)
+    merged.ignored.push(...hooks.unsupported)
     if (grants) {
+      merged.hooks.push(...hooks.hooks)
       if (settings.model) merged.model = settings.model
       if (settings.contextWindow) merged.contextWindow = settings.contextWindow
       if (settings.prices) merged.prices = {...merged.prices, ...settings.prices}
@@ -251,8 +273,9 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
       if (tmpSize !== undefined) merged.sandboxTmpSize = sizeInBytes(tmpSize)
     }
 
-    if (!grants && allow.length + servers.length + sandboxEnv.length + spending.length + (tmpSize === undefined ? 0 : 1) > 0) {
+    if (!grants && allow.length + servers.length + sandboxEnv.length + spending.length + hooks.hooks.length + (tmpSize === undefined ? 0 : 1) > 0) {
       const what = [
+        hooks.hooks.length > 0 ? `hooks (${hooks.hooks.map((hook) => `${hook.event} "${hook.command}"`).join(', ')})` : '',
         allow.length > 0 ? `allow rules (${allow.join(', ')})` : '',
         servers.length > 0 ? `mcpServers (${servers.map(([name]) => name).join(', ')})` : '',
         sandboxEnv.length > 0 ? `sandbox.env (${sandboxEnv.join(', ')})` : '',
@@ -290,6 +313,7 @@ export function loadSettings(workspace: string | undefined, flags: SettingsFlags
   if (workspace) {
     const project = projectSettingsPath(path.resolve(workspace))
     if (path.resolve(project) !== path.resolve(userSettingsPath())) layers.push(readSettingsFile(project, 'project'))
+    layers.push(readClaudeSettings(claudeProjectSettingsPath(path.resolve(workspace))))
   }
 
   return mergeSettings(

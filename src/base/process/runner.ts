@@ -4,7 +4,8 @@
  * when the approval says so; never unsandboxed because bubblewrap is missing), then the spawn in its own
  * process group, killed at the timeout or the abort, with its output kept head and tail.
  */
-import {spawn} from 'node:child_process'
+import {type ChildProcessByStdio, spawn} from 'node:child_process'
+import type {Readable, Writable} from 'node:stream'
 
 import {DEFAULT_SANDBOX, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from './sandbox.js'
 
@@ -42,6 +43,14 @@ export interface CommandResult {
   aborted: boolean
   /** A background process still held stdout or stderr when bash exited. */
   detachedOutput: boolean
+  /** stdout and stderr apart (head and tail each), for callers that read one as data: a hook's JSON answer. */
+  stdout: string
+  stderr: string
+}
+
+/** What a command may be given beyond its spawn: text on its stdin (a hook's JSON input), closed after it. */
+export interface RunExtras {
+  input?: string
 }
 
 /** The process groups Bash started. Whatever is left of them (a job put in the background) dies with wave. */
@@ -58,11 +67,17 @@ function killGroupsOnExit(): void {
 }
 
 /** Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort. */
-export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal): Promise<CommandResult> {
+export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal, extras: RunExtras = {}): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
     // timeout kills its children too.
-    const child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: [extras.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']}) as ChildProcessByStdio<Writable | null, Readable, Readable>
+    if (child.stdin) {
+      // A command that exits without reading its input (EPIPE) has not failed for that.
+      child.stdin.on('error', () => {})
+      child.stdin.end(extras.input)
+    }
+
     const pid = child.pid
     if (pid !== undefined) {
       groups.add(pid)
@@ -70,11 +85,17 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
     }
 
     const output = new OutputCollector(MAX_OUTPUT_CHARS)
+    const apart = {stderr: new OutputCollector(MAX_OUTPUT_CHARS), stdout: new OutputCollector(MAX_OUTPUT_CHARS)}
     // One decoder per stream: a chunk may end inside a multi-byte character.
     const stdout = new TextDecoder('utf-8')
     const stderr = new TextDecoder('utf-8')
-    child.stdout.on('data', (chunk: Buffer) => output.append(stdout.decode(chunk, {stream: true})))
-    child.stderr.on('data', (chunk: Buffer) => output.append(stderr.decode(chunk, {stream: true})))
+    const take = (stream: 'stderr' | 'stdout', text: string) => {
+      output.append(text)
+      apart[stream].append(text)
+    }
+
+    child.stdout.on('data', (chunk: Buffer) => take('stdout', stdout.decode(chunk, {stream: true})))
+    child.stderr.on('data', (chunk: Buffer) => take('stderr', stderr.decode(chunk, {stream: true})))
 
     let timedOut = false
     let aborted = false
@@ -109,8 +130,18 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
       // The SIGKILL timer stays armed: it must still reach a group that ignored SIGTERM.
       killTimer?.unref()
       abort.removeEventListener('abort', onAbort)
-      output.append(stdout.decode() + stderr.decode())
-      resolve({aborted, code: exit?.code ?? null, detachedOutput, output: output.text(), signal: exit?.signal ?? null, timedOut})
+      take('stdout', stdout.decode())
+      take('stderr', stderr.decode())
+      resolve({
+        aborted,
+        code: exit?.code ?? null,
+        detachedOutput,
+        output: output.text(),
+        signal: exit?.signal ?? null,
+        stderr: apart.stderr.text(),
+        stdout: apart.stdout.text(),
+        timedOut,
+      })
     }
 
     child.on('error', (error) => {
