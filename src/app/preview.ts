@@ -6,6 +6,7 @@
 import path from 'node:path'
 
 import type {ApiTool} from '../tools/registry.js'
+import {describeHook} from '../config/hooks.js'
 import {plansDir} from '../plans/store.js'
 import type {ExecutionMode, PermissionMode} from '../policy/modes.js'
 import {openSession, type SessionOptions} from './context.js'
@@ -42,6 +43,10 @@ export interface PromptPreview {
   tools: ApiTool[]
   /** The first user message, where it is known: a plan's or a task's, given the task. A run's holds the approved plan. */
   firstMessage: string | null
+  /** The Agent Skills that loaded (listed in the Skill tool's description). */
+  skills: Array<{name: string; description: string; location: string; file: string}>
+  /** The hooks a session here would run (settings' `hooks`), one line each. */
+  hooks: string[]
 }
 
 export async function previewPrompt(options: PreviewOptions): Promise<PromptPreview> {
@@ -59,6 +64,8 @@ export async function previewPrompt(options: PreviewOptions): Promise<PromptPrev
       kind: options.kind,
       mode: policy.mode,
       system: await prompt.system(),
+      hooks: session.settings.hooks.map((hook) => describeHook(hook)),
+      skills: tools.skills.map(({description, file, location, name}) => ({description, file, location, name})),
       tools: tools.registry.apiTools(policy),
       workspace,
     }

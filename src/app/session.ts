@@ -209,7 +209,10 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   return new AgentLoop({
     ...loop,
-    hooks: hooks && {preCompact: (trigger) => hooks.preCompact(trigger), stop: (active) => (hooks.has('Stop') ? hooks.stop(active) : Promise.resolve(undefined))},
+    hooks: hooks && {
+      preCompact: (trigger) => hooks.preCompact(trigger),
+      stop: (active) => (hooks.has('Stop') ? hooks.stop(active) : Promise.resolve(undefined)),
+    },
     // Reads run together, anything else alone and in order (src/tools/turn.ts); each call reported as it starts and ends.
     execute: turnExecutor(
       {commandWatch, hooks, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},

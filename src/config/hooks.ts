@@ -45,7 +45,11 @@ export interface ConfiguredHook {
 }
 
 /** The hooks a settings file sets, flattened, and what of it wave will not run (to be warned about, naming the file). */
-export function configuredHooks(setting: HooksSetting | undefined, scope: ConfiguredHook['scope'], file: string): {hooks: ConfiguredHook[]; unsupported: string[]} {
+export function configuredHooks(
+  setting: HooksSetting | undefined,
+  scope: ConfiguredHook['scope'],
+  file: string,
+): {hooks: ConfiguredHook[]; unsupported: string[]} {
   const hooks: ConfiguredHook[] = []
   const unsupported: string[] = []
   for (const [event, groups] of Object.entries(setting ?? {})) {
@@ -57,7 +61,9 @@ export function configuredHooks(setting: HooksSetting | undefined, scope: Config
     for (const group of groups) {
       for (const hook of group.hooks) {
         if (hook.type !== 'command' || !hook.command?.trim()) {
-          unsupported.push(`${file}: a ${event} hook of type "${hook.type}"${hook.command ? '' : ' without a command'} is not run: wave runs hooks of type "command"`)
+          unsupported.push(
+            `${file}: a ${event} hook of type "${hook.type}"${hook.command ? '' : ' without a command'} is not run: wave runs hooks of type "command"`,
+          )
           continue
         }
 
@@ -67,7 +73,14 @@ export function configuredHooks(setting: HooksSetting | undefined, scope: Config
           continue
         }
 
-        hooks.push({command: hook.command, event: event as HookEventName, file, matcher: matcher || undefined, scope, timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS})
+        hooks.push({
+          command: hook.command,
+          event: event as HookEventName,
+          file,
+          matcher: matcher || undefined,
+          scope,
+          timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS,
+        })
       }
     }
   }

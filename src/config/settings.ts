@@ -241,7 +241,18 @@ function inScope(settings: Settings, file: string, scope: SettingsScope): Settin
 /** Merges settings layers (user first, then project) and flags: the pure part, table-tested. */
 export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}): EffectiveSettings {
   const ordered = [...layers].sort((a, b) => (a.scope === b.scope ? 0 : a.scope === 'user' ? -1 : 1))
-  const merged: EffectiveSettings = {allow: [], deny: [], files: [], hooks: [], ignored: [], instructions: [], mcpServers: {}, plugins: {}, reasoning: {}, sandboxEnv: []}
+  const merged: EffectiveSettings = {
+    allow: [],
+    deny: [],
+    files: [],
+    hooks: [],
+    ignored: [],
+    instructions: [],
+    mcpServers: {},
+    plugins: {},
+    reasoning: {},
+    sandboxEnv: [],
+  }
   const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
   for (const {file, scope, settings} of ordered) {
     merged.files.push(file)

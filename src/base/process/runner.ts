@@ -71,7 +71,12 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
   return new Promise((resolve, reject) => {
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
     // timeout kills its children too.
-    const child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: [extras.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe']}) as ChildProcessByStdio<Writable | null, Readable, Readable>
+    const child = spawn(plan.file, plan.args, {
+      cwd,
+      detached: true,
+      env: plan.env,
+      stdio: [extras.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    }) as ChildProcessByStdio<Writable | null, Readable, Readable>
     if (child.stdin) {
       // A command that exits without reading its input (EPIPE) has not failed for that.
       child.stdin.on('error', () => {})

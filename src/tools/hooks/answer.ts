@@ -44,7 +44,8 @@ export const hookName = (hook: ConfiguredHook) => `${hook.event} hook "${hook.co
 
 /** What a finished hook process said, as a HookRun. */
 export function readHookRun(hook: ConfiguredHook, result: CommandResult): HookRun {
-  if (result.timedOut) return {exitCode: null, hook, kind: 'failed', problem: `timed out after ${hook.timeout}s (its timeout; set "timeout" in seconds in ${hook.file})`}
+  if (result.timedOut)
+    return {exitCode: null, hook, kind: 'failed', problem: `timed out after ${hook.timeout}s (its timeout; set "timeout" in seconds in ${hook.file})`}
   if (result.aborted) return {exitCode: null, hook, kind: 'failed', problem: 'was stopped: the session was interrupted'}
   if (result.code === null) return {exitCode: null, hook, kind: 'failed', problem: `was killed by ${result.signal ?? 'a signal'}`}
   const stderr = result.stderr.trim()
@@ -65,7 +66,8 @@ export function readHookRun(hook: ConfiguredHook, result: CommandResult): HookRu
   }
 
   const answer = answerSchema.safeParse(json)
-  if (!answer.success) return {exitCode: 0, hook, kind: 'failed', problem: `printed JSON wave cannot read (${z.prettifyError(answer.error).replaceAll('\n', ' ')})`}
+  if (!answer.success)
+    return {exitCode: 0, hook, kind: 'failed', problem: `printed JSON wave cannot read (${z.prettifyError(answer.error).replaceAll('\n', ' ')})`}
   return {answer: answer.data, exitCode: 0, hook, kind: 'ok', text: ''}
 }
 

@@ -70,7 +70,8 @@ export class SessionHooks {
       const why = specific?.permissionDecisionReason ?? answer.reason
       if (specific?.permissionDecision === 'deny') return `denied this call${why ? `: ${why}` : '.'}`
       // Headless, as the policy's own ASK: no one is there to confirm.
-      if (specific?.permissionDecision === 'ask') return `asks for confirmation of this call${why ? ` (${why})` : ''}, and no one can confirm it in a headless run: treated as a denial.`
+      if (specific?.permissionDecision === 'ask')
+        return `asks for confirmation of this call${why ? ` (${why})` : ''}, and no one can confirm it in a headless run: treated as a denial.`
       if (answer.decision === 'block') return `blocked this call${why ? `: ${why}` : '.'}`
       return undefined
     })
@@ -95,7 +96,9 @@ export class SessionHooks {
   /** The session's prompt (its first user message), before the model sees it. Fails closed, as PreToolUse. */
   async userPromptSubmit(prompt: string): Promise<GateAnswer> {
     const runs = await this.fire('UserPromptSubmit', undefined, {prompt})
-    const answer = this.gate(runs, 'the prompt was not sent', (json) => (json.decision === 'block' ? `blocked the prompt${json.reason ? `: ${json.reason}` : '.'}` : undefined))
+    const answer = this.gate(runs, 'the prompt was not sent', (json) =>
+      json.decision === 'block' ? `blocked the prompt${json.reason ? `: ${json.reason}` : '.'}` : undefined,
+    )
     // Plain stdout of exit 0 is context, as in Claude Code.
     for (const run of runs) if (run.kind === 'ok' && run.text) answer.notes.push(run.text)
     return answer
@@ -171,7 +174,8 @@ export class SessionHooks {
       scope: hook.scope,
       type: 'hook',
     }
-    const message = run.kind === 'failed' ? run.problem : run.kind === 'ok' ? (run.answer?.reason ?? run.answer?.hookSpecificOutput?.permissionDecisionReason) : run.stderr
+    const message =
+      run.kind === 'failed' ? run.problem : run.kind === 'ok' ? (run.answer?.reason ?? run.answer?.hookSpecificOutput?.permissionDecisionReason) : run.stderr
     if (message) event.message = oneLine(message)
     context.onEvent?.(event)
     if (run.kind === 'failed') context.warn(`${hookName(hook)} (${hook.file}) ${run.problem}`)
@@ -196,7 +200,8 @@ export class SessionHooks {
     // is the repository's code, contained as the model's commands are, whatever the session's sandbox.
     const sandbox: SandboxSettings = hook.scope === 'user' ? {...session, enabled: false} : {...session, enabled: true}
     const spawn = spawnFor(hook.command, {root: context.workspace}, sandbox)
-    if ('problem' in spawn) return {exitCode: null, hook, kind: 'failed', problem: `could not start: it is a project's hook, which runs only in the sandbox: ${spawn.problem}`}
+    if ('problem' in spawn)
+      return {exitCode: null, hook, kind: 'failed', problem: `could not start: it is a project's hook, which runs only in the sandbox: ${spawn.problem}`}
     spawn.plan.env.CLAUDE_PROJECT_DIR = context.workspace
     try {
       const result = await runCommand(spawn.plan, context.workspace, hook.timeout * 1000, context.signal, {input})
@@ -215,7 +220,8 @@ export class SessionHooks {
       if (run.kind === 'ok' && run.answer) {
         const refused = refusal(run.answer)
         if (refused) return {blocked: `${hookName(run.hook)} ${refused}`, notes}
-        if (run.answer.continue === false) return {blocked: `${hookName(run.hook)} stopped the session${run.answer.stopReason ? `: ${run.answer.stopReason}` : '.'}`, notes}
+        if (run.answer.continue === false)
+          return {blocked: `${hookName(run.hook)} stopped the session${run.answer.stopReason ? `: ${run.answer.stopReason}` : '.'}`, notes}
         const context = run.answer.hookSpecificOutput?.additionalContext
         if (context) notes.push(context)
       }
