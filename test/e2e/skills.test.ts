@@ -30,7 +30,12 @@ function skillsEverywhere(): Record<string, string> {
   return {
     'agents-lint': skill(path.join(sandbox.repo, '.agents', 'skills'), 'agents-lint', 'Lint the way this project does', '# Lint\n\nRun the linter.'),
     'claude-user': skill(path.join(sandbox.home, '.claude', 'skills'), 'claude-user', "The user's Claude Code skill", '# Mine'),
-    deploy: skill(path.join(sandbox.repo, '.claude', 'skills'), 'deploy', 'Deploy the service to an environment', '# Deploy\n\nRun ./deploy.sh with the environment.'),
+    deploy: skill(
+      path.join(sandbox.repo, '.claude', 'skills'),
+      'deploy',
+      'Deploy the service to an environment',
+      '# Deploy\n\nRun ./deploy.sh with the environment.',
+    ),
     'wave-user': skill(path.join(sandbox.home, '.wave', 'skills'), 'wave-user', "The user's wave skill", '# Wave'),
   }
 }

@@ -6,7 +6,17 @@ import {configuredHooks, hookMatches, hooksDigest} from '../../../src/config/hoo
 describe('configuredHooks', () => {
   it('flattens events, groups and commands, with the default timeout', () => {
     const {hooks, unsupported} = configuredHooks(
-      {PreToolUse: [{hooks: [{command: './a.sh', type: 'command'}, {command: './b.sh', timeout: 5, type: 'command'}], matcher: 'Edit|Write'}]},
+      {
+        PreToolUse: [
+          {
+            hooks: [
+              {command: './a.sh', type: 'command'},
+              {command: './b.sh', timeout: 5, type: 'command'},
+            ],
+            matcher: 'Edit|Write',
+          },
+        ],
+      },
       'user',
       '/home/u/.wave/settings.json',
     )
@@ -20,7 +30,11 @@ describe('configuredHooks', () => {
   it.each([
     ['an event wave does not fire', {Notification: [{hooks: [{command: 'x', type: 'command'}]}]}, /hooks for Notification are not run/],
     ['a prompt hook', {Stop: [{hooks: [{prompt: 'check', type: 'prompt'}]}]}, /of type "prompt" without a command is not run/],
-    ['a matcher that is no regular expression', {PreToolUse: [{hooks: [{command: 'x', type: 'command'}], matcher: 'Bash('}]}, /matcher "Bash\(" is not a regular expression/],
+    [
+      'a matcher that is no regular expression',
+      {PreToolUse: [{hooks: [{command: 'x', type: 'command'}], matcher: 'Bash('}]},
+      /matcher "Bash\(" is not a regular expression/,
+    ],
   ])('reports %s, naming the file', (_name, setting, said) => {
     const {hooks, unsupported} = configuredHooks(setting as never, 'project', '/repo/.claude/settings.json')
     expect(hooks).toEqual([])

@@ -17,7 +17,9 @@ describe('skillListing', () => {
   it('lists each skill with its name, description and location', () => {
     const {description, nameOnly} = skillListing([skill('deploy'), skill('lint')])
     expect(nameOnly).toEqual([])
-    expect(description).toContain('<skill>\n<name>\ndeploy\n</name>\n<description>\nWhat deploy does\n</description>\n<location>\nproject\n</location>\n</skill>')
+    expect(description).toContain(
+      '<skill>\n<name>\ndeploy\n</name>\n<description>\nWhat deploy does\n</description>\n<location>\nproject\n</location>\n</skill>',
+    )
     expect(description).toContain('<name>\nlint\n</name>')
   })
 
