@@ -120,6 +120,8 @@ const stderr = (text: string) => process.stderr.write(scrubSecrets(text))
 abstract class Sink implements OutputSink {
   abstract readonly format: OutputFormat
   private sessionStarted = false
+  /** Hooks that failed during the session (could not start, timed out, unreadable JSON, another exit): named in the result too. */
+  private readonly hookErrors: string[] = []
 
   constructor(protected readonly options: SinkOptions) {}
 
@@ -135,6 +137,7 @@ abstract class Sink implements OutputSink {
       work({
         event: (event) => {
           progress.event(event)
+          if (event.type === 'hook' && event.outcome === 'error') this.hookErrors.push(`${event.event} hook "${event.command}": ${event.message ?? 'failed'}`)
           this.emit(streamEventOf(event))
         },
         planMode: (info) => {
@@ -160,7 +163,7 @@ abstract class Sink implements OutputSink {
 
   async result(result: CommandResult): Promise<void> {
     if (result.summary) await appendStepSummary(result.summary)
-    this.printResult(result)
+    this.printResult(this.hookErrors.length > 0 ? {...result, data: {...result.data, hookErrors: this.hookErrors}} : result)
   }
 
   async failure(failure: Failure): Promise<void> {

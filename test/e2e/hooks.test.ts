@@ -175,9 +175,12 @@ describe('hooks', () => {
     writeJson(userSettings(), hooks('PreToolUse', hang, {matcher: 'Bash', timeout: 1}))
     server.push(reply(toolUse('Bash', {command: 'touch ran.txt'})), reply('Done.'))
     const started = Date.now()
-    const result = await wave(['run', '--task', 'Touch', '--mode', 'bypassPermissions'])
+    const result = await wave(['run', '--task', 'Touch', '--mode', 'bypassPermissions', '--json'])
     expect(result.code, result.stderr).toBe(0)
     expect(Date.now() - started).toBeLessThan(20_000)
+    expect(JSON.parse(result.stdout).hookErrors).toEqual([
+      `PreToolUse hook "${hang}": timed out after 1s (its timeout; set "timeout" in seconds in ${userSettings()})`,
+    ])
     expect(existsSync(path.join(sandbox.repo, 'ran.txt'))).toBe(false)
     const [refused] = toolResults(server.messageRequests[1])
     expect(refused.text).toContain(`PreToolUse hook "${hang}"`)
