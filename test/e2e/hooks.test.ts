@@ -124,6 +124,8 @@ describe('hooks', () => {
         : {hookSpecificOutput: {hookEventName: 'PreToolUse', additionalContext: 'house style: two spaces'}}`,
     )
     writeJson(userSettings(), hooks('PreToolUse', guard, {matcher: 'Write'}))
+    // Hostile to the answer: bash given a socket for stdin sources ~/.bashrc, whose output would spoil the JSON.
+    writeFileSync(path.join(sandbox.home, '.bashrc'), 'echo bashrc-noise\n')
     server.push(
       reply(toolUse('Write', {content: 'k=1\n', file_path: 'secrets/key.txt'}), toolUse('Write', {content: 'ok\n', file_path: 'notes.txt'})),
       reply('Done.'),

@@ -5,7 +5,10 @@
  * process group, killed at the timeout or the abort, with its output kept head and tail.
  */
 import {type ChildProcessByStdio, spawn} from 'node:child_process'
-import type {Readable, Writable} from 'node:stream'
+import {closeSync, mkdtempSync, openSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+import type {Readable} from 'node:stream'
 
 import {DEFAULT_SANDBOX, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from './sandbox.js'
 
@@ -53,6 +56,22 @@ export interface RunExtras {
   input?: string
 }
 
+/**
+ * A descriptor reading `input` from a file already removed. Not a pipe: Node's pipes are sockets, and
+ * bash on a socket for stdin takes itself for a remote shell and sources ~/.bashrc (hundreds of
+ * milliseconds, and whatever it prints lands in the output a hook answers with).
+ */
+function inputFile(input: string): number {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wave-input-'))
+  const file = path.join(dir, 'stdin')
+  try {
+    writeFileSync(file, input, {mode: 0o600})
+    return openSync(file, 'r')
+  } finally {
+    rmSync(dir, {force: true, recursive: true})
+  }
+}
+
 /** The process groups Bash started. Whatever is left of them (a job put in the background) dies with wave. */
 const groups = new Set<number>()
 let exitHookInstalled = false
@@ -71,16 +90,13 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
   return new Promise((resolve, reject) => {
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
     // timeout kills its children too.
-    const child = spawn(plan.file, plan.args, {
-      cwd,
-      detached: true,
-      env: plan.env,
-      stdio: [extras.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    }) as ChildProcessByStdio<Writable | null, Readable, Readable>
-    if (child.stdin) {
-      // A command that exits without reading its input (EPIPE) has not failed for that.
-      child.stdin.on('error', () => {})
-      child.stdin.end(extras.input)
+    const stdin = extras.input === undefined ? 'ignore' : inputFile(extras.input)
+    let child: ChildProcessByStdio<null, Readable, Readable>
+    try {
+      child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: [stdin, 'pipe', 'pipe']}) as ChildProcessByStdio<null, Readable, Readable>
+    } finally {
+      // The child holds its own copy of the descriptor.
+      if (typeof stdin === 'number') closeSync(stdin)
     }
 
     const pid = child.pid
