@@ -110,7 +110,13 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
         verify: contract.verify,
         decision: 'approved',
         // The approver is the one running: the model settings given on the command line are what is approved.
-        model: {effort: options.effort, maxOutputTokens: options.maxOutputTokens, model: options.model, thinking: options.thinking},
+        model: {
+          effort: options.effort,
+          fallbackModel: options.fallbackModel,
+          maxOutputTokens: options.maxOutputTokens,
+          model: options.model,
+          thinking: options.thinking,
+        },
         hooks: session.settings.hooks,
         out: recordPath,
         planBytes: bytes,
