@@ -80,7 +80,7 @@ describe('skills', () => {
     const allowed = await wave(['run', '--task', 'Stamp it', '--mode', 'acceptEdits', '--allow', `Bash(${stamp})`])
     expect(allowed.code, allowed.stderr).toBe(0)
     expect(existsSync(path.join(sandbox.repo, 'STAMP'))).toBe(true)
-  })
+  }, 60_000) // two sessions, each with a sandboxed command: slow on a loaded machine
 
   it('a malformed or duplicate skill is a warning naming its file; the others load', async () => {
     const good = skill(path.join(sandbox.repo, '.claude', 'skills'), 'good', 'A good skill', '# Good')
