@@ -5,7 +5,7 @@ import {formatUsd} from '../model/pricing.js'
 import {todoProgress} from '../tools/notes.js'
 
 /** A short, one-line view of a tool call's input for the progress log. */
-export function describeCall(name: string, input: unknown): string {
+function describeCall(name: string, input: unknown): string {
   const fields = (input ?? {}) as Record<string, unknown>
   const main = fields.file_path ?? fields.command ?? fields.pattern ?? fields.path ?? fields.url ?? fields.plan_path ?? fields.reason ?? fields.task_id
   const line = (typeof main === 'string' ? main : '').replaceAll(/\s+/g, ' ')
@@ -90,12 +90,12 @@ export function progressLine(event: AgentEvent): string | undefined {
   }
 }
 
-export interface ProgressOptions {
+interface ProgressOptions {
   quiet?: boolean
 }
 
 /** What the header line names, printed before the first request. */
-export interface SessionHeader {
+interface SessionHeader {
   /** `wave plan`, `wave run`, `wave run --task`. */
   command: string
   /** The plan's name, when there is one. */
@@ -232,7 +232,7 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
   return result
 }
 
-export interface WaitingOutput {
+interface WaitingOutput {
   /** At a terminal: a spinner redrawn in place. Else lines in a log. */
   live: boolean
   /** Draws the live sign (seconds waited, a spinner frame), or takes it away (undefined). */

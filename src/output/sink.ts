@@ -19,7 +19,7 @@ export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 
 /** Version of every JSON object wave prints; bumped only on a breaking change. */
-export const OUTPUT_VERSION = 1
+const OUTPUT_VERSION = 1
 
 /** Longest tool result content a stream-json event carries; the transcript keeps all of it. */
 const STREAM_CONTENT_CAP = 2000
@@ -37,7 +37,7 @@ export interface SessionStartInfo {
 }
 
 /** The stream-json events (documented in docs/output.md), each written with `version`. */
-export type StreamEvent =
+type StreamEvent =
   | ({type: 'session_start'} & SessionStartInfo)
   | {type: 'plan_mode'; name: string; planPath: string}
   | {type: 'turn_start'; turn: number; mode: string}
@@ -100,7 +100,7 @@ export interface SessionObserver {
   failure(failure: Failure): void
 }
 
-export interface SinkOptions {
+interface SinkOptions {
   format: OutputFormat
   /** Told every session start, event, result and failure (telemetry, when it is on). */
   observer?: SessionObserver

@@ -18,7 +18,7 @@ import {gitEnvironment, SAFE_GIT_ARGS} from '../base/workspace/git-safety.js'
 import {EFFORTS, MIN_THINKING_BUDGET} from '../model/reasoning.js'
 import {type ConfiguredHook, describeHook, hooksDigest} from '../config/hooks.js'
 
-export const APPROVAL_VERSION = 1
+const APPROVAL_VERSION = 1
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/i, 'a sha256 is 64 hex digits')
 
@@ -92,7 +92,7 @@ const hooksSchema = z.object({
 })
 
 /**
- * The approval record: written by `wave approve`, or by any tool that follows this schema (the README
+ * The approval record: written by `wave approve`, or by any tool that follows this schema (docs/reference.md
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
  */
 export const approvalRecordSchema = z.object({
@@ -169,7 +169,7 @@ export function previousRecord(file: string): ApprovalRecord | undefined {
   }
 }
 
-export interface DecisionInput {
+interface DecisionInput {
   planPath: string
   planBytes: Uint8Array
   decision: Decision

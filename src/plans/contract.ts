@@ -112,7 +112,7 @@ export function contractLine(contract: Pick<PlanContract, 'scope' | 'verify' | '
 }
 
 /** What the approver says over the plan: `--scope` (replaces), `--scope-enforce`, `--verify` (replaces), `--no-verify`. */
-export interface ContractOverrides {
+interface ContractOverrides {
   scope?: string[]
   enforce?: ScopeEnforcement
   verify?: string[]

@@ -22,7 +22,7 @@ const revisionSchema = z.object({
   text: z.string(),
 })
 
-export type Revision = z.infer<typeof revisionSchema>
+type Revision = z.infer<typeof revisionSchema>
 
 /** The plan's revisions, oldest first. A line that cannot be read is skipped, not fatal: they are a record, not authority. */
 export function readRevisions(planPath: string): Revision[] {
@@ -66,7 +66,7 @@ export function recordRevision(planPath: string, bytes: Uint8Array, feedback?: s
 }
 
 /** One side of a diff: a recorded revision, or the plan file as it is now. */
-export interface DiffSide {
+interface DiffSide {
   label: string
   revision?: number
   sha256: string
@@ -111,7 +111,7 @@ const sideOf = (revision: Revision): DiffSide => ({
   text: revision.text,
 })
 
-export interface DiffRequest {
+interface DiffRequest {
   planPath: string
   /** The plan file's bytes now. */
   current: Uint8Array

@@ -6,7 +6,7 @@
  */
 
 export const TODO_STATUSES = ['pending', 'in_progress', 'completed'] as const
-export type TodoStatus = (typeof TODO_STATUSES)[number]
+type TodoStatus = (typeof TODO_STATUSES)[number]
 
 export interface Todo {
   content: string
@@ -14,7 +14,7 @@ export interface Todo {
   activeForm: string
 }
 
-export interface QuestionOption {
+interface QuestionOption {
   label: string
   description: string
 }
@@ -78,7 +78,7 @@ export function todoProgress(todos: Todo[]): string {
   return `${done} of ${todos.length} steps done; next: ${todos.find((todo) => todo.status === 'pending')?.content ?? ''}`
 }
 
-export const sameText = (a: string, b: string): boolean => normalise(a) === normalise(b)
+const sameText = (a: string, b: string): boolean => normalise(a) === normalise(b)
 export const normalise = (text: string): string => text.replaceAll(/\s+/g, ' ').trim()
 
 /** The to-do list as a Markdown task list for a job summary or a comment, or '' when there is none. */

@@ -9,7 +9,7 @@ import {Flags} from '@oclif/core'
 
 import {ExitCode, usageError, WaveError} from '../../base/errors.js'
 import type {ChangeRequest, Forge, ForgeWords} from './forge.js'
-import type {StickyState} from './sticky.js'
+import type {StickyState} from './comment-body.js'
 
 export interface Duties {
   requireOtherApprover: boolean

@@ -1,11 +1,12 @@
 /**
- * The sticky comment (GitHub) or note (GitLab): created once, then edited in place, and found again among
- * wave's own comments of the thread by its marker. Only comments by wave's own login count: anyone can write a
- * comment that looks like one, and a plan found in a stranger's comment would run the stranger's plan.
+ * A plan's sticky comment (GitHub) or note (GitLab) on the forge, its body written by comment-body.ts:
+ * created once, then edited in place, and found again among wave's own comments of the thread by its
+ * marker. Only comments by wave's own login count: anyone can write a comment that looks like one, and a
+ * plan found in a stranger's comment would run the stranger's plan.
  */
 import {errorLine, ExitCode, WaveError} from '../../base/errors.js'
 import type {Forge, ForgeComment, Thread} from './forge.js'
-import {parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './sticky.js'
+import {parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './comment-body.js'
 import {decodeData, encodeData, type PlanOnForge} from './transport.js'
 
 export class PlanComment {

@@ -25,7 +25,7 @@ import type {Forge, Thread} from './forge.js'
 import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
-import {type StickyState, type StickyStatus, stickyReport} from './sticky.js'
+import {type StickyState, type StickyStatus, stickyReport} from './comment-body.js'
 import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
 
 /** Runs one model session with progress, given the host it needs. */

@@ -16,7 +16,7 @@ export interface RepositoryName {
 }
 
 /** Comment bodies GitHub accepts, in characters. */
-export const MAX_COMMENT_LENGTH = 65_536
+const MAX_COMMENT_LENGTH = 65_536
 
 export const GITHUB_WORDS: ForgeWords = {
   changeRequest: 'pull request',

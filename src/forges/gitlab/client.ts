@@ -10,7 +10,7 @@ import {scrubSecrets} from '../../base/secrets.js'
 import {accessLevelName, type AccessLevel} from './access.js'
 
 /** Note bodies GitLab accepts, in characters. */
-export const MAX_NOTE_LENGTH = 1_000_000
+const MAX_NOTE_LENGTH = 1_000_000
 
 export const GITLAB_WORDS: ForgeWords = {
   changeRequest: 'merge request',
@@ -22,7 +22,7 @@ export const GITLAB_WORDS: ForgeWords = {
   run: 'Pipeline',
 }
 
-export interface GitLabClientOptions {
+interface GitLabClientOptions {
   /** CI_API_V4_URL, e.g. https://gitlab.example.com/api/v4. */
   apiUrl: string
   /** CI_PROJECT_ID (or the project's path). */

@@ -30,7 +30,7 @@ export interface GitLabEnvironment {
   serverUrl: string
 }
 
-export interface GitLabAccess {
+interface GitLabAccess {
   apiUrl: string
   /** CI_PROJECT_ID. */
   project: string
@@ -101,7 +101,7 @@ export interface GitLabFlags {
   sandbox?: string
 }
 
-export interface GitLabOptions extends ReviewOptions {
+interface GitLabOptions extends ReviewOptions {
   /** The least access level that may plan, approve, request changes or reject. */
   minAccessLevel: AccessLevel
   /** The git remote for the project: a remote's name, or a URL (default: the project's URL, without the job token's credentials). */

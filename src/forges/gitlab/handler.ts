@@ -13,7 +13,7 @@ import {GitLabClient} from './client.js'
 import {gitlabAccess, gitlabEnvironment, type GitLabFlags, gitlabOptions} from './env.js'
 import {noteIntent, readPayload, taskIntent, verifyNote} from './event.js'
 
-export interface GitLabJobOptions {
+interface GitLabJobOptions {
   flags: GitLabFlags & DutyFlags
   /** `--cwd`: the checkout (default: the top of the git repository holding the current directory). */
   cwd?: string

@@ -1,8 +1,9 @@
 /**
- * One sticky comment per plan, created once and then edited in place: what a reviewer reads (status, the
- * plan itself, its sha256 and commit, the proposed mode and rules, cost, the exact comments that answer
- * it) and, in a hidden block at its end, what the next workflow run needs (transport.ts). It is found
- * again by the hidden marker on its first line, `<!-- wave:plan:<name> -->`.
+ * The body of a plan's sticky comment, its text alone: what a reviewer reads (status, the plan itself,
+ * its sha256 and commit, the proposed mode and rules, cost, the exact comments that answer it) and, in a
+ * hidden block at its end, what the next workflow run needs (transport.ts); rendered here and parsed
+ * back. The comment on the forge, found by the marker on its first line (`<!-- wave:plan:<name> -->`)
+ * and edited in place, is plan-comment.ts's.
  */
 import {z} from 'zod'
 
@@ -18,7 +19,7 @@ import type {ForgeWords} from './forge.js'
 /** GitHub's words: what a sticky comment says where its forge is not named. */
 const DEFAULT_WORDS: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = {changeRequest: 'pull request', comment: 'comment', run: 'Workflow run'}
 
-export const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected'] as const
+const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected'] as const
 export type StickyStatus = (typeof STICKY_STATUSES)[number]
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/)
@@ -66,10 +67,10 @@ export const stickyStateSchema = z.object({
 })
 
 export type StickyState = z.infer<typeof stickyStateSchema>
-export type HistoryEntry = z.infer<typeof historySchema>
+type HistoryEntry = z.infer<typeof historySchema>
 
 /** What each exit code of the design's table means, for a failure a reviewer reads. */
-export const EXIT_MEANINGS: Record<number, string> = {
+const EXIT_MEANINGS: Record<number, string> = {
   1: 'runtime failure (the model API unreachable after retries, or an internal error)',
   2: 'usage or input error',
   3: 'not approved',
@@ -82,7 +83,7 @@ export const EXIT_MEANINGS: Record<number, string> = {
   143: 'terminated (SIGTERM: the job was cancelled or timed out)',
 }
 
-export const exitMeaning = (code: number) => EXIT_MEANINGS[code] ?? 'failure'
+const exitMeaning = (code: number) => EXIT_MEANINGS[code] ?? 'failure'
 
 const STATUS_LABELS: Record<StickyStatus, string> = {
   awaiting_approval: '⏳ awaiting approval',
@@ -95,7 +96,7 @@ const STATUS_LABELS: Record<StickyStatus, string> = {
   running: '🏃 running',
 }
 
-export const markerOf = (name: string) => `<!-- wave:plan:${name} -->`
+const markerOf = (name: string) => `<!-- wave:plan:${name} -->`
 const MARKER = /^<!-- wave:plan:([^\s>]+) -->\r?\n/
 const DATA = /\r?\n<!-- wave:data ([A-Za-z0-9+/=]+) -->\s*$/
 const SHOWN_SHA = /^\| sha256 \| `([0-9a-f]{64})` \|\s*$/m

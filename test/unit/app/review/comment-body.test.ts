@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import type {ForgeComment as IssueComment} from '../../../../src/app/review/forge.js'
-import {parseSticky, renderSticky, stickyBody, type StickyState} from '../../../../src/app/review/sticky.js'
+import {parseSticky, renderSticky, stickyBody, type StickyState} from '../../../../src/app/review/comment-body.js'
 import {assertAnsweredPlan, decodeData, encodeData} from '../../../../src/app/review/transport.js'
 import {sha256} from '../../../support/cli.js'
 
