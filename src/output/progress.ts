@@ -1,5 +1,6 @@
 import type {AgentEvent, TokenUsage} from '../agent/loop.js'
 import {scrubSecrets} from '../base/secrets.js'
+import {visible} from '../base/text.js'
 import {integerFromEnv} from '../model/table.js'
 import {formatUsd} from '../model/pricing.js'
 import {todoProgress} from '../tools/notes.js'
@@ -141,8 +142,9 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
 
   /** A progress line: the task's output, kept until listr runs. */
   const line = (text: string) => {
-    if (task) task.output = scrubSecrets(text)
-    else pending.push(scrubSecrets(text))
+    // The model's and the plan's words (a command, a question, a to-do) with their control characters visible.
+    if (task) task.output = visible(scrubSecrets(text))
+    else pending.push(visible(scrubSecrets(text)))
   }
 
   let shownTitle = ''
@@ -166,7 +168,7 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
 
   const printHeader = (text: string) => {
     headerPrinted = true
-    if (!options.quiet) stderr.write(scrubSecrets(text) + '\n')
+    if (!options.quiet) stderr.write(visible(scrubSecrets(text)) + '\n')
   }
 
   const start = () => {
@@ -178,7 +180,7 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
     })
     rendering = listFor(base, async (wrapper) => {
       task = wrapper
-      task.title = shownTitle = base
+      task.title = shownTitle = visible(base)
       for (const text of pending.splice(0)) task.output = text
       await done
     })
@@ -221,7 +223,8 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
     result = await work(reporter)
   } catch (error) {
     waiting.end()
-    finish?.(error)
+    // listr shows the failure's message on the task's line: as visible as every other line.
+    finish?.(new Error(visible(scrubSecrets(error instanceof Error ? error.message : String(error)))))
     await rendering?.catch(() => {})
     throw error
   }
@@ -317,5 +320,5 @@ async function listFor(title: string, task: (wrapper: {title: string; output: st
 
 /** A line on stderr outside any session (a warning, a final tally), unless quiet. */
 export function note(line: string, options: ProgressOptions = {}): void {
-  if (!options.quiet) process.stderr.write(scrubSecrets(line) + '\n')
+  if (!options.quiet) process.stderr.write(visible(scrubSecrets(line)) + '\n')
 }

@@ -8,11 +8,11 @@
 import {z} from 'zod'
 
 import {EXECUTION_MODES} from '../../policy/modes.js'
-import {fencedBlock, markdownTable} from '../../base/text.js'
+import {cappedList, fencedBlock, inertMarkdown, markdownTable} from '../../base/text.js'
 import {formatCost} from '../../output/progress.js'
 import {reportMarkdown} from '../../output/report-view.js'
 import {runReportSchema} from '../../plans/report.js'
-import {TODO_STATUSES, todosMarkdown} from '../../tools/notes.js'
+import {NOTES_SHOWN, TODO_STATUSES, todosMarkdown} from '../../tools/notes.js'
 import {PLAN_NAME} from '../../plans/store.js'
 import type {ForgeWords} from './forge.js'
 
@@ -51,6 +51,8 @@ export const stickyStateSchema = z.object({
   model: z.string().optional(),
   name: z.string().regex(PLAN_NAME),
   requestedBy: z.string(),
+  /** The forge's id of the requester: who they are, whatever they are called by the time of an approval. */
+  requestedById: z.number().int().optional(),
   /** Planned versus actual, once the plan ran (outputs' tails shortened: the comment has a size limit). */
   report: runReportSchema.optional(),
   /** The workflow run that last changed the comment. */
@@ -62,6 +64,8 @@ export const stickyStateSchema = z.object({
   version: z.literal(1),
   /** Questions the model asked that no one could answer (the plan lists them too); the reviewer answers by requesting changes. */
   questions: z.array(z.string()).optional(),
+  /** How many of the model's notes the comment left out (cappedNotes): a comment has a size limit. */
+  omitted: z.object({questions: z.number().int().nonnegative(), todos: z.number().int().nonnegative()}).optional(),
   /** The model's to-do list as its newest session left it. */
   todos: z.array(z.object({activeForm: z.string().default(''), content: z.string(), status: z.enum(TODO_STATUSES)})).optional(),
 })
@@ -143,14 +147,19 @@ export function renderSticky(
         ? '**Questions the run asked** (no one could answer them during the session):'
         : '**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):',
       '',
-      ...state.questions.map((q) => `- ${inline(q)}`),
+      // The model's words, inert: no image (a fetch of its choosing), link, heading or HTML of its own.
+      ...cappedList(
+        state.questions.map((q) => `- ${inertMarkdown(q, NOTES_SHOWN.itemLength)}`),
+        NOTES_SHOWN.items,
+        (count) => `- … and ${count + (state.omitted?.questions ?? 0)} more`,
+      ),
+      ...(state.questions.length <= NOTES_SHOWN.items && state.omitted?.questions ? [`- … and ${state.omitted.questions} more`] : []),
       '',
     )
   }
 
-  // The model's words, as untrusted as the questions': no HTML, no mentions.
-  if (state.todos && state.todos.length > 0)
-    parts.push(todosMarkdown(state.todos.map((todo) => ({...todo, activeForm: inline(todo.activeForm), content: inline(todo.content)}))), '')
+  // The model's words, as untrusted as the questions' (todosMarkdown makes them inert).
+  if (state.todos && state.todos.length > 0) parts.push(todosMarkdown(state.todos, undefined, state.omitted?.todos), '')
   const answers = answersOf(state, words)
   if (answers) parts.push(answers, '')
   if (state.history.length > 0) {
@@ -172,6 +181,24 @@ function contractParts(state: StickyState, extras: StickyExtras): string[] {
 /** A report as the comment keeps it: each check's output cut to its last lines (the workflow's logs have the rest). */
 export function stickyReport(report: z.infer<typeof runReportSchema>): z.infer<typeof runReportSchema> {
   return {...report, checks: report.checks.map((check) => ({...check, outputTail: check.outputTail.split('\n').slice(-15).join('\n').slice(-1500)}))}
+}
+
+/**
+ * The model's notes as the comment carries them: at most as many as it shows, each cut as it is shown.
+ * A to-do list of thousands of items would otherwise make the comment too big to save.
+ */
+export function cappedNotes(state: StickyState): StickyState {
+  const cut = (text: string) => (text.length > NOTES_SHOWN.itemLength ? text.slice(0, NOTES_SHOWN.itemLength) : text)
+  // A list at the cap already is one this cut before (a fresh list as long is rare and loses only the count).
+  const left = (list: unknown[] | undefined, before = 0) =>
+    !list || list.length < NOTES_SHOWN.items ? 0 : list.length === NOTES_SHOWN.items ? before : list.length - NOTES_SHOWN.items
+  const omitted = {questions: left(state.questions, state.omitted?.questions), todos: left(state.todos, state.omitted?.todos)}
+  return {
+    ...state,
+    omitted: omitted.questions + omitted.todos > 0 ? omitted : undefined,
+    questions: state.questions?.slice(0, NOTES_SHOWN.items).map(cut),
+    todos: state.todos?.slice(0, NOTES_SHOWN.items).map((todo) => ({...todo, activeForm: cut(todo.activeForm), content: cut(todo.content)})),
+  }
 }
 
 /** The whole body: what it shows, then the hidden block (transport.ts), always last. */

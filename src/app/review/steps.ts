@@ -120,6 +120,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
             model: info.model,
             name: info.name!,
             requestedBy: intent.trigger.actor,
+            requestedById: intent.trigger.actorId,
             runUrl: run.runUrl,
             status: 'planning',
             task: intent.task,
@@ -324,7 +325,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   const state = found.state
   const pull = state.thread.pull ? await run.client.changeRequest(state.thread.number) : undefined
   try {
-    await assertDuties(run.duties, run.client, {actor: trigger.actor, author: run.author, pull, state})
+    await assertDuties(run.duties, run.client, {actor: {id: trigger.actorId, login: trigger.actor}, author: run.author, pull, state})
   } catch (error) {
     return refuse(run, trigger, error as WaveError)
   }
@@ -388,6 +389,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       report: stickyReport(outcome.report),
       todos: outcome.todos,
     }
+    // The report is on the comment, within its size limit, before anything is delivered.
+    await sticky.save()
     phase = 'delivery'
     const delivery = await deliver(run.client, run.remote, {
       approver: trigger.actor,
