@@ -8,6 +8,7 @@
 import type {ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock} from '@anthropic-ai/sdk/resources/messages'
 
 import type {NoteEvent} from '../tools/notes.js'
+import type {HookEvent} from '../tools/hooks/session-hooks.js'
 import type {CallExecutor} from '../tools/turn.js'
 import {ExitCode, type FailureDetails, WaveError} from '../base/errors.js'
 import {type CompactionEvent, Compactor, ContextMeter, type SummaryRequest} from './compaction.js'
@@ -45,6 +46,8 @@ export type AgentEvent =
   /** An approved check wave runs when the model ends its turn: when it starts, and (with `exitCode`) when it ended. */
   | {type: 'check'; command: string; exitCode?: number | null; durationMs?: number}
   | CompactionEvent
+  /** A hook ran (settings' `hooks`): its event, command, outcome and exit code. */
+  | HookEvent
   /** The model's to-do list changed (TodoWrite), or it asked questions no one can answer (AskUserQuestion). */
   | NoteEvent
 
@@ -108,6 +111,8 @@ export interface LoopOptions {
    * checks failed, enforcement.ts), or undefined to end the session.
    */
   onEndTurn?(): Promise<string | undefined>
+  /** The session's hooks the loop fires (tools/hooks/): Stop when the model would end, PreCompact before a compaction. */
+  hooks?: LoopHooks
   /** The model's context window in tokens (settings); default: the known window of the model, else 200k. */
   contextWindow?: number
   /** Prices over the built-in table (pricing.ts), by model ID prefix (settings). */
@@ -121,6 +126,12 @@ export interface LoopOptions {
   prior?: Partial<SessionTotals>
   /** Each response's usage as it comes (an agent's, added to the session's that started it). */
   onResponseUsage?(usage: Message['usage']): void
+}
+
+export interface LoopHooks {
+  /** A message sending the model back to work, or undefined to let it stop; `active`: it goes on because of a Stop hook already. */
+  stop(active: boolean): Promise<string | undefined>
+  preCompact(trigger: 'auto' | 'manual'): Promise<void>
 }
 
 /** What a turn's request is made of besides the conversation: its limits, reasoning and betas. */
@@ -160,6 +171,8 @@ export class AgentLoop {
   private carried = ''
   private continued = false
   private nextMaxTokens: number | undefined
+  /** The model goes on because a Stop hook sent it back (Claude Code's `stop_hook_active`). */
+  private stopHookActive = false
 
   constructor(private readonly options: LoopOptions) {
     const {model, prior} = options
@@ -273,6 +286,14 @@ export class AgentLoop {
         }
 
         if (next) return this.end(next)
+        // The Stop hooks first, then the approved checks: a hook may ask for more work the checks should see.
+        const again = await options.hooks?.stop(this.stopHookActive)
+        this.stopHookActive = again !== undefined
+        if (again) {
+          await this.append({content: again, role: 'user'})
+          continue
+        }
+
         // The approved checks run now; failing ones come back as the next user message.
         const more = await options.onEndTurn?.()
         if (more) {
@@ -360,6 +381,7 @@ export class AgentLoop {
     counted: {tokens?: number; limit?: number} = {},
     summaryOnly = false,
   ): Promise<boolean> {
+    await this.options.hooks?.preCompact('auto')
     const step = await this.compactor.compact(trigger, charsOf({...params, messages: []}), counted, summaryOnly)
     if (!step) return false
     const event: CompactionEvent = {...step, turn: this.turns, type: 'compaction'}

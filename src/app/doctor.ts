@@ -14,12 +14,14 @@ import {planBashOf} from './plan-mode.js'
 import {checkShellGrammar} from '../policy/shell.js'
 import {assertCloudSettings, chooseProvider, type Provider, providerFrom} from '../model/providers.js'
 import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from '../config/settings.js'
+import {describeHook} from '../config/hooks.js'
+import {loadSkills} from '../tools/skills/catalog.js'
 import {telemetryTarget} from '../output/telemetry/recorder.js'
 
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
 
 export interface Check {
-  name: 'sandbox' | 'network-proxy' | 'plan-bash' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings' | 'telemetry'
+  name: 'sandbox' | 'network-proxy' | 'plan-bash' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings' | 'hooks' | 'skills' | 'telemetry'
   status: CheckStatus
   /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
   required: boolean
@@ -58,6 +60,8 @@ export async function runDoctorChecks(options: DoctorOptions = {}): Promise<{ok:
     credentialsCheck(provider),
     await endpointCheck(options, provider),
     settingsCheck(options.workspace, settings),
+    hooksCheck(settings),
+    ...(options.workspace ? [skillsCheck(options.workspace)] : []),
     telemetryCheck(),
   ]
   return {checks, ok: !checks.some((check) => check.required && check.status === 'fail')}
@@ -248,4 +252,19 @@ function settingsCheck(workspace: string | undefined, settings: EffectiveSetting
   const found = settings.files.length > 0 ? `valid: ${settings.files.join(', ')}` : `none (looked for ${files.join(', ')})`
   if (settings.ignored.length > 0) return {detail: `${found}; ${settings.ignored.join('; ')}`, name: 'settings', required: true, status: 'warn'}
   return {detail: found, name: 'settings', required: true, status: 'pass'}
+}
+
+/** The hooks a session here runs, each named; a project's that are not trusted are in the settings check's warning. */
+function hooksCheck(settings: EffectiveSettings | Error): Check {
+  if (settings instanceof Error) return {detail: 'unknown: the settings are not valid', name: 'hooks', required: false, status: 'skip'}
+  if (settings.hooks.length === 0) return {detail: 'none', name: 'hooks', required: false, status: 'pass'}
+  return {detail: settings.hooks.map((hook) => describeHook(hook)).join('; '), name: 'hooks', required: false, status: 'pass'}
+}
+
+/** The Agent Skills a session here loads, and any that it cannot (named). */
+function skillsCheck(workspace: string): Check {
+  const {skills, warnings} = loadSkills(workspace)
+  const loaded = skills.length === 0 ? 'none' : skills.map((skill) => `${skill.name} (${skill.file})`).join(', ')
+  if (warnings.length > 0) return {detail: `${loaded}; ${warnings.join(' ')}`, name: 'skills', required: false, status: 'warn'}
+  return {detail: loaded, name: 'skills', required: false, status: 'pass'}
 }

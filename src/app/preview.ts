@@ -6,6 +6,7 @@
 import path from 'node:path'
 
 import type {ApiTool} from '../tools/registry.js'
+import {describeHook} from '../config/hooks.js'
 import {plansDir} from '../plans/store.js'
 import type {ExecutionMode, PermissionMode} from '../policy/modes.js'
 import type {PlanBash} from '../policy/policy.js'
@@ -45,6 +46,10 @@ export interface PromptPreview {
   firstMessage: string | null
   /** Plan mode's Bash (plan kind): in a throwaway sandbox, and which, or off and why. */
   planBash?: PlanBash
+  /** The Agent Skills that loaded (listed in the Skill tool's description). */
+  skills: Array<{name: string; description: string; location: string; file: string}>
+  /** The hooks a session here would run (settings' `hooks`), one line each. */
+  hooks: string[]
 }
 
 export async function previewPrompt(options: PreviewOptions): Promise<PromptPreview> {
@@ -63,6 +68,8 @@ export async function previewPrompt(options: PreviewOptions): Promise<PromptPrev
       ...(policy.mode === 'plan' ? {planBash: prompt.planBash()} : {}),
       mode: policy.mode,
       system: await prompt.system(),
+      hooks: session.settings.hooks.map((hook) => describeHook(hook)),
+      skills: tools.skills.map(({description, file, location, name}) => ({description, file, location, name})),
       tools: tools.registry.apiTools(policy),
       workspace,
     }

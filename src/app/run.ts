@@ -3,7 +3,7 @@ import path from 'node:path'
 
 import type {AskedQuestion, Todo} from '../tools/notes.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
-import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApproval, writeDecision} from '../plans/approval.js'
+import {type ApprovalRecord, approvalPathFor, assertApproved, checkApprovedHooks, markSpent, readApproval, writeDecision} from '../plans/approval.js'
 import {ExitCode, WaveError} from '../base/errors.js'
 import {endingError} from '../agent/outcome.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
@@ -118,6 +118,7 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
           model: options.model,
           thinking: options.thinking,
         },
+        hooks: session.settings.hooks,
         out: recordPath,
         planBytes: bytes,
         planPath,
@@ -130,6 +131,7 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   }
 
   assertApproved(record, recordPath, options.planPath, bytes)
+  checkApprovedHooks(record, session.settings.hooks, recordPath, options.host.warn)
   session.useApproved(record.model, recordPath)
   assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.

@@ -4,6 +4,8 @@
  * requests and a way to run the turn's calls, and run. The drivers (plan.ts, run.ts, task.ts) keep only
  * what differs: the opening message, the plan bookkeeping, what an outcome means for them.
  */
+import {randomUUID} from 'node:crypto'
+
 import type Anthropic from '@anthropic-ai/sdk'
 import type {Message, MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
@@ -12,6 +14,8 @@ import type {ToolRegistry} from '../tools/registry.js'
 import type {AskedQuestion, SessionNotes, Todo} from '../tools/notes.js'
 import type {AgentLauncher, SessionControl} from '../tools/tool.js'
 import {type CommandWatch, turnExecutor} from '../tools/turn.js'
+import {SessionHooks} from '../tools/hooks/session-hooks.js'
+import {ExitCode, WaveError} from '../base/errors.js'
 import {offered, parseRules, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
 import type {SandboxSettings} from '../base/process/sandbox.js'
 import type {Scope} from '../policy/scope.js'
@@ -84,12 +88,22 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const policy = (): PolicyContext => ({...built.policy(), taskOutputs: tools.tasks.outputDir})
   const budgetNote = options.maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
   if (budgetNote) host.warn(budgetNote)
-  const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
-  if (!spec.history) await spec.transcript(messages[0])
   const onEvent = (event: AgentEvent) => {
     spec.observe?.(event)
     host.onEvent?.(event)
   }
+
+  const hooks = new SessionHooks(settings.hooks, {
+    mode: () => policy().mode,
+    onEvent,
+    sandbox: spec.sandbox,
+    sessionId: randomUUID(),
+    signal: host.signal,
+    warn: host.warn,
+    workspace: session.workspace,
+  })
+  const messages = await openingMessages(spec, hooks)
+  if (!spec.history) await spec.transcript(messages[0])
 
   // A tool set shared by two conversations (run --task --approve) reports to, and counts questions for, the one running.
   const unlisten = tools.notes.listen(onEvent)
@@ -136,15 +150,45 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       session: spec.planMode,
       shape: () => session.requestShape(),
       signal: host.signal,
-      stopRequested: () => spec.planMode.finished,
+      // A hook that answered `continue: false` ends the session after the step it was asked about.
+      stopRequested: () => spec.planMode.finished || hooks.halted !== undefined,
       system,
       tasks: tools.tasks,
       notes: tools.notes,
+      hooks,
     }).run()
     return {...outcome, questions: tools.notes.questions.slice(askedBefore), todos: tools.notes.todos}
   } finally {
     unlisten()
+    if (hooks.has('SessionEnd')) await hooks.sessionEnd('other')
   }
+}
+
+/**
+ * The conversation a session starts with: the opening (or the resumed history), with what the
+ * SessionStart and UserPromptSubmit hooks add. A prompt a hook blocks is not sent (exit 2).
+ */
+async function openingMessages(spec: ConversationSpec, hooks: SessionHooks): Promise<MessageParam[]> {
+  const context = hooks.has('SessionStart') ? await hooks.sessionStart(spec.history ? 'resume' : 'startup') : []
+  if (spec.history) {
+    const messages = [...spec.history]
+    if (context.length > 0) messages.push(withText(messages.pop()!, context.join('\n\n')))
+    return messages
+  }
+
+  if (hooks.has('UserPromptSubmit')) {
+    const answer = await hooks.userPromptSubmit(spec.opening)
+    if (answer.blocked) throw new WaveError(answer.blocked, ExitCode.usage, 'The prompt was not sent to the model: change the task, or the hook.')
+    context.push(...answer.notes)
+  }
+
+  return [{content: [spec.opening, ...context].join('\n\n'), role: 'user'}]
+}
+
+/** A user message with `text` added at its end. */
+function withText(message: MessageParam, text: string): MessageParam {
+  if (typeof message.content === 'string') return {...message, content: `${message.content}\n\n${text}`}
+  return {...message, content: [...message.content, {text, type: 'text'}]} as MessageParam
 }
 
 const CONTINUE_NUDGE =
@@ -165,7 +209,9 @@ export function resultRequired(when: () => boolean = () => true): NonNullable<Co
 }
 
 /** What a loop is bound to: the client to ask, the tools and policy to run calls with. */
-export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 'request'> {
+export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'hooks' | 'offer' | 'request'> {
+  /** The session's hooks: the executor fires the tool events, the loop Stop and PreCompact. */
+  hooks?: SessionHooks
   client: Anthropic
   registry: ToolRegistry
   /** The policy in force; read every turn, since a control tool may change the mode. */
@@ -187,16 +233,20 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
 
 /** The loop, bound once to a way to make a request and a way to run the turn's calls. */
 export function agentLoop(binding: LoopBinding): AgentLoop {
-  const {agents: makeAgents, client, commandWatch, fallbackModel, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
+  const {agents: makeAgents, client, commandWatch, fallbackModel, hooks, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   // What the agents spend is the session's: charged to this loop's tally as each of their responses comes.
   let self: AgentLoop | undefined
   const agents = makeAgents?.({charge: (usage) => self?.charge(usage)})
   self = new AgentLoop({
     ...loop,
+    hooks: hooks && {
+      preCompact: (trigger) => hooks.preCompact(trigger),
+      stop: (active) => (hooks.has('Stop') ? hooks.stop(active) : Promise.resolve(undefined)),
+    },
     // Reads run together, anything else alone and in order (src/tools/turn.ts); each call reported as it starts and ends.
     execute: turnExecutor(
-      {agents, commandWatch, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
+      {agents, commandWatch, hooks, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
       {
         ended: (call, result) =>
           onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),

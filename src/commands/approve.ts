@@ -11,6 +11,8 @@ import {usageError} from '../base/errors.js'
 import {type Decision, readPlanState} from '../plans/lifecycle.js'
 import {readPlanFile, resolvePlanReference} from '../plans/store.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
+import {loadSettings} from '../config/settings.js'
+import {describeHook} from '../config/hooks.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../output/interactive-review.js'
 
 // The run's own model flags, the same definitions, recorded as approved (the record's model section).
@@ -120,6 +122,8 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       scope: flags.scope,
       verify: flags.verify,
     })
+    // The hooks a run of it would run (read where it was planned), shown and bound by their digest.
+    const {hooks} = loadSettings(state?.workspace)
     const recordFile = flags.out ?? approvalPathFor(planPath)
     // What the reviewer last decided on, compared before this revision is recorded as the newest.
     const decided = lastDecidedSha256(recordFile)
@@ -153,6 +157,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       approver: flags.approver ?? (await defaultApprover()),
       decision,
       feedback: review ? review.feedback : (flags['request-changes'] ?? flags.feedback),
+      hooks,
       mode: review?.mode ?? flags.mode,
       model: {
         effort: flags.effort,
@@ -173,6 +178,12 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     // The revision decided on is kept once the decision is written (a refused --out leaves nothing behind).
     recordRevision(planPath, bytes)
     if (decision === 'approved') for (const warning of contract.warnings) this.output.warn(warning)
+    if (decision === 'approved') {
+      this.output.note(
+        hooks.length === 0 ? 'Hooks in effect: none.' : `Hooks in effect (their digest is recorded): ${hooks.map((hook) => describeHook(hook)).join('; ')}.`,
+      )
+    }
+
     await this.output.result({
       data: {...record, allowedPrompts: asked, recordPath: path},
       tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)}; ${contractTally(record)})`,

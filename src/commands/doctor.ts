@@ -9,7 +9,7 @@ const SHOWN: Record<CheckStatus, string> = {fail: 'FAIL', pass: 'ok', skip: 'ski
 
 export default class Doctor extends WaveCommand {
   static description =
-    `Check that wave can work here: the sandbox Bash runs in, the network proxy that --sandbox-network-allow needs, the shell grammar, the provider (and what chose it), credentials (accepted by the endpoint?), settings files.
+    `Check that wave can work here: the sandbox Bash runs in, the network proxy that --sandbox-network-allow needs, the shell grammar, the provider (and what chose it), credentials (accepted by the endpoint?), settings files, the hooks a session here runs and the Agent Skills it loads.
 
 Prints each check and its result; a failing check names its fix. Exits 1 when a required check fails (the sandbox, the provider, credentials, settings), else 0. Credentials are never shown, only whether they are set.`
 

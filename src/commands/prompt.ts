@@ -55,5 +55,7 @@ function previewText(preview: PromptPreview): string {
     `===== tools: ${preview.tools.map((tool) => tool.name).join(', ') || 'none'} =====`,
     ...tools,
     ...(preview.firstMessage === null ? [] : ['===== first message =====', preview.firstMessage]),
+    `===== skills: ${preview.skills.map((skill) => `${skill.name} (${skill.file})`).join(', ') || 'none'} =====`,
+    `===== hooks: ${preview.hooks.length === 0 ? 'none' : `\n${preview.hooks.join('\n')}`}`,
   ].join('\n\n')
 }

@@ -16,6 +16,7 @@ import {type Provider, PROVIDERS} from '../model/providers.js'
 import {EFFORTS, MIN_THINKING_BUDGET, type ReasoningChoice} from '../model/reasoning.js'
 import {ruleSchema} from '../policy/policy.js'
 import {expandHome, isInside, PathResolutionError, realPathOf} from '../base/workspace/paths.js'
+import {type ConfiguredHook, configuredHooks, hooksSchema} from './hooks.js'
 
 const SETTINGS_FILE = 'settings.json'
 
@@ -95,6 +96,11 @@ const settingsSchema = z.strictObject({
     .optional(),
   /** Where plans go (user settings only); relative to the settings file's directory. */
   plansDirectory: z.string().trim().min(1, 'must not be empty').optional(),
+  /**
+   * Commands run at events of the session, in Claude Code's format (config/hooks.ts). A project file's
+   * run only when project settings are trusted, and then in the sandbox.
+   */
+  hooks: hooksSchema.optional(),
   /** Installed oclif plugins whose tools to use (true) or ignore (false); plugins not named are used. */
   plugins: z.record(z.string(), z.boolean()).optional(),
   /**
@@ -187,6 +193,8 @@ export interface EffectiveSettings {
   planModeBash: boolean
   /** The Agent tool's bounds (`agents` of the files), defaults filled in. */
   agents: AgentLimits
+  /** The hooks in force, user file's first (a project's only when trusted). */
+  hooks: ConfiguredHook[]
 }
 
 /** What bounds the agents a session starts (the Agent tool). */
@@ -248,6 +256,16 @@ export function mcpConfigServers(values: readonly string[], read: (file: string)
 
 export const userSettingsPath = (home = waveHome()) => path.join(home, SETTINGS_FILE)
 export const projectSettingsPath = (workspace: string) => path.join(workspace, '.wave', SETTINGS_FILE)
+/** Claude Code's project settings: wave reads their `hooks` alone, as a project file (untrusted unless trusted). */
+export const claudeProjectSettingsPath = (workspace: string) => path.join(workspace, '.claude', SETTINGS_FILE)
+
+/** Claude Code's file holds keys wave does not read (its permissions, env, statusLine ...): only `hooks` is taken. */
+const claudeSettingsSchema = z.looseObject({hooks: hooksSchema.optional()})
+
+function readClaudeSettings(file: string): SettingsLayer | undefined {
+  const read = readJsonFile(file, claudeSettingsSchema, settingsFileOptions(file))
+  return read && {file, scope: 'project', settings: {hooks: read.hooks}}
+}
 
 /** Reads and validates one settings file; undefined when it does not exist. A bad file is a usage error (exit 2). */
 function readSettingsFile(file: string, scope: SettingsScope): SettingsLayer | undefined {
@@ -297,6 +315,7 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     allow: [],
     deny: [],
     files: [],
+    hooks: [],
     ignored: [],
     instructions: [],
     mcpServers: {},
@@ -325,7 +344,11 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
       (key) => settings[key] !== undefined,
     )
     const tmpSize = settings.sandbox?.tmpSize
+    // A hook is a command: a repository's runs only when its settings are trusted (then in the sandbox, tools/hooks/).
+    const hooks = configuredHooks(settings.hooks, scope, file)
+    merged.ignored.push(...hooks.unsupported)
     if (grants) {
+      merged.hooks.push(...hooks.hooks)
       if (settings.model) merged.model = settings.model
       if (settings.contextWindow) merged.contextWindow = settings.contextWindow
       if (settings.prices) merged.prices = {...merged.prices, ...settings.prices}
@@ -342,8 +365,9 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
       }
     }
 
-    if (!grants && allow.length + servers.length + sandboxEnv.length + spending.length + (tmpSize === undefined ? 0 : 1) > 0) {
+    if (!grants && allow.length + servers.length + sandboxEnv.length + spending.length + hooks.hooks.length + (tmpSize === undefined ? 0 : 1) > 0) {
       const what = [
+        hooks.hooks.length > 0 ? `hooks (${hooks.hooks.map((hook) => `${hook.event} "${hook.command}"`).join(', ')})` : '',
         allow.length > 0 ? `allow rules (${allow.join(', ')})` : '',
         servers.length > 0 ? `mcpServers (${servers.map(([name]) => name).join(', ')})` : '',
         sandboxEnv.length > 0 ? `sandbox.env (${sandboxEnv.join(', ')})` : '',
@@ -383,6 +407,7 @@ export function loadSettings(workspace: string | undefined, flags: SettingsFlags
   if (workspace) {
     const project = projectSettingsPath(path.resolve(workspace))
     if (path.resolve(project) !== path.resolve(userSettingsPath())) layers.push(readSettingsFile(project, 'project'))
+    layers.push(readClaudeSettings(claudeProjectSettingsPath(path.resolve(workspace))))
   }
 
   return mergeSettings(

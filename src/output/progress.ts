@@ -73,6 +73,13 @@ export function progressLine(event: AgentEvent): string | undefined {
       return `${how}: ${event.command} (${(event.durationMs / 1000).toFixed(1)} s)`
     }
 
+    case 'hook': {
+      // Failures are warned by the session itself, with the file that set the hook.
+      if (event.outcome === 'error') return undefined
+      const how = event.outcome === 'blocked' ? `blocked${event.message ? `: ${event.message}` : ''}` : `ok (${(event.durationMs / 1000).toFixed(1)} s)`
+      return `⚓ ${event.event} hook "${event.command}": ${how}`
+    }
+
     case 'todo': {
       return `☐ ${todoProgress(event.todos)}`
     }

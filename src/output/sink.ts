@@ -139,6 +139,8 @@ const stderr = (text: string) => process.stderr.write(visible(scrubSecrets(text)
 abstract class Sink implements OutputSink {
   abstract readonly format: OutputFormat
   private sessionStarted = false
+  /** Hooks that failed during the session (could not start, timed out, unreadable JSON, another exit): named in the result too. */
+  private readonly hookErrors: string[] = []
   /** The model a session went on with (`--fallback-model`), which the result then names. */
   private fellBackTo?: string
 
@@ -157,6 +159,7 @@ abstract class Sink implements OutputSink {
         event: (event) => {
           if (event.type === 'fallback') this.fellBackTo = event.to
           progress.event(event)
+          if (event.type === 'hook' && event.outcome === 'error') this.hookErrors.push(`${event.event} hook "${event.command}": ${event.message ?? 'failed'}`)
           this.emit(streamEventOf(event))
           this.options.observer?.event(event)
         },
@@ -184,6 +187,7 @@ abstract class Sink implements OutputSink {
 
   async result(result: CommandResult): Promise<void> {
     if (this.fellBackTo) result = {...result, data: {...result.data, fallbackModel: this.fellBackTo}}
+    if (this.hookErrors.length > 0) result = {...result, data: {...result.data, hookErrors: this.hookErrors}}
     this.options.observer?.result(result.data)
     if (result.summary) await appendStepSummary(result.summary)
     this.printResult(result)

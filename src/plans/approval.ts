@@ -17,6 +17,7 @@ import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
 import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 import {gitEnvironment, SAFE_GIT_ARGS} from '../base/workspace/git-safety.js'
 import {EFFORTS, MIN_THINKING_BUDGET} from '../model/reasoning.js'
+import {type ConfiguredHook, describeHook, hooksDigest} from '../config/hooks.js'
 
 const APPROVAL_VERSION = 1
 
@@ -94,6 +95,15 @@ const modelSchema = z.object({
 })
 
 /**
+ * The hooks in effect when the plan was approved (settings' `hooks`): their digest (config/hooks.ts),
+ * and each one as the approver was shown it. A run whose hooks differ warns, and refuses under a strict scope.
+ */
+const hooksSchema = z.object({
+  digest: sha256,
+  list: z.array(z.string()).default([]),
+})
+
+/**
  * The approval record: written by `wave approve`, or by any tool that follows this schema (docs/reference.md
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
  */
@@ -104,6 +114,7 @@ export const approvalRecordSchema = z.object({
   decision: z.enum(DECISIONS),
   feedback: z.string().nullable().optional(),
   history: z.array(historyEntrySchema).default([]),
+  hooks: hooksSchema.optional(),
   mode: z.enum(EXECUTION_MODES).default('acceptEdits'),
   model: modelSchema.optional(),
   plan: z.object({name: z.string().optional(), sha256}),
@@ -187,7 +198,26 @@ interface DecisionInput {
   verify?: ApprovalRecord['verify']
   /** The approver's model settings; absent or empty, none is recorded. */
   model?: ApprovalRecord['model']
+  /** The hooks in effect as the approver decides (their digest is recorded); absent, none is recorded. */
+  hooks?: readonly ConfiguredHook[]
   out?: string
+}
+
+/**
+ * Whether the hooks a run is about to run are those the approval saw: a difference is warned, and
+ * refused (exit 4) where the approval holds the run to a strict scope. A record without hooks saw none.
+ */
+export function checkApprovedHooks(record: ApprovalRecord, hooks: readonly ConfiguredHook[], file: string, warn: (message: string) => void): void {
+  const approved = record.hooks?.digest ?? hooksDigest([])
+  if (approved === hooksDigest(hooks)) return
+  const now = hooks.length === 0 ? 'none' : hooks.map((hook) => describeHook(hook)).join('; ')
+  const then = record.hooks?.list.length ? record.hooks.list.join('; ') : 'none'
+  const message = `The hooks in effect differ from those approved in ${file}: approved ${then}; now ${now}.`
+  if (record.scope?.enforce === 'strict') {
+    throw new WaveError(message, ExitCode.mismatch, 'Approve the plan again to approve these hooks, or restore the settings it was approved with.')
+  }
+
+  warn(`${message} The run goes on (its scope warns); approve it again to record these hooks.`)
 }
 
 /** The sha256 of the plan as it was last decided on (the record's newest decision), if the record at `file` has one. */
@@ -213,6 +243,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     decision: input.decision,
     feedback: input.feedback ?? null,
     history: [...(previous?.history ?? []), entry],
+    hooks: input.hooks ? {digest: hooksDigest(input.hooks), list: input.hooks.map((hook) => describeHook(hook))} : undefined,
     mode: input.mode,
     model: input.model && Object.values(input.model).some((value) => value !== undefined) ? input.model : undefined,
     plan: {name: planNameOf(input.planPath), sha256: planSha},

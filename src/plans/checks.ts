@@ -60,9 +60,11 @@ async function runCheck(command: string, options: CheckOptions, file?: string): 
   const whole = file ? new OutputFile(file) : undefined
   let result: Awaited<ReturnType<typeof runCommand>>
   try {
-    result = await runCommand(spawn.plan, options.root, timeout, options.signal, (text) => {
-      evidence.append(text)
-      whole?.write(text)
+    result = await runCommand(spawn.plan, options.root, timeout, options.signal, {
+      observe(text) {
+        evidence.append(text)
+        whole?.write(text)
+      },
     })
   } catch (error) {
     await whole?.close()

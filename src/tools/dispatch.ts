@@ -10,6 +10,7 @@ import {analyseShell, type ShellAnalysis} from '../policy/shell.js'
 import {secretValues} from '../base/secrets.js'
 import {isInside, PathResolutionError, realPathOf, resolvePath, type ResolvedPath} from '../base/workspace/paths.js'
 import type {BackgroundTasks} from './background.js'
+import type {SessionHooks} from './hooks/session-hooks.js'
 import type {ToolRegistry} from './registry.js'
 import type {SessionNotes} from './notes.js'
 import {type AgentLauncher, type SessionControl, type ToolContext, ToolError, type ToolPermissions, type ToolPlugin} from './tool.js'
@@ -41,6 +42,8 @@ export interface DispatchEnv {
   notes?: SessionNotes
   /** The session's agents (the Agent tool); absent inside an agent. */
   agents?: AgentLauncher
+  /** The session's hooks: PreToolUse once the policy allowed a call, PostToolUse once it ran. */
+  hooks?: SessionHooks
 }
 
 /**
@@ -95,6 +98,12 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
   const decision = decide(policy, {input, shell, target, tool})
   if (decision.decision !== 'allow') return {content: `Permission denied: ${decision.reason}`, decision, isError: true}
 
+  // After the policy: a hook narrows what it allowed (deny, ask, block), and grants nothing it refused.
+  // Before the re-check below: a (sandboxed) hook could swap a symlink in. Paths as Claude Code gives them to hooks: absolute.
+  const hookInput = target && tool.pathField ? {...input, [tool.pathField]: target.absolute} : input
+  const pre = env.hooks?.has('PreToolUse') ? await env.hooks.preToolUse({id: call.id, input: hookInput, name: tool.name}) : undefined
+  if (pre?.blocked) return refusal(pre.blocked)
+
   try {
     // Re-check at the real path just before acting: a symlink swapped in since the decision is refused.
     if (target) {
@@ -121,12 +130,16 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
       planFile: policy.mode === 'plan' ? policy.planFile : undefined,
     }
     const output = await tool.run(input as never, ctx)
+    const response = target ? {filePath: target.absolute, output} : {output}
+    const post = env.hooks ? await env.hooks.postToolUse({id: call.id, input: hookInput, name: tool.name, response}) : []
+    const notes = [...(pre?.notes ?? []), ...post]
     return {
       changed: tool.access === 'write' && target ? target.real : undefined,
       // A write outside a scope that warns goes ahead; the model is told it was recorded.
       content:
         capResult(output, tool.resultCap) +
-        (decision.outOfScope ? `\n\n(wave: ${target?.input ?? 'this file'} is outside the approved scope; recorded as a deviation from the plan.)` : ''),
+        (decision.outOfScope ? `\n\n(wave: ${target?.input ?? 'this file'} is outside the approved scope; recorded as a deviation from the plan.)` : '') +
+        (notes.length > 0 ? `\n\n${notes.join('\n\n')}` : ''),
       decision,
       isError: false,
     }

@@ -11,6 +11,8 @@ import {BUILTIN_TOOLS} from './builtin.js'
 import {CONTROL_TOOLS, ToolRegistry} from './registry.js'
 import {loadPluginTools} from './sources/hook.js'
 import {SessionNotes} from './notes.js'
+import {skillListing, skillTool} from './skill.js'
+import {loadSkills, type Skill} from './skills/catalog.js'
 import type {ToolPlugin} from './tool.js'
 
 export interface SessionTools {
@@ -19,6 +21,8 @@ export interface SessionTools {
   tasks: BackgroundTasks
   /** The to-do list and the questions no one could answer (TodoWrite, AskUserQuestion). */
   notes: SessionNotes
+  /** The Agent Skills found (listed in the Skill tool, which is offered when there is one). */
+  skills: Skill[]
   /** Ends the background commands and stops the MCP servers this tool set started. Safe to call twice. */
   close(): Promise<void>
 }
@@ -42,6 +46,19 @@ export async function openSessionTools(options: SessionToolsOptions): Promise<Se
   const tools: ToolPlugin[] = [...builtins]
   let closeMcp = async () => {}
 
+  // Skills are words for the model, from any place (as AGENTS.md): read once, each problem warned.
+  const {skills, warnings} = loadSkills(options.workspace)
+  for (const warning of warnings) warn(warning)
+  if (skills.length > 0) {
+    const listing = skillListing(skills)
+    if (listing.nameOnly.length > 0) {
+      warn(`The Skill tool lists ${listing.nameOnly.length} of ${skills.length} skills by name only, past its size budget: ${listing.nameOnly.join(', ')}.`)
+    }
+
+    tools.push(skillTool(skills, listing.description) as unknown as ToolPlugin)
+    taken.add('Skill')
+  }
+
   if (options.config) {
     const fromPlugins = await loadPluginTools({config: options.config, enabled: settings.plugins, taken, warn, workspace: options.workspace})
     for (const tool of fromPlugins) taken.add(tool.name)
@@ -59,7 +76,7 @@ export async function openSessionTools(options: SessionToolsOptions): Promise<Se
   let closed: Promise<void> | undefined
   const close = () => (closed ??= Promise.all([tasks.close(), closeMcp().catch(() => {})]).then(() => {}))
   try {
-    return {close, notes: new SessionNotes(), registry: new ToolRegistry(tools), tasks}
+    return {close, notes: new SessionNotes(), registry: new ToolRegistry(tools), skills, tasks}
   } catch (error) {
     await close()
     throw error

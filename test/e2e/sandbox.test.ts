@@ -79,6 +79,8 @@ describe('wave doctor', () => {
       'credentials ok',
       'endpoint ok',
       'settings ok',
+      'hooks ok',
+      'skills ok',
       'telemetry skipped',
     ])
     expect(result.stdout).toMatch(/sandbox\s+ok\s+bubblewrap [\d.]+ at \S+\/bwrap starts a sandbox here/)
@@ -122,6 +124,8 @@ describe('wave doctor', () => {
       'credentials',
       'endpoint',
       'settings',
+      'hooks',
+      'skills',
       'telemetry',
     ])
     expect(byName['network-proxy']).toMatchObject({required: false, status: 'skip'})

@@ -8,6 +8,7 @@ import {readFile} from 'node:fs/promises'
 
 import {errorLine, ExitCode, usageError, WaveError} from '../../base/errors.js'
 import {sha256Of, writeDecision} from '../../plans/approval.js'
+import {loadSettings} from '../../config/settings.js'
 import {type BoundContract, bindContract, parseContract} from '../../plans/contract.js'
 import {contractMarkdown, revisionDiffMarkdown} from '../../output/report-view.js'
 import {type RunReport, runReportSchema} from '../../plans/report.js'
@@ -374,6 +375,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       allow,
       approver: trigger.actor,
       decision: 'approved',
+      // The hooks the run here will run, as `wave approve` records them (the run warns when they differ).
+      hooks: loadSettings(run.workspace).hooks,
       mode,
       planBytes,
       planPath,

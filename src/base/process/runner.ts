@@ -5,7 +5,11 @@
  * process group, killed at the timeout or the abort, with its output kept head and tail. And the gate
  * before a run (`assertSandboxForCommands`): an approval that grants commands needs that sandbox to start.
  */
-import {spawn} from 'node:child_process'
+import {type ChildProcessByStdio, spawn} from 'node:child_process'
+import {closeSync, mkdtempSync, openSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+import type {Readable} from 'node:stream'
 
 import {usageError} from '../errors.js'
 import {type NetworkProxy, startNetworkProxy} from './proxy.js'
@@ -123,6 +127,32 @@ export interface CommandResult {
   aborted: boolean
   /** A background process still held stdout or stderr when bash exited. */
   detachedOutput: boolean
+  /** stdout and stderr apart (head and tail each), for callers that read one as data: a hook's JSON answer. */
+  stdout: string
+  stderr: string
+}
+
+/** What a command may be given beyond its spawn: text on its stdin (a hook's JSON input), closed after it. */
+export interface RunExtras {
+  input?: string
+  /** Sees all of the output as it arrives (a check's whole output goes to its file). */
+  observe?(text: string): void
+}
+
+/**
+ * A descriptor reading `input` from a file already removed. Not a pipe: Node's pipes are sockets, and
+ * bash on a socket for stdin takes itself for a remote shell and sources ~/.bashrc (hundreds of
+ * milliseconds, and whatever it prints lands in the output a hook answers with).
+ */
+function inputFile(input: string): number {
+  const dir = mkdtempSync(path.join(tmpdir(), 'wave-input-'))
+  const file = path.join(dir, 'stdin')
+  try {
+    writeFileSync(file, input, {mode: 0o600})
+    return openSync(file, 'r')
+  } finally {
+    rmSync(dir, {force: true, recursive: true})
+  }
 }
 
 /** The process groups Bash started. Whatever is left of them (a job put in the background) dies with wave. */
@@ -140,13 +170,21 @@ function killGroupsOnExit(): void {
 
 /**
  * Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort.
- * `observe` sees all of the output as it arrives (stdout and stderr interleaved), beyond what is kept.
+ * `extras.observe` sees all of the output as it arrives (stdout and stderr interleaved), beyond what is kept.
  */
-export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal, observe?: (text: string) => void): Promise<CommandResult> {
+export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal, extras: RunExtras = {}): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
     // timeout kills its children too.
-    const child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: ['ignore', 'pipe', 'pipe']})
+    const stdin = extras.input === undefined ? 'ignore' : inputFile(extras.input)
+    let child: ChildProcessByStdio<null, Readable, Readable>
+    try {
+      child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: [stdin, 'pipe', 'pipe']}) as ChildProcessByStdio<null, Readable, Readable>
+    } finally {
+      // The child holds its own copy of the descriptor.
+      if (typeof stdin === 'number') closeSync(stdin)
+    }
+
     const pid = child.pid
     if (pid !== undefined) {
       groups.add(pid)
@@ -157,15 +195,21 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
     const output = {
       append(text: string) {
         collector.append(text)
-        if (text) observe?.(text)
+        if (text) extras.observe?.(text)
       },
       text: () => collector.text(),
     }
+    const apart = {stderr: new OutputCollector(MAX_OUTPUT_CHARS), stdout: new OutputCollector(MAX_OUTPUT_CHARS)}
     // One decoder per stream: a chunk may end inside a multi-byte character.
     const stdout = new TextDecoder('utf-8')
     const stderr = new TextDecoder('utf-8')
-    child.stdout.on('data', (chunk: Buffer) => output.append(stdout.decode(chunk, {stream: true})))
-    child.stderr.on('data', (chunk: Buffer) => output.append(stderr.decode(chunk, {stream: true})))
+    const take = (stream: 'stderr' | 'stdout', text: string) => {
+      output.append(text)
+      apart[stream].append(text)
+    }
+
+    child.stdout.on('data', (chunk: Buffer) => take('stdout', stdout.decode(chunk, {stream: true})))
+    child.stderr.on('data', (chunk: Buffer) => take('stderr', stderr.decode(chunk, {stream: true})))
 
     let timedOut = false
     let aborted = false
@@ -200,8 +244,18 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
       // The SIGKILL timer stays armed: it must still reach a group that ignored SIGTERM.
       killTimer?.unref()
       abort.removeEventListener('abort', onAbort)
-      output.append(stdout.decode() + stderr.decode())
-      resolve({aborted, code: exit?.code ?? null, detachedOutput, output: output.text(), signal: exit?.signal ?? null, timedOut})
+      take('stdout', stdout.decode())
+      take('stderr', stderr.decode())
+      resolve({
+        aborted,
+        code: exit?.code ?? null,
+        detachedOutput,
+        output: output.text(),
+        signal: exit?.signal ?? null,
+        stderr: apart.stderr.text(),
+        stdout: apart.stdout.text(),
+        timedOut,
+      })
     }
 
     child.on('error', (error) => {
