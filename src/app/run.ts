@@ -1,17 +1,19 @@
-import {realpath, rm} from 'node:fs/promises'
+import {realpath} from 'node:fs/promises'
 import path from 'node:path'
 
 import type {AskedQuestion, Todo} from '../tools/notes.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
-import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApproval, writeDecision} from '../plans/approval.js'
+import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApproval} from '../plans/approval.js'
+import {approvePlan} from '../plans/decision.js'
+import {assertFresh, assertUnspent, lockPlan} from '../plans/gates.js'
 import {ExitCode, WaveError} from '../base/errors.js'
 import {endingError} from '../agent/outcome.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
-import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanReference} from '../plans/store.js'
+import {liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanReference} from '../plans/store.js'
 import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {describeSandbox} from '../base/process/sandbox.js'
+import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
 import {assertSandboxForCommands} from './preflight.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
@@ -29,7 +31,7 @@ export interface InlineApproval {
   mode: ExecutionMode
   allow: string[]
   approver: string
-  sandbox: {enabled: boolean; network: boolean}
+  sandbox: SandboxChoice
 }
 
 export interface RunOptions extends SessionOptions {
@@ -57,7 +59,7 @@ export interface RunOutcome {
   usage: TokenUsage
   stopReason: StopReason
   costUsd: number | null
-  sandbox: {enabled: boolean; network: boolean}
+  sandbox: SandboxChoice
   filesChanged: string[]
   denials: number
   /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
@@ -99,12 +101,11 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
     // No record is written for a run that cannot start for want of a key, or of the sandbox.
     session.assertCredentials()
     assertSandboxForCommands(options.approve)
-    if (!options.force) await assertNotOverriding(recordPath, planPath)
     // An inline approval binds the plan's own contract, as `wave approve` without --scope/--verify does:
     // approving in the same breath as running must not drop the checks and scope the plan states.
     const contract = bindContract(await parseContract(text))
     record = (
-      await writeDecision({
+      await approvePlan({
         ...options.approve,
         scope: contract.scope,
         verify: contract.verify,
@@ -112,6 +113,7 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
         // The approver is the one running: the model settings given on the command line are what is approved.
         model: {effort: options.effort, maxOutputTokens: options.maxOutputTokens, model: options.model, thinking: options.thinking},
         out: recordPath,
+        overrides: options.force === true,
         planBytes: bytes,
         planPath,
         repository: state?.repository ?? null,
@@ -130,17 +132,15 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   if (!resumed) assertUnspent(record, recordPath, planPath, state)
   const snapshot = session.snapshot!
   const current = await snapshot.head()
-  const plannedHead = record.repository?.head ?? state?.repository?.head ?? null
-  // The run being resumed may have moved HEAD itself (a commit it made): that is not staleness.
-  const movedByRun = Boolean(resumed?.head) && current?.head === resumed?.head
-  if (plannedHead && current?.head !== plannedHead && !movedByRun && !options.allowStale) {
-    const where = state?.workspace && state.workspace !== workspace ? ` (--cwd ${state.workspace})` : ''
-    throw new WaveError(
-      `The plan is stale: it was made against commit ${plannedHead.slice(0, 12)}, and the workspace ${workspace} is at ${current?.head?.slice(0, 12) ?? 'no commit'}.`,
-      ExitCode.mismatch,
-      `Run it in a checkout at that commit with --cwd${where}, make a new plan, or pass --allow-stale to run it here anyway.`,
-    )
-  }
+  assertFresh({
+    allowStale: options.allowStale,
+    current: current?.head,
+    // The run being resumed may have moved HEAD itself (a commit it made): that is not staleness.
+    movedByRun: Boolean(resumed?.head) && current?.head === resumed?.head,
+    planned: record.repository?.head ?? state?.repository?.head ?? null,
+    plannedWorkspace: state?.workspace,
+    workspace,
+  })
 
   session.assertCredentials()
   const release = await lockPlan(planPath)
@@ -160,43 +160,6 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
 function runPlaceHint(state: PlanState | undefined): string {
   const planned = state?.workspace ? ` (the plan was made in ${state.workspace})` : ''
   return `Run it from the repository the plan is for, or name the workspace with --cwd${planned}.`
-}
-
-/**
- * `run --approve` approves inline, for trusted pipelines; it does not silently overturn a person's
- * rejection or request for changes. `--force` does, and the record's history keeps both decisions.
- */
-async function assertNotOverriding(recordPath: string, planPath: string): Promise<void> {
-  const previous = await readApproval(recordPath, planPath).catch(() => undefined)
-  if (!previous || previous.decision === 'approved') return
-  const by = previous.approver ? ` by ${previous.approver}` : ''
-  const what = previous.decision === 'rejected' ? 'was rejected' : 'has changes requested'
-  const feedback = previous.feedback ? `: ${previous.feedback.split('\n')[0]}` : ''
-  throw new WaveError(
-    `The plan ${planNameOf(planPath)} ${what}${by}${feedback}; --approve does not override that decision.`,
-    ExitCode.notApproved,
-    `Revise it (wave plan --revise ${planNameOf(planPath)}) and approve it again, or pass --force to approve it over the decision (recorded).`,
-  )
-}
-
-/**
- * A plan that ran successfully is spent: it runs again only after a new approval. The record says so
- * when the run could mark it (`spentAt`, which travels with the record); the state beside the plan
- * says so too, for a record the run could not write: a successful run of these bytes that started
- * after the record's decision.
- */
-function assertUnspent(record: ApprovalRecord, recordPath: string, planPath: string, state: PlanState | undefined): void {
-  const decidedAt = Date.parse(record.decidedAt ?? '')
-  const ran =
-    record.spentAt ??
-    state?.runs.find((run) => run.exitCode === ExitCode.ok && run.approvalSha256 === record.plan.sha256 && Date.parse(run.startedAt) > decidedAt)?.endedAt
-  if (ran === undefined) return
-  const name = planNameOf(planPath)
-  throw new WaveError(
-    `The plan ${name} already ran under this approval${ran ? ` (finished ${ran})` : ''}: an approved plan runs once.`,
-    ExitCode.notApproved,
-    `Approve it again to run it again: wave approve ${name}${recordPath === approvalPathFor(planPath) ? '' : ` --out ${recordPath}`}`,
-  )
 }
 
 /** Between choosing the run to resume and locking the plan, another run may have started and ended. */
@@ -253,7 +216,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     checks: {
       onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
       root: workspace,
-      sandbox: {...record.sandbox, env: session.settings.sandboxEnv},
+      sandbox: session.sandboxFor(record.sandbox),
       signal: options.host.signal,
     },
     earlier: resumed?.report,
@@ -294,7 +257,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       opening,
       prior: point?.prior,
       // The record decides whether commands are contained; the settings may only name more variables.
-      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, tmpSize: session.settings.sandboxTmpSize},
+      sandbox: session.sandboxFor(record.sandbox),
       transcript: (message) => entry({message}),
     })
     changed = result.changed
@@ -420,25 +383,4 @@ async function sidecarsOf(planPath: string): Promise<Set<string>> {
 /** The run's record in the plan's state; a plan copied here with only its approval record gets a state started from the record. */
 async function saveRun(planPath: string, session: SessionContext, prepared: Prepared, run: PlanRun): Promise<void> {
   await runRecorded(planPath, run, {model: 'unknown', repository: prepared.current, task: prepared.record.task ?? '', workspace: session.workspace})
-}
-
-/** One run of a plan at a time: a lock file created exclusively, holding the owner's pid. */
-async function lockPlan(planPath: string): Promise<() => Promise<void>> {
-  const lock = planSidecars(planPath).lock
-  for (let attempt = 0; attempt < 2; attempt++) {
-    // Created with its owner's pid in one step: a racing run never reads an empty lock as a dead one.
-    if (await createExclusive(lock, String(process.pid))) return () => rm(lock, {force: true})
-    const owner = await liveLockOwner(planPath)
-    if (owner) {
-      throw new WaveError(
-        `The plan ${planNameOf(planPath)} is already running (pid ${owner}).`,
-        ExitCode.runtime,
-        `Wait for it to finish, or remove ${lock} if that process is gone.`,
-      )
-    }
-
-    await rm(lock, {force: true}) // left by a process that died
-  }
-
-  throw new WaveError(`Could not lock the plan ${planPath} for this run.`, ExitCode.runtime)
 }

@@ -12,7 +12,7 @@ import {endingError} from '../agent/outcome.js'
 import {createPlan, planningEnded} from '../plans/lifecycle.js'
 import {appendTranscript} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {describeSandbox} from '../base/process/sandbox.js'
+import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
 import {assertSandboxForCommands} from './preflight.js'
 import {openSession, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
@@ -27,7 +27,7 @@ export interface TaskOptions extends SessionOptions {
   mode: ExecutionMode
   allow: string[]
   /** `--sandbox` / `--sandbox-network`: for this session's commands and, with --approve, in the record. */
-  sandbox: {enabled: boolean; network: boolean}
+  sandbox: SandboxChoice
   /** `--approve`: a plan the model makes is approved and executed at once, in a fresh context. */
   approve?: InlineApproval
   /** `--verify-retries`, for the run of an approved plan (executePlan's). */
@@ -53,7 +53,7 @@ export type TaskOutcome =
       filesChanged: string[]
       denials: number
       mode: ExecutionMode
-      sandbox: {enabled: boolean; network: boolean}
+      sandbox: SandboxChoice
     } & Tally)
   | ({kind: 'awaiting_approval'; planPath: string; name: string} & Tally)
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
@@ -62,7 +62,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   // Before the session opens (its settings, git reads): a run granted commands needs a sandbox that starts.
   assertSandboxForCommands(options)
   const session = await openSession(options, {changes: true, outside: {hint: 'Start it in a repository, or name the workspace with --cwd DIR.'}})
-  const {model, settings, workspace} = session
+  const {model, workspace} = session
   const snapshot = session.snapshot!
   const repository = await snapshot.state()
   // What the task's changes are measured from: read while the first request goes out, and awaited
@@ -100,7 +100,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
         if (planPath) await appendTranscript(planPath, {compacted: messages, compaction, session: 'task'})
       },
       opening: taskOpening(options.task),
-      sandbox: {...options.sandbox, env: settings.sandboxEnv, tmpSize: settings.sandboxTmpSize},
+      sandbox: session.sandboxFor(options.sandbox),
       async transcript(message) {
         held.push(message)
         if (planPath) await appendTranscript(planPath, {message, session: 'task'})

@@ -6,6 +6,7 @@ import {ruleSchema} from '../policy/policy.js'
 import type {SessionHost, SessionOptions} from '../app/context.js'
 import {EFFORTS, type Effort, parseThinking, type ThinkingSetting} from '../model/reasoning.js'
 import {scrubSecrets} from '../base/secrets.js'
+import type {SandboxChoice} from '../base/process/sandbox.js'
 import type {CommandShape} from './usage-errors.js'
 
 export const outputFormatFlag = Flags.option({
@@ -67,7 +68,7 @@ export const sandboxFlags = {
 }
 
 /** The sandbox the flags ask for; `--sandbox-network` with `--sandbox off` is a usage error. */
-export function sandboxFrom(flags: {sandbox?: 'off' | 'on'; 'sandbox-network'?: boolean}): {enabled: boolean; network: boolean} {
+export function sandboxFrom(flags: {sandbox?: 'off' | 'on'; 'sandbox-network'?: boolean}): SandboxChoice {
   if (flags.sandbox === 'off' && flags['sandbox-network']) {
     throw usageError('--sandbox-network applies only to sandboxed commands; with --sandbox off nothing restricts the network.')
   }

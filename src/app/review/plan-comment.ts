@@ -6,6 +6,7 @@
 import {errorLine, ExitCode, WaveError} from '../../base/errors.js'
 import type {Forge, ForgeComment, Thread} from './forge.js'
 import {parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './sticky.js'
+import {stickyStatusAfter} from './status.js'
 import {decodeData, encodeData, type PlanOnForge} from './transport.js'
 
 export class PlanComment {
@@ -54,7 +55,7 @@ export class PlanComment {
       ...this.state,
       failure: {exitCode, message, phase},
       history: [...this.state.history, {at: now(), event: 'failed', text: message}],
-      status: 'failed',
+      status: stickyStatusAfter(phase === 'plan' ? {kind: 'planned', ok: false} : {kind: 'run', run: {exitCode}}),
     }
     // The diff goes first, then the plan, rather than leaving the failure unsaid.
     if (this.render(this.plan).length > this.client.words.maxCommentLength) this.extras = {...this.extras, changes: undefined}

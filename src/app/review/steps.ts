@@ -7,7 +7,8 @@
 import {readFile} from 'node:fs/promises'
 
 import {errorLine, ExitCode, usageError, WaveError} from '../../base/errors.js'
-import {sha256Of, writeDecision} from '../../plans/approval.js'
+import {sha256Of} from '../../plans/approval.js'
+import {approvePlan} from '../../plans/decision.js'
 import {type BoundContract, bindContract, parseContract} from '../../plans/contract.js'
 import {contractMarkdown, revisionDiffMarkdown} from '../../output/report-view.js'
 import {type RunReport, runReportSchema} from '../../plans/report.js'
@@ -16,7 +17,7 @@ import {addCost} from '../../plans/lifecycle.js'
 import {makePlan, revisePlan} from '../plan.js'
 import {executePlan} from '../run.js'
 import type {ExecutionMode} from '../../policy/modes.js'
-import type {SessionHost} from '../session.js'
+import type {SessionHost, SessionOptions} from '../session.js'
 import {planNamed} from './commands.js'
 import {deliver, type Delivery, type PrDelivery} from './delivery.js'
 import {assertDuties, type Duties} from './duties.js'
@@ -24,6 +25,7 @@ import type {Forge, Thread} from './forge.js'
 import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
+import {stickyStatusAfter} from './status.js'
 import {type StickyState, type StickyStatus, stickyReport} from './sticky.js'
 import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
 
@@ -60,9 +62,12 @@ export interface ReviewRun {
   /** The commit and branch a dispatched run (a manual or scheduled pipeline) was started on. */
   dispatched?: {sha?: string; refName?: string}
   session: SessionRunner
-  model?: string
-  maxTurns?: number
+  /** What every session of the review takes from the command (--model, --max-turns): passed to each as it is. */
+  sessionOptions: ReviewSessionOptions
 }
+
+/** The session options a forge's command gives the review; the rest (place, host) the review sets. */
+export type ReviewSessionOptions = Pick<SessionOptions, 'model' | 'maxTurns'>
 
 export interface ReviewOutcome {
   event: string
@@ -105,9 +110,8 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
       makePlan({
         allow: [],
         cwd: run.workspace,
+        ...run.sessionOptions,
         host: meter.watch(host),
-        maxTurns: run.maxTurns ?? 40,
-        model: run.model,
         onStart(info) {
           const state: StickyState = {
             allow: run.options.allow,
@@ -120,7 +124,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
             name: info.name!,
             requestedBy: intent.trigger.actor,
             runUrl: run.runUrl,
-            status: 'planning',
+            status: stickyStatusAfter({kind: 'planning', revising: false}),
             task: intent.task,
             thread,
             version: 1,
@@ -144,7 +148,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
       questions: outcome.questions.map((q) => q.question),
       sha256,
       todos: outcome.todos,
-      status: 'awaiting_approval',
+      status: stickyStatusAfter({kind: 'planned', ok: true}),
     }
     await sticky!.save()
     if (sticky!.author && sticky!.author !== run.author) {
@@ -228,7 +232,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       {at: now(), by: actor, event: 'changes_requested', sha256: found.state.sha256, text: feedback, url: intent.trigger.comment?.url},
     ],
     runUrl: run.runUrl,
-    status: 'changes_requested',
+    status: stickyStatusAfter({decision: 'changes_requested', kind: 'decided'}),
   }
   await sticky.save()
 
@@ -236,8 +240,8 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
   let saving: Promise<void> | undefined
   try {
     await checkout(run, found.state.commit, found.state.thread)
-    const planPath = await materializePlan({plan: found.plan, state: found.state}, {model: run.model ?? 'unknown', workspace: run.workspace})
-    await writeDecision({
+    const planPath = await materializePlan({plan: found.plan, state: found.state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
+    await approvePlan({
       allow: found.state.allow,
       approver: actor,
       decision: 'changes_requested',
@@ -253,11 +257,10 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
         allow: [],
         cwd: run.workspace,
         feedback,
+        ...run.sessionOptions,
         host: meter.watch(host),
-        maxTurns: run.maxTurns ?? 40,
-        model: run.model,
         onStart() {
-          sticky.state = {...sticky.state, status: 'revising'}
+          sticky.state = {...sticky.state, status: stickyStatusAfter({kind: 'planning', revising: true})}
           saving = sticky.save()
           saving.catch(() => {})
         },
@@ -276,7 +279,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       questions: outcome.questions.map((q) => q.question),
       sha256,
       todos: outcome.todos,
-      status: 'awaiting_approval',
+      status: stickyStatusAfter({kind: 'planned', ok: true}),
     }
     await sticky.save()
     return outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky, contract)
@@ -301,7 +304,7 @@ export async function reject(run: ReviewRun, intent: TextIntent): Promise<Review
       {at: now(), by: actor, event: 'rejected', sha256: found.state.sha256, text: named.rest || undefined, url: intent.trigger.comment?.url},
     ],
     runUrl: run.runUrl,
-    status: 'rejected',
+    status: stickyStatusAfter({decision: 'rejected', kind: 'decided'}),
   }
   await sticky.save()
   return outcomeOf(run, 'rejected', `Rejected ${sticky.state.name} for @${actor}: ${sticky.url}`, sticky)
@@ -352,7 +355,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     history: [...state.history, {at: now(), by: trigger.actor, event: 'approved', sha256: state.sha256, url: trigger.comment!.url}],
     mode,
     runUrl: run.runUrl,
-    status: 'running',
+    status: stickyStatusAfter({decision: 'approved', kind: 'decided'}),
   }
   // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
   const contract = showContract(sticky, bindContract(await parseContract(planBytes.toString('utf8'))))
@@ -360,8 +363,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   let phase: 'run' | 'delivery' = 'run'
   try {
     await checkout(run, state.commit, state.thread)
-    const planPath = await materializePlan({plan: planBytes, state}, {model: run.model ?? 'unknown', workspace: run.workspace})
-    await writeDecision({
+    const planPath = await materializePlan({plan: planBytes, state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
+    await approvePlan({
       scope: contract.scope,
       verify: contract.verify,
       allow,
@@ -376,7 +379,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     })
     await sticky.save()
     const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
-      executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
+      executePlan({...run.sessionOptions, allowStale: false, cwd: run.workspace, host: meter.watch(host), planPath}),
     )
     sticky.state = {
       ...sticky.state,
@@ -398,7 +401,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       ...sticky.state,
       delivery,
       history: [...sticky.state.history, {at: now(), event: 'ran', text: delivery ? `delivered: ${delivery.url}` : 'no file changed'}],
-      status: 'done',
+      status: stickyStatusAfter({kind: 'run', run: {exitCode: ExitCode.ok}}),
     }
     await sticky.save()
     const what = delivery

@@ -13,10 +13,17 @@ import path from 'node:path'
 import {looksSecret} from '../workspace/git-safety.js'
 import {isInside} from '../workspace/paths.js'
 
-/** What a session allows: absent means enabled with no network (fail closed). */
-export interface SandboxSettings {
+/**
+ * Whether a run's commands are contained, and whether they reach the network: what an approval records
+ * (`--sandbox`, `--sandbox-network`) and a run reports. The one type every layer names it by.
+ */
+export interface SandboxChoice {
   enabled: boolean
   network: boolean
+}
+
+/** What a session allows: absent means enabled with no network (fail closed); the settings add the rest. */
+export interface SandboxSettings extends SandboxChoice {
   /** Further environment variables commands may see (settings' `sandbox.env`). */
   env?: string[]
   /** The size of the private /tmp (and $HOME) in bytes (settings' `sandbox.tmpSize`); DEFAULT_TMP_SIZE when absent. */
@@ -353,7 +360,7 @@ function isPlainDirectory(dir: string): boolean {
 }
 
 /** How a run's sandbox reads wherever it is shown: "sandbox on", "sandbox on, network on", "sandbox OFF". */
-export function describeSandbox(sandbox: {enabled: boolean; network: boolean}): string {
+export function describeSandbox(sandbox: SandboxChoice): string {
   if (!sandbox.enabled) return 'sandbox OFF (commands run unsandboxed)'
   return sandbox.network ? 'sandbox on, network on' : 'sandbox on'
 }
