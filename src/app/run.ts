@@ -7,7 +7,7 @@ import {type ApprovalRecord, approvalPathFor, assertApproved, markSpent, readApp
 import {approvePlan} from '../plans/decision.js'
 import {assertFresh, assertUnspent, lockPlan} from '../plans/gates.js'
 import {ExitCode, WaveError} from '../base/errors.js'
-import {endingError} from '../agent/outcome.js'
+import {ENDINGS, failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
 import {liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanReference} from '../plans/store.js'
@@ -51,6 +51,7 @@ export interface RunOptions extends SessionOptions {
 }
 
 export interface RunOutcome {
+  kind: 'ran'
   name: string
   planPath: string
   mode: ExecutionMode
@@ -78,7 +79,7 @@ export interface RunOutcome {
  * of `run --task --approve` that made the plan, whose place, settings and tools the run keeps, so
  * nothing the task wrote (a `.wave/settings.json`) can widen what the run may do.
  */
-export async function executePlan(options: RunOptions, inherited?: SessionContext): Promise<RunOutcome> {
+export async function executePlan(options: RunOptions, inherited?: SessionContext): Promise<RunOutcome | Stopped> {
   const planPath = await resolvePlanReference(options.planPath)
   const {bytes, text} = await readPlanFile(planPath)
   const state = await readPlanStateChecked(planPath)
@@ -90,7 +91,11 @@ export async function executePlan(options: RunOptions, inherited?: SessionContex
   }
 }
 
-async function executeIn(session: SessionContext, options: RunOptions, plan: {bytes: Buffer; state: PlanState | undefined; text: string}): Promise<RunOutcome> {
+async function executeIn(
+  session: SessionContext,
+  options: RunOptions,
+  plan: {bytes: Buffer; state: PlanState | undefined; text: string},
+): Promise<RunOutcome | Stopped> {
   const {planPath} = options
   const {bytes, state, text} = plan
   const {workspace} = session
@@ -181,7 +186,7 @@ interface Prepared {
   current: RepositoryHead | null
 }
 
-async function execute(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
+async function execute(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<RunOutcome | Stopped> {
   const {planPath} = options
   const {record, resumed} = prepared
   const {workspace} = session
@@ -262,8 +267,15 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     })
     changed = result.changed
     Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
-    const stopped = endingError(result, outcomeDetails(result))
-    if (stopped) throw stopped
+    const stopped = stoppedBy(result, outcomeDetails(result))
+    if (stopped) {
+      exitCode = failureOf(stopped).exitCode
+      // What the run changed before it stopped, in workspace terms; the report says what it did.
+      run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
+      run.report = enforcement.report(run.changedFiles)
+      return resumable(stopped, run, planPath)
+    }
+
     const written = [...changed].map((real) => displayPath(workspace, real))
     const filesChanged = union(
       earlierFiles,
@@ -277,7 +289,9 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       // The run stops with the failing output as the conversation's last message: --resume goes on from it.
       const failing = enforcement.failingMessage()
       if (failing) await entry({message: {content: failing, role: 'user'}})
-      throw new WaveError(`The run did not meet its approved checks: ${unmet}.`, ExitCode.unmet, undefined, {...outcomeDetails(result), filesChanged, report})
+      const ending = {problem: unmet, stopReason: 'unmet'} as const
+      exitCode = ENDINGS[ending.stopReason].exitCode
+      return resumable({details: outcomeDetails(result), ending, kind: 'stopped'}, run, planPath)
     }
 
     exitCode = ExitCode.ok
@@ -286,6 +300,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       denials: result.denials,
       filesChanged,
       finalText: result.finalText,
+      kind: 'ran',
       mode: record.mode,
       name,
       planPath,
@@ -299,6 +314,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       usage: result.usage,
     }
   } catch (error) {
+    // Thrown: an API failure, an interrupt, a failure of wave's own. The run records what it did before.
     if (error instanceof WaveError) {
       exitCode = error.exitCode
       // An error from before the loop carries no totals: a resumed run keeps the ones it had.
@@ -312,22 +328,18 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       earlierFiles,
       await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), prepared.current?.root, planPath),
     )
-    // After the checks ran, what they wrote is not the run's: the files as the failure counted them.
-    if (beforeChecks && error instanceof WaveError && error.exitCode === ExitCode.unmet)
-      run.changedFiles = (error.details?.filesChanged as string[]) ?? run.changedFiles
     // Every result carries the report, a failed run's too (what it did before it stopped).
     run.report ??= enforcement.report(run.changedFiles)
     if (!(error instanceof WaveError)) throw error
-    // Whatever stopped it, the run goes on from where it stopped: the hint says how.
-    const resume = `Continue the run where it stopped: wave run ${planPath} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
-    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {
+    const resume = resumeHint(planPath, error.exitCode === ExitCode.limit)
+    const resumableError = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {
       ...error.details,
       filesChanged: run.changedFiles,
       planPath,
       report: run.report,
     })
-    resumable.stack = error.stack
-    throw resumable
+    resumableError.stack = error.stack
+    throw resumableError
   } finally {
     run.endedAt = new Date().toISOString()
     run.exitCode = exitCode
@@ -340,6 +352,18 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     }
   }
 }
+
+/**
+ * A run that did not succeed goes on from where it stopped: the hint says how, and the details carry
+ * what it changed and its report (planned versus actual, a failed run's too).
+ */
+function resumable(stopped: Stopped, run: PlanRun, planPath: string): Stopped {
+  const limit = failureOf(stopped).exitCode === ExitCode.limit
+  return {...stopped, details: {...stopped.details, filesChanged: run.changedFiles, planPath, report: run.report}, next: resumeHint(planPath, limit)}
+}
+
+const resumeHint = (planPath: string, limit: boolean) =>
+  `Continue the run where it stopped: wave run ${planPath} --resume${limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
 
 function withoutEnd(run: PlanRun): PlanRun {
   const {endedAt: _ended, exitCode: _exit, ...going} = run

@@ -8,7 +8,7 @@ import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import {keepOpenQuestions} from '../tools/ask-user-question.js'
 import type {AskedQuestion, Todo} from '../tools/notes.js'
 import {ExitCode, WaveError} from '../base/errors.js'
-import {endingError} from '../agent/outcome.js'
+import {type Stopped, stoppedBy} from '../agent/outcome.js'
 import {createPlan, planningEnded} from '../plans/lifecycle.js'
 import {appendTranscript} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
@@ -58,7 +58,7 @@ export type TaskOutcome =
   | ({kind: 'awaiting_approval'; planPath: string; name: string} & Tally)
   | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
 
-export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
+export async function runTask(options: TaskOptions): Promise<TaskOutcome | Stopped> {
   // Before the session opens (its settings, git reads): a run granted commands needs a sandbox that starts.
   assertSandboxForCommands(options)
   const session = await openSession(options, {changes: true, outside: {hint: 'Start it in a repository, or name the workspace with --cwd DIR.'}})
@@ -106,8 +106,13 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
         if (planPath) await appendTranscript(planPath, {message, session: 'task'})
       },
     })
-    const stopped = endingError(result, outcomeDetails(result))
-    if (stopped) throw stopped
+    const stopped = stoppedBy(result, outcomeDetails(result))
+    if (stopped) {
+      // What the task changed before it stopped, in workspace terms, and the plan it was making.
+      const filesChanged = await filesChangedBy(workspace, await before, result.changed, repository?.root)
+      return {...stopped, details: {...stopped.details, filesChanged, planPath: planMode.planFile?.path ?? null}}
+    }
+
     const tally = {
       costUsd: result.costUsd,
       questions: result.questions,
@@ -135,6 +140,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     await planningEnded(plan.path, {costUsd: result.costUsd, ok: true})
     if (!options.approve) return {...tally, kind: 'awaiting_approval', name: plan.name, planPath: plan.path}
 
+    // A run that stopped is the task's ending as it is: it reports its own details.
     const run = await executePlan(
       {
         ...options,
@@ -149,9 +155,10 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       },
       session,
     )
+    if (run.kind === 'stopped') return run
     return {kind: 'executed', name: plan.name, planPath: plan.path, planning: tally, run}
   } catch (error) {
-    // A run of the plan reports its own details; the task's session reports its changes and plan here.
+    // Thrown (an API failure, an interrupt): a run of the plan reports its own details; the task's session its changes and plan here.
     if (!(error instanceof WaveError) || error.details?.planPath) throw error
     const written = new Set(error.details?.filesChanged ?? [])
     const filesChanged = await filesChangedBy(workspace, await before, written, repository?.root)

@@ -61,6 +61,7 @@ Plan mode allows reads and the plan file whatever the rules say, so --allow take
       }
       return flags.revise ? revisePlan({...common, feedback: flags.feedback, planPath: flags.revise}) : makePlan({...common, task: task!})
     })
+    if (outcome.kind === 'stopped') return this.stopped(outcome)
     this.output.note(contractLine(outcome.contract))
     for (const problem of outcome.contract.problems) this.output.warn(`The plan's ## Scope: ${problem}; left out.`)
     await this.output.result(await planResult(outcome, task ?? `revision of ${outcome.name}`))

@@ -113,6 +113,7 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
           verifyRetries: flags['verify-retries'],
         }),
       )
+      if (outcome.kind === 'stopped') return this.stopped(outcome)
       if (outcome.kind === 'awaiting_approval') process.exitCode = ENDINGS.awaiting_approval.exitCode
       await this.output.result(taskResult(outcome, task))
       return
@@ -131,6 +132,7 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
         verifyRetries: flags['verify-retries'],
       }),
     )
+    if (outcome.kind === 'stopped') return this.stopped(outcome)
     await this.output.result(runResult(outcome))
   }
 }

@@ -7,6 +7,7 @@
 import {readFile} from 'node:fs/promises'
 
 import {errorLine, ExitCode, usageError, WaveError} from '../../base/errors.js'
+import {isStopped, type Stopped, stoppedError} from '../../agent/outcome.js'
 import {sha256Of} from '../../plans/approval.js'
 import {approvePlan} from '../../plans/decision.js'
 import {type BoundContract, bindContract, parseContract} from '../../plans/contract.js'
@@ -106,35 +107,37 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
   try {
     const target = await targetOf(run, thread, intent.dispatch !== undefined)
     await checkout(run, target.commit, thread)
-    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: plan`, (host) =>
-      makePlan({
-        allow: [],
-        cwd: run.workspace,
-        ...run.sessionOptions,
-        host: meter.watch(host),
-        onStart(info) {
-          const state: StickyState = {
-            allow: run.options.allow,
-            base: target.base,
-            commit: target.commit,
-            cost: {},
-            history: [],
-            mode: run.options.mode,
-            model: info.model,
-            name: info.name!,
-            requestedBy: intent.trigger.actor,
-            runUrl: run.runUrl,
-            status: stickyStatusAfter({kind: 'planning', revising: false}),
-            task: intent.task,
-            thread,
-            version: 1,
-          }
-          sticky = PlanComment.start(run.client, thread, state)
-          posting = sticky.save()
-          posting.catch(() => {}) // awaited below
-        },
-        task: intent.task,
-      }),
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: plan`, async (host) =>
+      finished(
+        await makePlan({
+          allow: [],
+          cwd: run.workspace,
+          ...run.sessionOptions,
+          host: meter.watch(host),
+          onStart(info) {
+            const state: StickyState = {
+              allow: run.options.allow,
+              base: target.base,
+              commit: target.commit,
+              cost: {},
+              history: [],
+              mode: run.options.mode,
+              model: info.model,
+              name: info.name!,
+              requestedBy: intent.trigger.actor,
+              runUrl: run.runUrl,
+              status: stickyStatusAfter({kind: 'planning', revising: false}),
+              task: intent.task,
+              thread,
+              version: 1,
+            }
+            sticky = PlanComment.start(run.client, thread, state)
+            posting = sticky.save()
+            posting.catch(() => {}) // awaited below
+          },
+          task: intent.task,
+        }),
+      ),
     )
     await posting
     const bytes = await readFile(outcome.planPath)
@@ -252,20 +255,22 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       repository: {branch: null, dirty: false, head: found.state.commit},
       task: found.state.task,
     })
-    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: revise`, (host) =>
-      revisePlan({
-        allow: [],
-        cwd: run.workspace,
-        feedback,
-        ...run.sessionOptions,
-        host: meter.watch(host),
-        onStart() {
-          sticky.state = {...sticky.state, status: stickyStatusAfter({kind: 'planning', revising: true})}
-          saving = sticky.save()
-          saving.catch(() => {})
-        },
-        planPath,
-      }),
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: revise`, async (host) =>
+      finished(
+        await revisePlan({
+          allow: [],
+          cwd: run.workspace,
+          feedback,
+          ...run.sessionOptions,
+          host: meter.watch(host),
+          onStart() {
+            sticky.state = {...sticky.state, status: stickyStatusAfter({kind: 'planning', revising: true})}
+            saving = sticky.save()
+            saving.catch(() => {})
+          },
+          planPath,
+        }),
+      ),
     )
     await saving
     const bytes = await readFile(outcome.planPath)
@@ -378,8 +383,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       task: state.task,
     })
     await sticky.save()
-    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
-      executePlan({...run.sessionOptions, allowStale: false, cwd: run.workspace, host: meter.watch(host), planPath}),
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, async (host) =>
+      finished(await executePlan({...run.sessionOptions, allowStale: false, cwd: run.workspace, host: meter.watch(host), planPath})),
     )
     sticky.state = {
       ...sticky.state,
@@ -421,6 +426,12 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
 }
 
 // ------------------------------------------------------------------------------------------------ shared
+
+/** A session a step needs finished: one that stopped (a limit, a refusal, unmet checks) fails the step with the line and exit code ENDINGS gives it. */
+function finished<T>(outcome: T | Stopped): T {
+  if (isStopped(outcome)) throw stoppedError(outcome)
+  return outcome
+}
 
 /** "Changed since your last review": the plan the reviewer asked changes of (carried in its comment) against the revision. */
 async function changesSinceReview(found: PlanOnForge, bytes: Buffer, sha256: string, feedback: string): Promise<string | undefined> {
