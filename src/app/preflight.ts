@@ -12,11 +12,12 @@ import {sandboxStatus} from '../base/process/sandbox.js'
 import {checkShellGrammar} from '../policy/shell.js'
 import {assertCloudSettings, chooseProvider, type Provider, providerFrom} from '../model/providers.js'
 import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from '../config/settings.js'
+import {telemetryTarget} from '../output/telemetry/recorder.js'
 
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
 
 export interface Check {
-  name: 'sandbox' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings'
+  name: 'sandbox' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings' | 'telemetry'
   status: CheckStatus
   /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
   required: boolean
@@ -53,8 +54,23 @@ export async function runPreflight(options: PreflightOptions = {}): Promise<{ok:
     credentialsCheck(provider),
     await endpointCheck(options, provider),
     settingsCheck(options.workspace, settings),
+    telemetryCheck(),
   ]
   return {checks, ok: !checks.some((check) => check.required && check.status === 'fail')}
+}
+
+/** Whether commands export OpenTelemetry, and where to (never required: telemetry never changes an outcome). */
+function telemetryCheck(env: NodeJS.ProcessEnv = process.env): Check {
+  const target = telemetryTarget(env)
+  if (!target) return {detail: 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to export spans and metrics)', name: 'telemetry', required: false, status: 'skip'}
+  if ('problem' in target) return {detail: `off: ${target.problem}`, name: 'telemetry', required: false, status: 'warn'}
+  const parent = env.TRACEPARENT?.trim() ? ', each command a child of TRACEPARENT' : ''
+  return {
+    detail: `on: ${target.protocol} to ${target.tracesEndpoint} and ${target.metricsEndpoint}${parent}`,
+    name: 'telemetry',
+    required: false,
+    status: 'pass',
+  }
 }
 
 function sandboxCheck(): Check {

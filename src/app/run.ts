@@ -116,7 +116,13 @@ async function executeIn(
         verify: contract.verify,
         decision: 'approved',
         // The approver is the one running: the model settings given on the command line are what is approved.
-        model: {effort: options.effort, maxOutputTokens: options.maxOutputTokens, model: options.model, thinking: options.thinking},
+        model: {
+          effort: options.effort,
+          fallbackModel: options.fallbackModel,
+          maxOutputTokens: options.maxOutputTokens,
+          model: options.model,
+          thinking: options.thinking,
+        },
         out: recordPath,
         overrides: options.force === true,
         planBytes: bytes,

@@ -2,7 +2,7 @@ import {readFile} from 'node:fs/promises'
 
 import {Flags} from '@oclif/core'
 
-import {checkedRules, sessionFlags, WaveCommand} from '../cli/command.js'
+import {checkedRules, sessionFlags, toolList, WaveCommand} from '../cli/command.js'
 import {usageError} from '../base/errors.js'
 import {appendedPrompt, taskText} from '../base/input.js'
 import {parseRule} from '../policy/policy.js'
@@ -49,7 +49,7 @@ Plan mode allows reads and the plan file whatever the rules say, so --allow take
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Plan)
-    const allow = researchRules(checkedRules(flags.allow))
+    const allow = researchRules(checkedRules([...(flags.allow ?? []), ...toolList(flags['allowed-tools'])]))
     const task = await taskText(flags)
     if (!flags.revise && !task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
     const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])

@@ -175,6 +175,41 @@ export interface SettingsFlags {
   model?: string
   allow?: string[]
   deny?: string[]
+  /** `--mcp-config`: servers the user gives on the command line, as trusted as the user's own file. */
+  mcpServers?: Record<string, McpServerConfig>
+  /** `--strict-mcp-config`: only the `--mcp-config` servers; those of the settings files are not started. */
+  strictMcp?: boolean
+}
+
+/** What `--mcp-config` takes: Claude Code's file (`{"mcpServers": {...}}`), as JSON text or a file's path. */
+const mcpConfigSchema = z.strictObject({mcpServers: settingsSchema.shape.mcpServers.unwrap()})
+
+/**
+ * The servers of `--mcp-config` values (each JSON text, `@FILE` or a file's path, as Claude Code takes
+ * them), later ones over earlier ones by name; a bad one is a usage error naming it.
+ */
+export function mcpConfigServers(values: readonly string[], read: (file: string) => string): Record<string, McpServerConfig> {
+  const servers: Record<string, McpServerConfig> = {}
+  for (const value of values) {
+    const inline = value.trimStart().startsWith('{')
+    const file = inline ? '--mcp-config' : value.replace(/^@/, '')
+    let text: string
+    try {
+      text = inline ? value : read(file)
+    } catch (error) {
+      throw usageError(`--mcp-config ${value}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`)
+    }
+
+    const config = parseJsonText(text, mcpConfigSchema, {
+      exitCode: ExitCode.usage,
+      hint: 'It takes Claude Code\'s format: {"mcpServers": {"name": {"command": "...", "args": [...]}}}.',
+      invalid: (problem) => `Invalid --mcp-config ${inline ? 'JSON' : file}: ${problem}.`,
+      keyNoun: 'field',
+    })
+    Object.assign(servers, config.mcpServers)
+  }
+
+  return servers
 }
 
 export const userSettingsPath = (home = waveHome()) => path.join(home, SETTINGS_FILE)
@@ -275,6 +310,8 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
   }
 
   if (flags.model) merged.model = flags.model
+  if (flags.strictMcp) merged.mcpServers = {}
+  for (const [name, server] of Object.entries(flags.mcpServers ?? {})) merged.mcpServers[name] = {...server, scope: 'user'}
   merged.allow.push(...(flags.allow ?? []))
   merged.deny.push(...(flags.deny ?? []))
   merged.allow = [...new Set(merged.allow)]

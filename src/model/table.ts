@@ -37,9 +37,10 @@ export function integerFromEnv(name: string, fallback: number, min: number, max:
   return value
 }
 
-/** --model, then $WAVE_MODEL, then the settings files' `model` (project over user), then the default. */
+/** --model, then $WAVE_MODEL, then $ANTHROPIC_MODEL, then the settings files' `model` (project over user), then the default (an alias among them resolves in aliases.ts). */
 export function modelFrom(flag?: string, fromSettings?: string): string {
-  return flag || process.env.WAVE_MODEL || fromSettings || DEFAULT_MODEL
+  // ANTHROPIC_MODEL as Claude Code reads it, below wave's own variable.
+  return flag || process.env.WAVE_MODEL?.trim() || process.env.ANTHROPIC_MODEL?.trim() || fromSettings || DEFAULT_MODEL
 }
 
 /** Fails before any request when no credential is set (naming the variable users expect) or a knob is invalid. */
@@ -171,6 +172,9 @@ export function modelLimits(model: string): ModelLimits | undefined {
   const known = lookupByModel(MODEL_TABLE, model)
   return known && {contextWindow: known.contextWindow, maxOutput: known.maxOutput}
 }
+
+/** Every model ID the table knows (an alias resolves among them without the API). */
+export const modelTableIds = (): string[] => Object.keys(MODEL_TABLE)
 
 /** What the built-in table knows of a model (limits and capabilities), or undefined. */
 export function modelTableEntry(model: string): ModelTableEntry | undefined {

@@ -38,6 +38,10 @@ export function progressLine(event: AgentEvent): string | undefined {
       return `↻ retrying (attempt ${event.attempt}): ${event.reason}`
     }
 
+    case 'fallback': {
+      return `↷ ${event.from} is overloaded or unavailable: going on with --fallback-model ${event.to}`
+    }
+
     case 'usage': {
       return event.costUsd === null ? formatUsage(event.usage) : `${formatUsage(event.usage)}; ${formatCost(event.costUsd)}`
     }

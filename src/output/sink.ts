@@ -90,8 +90,21 @@ export interface OutputSink {
   failure(failure: Failure): Promise<void>
 }
 
+/**
+ * What watches a command besides its output (telemetry): told what the sink is told, in the same order.
+ * An observer never changes what is printed, and its own failures stay its own.
+ */
+export interface SessionObserver {
+  start(info: SessionStartInfo): void
+  event(event: AgentEvent): void
+  result(data: Record<string, unknown>): void
+  failure(failure: Failure): void
+}
+
 export interface SinkOptions {
   format: OutputFormat
+  /** Told every session start, event, result and failure (telemetry, when it is on). */
+  observer?: SessionObserver
   /** No progress on stderr. */
   quiet?: boolean
   /** The command, for the job summary of a failure (`wave plan`). */
@@ -121,6 +134,8 @@ const stderr = (text: string) => process.stderr.write(scrubSecrets(text))
 abstract class Sink implements OutputSink {
   abstract readonly format: OutputFormat
   private sessionStarted = false
+  /** The model a session went on with (`--fallback-model`), which the result then names. */
+  private fellBackTo?: string
 
   constructor(protected readonly options: SinkOptions) {}
 
@@ -137,8 +152,10 @@ abstract class Sink implements OutputSink {
     return withProgress(title, {failed, quiet: this.options.quiet}, (progress: Reporter) =>
       work({
         event: (event) => {
+          if (event.type === 'fallback') this.fellBackTo = event.to
           progress.event(event)
           this.emit(streamEventOf(event))
+          this.options.observer?.event(event)
         },
         planMode: (info) => {
           progress.title(`${title} · planning ${info.name}`)
@@ -147,6 +164,7 @@ abstract class Sink implements OutputSink {
         start: (info) => {
           progress.header({command: title, mode: info.mode, model: info.model, name: info.name, sandbox: info.sandbox})
           this.emit({type: 'session_start', ...info})
+          this.options.observer?.start(info)
         },
       }),
     )
@@ -162,11 +180,14 @@ abstract class Sink implements OutputSink {
   }
 
   async result(result: CommandResult): Promise<void> {
+    if (this.fellBackTo) result = {...result, data: {...result.data, fallbackModel: this.fellBackTo}}
+    this.options.observer?.result(result.data)
     if (result.summary) await appendStepSummary(result.summary)
     this.printResult(result)
   }
 
   async failure(failure: Failure): Promise<void> {
+    this.options.observer?.failure(failure)
     stderr(`Error: ${failure.message}\n${failure.hint ? `Hint: ${failure.hint}\n` : ''}`)
     // A session that failed still tells the CI job what happened, in its summary.
     if (this.sessionStarted) await appendStepSummary(failureSummary(this.options.command, failure))

@@ -68,13 +68,15 @@ const scopeSchema = z.object({
 const verifySchema = z.array(z.object({command: z.string().trim().min(1, 'a check needs a command')}))
 
 /**
- * How the approver wants the model to work (`wave approve --model/--effort/--thinking/--max-output-tokens`):
+ * How the approver wants the model to work (`wave approve --model/--effort/--thinking/--max-output-tokens/--fallback-model`):
  * part of what was approved, so a run uses it and refuses a flag that says otherwise. Only what the
  * approver set is here; a record without it (or without a field) leaves that to the run's flags and
  * settings.
  */
 const modelSchema = z.object({
   effort: z.enum(EFFORTS).optional(),
+  /** `--fallback-model`: the model the run may go on with once its own is overloaded or unavailable. */
+  fallbackModel: z.string().trim().min(1).optional(),
   maxOutputTokens: z.number().int().min(1).optional(),
   model: z.string().trim().min(1).optional(),
   thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
