@@ -42,7 +42,7 @@ export type AgentEvent =
   /** The model's to-do list changed (TodoWrite), or it asked questions no one can answer (AskUserQuestion). */
   | NoteEvent
 
-export type OutputLimitAction =
+type OutputLimitAction =
   /** Tool calls were cut: the same request again with the model's whole output limit (nothing of the cut one ran). */
   | 'raise'
   /** Still cut at the limit: none of the turn's calls ran, each answered with an error asking for smaller pieces. */

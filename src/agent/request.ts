@@ -1,7 +1,7 @@
 /**
  * Making one request of the model: the turn's parameters with their cache breakpoints, the stream with
  * its stall detection, and the retries of a stream cut after the response began (the SDK retries the
- * rest). A refused request becomes the WaveError the user sees (model.ts, apiFailure); one refused as
+ * rest). A refused request becomes the WaveError the user sees (model/table.ts, apiFailure); one refused as
  * too long becomes PromptTooLong, which the loop answers by compacting.
  */
 import type Anthropic from '@anthropic-ai/sdk'
@@ -16,7 +16,7 @@ import type {Effort} from '../model/reasoning.js'
 export type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
 
 /** What a request carries besides its body: the `anthropic-beta` values its window needs (catalog.ts). */
-export interface RequestExtras {
+interface RequestExtras {
   betas?: string[]
 }
 

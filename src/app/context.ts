@@ -65,7 +65,7 @@ export interface SessionOptions {
   maxOutputTokens?: number
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   /** Where the session works, already chosen. */
   place?: SessionPlace
   /** A session that writes works where the user says: outside any repository it needs --cwd (the hint says so). */
@@ -85,7 +85,7 @@ export interface OpenOptions {
 }
 
 /** The approver's model settings (the approval record's `model` section): part of what was approved. */
-export interface ApprovedModel extends ReasoningChoice {
+interface ApprovedModel extends ReasoningChoice {
   model?: string
   fallbackModel?: string
 }

@@ -14,7 +14,7 @@ import {liveLockOwner, planNameOf, planSidecars, readPlanFile, resolvePlanRefere
 import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
-import {assertSandboxForCommands} from './preflight.js'
+import {assertSandboxForCommands} from '../base/process/runner.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
 import {changedPaths, headOf} from '../base/workspace/git.js'
@@ -231,6 +231,8 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       signal: options.host.signal,
     },
     earlier: resumed?.report,
+    // The model's work ends before the checks: its background commands with it.
+    endWork: async () => (await session.tools()).tasks.endAll(),
     place: prepared.current ? {own: await sidecarsOf(planPath), top: prepared.current.root, workspace} : undefined,
     record,
     retries: options.verifyRetries ?? DEFAULT_VERIFY_RETRIES,
@@ -247,7 +249,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       ...runProfile(record.mode, workspace),
       // The record's rules; the settings files add theirs (and their deny rules beat any allow).
       allow: record.allow,
-      beforeTools: () => before,
+      beforeTools: () => Promise.all([before, enforcement.ready()]),
       followUp: resultRequired(),
       commandWatch: enforcement.watchesCommands
         ? {after: (state) => enforcement.afterCommand(state as Awaited<ReturnType<Enforcement['beforeCommand']>>), before: () => enforcement.beforeCommand()}
@@ -258,11 +260,10 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
         // Denials are kept for the report.
         enforcement.observe(event)
       },
-      async onEndTurn() {
-        if ((record.verify ?? []).length === 0) return undefined
-        beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
-        return enforcement.onEndTurn()
-      },
+      onEndTurn: () =>
+        enforcement.onEndTurn(async () => {
+          beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
+        }),
       scope: record.scope,
       onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
       opening,

@@ -71,7 +71,7 @@ export function sessionFlags(maxTurns: number) {
 }
 
 /** The values of sessionFlags() as a command parses them. */
-export interface SessionFlagValues {
+interface SessionFlagValues {
   cwd?: string
   deny?: string[]
   'disallowed-tools'?: string[]

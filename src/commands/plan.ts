@@ -7,7 +7,7 @@ import {usageError} from '../base/errors.js'
 import {appendedPrompt, taskText} from '../base/input.js'
 import {parseRule} from '../policy/policy.js'
 import {formatCost, formatUsage} from '../output/progress.js'
-import {fencedBlock, markdownTable} from '../base/text.js'
+import {fencedBlock, inertMarkdown, markdownTable} from '../base/text.js'
 import type {CommandResult} from '../output/sink.js'
 import {contractLine} from '../plans/contract.js'
 import {DEFAULT_MAX_TURNS} from '../app/context.js'
@@ -92,7 +92,8 @@ async function planResult(outcome: PlanOutcome, task: string): Promise<CommandRe
 ${markdownTable([
   ['Task', task],
   ['Plan', `\`${outcome.planPath}\``],
-  ['Contract', contractLine(outcome.contract).replace(/^Plan: /, '')],
+  // The plan's checks as the plan wrote them: inert text, not Markdown or HTML of the plan's.
+  ['Contract', inertMarkdown(contractLine(outcome.contract).replace(/^Plan: /, ''), 2000)],
   ['Turns', String(outcome.turns)],
   ['Stop reason', outcome.stopReason],
   ['Cost', formatCost(outcome.costUsd)],

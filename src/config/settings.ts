@@ -17,7 +17,7 @@ import {EFFORTS, MIN_THINKING_BUDGET, type ReasoningChoice} from '../model/reaso
 import {ruleSchema} from '../policy/policy.js'
 import {expandHome, isInside, PathResolutionError, realPathOf} from '../base/workspace/paths.js'
 
-export const SETTINGS_FILE = 'settings.json'
+const SETTINGS_FILE = 'settings.json'
 
 const envSchema = z.record(z.string(), z.string())
 
@@ -49,23 +49,21 @@ const mcpServerSchema = z.preprocess(
 )
 
 export type McpServerConfig = z.infer<typeof mcpServerSchema>
-export type StdioServerConfig = z.infer<typeof stdioServerSchema>
-export type HttpServerConfig = z.infer<typeof httpServerSchema>
 
 /** A size as settings spell it: `512MiB`, `2GiB`, `1G`, or bytes. */
 const SIZE = /^\s*(\d+)\s*(B|K|KB|KiB|M|MB|MiB|G|GB|GiB)?\s*$/i
 
 /** Bytes of a size settings give (see SIZE): binary units, as `df -h` reads them. */
-export function sizeInBytes(size: number | string): number {
+function sizeInBytes(size: number | string): number {
   if (typeof size === 'number') return size
   const [, digits, unit = 'B'] = SIZE.exec(size) ?? []
   const power = {b: 0, g: 3, k: 1, m: 2}[unit[0].toLowerCase() as 'b' | 'g' | 'k' | 'm']
   return Number(digits) * 1024 ** power
 }
 
-export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/
+const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/
 
-export const settingsSchema = z.strictObject({
+const settingsSchema = z.strictObject({
   $schema: z.string().optional(),
   /**
    * Text added to every session's system prompt, after the repository's AGENTS.md / CLAUDE.md: the
@@ -133,7 +131,7 @@ export const settingsSchema = z.strictObject({
 })
 
 export type Settings = z.infer<typeof settingsSchema>
-export type SettingsScope = 'project' | 'user'
+type SettingsScope = 'project' | 'user'
 
 export interface SettingsLayer {
   scope: SettingsScope
@@ -216,7 +214,7 @@ export const userSettingsPath = (home = waveHome()) => path.join(home, SETTINGS_
 export const projectSettingsPath = (workspace: string) => path.join(workspace, '.wave', SETTINGS_FILE)
 
 /** Reads and validates one settings file; undefined when it does not exist. A bad file is a usage error (exit 2). */
-export function readSettingsFile(file: string, scope: SettingsScope): SettingsLayer | undefined {
+function readSettingsFile(file: string, scope: SettingsScope): SettingsLayer | undefined {
   const settings = readJsonFile(file, settingsSchema, settingsFileOptions(file))
   return settings && {file, scope, settings: inScope(settings, file, scope)}
 }

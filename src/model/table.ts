@@ -6,7 +6,7 @@ import {ExitCode, WaveError} from '../base/errors.js'
 import {scrubSecrets} from '../base/secrets.js'
 import {assertCloudSettings, chooseProvider, createCloudClient, type Provider} from './providers.js'
 
-export const DEFAULT_MODEL = 'claude-sonnet-5-5'
+const DEFAULT_MODEL = 'claude-sonnet-5-5'
 
 /** SDK retries for 408/409/429/5xx/529 and connection errors, with its exponential backoff. */
 const SDK_RETRIES = 4
@@ -108,14 +108,14 @@ export type Effort = (typeof EFFORTS)[number]
 /** The `thinking.type` values besides `disabled` (which every model takes). */
 export type ThinkingType = 'adaptive' | 'enabled'
 
-export interface ModelLimits {
+interface ModelLimits {
   /** Tokens a request's prompt may hold (beyond 200k only with the 1M-context beta). */
   contextWindow: number
   /** The largest `max_tokens` the model takes. */
   maxOutput: number
 }
 
-export interface ModelTableEntry extends ModelLimits {
+interface ModelTableEntry extends ModelLimits {
   /** The thinking types the model takes: adaptive (it decides), enabled (a budget). */
   thinking: ThinkingType[]
   /** The effort levels the model takes; none: no effort parameter. */
@@ -247,7 +247,7 @@ export function promptTooLong(error: unknown): {tokens?: number; limit?: number}
   return counts ? {limit: Number(counts[2]), tokens: Number(counts[1])} : {}
 }
 
-export interface ApiContext {
+interface ApiContext {
   /** The client's base URL; only its scheme, host and port are ever shown. */
   baseURL?: string
   model: string
@@ -330,7 +330,7 @@ function endpointOf(baseURL: string | undefined): {host: string; origin: string;
 }
 
 /** One clear line for a model API failure: status, request id, and the API's own message (or the network's). */
-export function describeApiError(error: unknown, requestId?: string | null): string {
+function describeApiError(error: unknown, requestId?: string | null): string {
   const e = error as SdkError
   const apiMessage = e?.error?.error?.message ?? e?.message ?? String(error)
   const parts = ['Model API request failed']

@@ -10,7 +10,7 @@ import {appendFile} from 'node:fs/promises'
 import type {AgentEvent, TokenUsage} from '../agent/loop.js'
 import {failureOf, isStopped} from '../agent/outcome.js'
 import type {FailureDetails} from '../base/errors.js'
-import {markdownTable} from '../base/text.js'
+import {inertMarkdown, markdownTable, visible} from '../base/text.js'
 import {scrubSecrets} from '../base/secrets.js'
 import {type Reporter, withProgress} from './progress.js'
 import {runReportSchema} from '../plans/report.js'
@@ -20,7 +20,7 @@ export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 
 /** Version of every JSON object wave prints; bumped only on a breaking change. */
-export const OUTPUT_VERSION = 1
+const OUTPUT_VERSION = 1
 
 /** Longest tool result content a stream-json event carries; the transcript keeps all of it. */
 const STREAM_CONTENT_CAP = 2000
@@ -38,7 +38,7 @@ export interface SessionStartInfo {
 }
 
 /** The stream-json events (documented in docs/output.md), each written with `version`. */
-export type StreamEvent =
+type StreamEvent =
   | ({type: 'session_start'} & SessionStartInfo)
   | {type: 'plan_mode'; name: string; planPath: string}
   | {type: 'turn_start'; turn: number; mode: string}
@@ -101,7 +101,7 @@ export interface SessionObserver {
   failure(failure: Failure): void
 }
 
-export interface SinkOptions {
+interface SinkOptions {
   format: OutputFormat
   /** Told every session start, event, result and failure (telemetry, when it is on). */
   observer?: SessionObserver
@@ -127,8 +127,14 @@ export function createSink(options: SinkOptions): OutputSink {
   }
 }
 
-const stdout = (text: string) => process.stdout.write(scrubSecrets(text))
-const stderr = (text: string) => process.stderr.write(scrubSecrets(text))
+/**
+ * stdout as data (JSON, whose strings escape what a terminal would obey) or as text for people; stderr
+ * is always for people. Text for people shows its control characters visibly (base/text.ts): a plan's
+ * words never move the cursor, erase a line or recolour what follows.
+ */
+const stdoutData = (text: string) => process.stdout.write(scrubSecrets(text))
+const stdout = (text: string) => process.stdout.write(visible(scrubSecrets(text)))
+const stderr = (text: string) => process.stderr.write(visible(scrubSecrets(text)))
 
 /** What text, json and stream-json share: progress on stderr, warnings, the job summary. */
 abstract class Sink implements OutputSink {
@@ -211,7 +217,12 @@ class TextSink extends Sink {
 }
 
 /** One compact line, so the output can be piped to jq or read line by line. */
-const jsonLine = (value: object) => stdout(JSON.stringify({version: OUTPUT_VERSION, ...value}) + '\n')
+// JSON escapes the C0 controls but not DEL and C1 (\u009b is a CSI): those as \u escapes too, the same value.
+const jsonLine = (value: object) =>
+  stdoutData(
+    JSON.stringify({version: OUTPUT_VERSION, ...value}).replaceAll(/[\u007F-\u009F]/g, (char) => `\\u${char.codePointAt(0)!.toString(16).padStart(4, '0')}`) +
+      '\n',
+  )
 
 const failureBody = (failure: Failure) => ({
   ...failure.details,
@@ -288,9 +299,10 @@ function failureSummary(command: string, failure: Failure): string {
   const details = failure.details ?? {}
   const rows: Array<[string, string]> = [
     ['Exit code', String(failure.exitCode)],
-    ['Error', failure.message],
+    // An error may quote a plan's check or the model's words: inert text in the summary.
+    ['Error', inertMarkdown(failure.message, 2000)],
   ]
-  if (failure.hint) rows.push(['Hint', failure.hint])
+  if (failure.hint) rows.push(['Hint', inertMarkdown(failure.hint, 2000)])
   for (const key of ['planPath', 'stopReason', 'turns', 'costUsd'] as const) {
     if (details[key] !== undefined && details[key] !== null) rows.push([key, String(details[key])])
   }

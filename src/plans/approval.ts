@@ -18,7 +18,7 @@ import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 import {gitEnvironment, SAFE_GIT_ARGS} from '../base/workspace/git-safety.js'
 import {EFFORTS, MIN_THINKING_BUDGET} from '../model/reasoning.js'
 
-export const APPROVAL_VERSION = 1
+const APPROVAL_VERSION = 1
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/i, 'a sha256 is 64 hex digits')
 
@@ -83,7 +83,7 @@ const modelSchema = z.object({
 })
 
 /**
- * The approval record: written by `wave approve`, or by any tool that follows this schema (the README
+ * The approval record: written by `wave approve`, or by any tool that follows this schema (docs/reference.md
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
  */
 export const approvalRecordSchema = z.object({

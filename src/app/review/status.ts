@@ -5,7 +5,7 @@
  * revising session under way.
  */
 import {type PlanEvent, type PlanStatus, statusAfter} from '../../plans/lifecycle.js'
-import type {StickyStatus} from './sticky.js'
+import type {StickyStatus} from './comment-body.js'
 
 /** What happened to a plan on the forge: one of its events, or a planning session starting on it (a revision: after changes were requested). */
 export type ReviewEvent = PlanEvent | {kind: 'planning'; revising: boolean}

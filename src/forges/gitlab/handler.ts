@@ -11,9 +11,9 @@ import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
 import {GitLabClient} from './client.js'
 import {gitlabAccess, gitlabEnvironment, type GitLabFlags, gitlabOptions} from './env.js'
-import {noteIntent, readPayload, taskIntent, verifyNote} from './event.js'
+import {jobPipeline, noteIntent, readPayload, taskIntent, verifyNote} from './event.js'
 
-export interface GitLabJobOptions {
+interface GitLabJobOptions {
   flags: GitLabFlags & DutyFlags
   /** `--cwd`: the checkout (default: the top of the git repository holding the current directory). */
   cwd?: string
@@ -28,12 +28,11 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   const environment = gitlabEnvironment(env)
   const options = gitlabOptions(input.flags, env)
   const duties = dutiesOf(input.flags, env)
-  const event = environment.payloadPath ? 'note' : (environment.pipelineSource ?? 'pipeline')
-  let intent = environment.payloadPath
-    ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined)
-    : taskIntent(environment)
   // Nothing is asked of the API (nor is a token needed) for a job that asks nothing of wave.
-  if (intent.kind === 'ignore') return ignored(event, intent.reason)
+  if (!environment.payloadPath && !environment.task)
+    return ignored(environment.pipelineSource ?? 'pipeline', 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)')
+  let intent = environment.payloadPath ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined) : undefined
+  if (intent?.kind === 'ignore') return ignored('note', intent.reason)
 
   const access = gitlabAccess(env)
   const client = new GitLabClient({
@@ -44,7 +43,16 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     token: access.token,
   })
   const user = await client.user()
-  intent = await verifyNote(intent, client, user.username)
+  let event = 'note'
+  if (intent) {
+    intent = await verifyNote(intent, client, user.username)
+  } else {
+    // Who started a WAVE_TASK pipeline, and how, as GitLab says: not as the job's variables say.
+    const pipeline = await jobPipeline(client, environment)
+    event = pipeline.source ?? 'pipeline'
+    intent = taskIntent(environment, pipeline)
+  }
+
   return handleReview({
     event,
     intent,

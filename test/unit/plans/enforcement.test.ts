@@ -12,7 +12,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {sandboxStatus} from '../../../src/base/process/sandbox.js'
 import {runChecks} from '../../../src/plans/checks.js'
-import {Enforcement, type EnforcementOptions} from '../../../src/plans/enforcement.js'
+import {Enforcement} from '../../../src/plans/enforcement.js'
 import {makeSandbox, type Sandbox} from '../../support/cli.js'
 
 let sandbox: Sandbox
@@ -26,7 +26,7 @@ afterEach(() => sandbox.cleanup())
 const OFF = {enabled: false, network: false}
 const signal = new AbortController().signal
 
-function enforcement(record: EnforcementOptions['record'], retries?: number): Enforcement {
+function enforcement(record: ConstructorParameters<typeof Enforcement>[0]['record'], retries?: number): Enforcement {
   return new Enforcement({
     checks: {root: sandbox.repo, signal},
     place: {top: sandbox.repo, workspace: sandbox.repo},

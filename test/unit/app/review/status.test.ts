@@ -5,7 +5,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {type ReviewEvent, stickyStatusAfter} from '../../../../src/app/review/status.js'
-import {STICKY_STATUSES} from '../../../../src/app/review/sticky.js'
+import {stickyStateSchema} from '../../../../src/app/review/comment-body.js'
 import {ExitCode} from '../../../../src/base/errors.js'
 import {statusAfter} from '../../../../src/plans/lifecycle.js'
 
@@ -29,6 +29,6 @@ describe('stickyStatusAfter', () => {
   })
 
   it('reaches every status a comment can show', () => {
-    expect(new Set(EVENTS.map(([event]) => stickyStatusAfter(event)))).toEqual(new Set(STICKY_STATUSES))
+    expect(new Set(EVENTS.map(([event]) => stickyStatusAfter(event)))).toEqual(new Set(stickyStateSchema.shape.status.options))
   })
 })
