@@ -455,7 +455,7 @@ export class AgentLoop {
   }
 }
 
-/** What a session that ended reports if its ending is a failure (errors.ts, endingError). */
+/** What a session that ended reports if its ending is a failure (outcome.ts, stoppedBy). */
 export function outcomeDetails(outcome: AgentOutcome): FailureDetails {
   return {costUsd: outcome.costUsd, filesChanged: [...outcome.changed], stopReason: outcome.stopReason, turns: outcome.turns, usage: outcome.usage}
 }

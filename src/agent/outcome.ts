@@ -1,8 +1,9 @@
 /**
- * How a session ended, typed: every normal ending is an outcome the loop returns (errors.ts maps each to
- * its exit code, message and hint in one table); only API failures and interrupts are thrown.
+ * How a session ended, typed: every normal ending is an outcome the loop returns, and the drivers return
+ * a stopped one as it is (`Stopped`); only API failures and interrupts are thrown. `ENDINGS` maps each
+ * ending to its exit code, message and hint, in one table.
  */
-import {ExitCode, type ExitCodeValue, WaveError} from '../base/errors.js'
+import {ExitCode, type ExitCodeValue, type FailureDetails, WaveError} from '../base/errors.js'
 import type {TokenUsage} from '../model/pricing.js'
 import {formatUsd} from '../model/pricing.js'
 import type {RunReport} from '../plans/report.js'
@@ -69,15 +70,46 @@ export function finished(ending: Ending): boolean {
   return ending.stopReason === 'end_turn' || ending.stopReason === 'stop_sequence' || ending.stopReason === 'stop_requested'
 }
 
-type EndingOf<R extends Ending['stopReason']> = Extract<Ending, {stopReason: R}>
+/**
+ * A run's own ending, after the loop's: the model finished, but the run did not meet its approved checks
+ * (a check still failing, or a change outside a strict scope).
+ */
+export interface UnmetEnding {
+  stopReason: 'unmet'
+  problem: string
+}
+
+/** Every ending a driver reports: the loop's, and a run's unmet checks. */
+export type DriverEnding = Ending | UnmetEnding
+
+/** The endings that stopped a session before it finished (exit 5, 6 or 7). */
+export type StoppedEnding = Exclude<DriverEnding, {stopReason: 'end_turn' | 'stop_sequence' | 'stop_requested'}>
+
+/**
+ * A session that stopped before it finished, as a driver returns it (plan.ts, run.ts, task.ts): returned,
+ * never thrown. How it ended, what it did (the details every failure reports), and what the driver adds
+ * to the ending's line and hint (where the plan so far is; how to resume the run).
+ */
+export interface Stopped {
+  kind: 'stopped'
+  ending: StoppedEnding
+  details: FailureDetails
+  /** Said after the ending's message. */
+  more?: string
+  /** Said after the ending's hint. */
+  next?: string
+}
+
+type EndingOf<R extends DriverEnding['stopReason']> = Extract<DriverEnding, {stopReason: R}>
 
 /**
  * Every way a session ends without an error, mapped to its exit code (and, for a session stopped
  * before it finished, the one line and the hint the user gets). `awaiting_approval` is `run --task`'s
- * ending when the model planned: its plan waits for approval.
+ * ending when the model planned: its plan waits for approval. This table is the one place an ending
+ * becomes an exit code.
  */
 export const ENDINGS: {
-  [R in Ending['stopReason']]: {exitCode: ExitCodeValue; message?: (ending: EndingOf<R>) => string; hint?: (ending: EndingOf<R>) => string}
+  [R in DriverEnding['stopReason']]: {exitCode: ExitCodeValue; message?: (ending: EndingOf<R>) => string; hint?: (ending: EndingOf<R>) => string}
 } & {awaiting_approval: {exitCode: ExitCodeValue}} = {
   awaiting_approval: {exitCode: ExitCode.awaitsApproval},
   budget: {
@@ -109,11 +141,33 @@ export const ENDINGS: {
   },
   stop_requested: {exitCode: ExitCode.ok},
   stop_sequence: {exitCode: ExitCode.ok},
+  unmet: {
+    exitCode: ExitCode.unmet,
+    message: ({problem}) => `The run did not meet its approved checks: ${problem}.`,
+  },
 }
 
-/** The error a session stopped before it finished becomes (exit 5 or 6), carrying `details`; undefined for a finished one. */
-export function endingError(ending: Ending, details: import('../base/errors.js').FailureDetails): WaveError | undefined {
-  const rule = ENDINGS[ending.stopReason] as {exitCode: ExitCodeValue; message?: (ending: Ending) => string; hint?: (ending: Ending) => string}
-  if (!rule.message) return undefined
-  return new WaveError(rule.message(ending), rule.exitCode, rule.hint?.(ending), {...details, stopReason: ending.stopReason})
+type Rule = {exitCode: ExitCodeValue; message?: (ending: DriverEnding) => string; hint?: (ending: DriverEnding) => string}
+
+/** How a session ended, as a driver returns it: stopped (with `details`, what it did), or undefined for a finished one. */
+export function stoppedBy(ending: Ending, details: FailureDetails): Stopped | undefined {
+  if ((ENDINGS[ending.stopReason] as Rule).message === undefined) return undefined
+  return {details: {...details, stopReason: ending.stopReason}, ending: ending as StoppedEnding, kind: 'stopped'}
 }
+
+/** What a stopped session ends the command with: its exit code, one line, hint and details, from ENDINGS. */
+export function failureOf(stopped: Stopped): {exitCode: ExitCodeValue; message: string; hint?: string; details: FailureDetails} {
+  const rule = ENDINGS[stopped.ending.stopReason] as Rule
+  const message = `${rule.message!(stopped.ending)}${stopped.more ?? ''}`
+  const hint = [rule.hint?.(stopped.ending), stopped.next].filter(Boolean).join(' ') || undefined
+  return {details: stopped.details, exitCode: rule.exitCode, hint, message}
+}
+
+/** A stopped session as an error, for a caller whose own outcome it fails (the forge review's step). */
+export function stoppedError(stopped: Stopped): WaveError {
+  const {details, exitCode, hint, message} = failureOf(stopped)
+  return new WaveError(message, exitCode, hint, details)
+}
+
+/** Whether a driver's result is a stopped session. */
+export const isStopped = (result: unknown): result is Stopped => (result as Stopped | undefined)?.kind === 'stopped'

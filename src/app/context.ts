@@ -14,6 +14,7 @@ import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings, type McpServerConfig} from '../config/settings.js'
 import {type SessionPlace, sessionWorkspace} from '../base/workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../base/workspace/snapshot.js'
+import type {SandboxChoice, SandboxSettings} from '../base/process/sandbox.js'
 import {knowModel, type ModelKnowledge, type ModelProfile, tableProfile} from '../model/catalog.js'
 import type {AgentEvent, RequestShape} from '../agent/loop.js'
 import {assertCredentials, createClient, modelFrom} from '../model/table.js'
@@ -33,6 +34,9 @@ export interface SessionHost {
   onEvent?(event: AgentEvent): void
 }
 
+/** The turns a session takes unless told otherwise: planning explores; a run (or a task) also does the work. */
+export const DEFAULT_MAX_TURNS = {plan: 40, run: 60} as const
+
 /** The options every session takes, from the session flags (command.ts) or a caller (the GitHub review). */
 export interface SessionOptions {
   host: SessionHost
@@ -43,7 +47,8 @@ export interface SessionOptions {
   cwd?: string
   /** `--model`; else WAVE_MODEL, the settings, the default. */
   model?: string
-  maxTurns: number
+  /** `--max-turns`: the session stops (exit 5) after this many turns; absent, DEFAULT_MAX_TURNS of its kind. */
+  maxTurns?: number
   /** `--max-budget-usd`: the session stops (exit 5) once it has spent more. */
   maxBudgetUsd?: number
   /** `--fallback-model`: the model asked once the session's is overloaded or unavailable after its retries. */
@@ -253,6 +258,11 @@ export class SessionContext {
   /** The workspace root, a real path. */
   get workspace(): string {
     return this.place.workspace
+  }
+
+  /** The sandbox of the session's commands and checks: the choice (an approval's, or --sandbox) with what the settings add. */
+  sandboxFor(choice: SandboxChoice, proxy?: string): SandboxSettings {
+    return {...choice, env: this.settings.sandboxEnv, proxy, tmpSize: this.settings.sandboxTmpSize}
   }
 
   /** Fails before any request when no credential is set (exit 2). */

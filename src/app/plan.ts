@@ -13,7 +13,7 @@ import {createPlan, type PlanSource, planningEnded, readPlanStateChecked, record
 import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/store.js'
 import {appendTranscript} from '../plans/transcript.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
-import {endingError} from '../agent/outcome.js'
+import {failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
 import type {RepositorySnapshot} from '../base/workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
@@ -49,6 +49,7 @@ interface ReviseOptions extends PlanSessionOptions {
 }
 
 export interface PlanOutcome {
+  kind: 'planned'
   planPath: string
   name: string
   /** Where the plan came from: the plan file the model wrote, or its final message when it wrote none. */
@@ -67,8 +68,11 @@ export interface PlanOutcome {
   todos: Todo[]
 }
 
-/** `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. */
-export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
+/**
+ * `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. A session
+ * stopped before it finished (a limit, a refusal) is returned as it stopped, its plan's state failed.
+ */
+export async function makePlan(options: PlanOptions): Promise<PlanOutcome | Stopped> {
   const session = await openSession(options)
   const {model, snapshot, workspace} = session
   const repository = await snapshot!.state()
@@ -85,7 +89,7 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome> {
  * `wave plan --revise`: the same plan file, in plan mode again, with the original task and the
  * reviewer's feedback in the first message. Also picks up a session that failed or was interrupted.
  */
-export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome> {
+export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome | Stopped> {
   const planPath = await planInPlansDir(await resolvePlanReference(options.planPath, {unwritten: true}))
   const state = await readPlanStateChecked(planPath)
   const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
@@ -120,7 +124,7 @@ interface SessionInput extends PlanSessionOptions {
 }
 
 /** One planning session on one plan file: only that file is writable, the rest read-only. */
-async function planSession(session: SessionContext, input: SessionInput): Promise<PlanOutcome> {
+async function planSession(session: SessionContext, input: SessionInput): Promise<PlanOutcome | Stopped> {
   const {planPath} = input
   const {workspace} = session
   const name = planNameOf(planPath)
@@ -129,6 +133,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   const planMode = profile.planMode
   let outcome: SessionOutcome
   let corrected = false
+  const partial = () => (isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : '')
   try {
     outcome = await runSession(session, {
       ...profile,
@@ -143,23 +148,25 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
       opening: input.opening,
       recordAgent: (agent) => appendTranscript(planPath, {agent, session: input.transcriptLabel}),
       transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
-    }).then((ended) => {
-      const stopped = endingError(ended, outcomeDetails(ended))
-      if (stopped) throw stopped
-      return ended
     })
   } catch (error) {
+    // An API failure or an interrupt: the plan's state says why, and where the plan so far is.
     await input.recorded
     const reason = error instanceof Error ? error.message : String(error)
     await planningEnded(planPath, {costUsd: error instanceof WaveError ? error.details?.costUsd : undefined, ok: false, reason})
-    const partial = isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : ''
-    if (error instanceof WaveError) throw new WaveError(error.message + partial, error.exitCode, error.hint, {...error.details, planPath})
+    if (error instanceof WaveError) throw new WaveError(error.message + partial(), error.exitCode, error.hint, {...error.details, planPath})
     throw error
   } finally {
     await session.close()
   }
 
   await input.recorded
+  const stopped = stoppedBy(outcome, outcomeDetails(outcome))
+  if (stopped) {
+    await planningEnded(planPath, {costUsd: outcome.costUsd, ok: false, reason: failureOf(stopped).message})
+    return {...stopped, details: {...stopped.details, planPath}, more: partial()}
+  }
+
   let planSource: PlanSource = 'plan_file'
   if (await planMode.problem()) {
     // Still no plan file after the corrective turn: a plan given in prose is kept, never lost.
@@ -179,6 +186,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   return {
     contract,
     costUsd: outcome.costUsd,
+    kind: 'planned',
     name,
     planPath,
     planSource,

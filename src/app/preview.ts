@@ -54,7 +54,7 @@ export interface PromptPreview {
 
 export async function previewPrompt(options: PreviewOptions): Promise<PromptPreview> {
   // No turn is taken: the preview builds the first request's system prompt and tools, and sends nothing.
-  const session = await openSession({...options, maxTurns: 0}, {preview: true})
+  const session = await openSession(options, {preview: true})
   const {workspace} = session
   const planPath = path.join(plansDir(), `${PLAN_NAME_PLACEHOLDER}.md`)
   const profile = profileOf(options, workspace, planPath)

@@ -1,17 +1,19 @@
-import {realpath, rm} from 'node:fs/promises'
+import {realpath} from 'node:fs/promises'
 import path from 'node:path'
 
 import type {AskedQuestion, Todo} from '../tools/notes.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
-import {type ApprovalRecord, approvalPathFor, assertApproved, checkApprovedHooks, markSpent, readApproval, writeDecision} from '../plans/approval.js'
+import {type ApprovalRecord, approvalPathFor, assertApproved, checkApprovedHooks, markSpent, readApproval} from '../plans/approval.js'
+import {approvePlan} from '../plans/decision.js'
+import {assertFresh, assertUnspent, lockPlan} from '../plans/gates.js'
 import {ExitCode, WaveError} from '../base/errors.js'
-import {endingError} from '../agent/outcome.js'
+import {ENDINGS, failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
-import {createExclusive, liveLockOwner, planNameOf, planSidecars, plansDir, readPlanFile, resolvePlanReference} from '../plans/store.js'
+import {liveLockOwner, planNameOf, planSidecars, plansDir, readPlanFile, resolvePlanReference} from '../plans/store.js'
 import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {describeSandbox, type SandboxGrant} from '../base/process/sandbox.js'
+import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
 import {assertSandboxForCommands, openSandboxNetwork} from '../base/process/runner.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
@@ -30,7 +32,7 @@ export interface InlineApproval {
   mode: ExecutionMode
   allow: string[]
   approver: string
-  sandbox: SandboxGrant
+  sandbox: SandboxChoice
 }
 
 export interface RunOptions extends SessionOptions {
@@ -50,6 +52,7 @@ export interface RunOptions extends SessionOptions {
 }
 
 export interface RunOutcome {
+  kind: 'ran'
   name: string
   planPath: string
   mode: ExecutionMode
@@ -58,7 +61,7 @@ export interface RunOutcome {
   usage: TokenUsage
   stopReason: StopReason
   costUsd: number | null
-  sandbox: SandboxGrant
+  sandbox: SandboxChoice
   filesChanged: string[]
   denials: number
   /** The run went on from an interrupted one (`--resume`): turns, usage, cost and files are the whole run's. */
@@ -77,7 +80,7 @@ export interface RunOutcome {
  * of `run --task --approve` that made the plan, whose place, settings and tools the run keeps, so
  * nothing the task wrote (a `.wave/settings.json`) can widen what the run may do.
  */
-export async function executePlan(options: RunOptions, inherited?: SessionContext): Promise<RunOutcome> {
+export async function executePlan(options: RunOptions, inherited?: SessionContext): Promise<RunOutcome | Stopped> {
   const planPath = await resolvePlanReference(options.planPath)
   const {bytes, text} = await readPlanFile(planPath)
   const state = await readPlanStateChecked(planPath)
@@ -89,7 +92,11 @@ export async function executePlan(options: RunOptions, inherited?: SessionContex
   }
 }
 
-async function executeIn(session: SessionContext, options: RunOptions, plan: {bytes: Buffer; state: PlanState | undefined; text: string}): Promise<RunOutcome> {
+async function executeIn(
+  session: SessionContext,
+  options: RunOptions,
+  plan: {bytes: Buffer; state: PlanState | undefined; text: string},
+): Promise<RunOutcome | Stopped> {
   const {planPath} = options
   const {bytes, state, text} = plan
   const {workspace} = session
@@ -100,12 +107,11 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
     // No record is written for a run that cannot start for want of a key, or of the sandbox.
     session.assertCredentials()
     assertSandboxForCommands(options.approve)
-    if (!options.force) await assertNotOverriding(recordPath, planPath)
     // An inline approval binds the plan's own contract, as `wave approve` without --scope/--verify does:
     // approving in the same breath as running must not drop the checks and scope the plan states.
     const contract = bindContract(await parseContract(text))
     record = (
-      await writeDecision({
+      await approvePlan({
         ...options.approve,
         scope: contract.scope,
         verify: contract.verify,
@@ -120,6 +126,7 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
         },
         hooks: session.settings.hooks,
         out: recordPath,
+        overrides: options.force === true,
         planBytes: bytes,
         planPath,
         repository: state?.repository ?? null,
@@ -139,17 +146,15 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
   if (!resumed) assertUnspent(record, recordPath, planPath, state)
   const snapshot = session.snapshot!
   const current = await snapshot.head()
-  const plannedHead = record.repository?.head ?? state?.repository?.head ?? null
-  // The run being resumed may have moved HEAD itself (a commit it made): that is not staleness.
-  const movedByRun = Boolean(resumed?.head) && current?.head === resumed?.head
-  if (plannedHead && current?.head !== plannedHead && !movedByRun && !options.allowStale) {
-    const where = state?.workspace && state.workspace !== workspace ? ` (--cwd ${state.workspace})` : ''
-    throw new WaveError(
-      `The plan is stale: it was made against commit ${plannedHead.slice(0, 12)}, and the workspace ${workspace} is at ${current?.head?.slice(0, 12) ?? 'no commit'}.`,
-      ExitCode.mismatch,
-      `Run it in a checkout at that commit with --cwd${where}, make a new plan, or pass --allow-stale to run it here anyway.`,
-    )
-  }
+  assertFresh({
+    allowStale: options.allowStale,
+    current: current?.head,
+    // The run being resumed may have moved HEAD itself (a commit it made): that is not staleness.
+    movedByRun: Boolean(resumed?.head) && current?.head === resumed?.head,
+    planned: record.repository?.head ?? state?.repository?.head ?? null,
+    plannedWorkspace: state?.workspace,
+    workspace,
+  })
 
   session.assertCredentials()
   // The proxy to the approved hosts, before anything runs: one that cannot start refuses the run.
@@ -177,43 +182,6 @@ function runPlaceHint(state: PlanState | undefined): string {
   return `Run it from the repository the plan is for, or name the workspace with --cwd${planned}.`
 }
 
-/**
- * `run --approve` approves inline, for trusted pipelines; it does not silently overturn a person's
- * rejection or request for changes. `--force` does, and the record's history keeps both decisions.
- */
-async function assertNotOverriding(recordPath: string, planPath: string): Promise<void> {
-  const previous = await readApproval(recordPath, planPath).catch(() => undefined)
-  if (!previous || previous.decision === 'approved') return
-  const by = previous.approver ? ` by ${previous.approver}` : ''
-  const what = previous.decision === 'rejected' ? 'was rejected' : 'has changes requested'
-  const feedback = previous.feedback ? `: ${previous.feedback.split('\n')[0]}` : ''
-  throw new WaveError(
-    `The plan ${planNameOf(planPath)} ${what}${by}${feedback}; --approve does not override that decision.`,
-    ExitCode.notApproved,
-    `Revise it (wave plan --revise ${planNameOf(planPath)}) and approve it again, or pass --force to approve it over the decision (recorded).`,
-  )
-}
-
-/**
- * A plan that ran successfully is spent: it runs again only after a new approval. The record says so
- * when the run could mark it (`spentAt`, which travels with the record); the state beside the plan
- * says so too, for a record the run could not write: a successful run of these bytes that started
- * after the record's decision.
- */
-function assertUnspent(record: ApprovalRecord, recordPath: string, planPath: string, state: PlanState | undefined): void {
-  const decidedAt = Date.parse(record.decidedAt ?? '')
-  const ran =
-    record.spentAt ??
-    state?.runs.find((run) => run.exitCode === ExitCode.ok && run.approvalSha256 === record.plan.sha256 && Date.parse(run.startedAt) > decidedAt)?.endedAt
-  if (ran === undefined) return
-  const name = planNameOf(planPath)
-  throw new WaveError(
-    `The plan ${name} already ran under this approval${ran ? ` (finished ${ran})` : ''}: an approved plan runs once.`,
-    ExitCode.notApproved,
-    `Approve it again to run it again: wave approve ${name}${recordPath === approvalPathFor(planPath) ? '' : ` --out ${recordPath}`}`,
-  )
-}
-
 /** Between choosing the run to resume and locking the plan, another run may have started and ended. */
 async function assertStillNewest(planPath: string, resumed: PlanRun): Promise<void> {
   if (newestRun(await readPlanState(planPath))?.startedAt === resumed.startedAt) return
@@ -235,7 +203,7 @@ interface Prepared {
   proxy?: string
 }
 
-async function execute(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<RunOutcome> {
+async function execute(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<RunOutcome | Stopped> {
   const {planPath} = options
   const {record, resumed} = prepared
   const {workspace} = session
@@ -271,7 +239,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
       outputFile: (index) => checkOutputPath(planPath, index),
       root: workspace,
-      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, proxy: prepared.proxy},
+      sandbox: session.sandboxFor(record.sandbox, prepared.proxy),
       signal: options.host.signal,
     },
     earlier: resumed?.report,
@@ -313,14 +281,21 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       opening,
       prior: point?.prior,
       // The record decides whether commands are contained; the settings may only name more variables.
-      sandbox: {...record.sandbox, env: session.settings.sandboxEnv, proxy: prepared.proxy, tmpSize: session.settings.sandboxTmpSize},
+      sandbox: session.sandboxFor(record.sandbox, prepared.proxy),
       recordAgent: (agent) => entry({agent}),
       transcript: (message) => entry({message}),
     })
     changed = result.changed
     Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})
-    const stopped = endingError(result, outcomeDetails(result))
-    if (stopped) throw stopped
+    const stopped = stoppedBy(result, outcomeDetails(result))
+    if (stopped) {
+      exitCode = failureOf(stopped).exitCode
+      // What the run changed before it stopped, in workspace terms; the report says what it did.
+      run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
+      run.report = enforcement.report(run.changedFiles)
+      return resumable(stopped, run, planPath)
+    }
+
     const written = [...changed].map((real) => displayPath(workspace, real))
     const filesChanged = union(
       earlierFiles,
@@ -334,7 +309,9 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       // The run stops with the failing output as the conversation's last message: --resume goes on from it.
       const failing = enforcement.failingMessage()
       if (failing) await entry({message: {content: failing, role: 'user'}})
-      throw new WaveError(`The run did not meet its approved checks: ${unmet}.`, ExitCode.unmet, undefined, {...outcomeDetails(result), filesChanged, report})
+      const ending = {problem: unmet, stopReason: 'unmet'} as const
+      exitCode = ENDINGS[ending.stopReason].exitCode
+      return resumable({details: outcomeDetails(result), ending, kind: 'stopped'}, run, planPath)
     }
 
     exitCode = ExitCode.ok
@@ -343,6 +320,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       denials: result.denials,
       filesChanged,
       finalText: result.finalText,
+      kind: 'ran',
       mode: record.mode,
       name,
       planPath,
@@ -356,6 +334,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       usage: result.usage,
     }
   } catch (error) {
+    // Thrown: an API failure, an interrupt, a failure of wave's own. The run records what it did before.
     if (error instanceof WaveError) {
       exitCode = error.exitCode
       // An error from before the loop carries no totals: a resumed run keeps the ones it had.
@@ -369,24 +348,18 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       earlierFiles,
       await filesChangedBy(workspace, await before, new Set([...changed, ...(failed ?? [])]), prepared.current?.root, planPath),
     )
-    // After the checks ran, what they wrote is not the run's: the files as the failure counted them.
-    if (beforeChecks && error instanceof WaveError && error.exitCode === ExitCode.unmet)
-      run.changedFiles = (error.details?.filesChanged as string[]) ?? run.changedFiles
     // Every result carries the report, a failed run's too (what it did before it stopped).
     run.report ??= enforcement.report(run.changedFiles)
     if (!(error instanceof WaveError)) throw error
-    // Whatever stopped it, the run goes on from where it stopped: the hint says how.
-    // By name when the plan is in the plans directory: the name works from any directory, a path may not.
-    const reference = path.dirname(planPath) === plansDir() ? name : planPath
-    const resume = `Continue the run where it stopped: wave run ${reference} --resume${error.exitCode === ExitCode.limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
-    const resumable = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {
+    const resume = resumeHint(planPath, error.exitCode === ExitCode.limit)
+    const resumableError = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {
       ...error.details,
       filesChanged: run.changedFiles,
       planPath,
       report: run.report,
     })
-    resumable.stack = error.stack
-    throw resumable
+    resumableError.stack = error.stack
+    throw resumableError
   } finally {
     run.endedAt = new Date().toISOString()
     run.exitCode = exitCode
@@ -398,6 +371,21 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       })
     }
   }
+}
+
+/**
+ * A run that did not succeed goes on from where it stopped: the hint says how, and the details carry
+ * what it changed and its report (planned versus actual, a failed run's too).
+ */
+function resumable(stopped: Stopped, run: PlanRun, planPath: string): Stopped {
+  const limit = failureOf(stopped).exitCode === ExitCode.limit
+  return {...stopped, details: {...stopped.details, filesChanged: run.changedFiles, planPath, report: run.report}, next: resumeHint(planPath, limit)}
+}
+
+/** How to go on with a stopped run: by the plan's name when it is in the plans directory (a name works from any directory, a path may not). */
+function resumeHint(planPath: string, limit: boolean): string {
+  const reference = path.dirname(planPath) === plansDir() ? planNameOf(planPath) : planPath
+  return `Continue the run where it stopped: wave run ${reference} --resume${limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
 }
 
 function withoutEnd(run: PlanRun): PlanRun {
@@ -442,25 +430,4 @@ async function sidecarsOf(planPath: string): Promise<Set<string>> {
 /** The run's record in the plan's state; a plan copied here with only its approval record gets a state started from the record. */
 async function saveRun(planPath: string, session: SessionContext, prepared: Prepared, run: PlanRun): Promise<void> {
   await runRecorded(planPath, run, {model: 'unknown', repository: prepared.current, task: prepared.record.task ?? '', workspace: session.workspace})
-}
-
-/** One run of a plan at a time: a lock file created exclusively, holding the owner's pid. */
-async function lockPlan(planPath: string): Promise<() => Promise<void>> {
-  const lock = planSidecars(planPath).lock
-  for (let attempt = 0; attempt < 2; attempt++) {
-    // Created with its owner's pid in one step: a racing run never reads an empty lock as a dead one.
-    if (await createExclusive(lock, String(process.pid))) return () => rm(lock, {force: true})
-    const owner = await liveLockOwner(planPath)
-    if (owner) {
-      throw new WaveError(
-        `The plan ${planNameOf(planPath)} is already running (pid ${owner}).`,
-        ExitCode.runtime,
-        `Wait for it to finish, or remove ${lock} if that process is gone.`,
-      )
-    }
-
-    await rm(lock, {force: true}) // left by a process that died
-  }
-
-  throw new WaveError(`Could not lock the plan ${planPath} for this run.`, ExitCode.runtime)
 }

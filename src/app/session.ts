@@ -19,7 +19,7 @@ import {ExitCode, WaveError} from '../base/errors.js'
 import {offered, parseRules, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
 import type {SandboxSettings} from '../base/process/sandbox.js'
 import type {Scope} from '../policy/scope.js'
-import type {SessionContext} from './context.js'
+import {DEFAULT_MAX_TURNS, type SessionContext} from './context.js'
 import {environmentSection, readEnvironment} from './environment.js'
 import {instructionsSections, readInstructionFiles} from './instructions.js'
 import {type AgentEvent, AgentLoop, type CompactionEvent, type LoopOptions} from '../agent/loop.js'
@@ -134,7 +134,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       onEndTurn: spec.onEndTurn,
       maxBudgetUsd: options.maxBudgetUsd,
       followUp: spec.followUp,
-      maxTurns: options.maxTurns,
+      maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS[spec.mode === 'plan' ? 'plan' : 'run'],
       messages,
       model: session.model,
       onCompacted: spec.onCompacted,

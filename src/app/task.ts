@@ -8,11 +8,11 @@ import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import {keepOpenQuestions} from '../tools/ask-user-question.js'
 import type {AskedQuestion, Todo} from '../tools/notes.js'
 import {ExitCode, WaveError} from '../base/errors.js'
-import {endingError, type SessionTotals} from '../agent/outcome.js'
+import {type SessionTotals, type Stopped, stoppedBy} from '../agent/outcome.js'
 import {createPlan, planningEnded} from '../plans/lifecycle.js'
 import {appendTranscript} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
-import {describeSandbox, type SandboxGrant} from '../base/process/sandbox.js'
+import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
 import {assertSandboxForCommands} from '../base/process/runner.js'
 import {openSession, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason} from '../agent/loop.js'
@@ -27,7 +27,7 @@ interface TaskOptions extends SessionOptions {
   mode: ExecutionMode
   allow: string[]
   /** `--sandbox` / `--sandbox-network`: for this session's commands and, with --approve, in the record. */
-  sandbox: SandboxGrant
+  sandbox: SandboxChoice
   /** `--approve`: a plan the model makes is approved and executed at once, in a fresh context. */
   approve?: InlineApproval
   /** `--verify-retries`, for the run of an approved plan (executePlan's). */
@@ -51,16 +51,16 @@ export type TaskOutcome =
       filesChanged: string[]
       denials: number
       mode: ExecutionMode
-      sandbox: SandboxGrant
+      sandbox: SandboxChoice
     } & TaskTotals)
   | ({kind: 'awaiting_approval'; planPath: string; name: string} & TaskTotals)
   | {kind: 'executed'; planPath: string; name: string; planning: TaskTotals; run: RunOutcome}
 
-export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
+export async function runTask(options: TaskOptions): Promise<TaskOutcome | Stopped> {
   // Before the session opens (its settings, git reads): a run granted commands needs a sandbox that starts.
   assertSandboxForCommands(options)
   const session = await openSession(options, {changes: true, outside: {hint: 'Start it in a repository, or name the workspace with --cwd DIR.'}})
-  const {model, settings, workspace} = session
+  const {model, workspace} = session
   const snapshot = session.snapshot!
   const repository = await snapshot.state()
   // What the task's changes are measured from: read while the first request goes out, and awaited
@@ -101,14 +101,19 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       async recordAgent(agent) {
         if (planPath) await appendTranscript(planPath, {agent, session: 'task'})
       },
-      sandbox: {...options.sandbox, env: settings.sandboxEnv, tmpSize: settings.sandboxTmpSize},
+      sandbox: session.sandboxFor(options.sandbox),
       async transcript(message) {
         held.push(message)
         if (planPath) await appendTranscript(planPath, {message, session: 'task'})
       },
     })
-    const stopped = endingError(result, outcomeDetails(result))
-    if (stopped) throw stopped
+    const stopped = stoppedBy(result, outcomeDetails(result))
+    if (stopped) {
+      // What the task changed before it stopped, in workspace terms, and the plan it was making.
+      const filesChanged = await filesChangedBy(workspace, await before, result.changed, repository?.root)
+      return {...stopped, details: {...stopped.details, filesChanged, planPath: planMode.planFile?.path ?? null}}
+    }
+
     const tally = {
       costUsd: result.costUsd,
       questions: result.questions,
@@ -136,6 +141,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
     await planningEnded(plan.path, {costUsd: result.costUsd, ok: true})
     if (!options.approve) return {...tally, kind: 'awaiting_approval', name: plan.name, planPath: plan.path}
 
+    // A run that stopped is the task's ending as it is: it reports its own details.
     const run = await executePlan(
       {
         ...options,
@@ -150,9 +156,10 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
       },
       session,
     )
+    if (run.kind === 'stopped') return run
     return {kind: 'executed', name: plan.name, planPath: plan.path, planning: tally, run}
   } catch (error) {
-    // A run of the plan reports its own details; the task's session reports its changes and plan here.
+    // Thrown (an API failure, an interrupt): a run of the plan reports its own details; the task's session its changes and plan here.
     if (!(error instanceof WaveError) || error.details?.planPath) throw error
     const written = new Set(error.details?.filesChanged ?? [])
     const filesChanged = await filesChangedBy(workspace, await before, written, repository?.root)

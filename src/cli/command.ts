@@ -3,15 +3,16 @@ import {readFileSync} from 'node:fs'
 import {Command, Flags, type Interfaces} from '@oclif/core'
 
 import {errorLine, ExitCode, usageError, WaveError} from '../base/errors.js'
-import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink, type SessionReporter} from '../output/sink.js'
+import {createSink, type Failure, OUTPUT_FORMATS, type OutputFormat, type OutputSink, type SessionReporter} from '../output/sink.js'
 import {CommandRecorder, telemetryTarget} from '../output/telemetry/recorder.js'
+import {failureOf, type Stopped} from '../agent/outcome.js'
 import {ruleSchema} from '../policy/policy.js'
 import {mcpConfigServers} from '../config/settings.js'
 import type {SessionHost, SessionOptions} from '../app/context.js'
 import {EFFORTS, type Effort, parseThinking, type ThinkingSetting} from '../model/reasoning.js'
 import {scrubSecrets} from '../base/secrets.js'
 import {networkHostProblem} from '../base/process/proxy.js'
-import type {SandboxGrant} from '../base/process/sandbox.js'
+import type {SandboxChoice} from '../base/process/sandbox.js'
 import type {CommandShape} from './usage-errors.js'
 
 export const outputFormatFlag = Flags.option({
@@ -105,7 +106,7 @@ export const sandboxFlags = {
 }
 
 /** The sandbox the flags ask for; a network flag with `--sandbox off`, or a host that is no host name, is a usage error. */
-export function sandboxFrom(flags: {sandbox?: 'off' | 'on'; 'sandbox-network'?: boolean; 'sandbox-network-allow'?: string[]}): SandboxGrant {
+export function sandboxFrom(flags: {sandbox?: 'off' | 'on'; 'sandbox-network'?: boolean; 'sandbox-network-allow'?: string[]}): SandboxChoice {
   const hosts = flags['sandbox-network-allow'] ?? []
   if (flags.sandbox === 'off' && (flags['sandbox-network'] || hosts.length > 0)) {
     const flag = flags['sandbox-network'] ? '--sandbox-network' : '--sandbox-network-allow'
@@ -269,15 +270,28 @@ export abstract class WaveCommand extends Command {
     return super.jsonEnabled() ? 'json' : outputFormatIn(this.argv)
   }
 
+  /**
+   * A session that stopped before it finished (a limit, a refusal, a run's unmet checks), as its driver
+   * returned it: reported like any failure, with the exit code ENDINGS gives its ending.
+   */
+  protected async stopped(stopped: Stopped): Promise<void> {
+    const {details, exitCode, hint, message} = failureOf(stopped)
+    await this.fail({details, exitCode, hint, message})
+  }
+
   protected async catch(thrown: Interfaces.CommandError): Promise<void> {
     const error = this.signalled ? thrown : await asUsageError(thrown, {args: this.ctor.args ?? {}, flags: this.ctor.flags ?? {}, id: this.id ?? ''})
     const exitCode = this.signalled ? signalExit(this.signalled) : exitCodeOf(error)
-    const message = scrubSecrets(firstLine(error.message))
-    const hint = error instanceof WaveError && error.hint ? scrubSecrets(error.hint) : undefined
+    const hint = error instanceof WaveError ? error.hint : undefined
     const details = error instanceof WaveError ? error.details : undefined
-    await this.output.failure({details, exitCode, hint, message})
+    await this.fail({details, exitCode, hint, message: error.message})
     if (process.env.DEBUG && thrown.stack) process.stderr.write(scrubSecrets(thrown.stack) + '\n')
-    process.exitCode = exitCode
+  }
+
+  /** A failure through the sink: one line, the hint, the details, and the exit code. */
+  private async fail(failure: Failure): Promise<void> {
+    await this.output.failure({...failure, hint: failure.hint ? scrubSecrets(failure.hint) : undefined, message: scrubSecrets(firstLine(failure.message))})
+    process.exitCode = failure.exitCode
   }
 }
 

@@ -1,9 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
-import {approvalPathFor, defaultApprover, lastDecidedSha256, writeDecision} from '../plans/approval.js'
+import {approvalPathFor, defaultApprover, lastDecidedSha256} from '../plans/approval.js'
+import {approvePlan} from '../plans/decision.js'
 import {bindContract, parseContract} from '../plans/contract.js'
 import {contractMarkdown} from '../output/report-view.js'
-import {recordRevision, revisionDiff} from '../plans/revisions.js'
+import {revisionDiff} from '../plans/revisions.js'
 import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 import {checkedRules, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../cli/command.js'
 import {describeSandbox} from '../base/process/sandbox.js'
@@ -152,7 +153,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     }
 
     const decision: Decision = review?.decision ?? (flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested')
-    const {path, record} = await writeDecision({
+    const {path, record} = await approvePlan({
       allow,
       approver: flags.approver ?? (await defaultApprover()),
       decision,
@@ -175,8 +176,6 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       task: state?.task,
       verify: contract.verify,
     })
-    // The revision decided on is kept once the decision is written (a refused --out leaves nothing behind).
-    recordRevision(planPath, bytes)
     if (decision === 'approved') for (const warning of contract.warnings) this.output.warn(warning)
     if (decision === 'approved') {
       this.output.note(

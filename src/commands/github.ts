@@ -48,8 +48,7 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
     const outcome = await handleGitHubEvent({
       cwd: flags.cwd,
       flags,
-      maxTurns: flags['max-turns'],
-      model: flags.model,
+      sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
       warn: (message) => this.output.warn(message),
     })

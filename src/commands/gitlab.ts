@@ -48,8 +48,7 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
     const outcome = await handleGitLabJob({
       cwd: flags.cwd,
       flags,
-      maxTurns: flags['max-turns'],
-      model: flags.model,
+      sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
     })
     await this.output.result(reviewResult('gitlab', outcome))

@@ -10,6 +10,7 @@ import {formatCost, formatUsage} from '../output/progress.js'
 import {fencedBlock, inertMarkdown, markdownTable} from '../base/text.js'
 import type {CommandResult} from '../output/sink.js'
 import {contractLine} from '../plans/contract.js'
+import {DEFAULT_MAX_TURNS} from '../app/context.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../app/plan.js'
 import {questionsMarkdown, todosMarkdown} from '../tools/notes.js'
 export default class Plan extends WaveCommand {
@@ -35,7 +36,7 @@ Plan mode allows reads and the plan file whatever the rules say, so --allow take
       description: 'A WebFetch rule for research, e.g. WebFetch(domain:docs.example.com); plan mode takes no other rules; repeatable',
       multiple: true,
     }),
-    ...sessionFlags(40),
+    ...sessionFlags(DEFAULT_MAX_TURNS.plan),
     cwd: Flags.directory({description: 'Workspace root (default: the top of the git repository holding the current directory, else the current directory)'}),
     feedback: Flags.string({dependsOn: ['revise'], description: 'With --revise: what to change (default: the newest review feedback)'}),
     revise: Flags.string({
@@ -60,6 +61,7 @@ Plan mode allows reads and the plan file whatever the rules say, so --allow take
       }
       return flags.revise ? revisePlan({...common, feedback: flags.feedback, planPath: flags.revise}) : makePlan({...common, task: task!})
     })
+    if (outcome.kind === 'stopped') return this.stopped(outcome)
     this.output.note(contractLine(outcome.contract))
     for (const problem of outcome.contract.problems) this.output.warn(`The plan's ## Scope: ${problem}; left out.`)
     for (const warning of outcome.contract.warnings) this.output.warn(warning)

@@ -10,6 +10,7 @@ import {describeSandbox} from '../base/process/sandbox.js'
 import {formatCost, formatUsage} from '../output/progress.js'
 import {markdownTable} from '../base/text.js'
 import type {CommandResult, SessionReporter} from '../output/sink.js'
+import {DEFAULT_MAX_TURNS} from '../app/context.js'
 import type {SessionStart} from '../app/plan.js'
 import {reportMarkdown, reportTally} from '../output/report-view.js'
 import {executePlan, type RunOutcome} from '../app/run.js'
@@ -54,7 +55,7 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
       description: 'With --approve: approve even over a newest decision of rejected or changes_requested (recorded)',
       exclusive: ['task', 'task-file'],
     }),
-    ...sessionFlags(60),
+    ...sessionFlags(DEFAULT_MAX_TURNS.run),
     mode: Flags.option({description: 'With --approve or --task: the permission mode (default acceptEdits)', options: EXECUTION_MODES})(),
     resume: Flags.boolean({
       description:
@@ -121,6 +122,7 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
           verifyRetries: flags['verify-retries'],
         }),
       )
+      if (outcome.kind === 'stopped') return this.stopped(outcome)
       if (outcome.kind === 'awaiting_approval') process.exitCode = ENDINGS.awaiting_approval.exitCode
       await this.output.result(taskResult(outcome, task))
       return
@@ -139,6 +141,7 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
         verifyRetries: flags['verify-retries'],
       }),
     )
+    if (outcome.kind === 'stopped') return this.stopped(outcome)
     await this.output.result(runResult(outcome))
   }
 }

@@ -23,7 +23,7 @@ Lists the built-ins, the tools of installed plugins and those of the MCP servers
     const {flags} = await this.parse(Tools)
     const modes: readonly PermissionMode[] = flags.mode ? [flags.mode] : PERMISSION_MODES
     // The project settings a session started here would read: the repository's, from any subdirectory.
-    const session = await openSession({host: this.sessionHost(), maxTurns: 0}, {preview: true})
+    const session = await openSession({host: this.sessionHost()}, {preview: true})
     const {settings} = session
     const rules = parseRules(settings.allow, settings.deny)
     const {registry} = await session.tools()

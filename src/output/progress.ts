@@ -106,6 +106,8 @@ export function progressLine(event: AgentEvent): string | undefined {
 
 interface ProgressOptions {
   quiet?: boolean
+  /** Whether the work's result is a failure to show as one (a session that stopped before it finished), though nothing was thrown. */
+  failed?(result: unknown): Error | undefined
 }
 
 /** What the header line names, printed before the first request. */
@@ -243,8 +245,9 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
   }
 
   waiting.end()
-  finish?.()
-  await rendering
+  const failed = options.failed?.(result)
+  finish?.(failed)
+  await (failed ? rendering?.catch(() => {}) : rendering)
   return result
 }
 

@@ -8,6 +8,7 @@
 import {appendFile} from 'node:fs/promises'
 
 import type {AgentEvent, TokenUsage} from '../agent/loop.js'
+import {failureOf, isStopped} from '../agent/outcome.js'
 import type {FailureDetails} from '../base/errors.js'
 import {inertMarkdown, markdownTable, visible} from '../base/text.js'
 import {scrubSecrets} from '../base/secrets.js'
@@ -154,7 +155,9 @@ abstract class Sink implements OutputSink {
 
   async session<T>(title: string, work: (reporter: SessionReporter) => Promise<T>): Promise<T> {
     this.sessionStarted = true
-    return withProgress(title, {quiet: this.options.quiet}, (progress: Reporter) =>
+    // A session that stopped before it finished ends its progress as failed, as a thrown error does.
+    const failed = (result: unknown) => (isStopped(result) ? new Error(failureOf(result).message) : undefined)
+    return withProgress(title, {failed, quiet: this.options.quiet}, (progress: Reporter) =>
       work({
         event: (event) => {
           if (event.type === 'fallback') this.fellBackTo = event.to

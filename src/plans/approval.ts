@@ -2,13 +2,14 @@ import {createHash} from 'node:crypto'
 import {readFileSync} from 'node:fs'
 import {execFile} from 'node:child_process'
 import {userInfo} from 'node:os'
+import path from 'node:path'
 import {promisify} from 'node:util'
 
 import writeFileAtomic from 'write-file-atomic'
 import {z} from 'zod'
 
 import {ExitCode, WaveError} from '../base/errors.js'
-import {DEFAULT_SANDBOX, type SandboxGrant} from '../base/process/sandbox.js'
+import {DEFAULT_SANDBOX, type SandboxChoice} from '../base/process/sandbox.js'
 import {networkHostProblem} from '../base/process/proxy.js'
 import {type JsonFileOptions, readJsonFile} from '../base/json.js'
 import {type Decision, DECISIONS, decisionRecorded} from './lifecycle.js'
@@ -181,7 +182,7 @@ export function previousRecord(file: string): ApprovalRecord | undefined {
   }
 }
 
-interface DecisionInput {
+export interface DecisionInput {
   planPath: string
   planBytes: Uint8Array
   decision: Decision
@@ -192,7 +193,7 @@ interface DecisionInput {
   task?: string
   repository?: {head: string | null; branch?: string | null; dirty?: boolean} | null
   /** Default: enabled, no network. */
-  sandbox?: SandboxGrant
+  sandbox?: SandboxChoice
   /** The contract the run is held to (contract.ts's boundContract); absent, none. */
   scope?: ApprovalRecord['scope']
   verify?: ApprovalRecord['verify']
@@ -228,7 +229,8 @@ export function lastDecidedSha256(file: string): string | undefined {
 
 /**
  * Writes the record atomically; the history keeps every decision on this record, newest last. The
- * plan's state (lifecycle.ts) takes the decision as its status.
+ * plan's state (lifecycle.ts) takes the decision as its status. Callers record a decision through
+ * decision.ts's approvePlan, which also keeps the revision decided on.
  */
 export async function writeDecision(input: DecisionInput): Promise<{path: string; record: ApprovalRecord}> {
   const file = input.out ?? approvalPathFor(input.planPath)
@@ -262,7 +264,8 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     throw new WaveError(`Cannot write the approval record ${file}: ${why}.`, ExitCode.usage)
   }
 
-  await decisionRecorded(input.planPath, input.decision)
+  // The state is told when the record it will see beside the plan was decided: it need not read back what was just written.
+  await decisionRecorded(input.planPath, input.decision, path.resolve(file) === path.resolve(approvalPathFor(input.planPath)) ? decidedAt : undefined)
   return {path: file, record}
 }
 

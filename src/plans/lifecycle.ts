@@ -93,7 +93,7 @@ export type PlanState = z.infer<typeof planStateSchema>
 export type PlanRun = z.infer<typeof runSchema>
 
 /** What happened to a plan; its status follows from the newest event alone. */
-export type PlanEvent = {kind: 'created'} | {kind: 'planned'; ok: boolean} | {kind: 'decided'; decision: Decision} | {kind: 'run'; run: PlanRun}
+export type PlanEvent = {kind: 'created'} | {kind: 'planned'; ok: boolean} | {kind: 'decided'; decision: Decision} | {kind: 'run'; run: Partial<PlanRun>}
 
 /** The one place a status is derived. A run without an exit code is still going. */
 export function statusAfter(event: PlanEvent): PlanStatus {
@@ -223,10 +223,13 @@ export async function recordAllowedPrompts(planPath: string, allowedPrompts: Arr
   return recorded
 }
 
-/** A decision was recorded on the plan (`wave approve`, `run --approve`). */
-export async function decisionRecorded(planPath: string, decision: Decision): Promise<void> {
+/**
+ * A decision was recorded on the plan (decision.ts's approvePlan). `decidedAt`: when the record beside
+ * the plan was decided, where this decision is that record (the writer knows it: nothing is read back).
+ */
+export async function decisionRecorded(planPath: string, decision: Decision, decidedAt?: string): Promise<void> {
   // A failure is the newest event's to explain: a decision or a run after it makes it history.
-  await update(planPath, ({failure: _past, ...state}) => ({...state, status: statusAfter({decision, kind: 'decided'})}))
+  await update(planPath, ({failure: _past, ...state}) => ({...state, status: statusAfter({decision, kind: 'decided'})}), decidedAt)
 }
 
 /**
@@ -239,15 +242,18 @@ export async function runRecorded(planPath: string, run: PlanRun, origin: PlanOr
   await writeState(planPath, {...state, runs: [...runs, {...run}], status: statusAfter({kind: 'run', run})})
 }
 
-async function update(planPath: string, change: (state: PlanState) => PlanState | undefined): Promise<void> {
+async function update(planPath: string, change: (state: PlanState) => PlanState | undefined, decisionSeen?: string): Promise<void> {
   const state = await readPlanState(planPath)
   const next = state && change(state)
-  if (next) await writeState(planPath, next)
+  if (next) await writeState(planPath, next, decisionSeen)
 }
 
-/** The only writer of the state file: stamps the time and the decision beside the plan as seen. */
-async function writeState(planPath: string, state: PlanState): Promise<void> {
-  const decisionSeen = (await recordedDecision(planPath))?.at ?? null
+/**
+ * The only writer of the state file: stamps the time and the decision beside the plan as seen (`seen`
+ * when the caller wrote that decision itself, else the record read as it is now).
+ */
+async function writeState(planPath: string, state: PlanState, seen?: string): Promise<void> {
+  const decisionSeen = seen ?? (await recordedDecision(planPath))?.at ?? null
   const next = {...state, decisionSeen, updatedAt: new Date().toISOString()}
   await writeFileAtomic(planSidecars(planPath).state, JSON.stringify(next, null, 2) + '\n')
 }

@@ -7,6 +7,7 @@
 import {errorLine, ExitCode, WaveError} from '../../base/errors.js'
 import type {Forge, ForgeComment, Thread} from './forge.js'
 import {cappedNotes, parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './comment-body.js'
+import {stickyStatusAfter} from './status.js'
 import {decodeData, encodeData, type PlanOnForge} from './transport.js'
 
 export class PlanComment {
@@ -61,7 +62,7 @@ export class PlanComment {
       ...this.state,
       failure: {exitCode, message, phase},
       history: [...this.state.history, {at: now(), event: 'failed', text: message}],
-      status: 'failed',
+      status: stickyStatusAfter(phase === 'plan' ? {kind: 'planned', ok: false} : {kind: 'run', run: {exitCode}}),
     }
     try {
       await this.save()

@@ -7,7 +7,9 @@
 import {readFile} from 'node:fs/promises'
 
 import {errorLine, ExitCode, usageError, WaveError} from '../../base/errors.js'
-import {sha256Of, writeDecision} from '../../plans/approval.js'
+import {isStopped, type Stopped, stoppedError} from '../../agent/outcome.js'
+import {sha256Of} from '../../plans/approval.js'
+import {approvePlan} from '../../plans/decision.js'
 import {loadSettings} from '../../config/settings.js'
 import {type BoundContract, bindContract, parseContract} from '../../plans/contract.js'
 import {contractMarkdown, revisionDiffMarkdown} from '../../output/report-view.js'
@@ -17,7 +19,7 @@ import {addCost} from '../../plans/lifecycle.js'
 import {makePlan, revisePlan} from '../plan.js'
 import {executePlan} from '../run.js'
 import type {ExecutionMode} from '../../policy/modes.js'
-import type {SessionHost} from '../session.js'
+import type {SessionHost, SessionOptions} from '../session.js'
 import {planNamed} from './commands.js'
 import {deliver, type Delivery, type PrDelivery} from './delivery.js'
 import {assertDuties, type Duties} from './duties.js'
@@ -26,6 +28,7 @@ import {keepStoppedRun, keptRun} from './carryover.js'
 import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
+import {stickyStatusAfter} from './status.js'
 import {type StickyState, type StickyStatus, stickyReport} from './comment-body.js'
 import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
 
@@ -64,9 +67,12 @@ export interface ReviewRun {
   /** The commit and branch a dispatched run (a manual or scheduled pipeline) was started on. */
   dispatched?: {sha?: string; refName?: string}
   session: SessionRunner
-  model?: string
-  maxTurns?: number
+  /** What every session of the review takes from the command (--model, --max-turns): passed to each as it is. */
+  sessionOptions: ReviewSessionOptions
 }
+
+/** The session options a forge's command gives the review; the rest (place, host) the review sets. */
+export type ReviewSessionOptions = Pick<SessionOptions, 'model' | 'maxTurns'>
 
 export interface ReviewOutcome {
   event: string
@@ -106,38 +112,39 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
   try {
     const target = await targetOf(run, thread, intent.dispatch !== undefined)
     await checkout(run, target.commit, thread)
-    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: plan`, (host) =>
-      makePlan({
-        allow: [],
-        cwd: run.workspace,
-        host: meter.watch(host),
-        maxTurns: run.maxTurns ?? 40,
-        model: run.model,
-        onStart(info) {
-          const state: StickyState = {
-            allow: run.options.allow,
-            base: target.base,
-            commit: target.commit,
-            cost: {},
-            history: [],
-            mode: run.options.mode,
-            model: info.model,
-            networkAllow: run.options.sandbox && run.options.networkAllow.length > 0 ? run.options.networkAllow : undefined,
-            name: info.name!,
-            requestedBy: intent.trigger.actor,
-            requestedById: intent.trigger.actorId,
-            runUrl: run.runUrl,
-            status: 'planning',
-            task: intent.task,
-            thread,
-            version: 1,
-          }
-          sticky = PlanComment.start(run.client, thread, state)
-          posting = sticky.save()
-          posting.catch(() => {}) // awaited below
-        },
-        task: intent.task,
-      }),
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: plan`, async (host) =>
+      finished(
+        await makePlan({
+          allow: [],
+          cwd: run.workspace,
+          ...run.sessionOptions,
+          host: meter.watch(host),
+          onStart(info) {
+            const state: StickyState = {
+              allow: run.options.allow,
+              base: target.base,
+              commit: target.commit,
+              cost: {},
+              history: [],
+              mode: run.options.mode,
+              model: info.model,
+              networkAllow: run.options.sandbox && run.options.networkAllow.length > 0 ? run.options.networkAllow : undefined,
+              name: info.name!,
+              requestedBy: intent.trigger.actor,
+              requestedById: intent.trigger.actorId,
+              runUrl: run.runUrl,
+              status: stickyStatusAfter({kind: 'planning', revising: false}),
+              task: intent.task,
+              thread,
+              version: 1,
+            }
+            sticky = PlanComment.start(run.client, thread, state)
+            posting = sticky.save()
+            posting.catch(() => {}) // awaited below
+          },
+          task: intent.task,
+        }),
+      ),
     )
     await posting
     const bytes = await readFile(outcome.planPath)
@@ -151,7 +158,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
       questions: outcome.questions.map((q) => q.question),
       sha256,
       todos: outcome.todos,
-      status: 'awaiting_approval',
+      status: stickyStatusAfter({kind: 'planned', ok: true}),
     }
     await sticky!.save()
     if (sticky!.author && sticky!.author !== run.author) {
@@ -235,7 +242,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       {at: now(), by: actor, event: 'changes_requested', sha256: found.state.sha256, text: feedback, url: intent.trigger.comment?.url},
     ],
     runUrl: run.runUrl,
-    status: 'changes_requested',
+    status: stickyStatusAfter({decision: 'changes_requested', kind: 'decided'}),
   }
   await sticky.save()
 
@@ -243,8 +250,8 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
   let saving: Promise<void> | undefined
   try {
     await checkout(run, found.state.commit, found.state.thread)
-    const planPath = await materializePlan({plan: found.plan, state: found.state}, {model: run.model ?? 'unknown', workspace: run.workspace})
-    await writeDecision({
+    const planPath = await materializePlan({plan: found.plan, state: found.state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
+    await approvePlan({
       allow: found.state.allow,
       approver: actor,
       decision: 'changes_requested',
@@ -255,21 +262,22 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       repository: {branch: null, dirty: false, head: found.state.commit},
       task: found.state.task,
     })
-    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: revise`, (host) =>
-      revisePlan({
-        allow: [],
-        cwd: run.workspace,
-        feedback,
-        host: meter.watch(host),
-        maxTurns: run.maxTurns ?? 40,
-        model: run.model,
-        onStart() {
-          sticky.state = {...sticky.state, status: 'revising'}
-          saving = sticky.save()
-          saving.catch(() => {})
-        },
-        planPath,
-      }),
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: revise`, async (host) =>
+      finished(
+        await revisePlan({
+          allow: [],
+          cwd: run.workspace,
+          feedback,
+          ...run.sessionOptions,
+          host: meter.watch(host),
+          onStart() {
+            sticky.state = {...sticky.state, status: stickyStatusAfter({kind: 'planning', revising: true})}
+            saving = sticky.save()
+            saving.catch(() => {})
+          },
+          planPath,
+        }),
+      ),
     )
     await saving
     const bytes = await readFile(outcome.planPath)
@@ -283,7 +291,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       questions: outcome.questions.map((q) => q.question),
       sha256,
       todos: outcome.todos,
-      status: 'awaiting_approval',
+      status: stickyStatusAfter({kind: 'planned', ok: true}),
     }
     await sticky.save()
     return outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky, contract)
@@ -308,7 +316,7 @@ export async function reject(run: ReviewRun, intent: TextIntent): Promise<Review
       {at: now(), by: actor, event: 'rejected', sha256: found.state.sha256, text: named.rest || undefined, url: intent.trigger.comment?.url},
     ],
     runUrl: run.runUrl,
-    status: 'rejected',
+    status: stickyStatusAfter({decision: 'rejected', kind: 'decided'}),
   }
   await sticky.save()
   return outcomeOf(run, 'rejected', `Rejected ${sticky.state.name} for @${actor}: ${sticky.url}`, sticky)
@@ -362,14 +370,14 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     mode,
     networkAllow: networkAllow.length > 0 ? networkAllow : undefined,
     runUrl: run.runUrl,
-    status: 'running',
+    status: stickyStatusAfter({decision: 'approved', kind: 'decided'}),
   }
   // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
   const contract = showContract(sticky, bindContract(await parseContract(planBytes.toString('utf8'))))
   return carryOut(run, {approvedBy: trigger.actor, contract, found, pull, sticky, trigger}, async () => {
     await checkout(run, state.commit, state.thread)
-    const planPath = await materializePlan({plan: planBytes, state}, {model: run.model ?? 'unknown', workspace: run.workspace})
-    await writeDecision({
+    const planPath = await materializePlan({plan: planBytes, state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
+    await approvePlan({
       scope: contract.scope,
       verify: contract.verify,
       allow,
@@ -481,16 +489,17 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
   try {
     const prepared = await prepare()
     planPath = prepared.planPath
-    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: ${prepared.resume ? 'resume' : 'run'}`, (host) =>
-      executePlan({
-        allowStale: false,
-        cwd: run.workspace,
-        host: meter.watch(host),
-        maxTurns: run.maxTurns ?? 60,
-        model: run.model,
-        planPath: prepared.planPath,
-        resume: prepared.resume,
-      }),
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: ${prepared.resume ? 'resume' : 'run'}`, async (host) =>
+      finished(
+        await executePlan({
+          ...run.sessionOptions,
+          allowStale: false,
+          cwd: run.workspace,
+          host: meter.watch(host),
+          planPath: prepared.planPath,
+          resume: prepared.resume,
+        }),
+      ),
     )
     sticky.state = {
       ...sticky.state,
@@ -514,7 +523,7 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
       ...sticky.state,
       delivery,
       history: [...sticky.state.history, {at: now(), event: 'ran', text: delivery ? `delivered: ${delivery.url}` : 'no file changed'}],
-      status: 'done',
+      status: stickyStatusAfter({kind: 'run', run: {exitCode: ExitCode.ok}}),
     }
     await sticky.save()
     const what = delivery
@@ -544,6 +553,12 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
 }
 
 // ------------------------------------------------------------------------------------------------ shared
+
+/** A session a step needs finished: one that stopped (a limit, a refusal, unmet checks) fails the step with the line and exit code ENDINGS gives it. */
+function finished<T>(outcome: T | Stopped): T {
+  if (isStopped(outcome)) throw stoppedError(outcome)
+  return outcome
+}
 
 /** "Changed since your last review": the plan the reviewer asked changes of (carried in its comment) against the revision. */
 async function changesSinceReview(found: PlanOnForge, bytes: Buffer, sha256: string, feedback: string): Promise<string | undefined> {

@@ -15,7 +15,7 @@ import {usageError} from '../errors.js'
 import {type NetworkProxy, startNetworkProxy} from './proxy.js'
 import {
   DEFAULT_SANDBOX,
-  type SandboxGrant,
+  type SandboxChoice,
   type SandboxSettings,
   type SpawnPlan,
   sandboxedCommand,
@@ -29,7 +29,7 @@ import {
  * before the run's first command; undefined when the approval names none. A proxy that cannot start
  * refuses the run (exit 2): the network is never opened instead.
  */
-export async function openSandboxNetwork(grant: SandboxGrant, onRefused?: (host: string) => void): Promise<NetworkProxy | undefined> {
+export async function openSandboxNetwork(grant: SandboxChoice, onRefused?: (host: string) => void): Promise<NetworkProxy | undefined> {
   const hosts = grant.networkAllow ?? []
   if (!grant.enabled || grant.network || hosts.length === 0) return undefined
   try {

@@ -14,13 +14,20 @@ import {PROXY_SOCKET, RELAY_PORT, RELAY_SOURCE} from './proxy.js'
 import {looksSecret} from '../workspace/git-safety.js'
 import {isInside} from '../workspace/paths.js'
 
-/** What a session allows: absent means enabled with no network (fail closed). */
-export interface SandboxSettings {
+/**
+ * Whether a run's commands are contained, and whether they reach the network: what an approval records
+ * (`--sandbox`, `--sandbox-network`, `--sandbox-network-allow`) and a run reports. The one type every layer names it by.
+ */
+export interface SandboxChoice {
   enabled: boolean
   /** All of the network. */
   network: boolean
   /** The only hosts commands may reach, through wave's filtering proxy (proxy.ts); empty or absent, none. */
   networkAllow?: string[]
+}
+
+/** What a session allows: absent means enabled with no network (fail closed); the settings add the rest. */
+export interface SandboxSettings extends SandboxChoice {
   /** The running proxy's socket directory for `networkAllow` (startNetworkProxy); without it, such a command does not run. */
   proxy?: string
   /** Further environment variables commands may see (settings' `sandbox.env`). */
@@ -47,9 +54,6 @@ export type Throwaway = 'overlay' | 'read-only'
 export const DEFAULT_TMP_SIZE = 1024 ** 3
 /** The size of the empty directories laid over /run and the other shared ones: nothing needs to write there. */
 const HIDDEN_SIZE = 1024 ** 2
-
-/** What an approval grants commands (the record's `sandbox`): contained or not, and which network. */
-export type SandboxGrant = Pick<SandboxSettings, 'enabled' | 'network' | 'networkAllow'>
 
 export const DEFAULT_SANDBOX: SandboxSettings = {enabled: true, network: false}
 
@@ -460,7 +464,7 @@ function isPlainDirectory(dir: string): boolean {
 }
 
 /** How a run's sandbox reads wherever it is shown: "sandbox on", "sandbox on, network on", "sandbox on, network to a.org, b.org only", "sandbox OFF". */
-export function describeSandbox(sandbox: {enabled: boolean; network: boolean; networkAllow?: readonly string[]}): string {
+export function describeSandbox(sandbox: SandboxChoice): string {
   if (!sandbox.enabled) return 'sandbox OFF (commands run unsandboxed)'
   if (sandbox.network) return 'sandbox on, network on'
   return sandbox.networkAllow?.length ? `sandbox on, network to ${sandbox.networkAllow.join(', ')} only` : 'sandbox on'

@@ -5,7 +5,7 @@
 import {dutiesOf, type DutyFlags} from '../../app/review/duties.js'
 import {handleReview} from '../../app/review/handler.js'
 import {Remote} from '../../app/review/remote.js'
-import type {ReviewOutcome, SessionRunner} from '../../app/review/steps.js'
+import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../app/review/steps.js'
 import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
 import {GitHubClient} from './client.js'
@@ -18,8 +18,8 @@ interface GitHubEventOptions {
   flags: GitHubFlags & DutyFlags
   /** `--cwd`: the checkout (default: the top of the git repository holding the current directory). */
   cwd?: string
-  model?: string
-  maxTurns?: number
+  /** --model, --max-turns: given to every session of the review. */
+  sessionOptions: ReviewSessionOptions
   session: SessionRunner
   warn(message: string): void
   env?: NodeJS.ProcessEnv
@@ -61,8 +61,7 @@ export async function handleGitHubEvent(input: GitHubEventOptions): Promise<Revi
             dispatched: {refName: environment.refName, sha: environment.sha},
             duties,
             event: environment.eventName,
-            maxTurns: input.maxTurns,
-            model: input.model,
+            sessionOptions: input.sessionOptions,
             options,
             remote: new Remote({name: options.remote, serverUrl: environment.serverUrl, token: access.token, workspace: place.workspace}),
             runUrl: environment.runUrl,

@@ -6,7 +6,7 @@
 import {dutiesOf, type DutyFlags} from '../../app/review/duties.js'
 import {handleReview, ignored} from '../../app/review/handler.js'
 import {Remote} from '../../app/review/remote.js'
-import type {ReviewOutcome, SessionRunner} from '../../app/review/steps.js'
+import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../app/review/steps.js'
 import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
 import {GitLabClient} from './client.js'
@@ -17,8 +17,8 @@ interface GitLabJobOptions {
   flags: GitLabFlags & DutyFlags
   /** `--cwd`: the checkout (default: the top of the git repository holding the current directory). */
   cwd?: string
-  model?: string
-  maxTurns?: number
+  /** --model, --max-turns: given to every session of the review. */
+  sessionOptions: ReviewSessionOptions
   session: SessionRunner
   env?: NodeJS.ProcessEnv
 }
@@ -73,8 +73,7 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
             dispatched: {refName: environment.refName, sha: environment.sha},
             duties,
             event,
-            maxTurns: input.maxTurns,
-            model: input.model,
+            sessionOptions: input.sessionOptions,
             options,
             remote: new Remote({
               checkoutStep: "the job's checkout",

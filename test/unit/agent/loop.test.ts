@@ -12,7 +12,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {endingError} from '../../../src/agent/outcome.js'
+import {stoppedBy, stoppedError} from '../../../src/agent/outcome.js'
 import {ExitCode, WaveError} from '../../../src/base/errors.js'
 import {NO_RULES} from '../../../src/policy/policy.js'
 import {type AgentEvent, type AgentOutcome, outcomeDetails, type RequestShape} from '../../../src/agent/loop.js'
@@ -87,9 +87,9 @@ async function session(overrides: Partial<LoopBinding> & {maxRetries?: number; b
       system: () => 'You are a careful engineer.',
       ...options,
     }).run()
-    // A session stopped before it finished is the error its driver raises (errors.ts, ENDINGS).
-    const stopped = endingError(outcome, outcomeDetails(outcome))
-    if (stopped) throw stopped
+    // A session stopped before it finished: the line, hint and exit code a command reports for it (ENDINGS).
+    const stopped = stoppedBy(outcome, outcomeDetails(outcome))
+    if (stopped) throw stoppedError(stopped)
     out.result = outcome
   } catch (error) {
     if (!(error instanceof WaveError)) throw error

@@ -11,7 +11,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {endingError} from '../../../src/agent/outcome.js'
+import {stoppedBy, stoppedError} from '../../../src/agent/outcome.js'
 import {ExitCode, WaveError} from '../../../src/base/errors.js'
 import {type ApprovalRecord, approvalRecordSchema} from '../../../src/plans/approval.js'
 import type {PlanRun, PlanState} from '../../../src/plans/lifecycle.js'
@@ -233,9 +233,9 @@ describe('the loop of a resumed run', () => {
       system: () => 'system',
       ...options,
     }).run()
-    // A session stopped before it finished is the error its driver raises (errors.ts, ENDINGS).
-    const stopped = endingError(outcome, outcomeDetails(outcome))
-    if (stopped) throw stopped
+    // A session stopped before it finished: the line, hint and exit code a command reports for it (ENDINGS).
+    const stopped = stoppedBy(outcome, outcomeDetails(outcome))
+    if (stopped) throw stoppedError(stopped)
     return outcome
   }
 

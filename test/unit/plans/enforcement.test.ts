@@ -1,0 +1,123 @@
+/**
+ * The contract checks in process (plans/enforcement.ts over checks.ts): the approved checks run by wave
+ * in the workspace, their exit codes deciding (not the model), the failing output sent back for another
+ * turn up to the retries, a command's changes outside the scope seen from git, and the report and its
+ * verdict. Commands run unsandboxed here (the record says `sandbox: off`) but for one, run in the
+ * sandbox where bubblewrap starts: the e2e contract suite runs them all through bin/run.js.
+ */
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {sandboxStatus} from '../../../src/base/process/sandbox.js'
+import {runChecks} from '../../../src/plans/checks.js'
+import {Enforcement} from '../../../src/plans/enforcement.js'
+import {makeSandbox, type Sandbox} from '../../support/cli.js'
+
+let sandbox: Sandbox
+
+beforeEach(() => {
+  sandbox = makeSandbox()
+})
+
+afterEach(() => sandbox.cleanup())
+
+const OFF = {enabled: false, network: false}
+const signal = new AbortController().signal
+
+function enforcement(record: ConstructorParameters<typeof Enforcement>[0]['record'], retries?: number): Enforcement {
+  return new Enforcement({
+    checks: {root: sandbox.repo, signal},
+    place: {top: sandbox.repo, workspace: sandbox.repo},
+    record,
+    retries,
+  })
+}
+
+describe('runChecks', () => {
+  it('runs each check in the workspace, in order, whatever the one before did, keeping exit codes and output', async () => {
+    const results = await runChecks([{command: 'test -f src/util.ts && echo found'}, {command: 'echo broken >&2; exit 3'}, {command: 'pwd'}], {
+      root: sandbox.repo,
+      sandbox: OFF,
+      signal,
+    })
+    expect(results.map((result) => [result.command, result.exitCode, result.outputTail])).toEqual([
+      ['test -f src/util.ts && echo found', 0, 'found'],
+      ['echo broken >&2; exit 3', 3, 'broken'],
+      ['pwd', 0, sandbox.repo],
+    ])
+  })
+
+  it('kills a check that outlives its timeout, and fails it', async () => {
+    const [result] = await runChecks([{command: 'sleep 30'}], {root: sandbox.repo, sandbox: OFF, signal, timeoutMs: 200})
+    expect(result.exitCode).toBeNull()
+    expect(result.outputTail).toContain('(killed after 200 ms: the check timed out)')
+  })
+
+  it.skipIf(!sandboxStatus().available)('runs a check in the sandbox: what it writes lands in the workspace, nowhere else', async () => {
+    const outside = path.join(sandbox.root, 'outside.txt')
+    const [inside, escaped] = await runChecks([{command: 'echo ok > inside.txt && cat inside.txt'}, {command: `echo no > ${outside}`}], {
+      root: sandbox.repo,
+      sandbox: {enabled: true, network: false},
+      signal,
+    })
+    expect([inside.exitCode, inside.outputTail]).toEqual([0, 'ok'])
+    expect(readFileSync(path.join(sandbox.repo, 'inside.txt'), 'utf8')).toBe('ok\n')
+    // Outside the workspace the check sees a private /tmp (or a read-only file system): the host's is untouched.
+    expect(escaped.command).toContain(outside)
+    expect(existsSync(outside)).toBe(false)
+  })
+})
+
+describe('Enforcement', () => {
+  it('sends the failing output back for another turn up to the retries, then ends the run with the checks unmet', async () => {
+    const contract = enforcement({sandbox: OFF, verify: [{command: 'test -f src/farewell.ts'}]}, 1)
+    const retry = await contract.onEndTurn()
+    expect(retry).toMatch(/^wave ran the approved checks when you ended your turn, and 1 of 1 failed:\n\n\$ test -f src\/farewell\.ts\n\(failed \(exit 1\), /)
+    expect(retry).toContain('(retry 1 of 1)')
+    expect(await contract.onEndTurn()).toBeUndefined()
+    const report = contract.report([])
+    expect(report.checks.map((check) => check.exitCode)).toEqual([1])
+    expect(contract.problem(report)).toBe('test -f src/farewell.ts failed (exit 1)')
+    expect(contract.failingMessage()).toContain('The run stopped with these checks failing.')
+  })
+
+  it('meets its checks once the work makes them pass (control: the same check, the file there)', async () => {
+    const contract = enforcement({sandbox: OFF, verify: [{command: 'test -f src/farewell.ts'}]})
+    expect(await contract.onEndTurn()).toBeDefined()
+    writeFileSync(path.join(sandbox.repo, 'src/farewell.ts'), 'export {}\n')
+    expect(await contract.onEndTurn()).toBeUndefined()
+    expect(contract.problem(contract.report(['src/farewell.ts']))).toBeUndefined()
+  })
+
+  it('sees a command change a file outside the scope: recorded, told to the model, and under strict the run fails', async () => {
+    const strict = enforcement({sandbox: OFF, scope: {enforce: 'strict', paths: ['src/**']}})
+    expect(strict.watchesCommands).toBe(true)
+    const before = await strict.beforeCommand()
+    writeFileSync(path.join(sandbox.repo, 'src/inside.ts'), 'export {}\n')
+    writeFileSync(path.join(sandbox.repo, 'README.md'), 'changed\n')
+    const note = await strict.afterCommand(before)
+    expect(note).toMatch(/^wave: this command changed files outside the approved scope \(.*\): README\.md\. The scope is strict, so this fails the run\./)
+    expect([...strict.deviations]).toEqual(['README.md'])
+    const report = strict.report(['README.md', 'src/inside.ts'])
+    expect(report.outOfScope).toEqual(['README.md'])
+    expect(strict.problem(report)).toBe('changed outside the strict scope: README.md')
+
+    // Control: the same change under warn is recorded, and the run still meets its contract.
+    const warn = enforcement({sandbox: OFF, scope: {enforce: 'warn', paths: ['src/**']}})
+    const again = await warn.beforeCommand()
+    writeFileSync(path.join(sandbox.repo, 'README.md'), 'changed again\n')
+    expect(await warn.afterCommand(again)).toContain('Recorded as a deviation from the plan')
+    expect(warn.problem(warn.report(['README.md']))).toBeUndefined()
+  })
+
+  it('keeps the denied calls for the report, and not the allowed ones', () => {
+    const contract = enforcement({sandbox: OFF})
+    contract.observe({id: 'a', input: {file_path: '../escaped.txt'}, name: 'Write', type: 'tool_call'})
+    contract.observe({content: 'Permission denied: outside the workspace', denied: true, id: 'a', type: 'tool_result'})
+    contract.observe({id: 'b', input: {file_path: 'src/ok.ts'}, name: 'Write', type: 'tool_call'})
+    contract.observe({content: 'Wrote src/ok.ts', denied: false, id: 'b', type: 'tool_result'})
+    expect(contract.report([]).denials).toEqual([{reason: 'outside the workspace', summary: '../escaped.txt', tool: 'Write'}])
+  })
+})
