@@ -21,6 +21,7 @@ import {instructionsSections, readInstructionFiles} from './instructions.js'
 import {type AgentEvent, AgentLoop, type CompactionEvent, type LoopOptions} from '../agent/loop.js'
 import type {AgentOutcome, SessionTotals} from '../agent/outcome.js'
 import {budgetPriceOf} from '../model/pricing.js'
+import {lowestBudget} from '../config/settings.js'
 import type {SessionProfile} from './profiles.js'
 import {turnRequest} from '../agent/request.js'
 
@@ -74,7 +75,9 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   prompt.catch(() => {}) // awaited below, unless opening the tools fails first
   const tools = await session.tools()
   const {policy, system} = await prompt
-  const budgetNote = options.maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
+  // The settings' maxBudgetUsd caps every session too: the lower of the two applies.
+  const maxBudgetUsd = lowestBudget(options.maxBudgetUsd, settings.maxBudgetUsd)
+  const budgetNote = maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
   if (budgetNote) host.warn(budgetNote)
   const messages: MessageParam[] = spec.history ? [...spec.history] : [{content: spec.opening, role: 'user'}]
   if (!spec.history) await spec.transcript(messages[0])
@@ -95,7 +98,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       client,
       commandWatch: spec.commandWatch,
       onEndTurn: spec.onEndTurn,
-      maxBudgetUsd: options.maxBudgetUsd,
+      maxBudgetUsd,
       followUp: spec.followUp,
       maxTurns: options.maxTurns,
       messages,

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {WaveCommand} from '../cli/command.js'
+import {maxBudgetFlag, WaveCommand} from '../cli/command.js'
 import {GITLAB_WORDS} from '../forges/gitlab/client.js'
 import {ACCESS_LEVELS} from '../forges/gitlab/access.js'
 import {MR_DELIVERIES} from '../forges/gitlab/env.js'
@@ -22,6 +22,10 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       multiple: true,
     }),
     cwd: Flags.directory({description: "The job's checkout (default: the top of the git repository holding the current directory)"}),
+    'max-budget-usd': maxBudgetFlag({
+      description:
+        "Stop each plan and run with exit 5 once it has spent more than this many US dollars ($WAVE_MAX_BUDGET_USD; the lowest of these and the settings' maxBudgetUsd applies)",
+    }),
     'max-turns': Flags.integer({description: 'Stop with exit 5 after this many model turns (default: 40 to plan, 60 to run)', min: 1}),
     'min-access-level': Flags.string({
       description: `Least access level that may act, ${Object.keys(ACCESS_LEVELS).join(', ')} or its number ($WAVE_GITLAB_MIN_ACCESS_LEVEL; default developer)`,
@@ -47,6 +51,7 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       maxTurns: flags['max-turns'],
       model: flags.model,
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
+      warn: (message) => this.output.warn(message),
     })
     await this.output.result(reviewResult('gitlab', outcome))
   }

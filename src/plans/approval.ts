@@ -103,6 +103,11 @@ export const approvalRecordSchema = z.object({
    * the plan, so that a plan copied elsewhere with its record after it ran does not run twice.
    */
   spentAt: z.string().optional(),
+  /**
+   * The dollar cap the approver was shown (the forge flow's --max-budget-usd, in the plan's comment): what
+   * the approved run was held to. Absent, none was set.
+   */
+  maxBudgetUsd: z.number().positive().optional(),
   task: z.string().optional(),
   version: z.literal(APPROVAL_VERSION),
 })
@@ -173,6 +178,8 @@ export interface DecisionInput {
   verify?: ApprovalRecord['verify']
   /** The approver's model settings; absent or empty, none is recorded. */
   model?: ApprovalRecord['model']
+  /** The dollar cap the approver was shown; absent, none. */
+  maxBudgetUsd?: number
   out?: string
 }
 
@@ -199,6 +206,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     decision: input.decision,
     feedback: input.feedback ?? null,
     history: [...(previous?.history ?? []), entry],
+    maxBudgetUsd: input.maxBudgetUsd,
     mode: input.mode,
     model: input.model && Object.values(input.model).some((value) => value !== undefined) ? input.model : undefined,
     plan: {name: planNameOf(input.planPath), sha256: planSha},

@@ -4,6 +4,7 @@
  * comment that looks like one, and a plan found in a stranger's comment would run the stranger's plan.
  */
 import {errorLine, ExitCode, WaveError} from '../../base/errors.js'
+import {commitStatuses} from './commit-status.js'
 import type {Forge, ForgeComment, Thread} from './forge.js'
 import {parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './sticky.js'
 import {decodeData, encodeData, type PlanOnForge} from './transport.js'
@@ -19,6 +20,9 @@ export class PlanComment {
 
   /** Shown while this job keeps the comment, not carried in it: the contract and the changes since the last review. */
   public extras: StickyExtras = {}
+
+  /** The commit statuses this job set, by commit and context: each is set again only when it changes. */
+  private readonly statuses = new Map<string, string>()
 
   /** A new plan's comment; nothing is posted until the first save. */
   static start(client: Forge, thread: Thread, state: StickyState): PlanComment {
@@ -37,10 +41,17 @@ export class PlanComment {
     return this.current?.author
   }
 
-  /** Posts the comment, or edits it in place. */
+  /** Posts the comment, or edits it in place; then sets the commit statuses its state calls for (commit-status.ts). */
   async save(): Promise<void> {
     const body = this.render(this.plan)
     this.current = this.current ? await this.client.updateComment(this.thread, this.current.id, body) : await this.client.createComment(this.thread, body)
+    for (const {sha, status} of commitStatuses(this.state, this.url)) {
+      const key = `${sha} ${status.context}`
+      const value = `${status.state} ${status.description}`
+      if (this.statuses.get(key) === value) continue
+      this.statuses.set(key, value)
+      await this.client.setStatus(sha, status)
+    }
   }
 
   /**

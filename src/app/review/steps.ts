@@ -13,6 +13,7 @@ import {contractMarkdown, revisionDiffMarkdown} from '../../output/report-view.j
 import {type RunReport, runReportSchema} from '../../plans/report.js'
 import {textDiff} from '../../plans/revisions.js'
 import {addCost} from '../../plans/lifecycle.js'
+import {lowestBudget} from '../../config/settings.js'
 import {makePlan, revisePlan} from '../plan.js'
 import {executePlan} from '../run.js'
 import type {ExecutionMode} from '../../policy/modes.js'
@@ -39,6 +40,8 @@ export interface ReviewOptions {
   prDelivery: PrDelivery
   /** Whether the run's commands get the OS sandbox (recorded in the approval). */
   sandbox: boolean
+  /** The dollar cap of each plan, revision and run (--max-budget-usd); shown in the comment, recorded in the approval. */
+  maxBudgetUsd?: number
 }
 
 /** Everything a step needs, made once per event (handler.ts). */
@@ -81,6 +84,8 @@ export interface ReviewOutcome {
   }
   /** Planned versus actual, once the plan ran: changes against the scope, the checks, the calls denied. */
   report?: RunReport
+  /** What this event's session cost in US dollars (null: the model has no known price); absent, no session ran. */
+  costUsd?: number | null
   delivery?: Delivery | null
 }
 
@@ -106,6 +111,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
         allow: [],
         cwd: run.workspace,
         host: meter.watch(host),
+        maxBudgetUsd: run.options.maxBudgetUsd,
         maxTurns: run.maxTurns ?? 40,
         model: run.model,
         onStart(info) {
@@ -115,6 +121,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
             commit: target.commit,
             cost: {},
             history: [],
+            maxBudgetUsd: run.options.maxBudgetUsd,
             mode: run.options.mode,
             model: info.model,
             name: info.name!,
@@ -156,9 +163,11 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
       )
     }
 
-    return outcomeOf(run, 'planned', `Planned ${sticky!.state.name} (sha256 ${sha256}): ${sticky!.url}`, sticky!, contract)
+    return {...outcomeOf(run, 'planned', `Planned ${sticky!.state.name} (sha256 ${sha256}): ${sticky!.url}`, sticky!, contract), costUsd: meter.cost()}
   } catch (error) {
     await posting?.catch(() => {})
+    // A plan stopped at its budget (exit 5) shows what it spent.
+    if (sticky && meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, plan: meter.cost()}}
     if (sticky?.url) await sticky.fail('plan', error).catch(() => {})
     else await reply(run, {...intent.trigger, thread}, `wave could not plan: ${errorLine(error)}`).catch(() => {})
     throw error
@@ -227,6 +236,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       ...sticky.state.history,
       {at: now(), by: actor, event: 'changes_requested', sha256: found.state.sha256, text: feedback, url: intent.trigger.comment?.url},
     ],
+    maxBudgetUsd: run.options.maxBudgetUsd,
     runUrl: run.runUrl,
     status: 'changes_requested',
   }
@@ -254,6 +264,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
         cwd: run.workspace,
         feedback,
         host: meter.watch(host),
+        maxBudgetUsd: run.options.maxBudgetUsd,
         maxTurns: run.maxTurns ?? 40,
         model: run.model,
         onStart() {
@@ -279,9 +290,13 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       status: 'awaiting_approval',
     }
     await sticky.save()
-    return outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky, contract)
+    return {
+      ...outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky, contract),
+      costUsd: meter.cost(),
+    }
   } catch (error) {
     await saving?.catch(() => {})
+    if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())}}
     await sticky.fail('plan', error).catch(() => {})
     throw error
   }
@@ -343,6 +358,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
 
   const mode = intent.mode ?? state.mode
   const allow = intent.allow ?? state.allow
+  // The budget the approver was shown binds the run; the job's own can only lower it.
+  const maxBudgetUsd = lowestBudget(state.maxBudgetUsd, run.options.maxBudgetUsd)
   const sticky = PlanComment.of(run.client, found)
   sticky.state = {
     ...state,
@@ -350,6 +367,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     delivery: undefined,
     failure: undefined,
     history: [...state.history, {at: now(), by: trigger.actor, event: 'approved', sha256: state.sha256, url: trigger.comment!.url}],
+    maxBudgetUsd,
     mode,
     runUrl: run.runUrl,
     status: 'running',
@@ -367,6 +385,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       allow,
       approver: trigger.actor,
       decision: 'approved',
+      maxBudgetUsd,
       mode,
       planBytes,
       planPath,
@@ -376,7 +395,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     })
     await sticky.save()
     const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: run`, (host) =>
-      executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
+      executePlan({allowStale: false, cwd: run.workspace, host: meter.watch(host), maxBudgetUsd, maxTurns: run.maxTurns ?? 60, model: run.model, planPath}),
     )
     sticky.state = {
       ...sticky.state,
@@ -406,7 +425,11 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
         ? `pushed ${delivery.commit.slice(0, 12)} to ${delivery.branch}`
         : `opened ${delivery.url}`
       : 'no file changed'
-    return {...outcomeOf(run, 'ran', `Ran ${state.name}, approved by @${trigger.actor}: ${what}.`, sticky, contract), delivery: delivery ?? null}
+    return {
+      ...outcomeOf(run, 'ran', `Ran ${state.name}, approved by @${trigger.actor}: ${what}.`, sticky, contract),
+      costUsd: meter.cost(),
+      delivery: delivery ?? null,
+    }
   } catch (error) {
     if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
     // A run that did not meet its checks (exit 7) shows what it did: the report is the failure's detail.

@@ -47,6 +47,8 @@ export const stickyStateSchema = z.object({
   history: z.array(historySchema).default([]),
   /** The proposed mode and rules: an approval without --mode / --allow takes them. */
   mode: z.enum(EXECUTION_MODES),
+  /** The dollar cap of each session (--max-budget-usd), as the approver is shown it; an approval records it. */
+  maxBudgetUsd: z.number().positive().optional(),
   model: z.string().optional(),
   name: z.string().regex(PLAN_NAME),
   requestedBy: z.string(),
@@ -212,6 +214,7 @@ function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'r
     state.cost.run === undefined ? undefined : `run ${formatCost(state.cost.run)}`,
   ].filter(Boolean)
   if (costs.length > 0) rows.push(['Cost', costs.join(' · ')])
+  if (state.maxBudgetUsd !== undefined) rows.push(['Budget', `at most ${formatCost(state.maxBudgetUsd)} a session (each plan, revision and run)`])
   if (state.delivery) {
     const {delivery} = state
     rows.push([

@@ -20,6 +20,8 @@ export interface GitLabJobOptions {
   model?: string
   maxTurns?: number
   session: SessionRunner
+  /** Where a commit status that could not be set is reported. */
+  warn?(message: string): void
   env?: NodeJS.ProcessEnv
 }
 
@@ -42,6 +44,7 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     project: access.project,
     projectUrl: access.projectUrl,
     token: access.token,
+    warn: input.warn,
   })
   const user = await client.user()
   intent = await verifyNote(intent, client, user.username)
