@@ -38,6 +38,10 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       options: MR_DELIVERIES,
     })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+    triage: Flags.boolean({
+      description:
+        'Only say whether the job asks anything of wave (outcome ignored, or triaged with its thread, e.g. mr-7), from the event alone: no API call, no token needed',
+    }),
     remote: Flags.string({description: "The project's git remote, a name or URL ($WAVE_GITLAB_REMOTE; default $CI_PROJECT_URL.git)"}),
     ...dutyFlags(GITLAB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITLAB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
@@ -50,6 +54,7 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       flags,
       maxTurns: flags['max-turns'],
       model: flags.model,
+      triage: flags.triage,
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
       warn: (message) => this.output.warn(message),
     })

@@ -69,7 +69,9 @@ export interface ReviewRun {
 
 export interface ReviewOutcome {
   event: string
-  outcome: 'ignored' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
+  outcome: 'ignored' | 'triaged' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
+  /** `wave gitlab --triage`: the thread a /wave command is about (mr-7, issue-12), for a resource group per thread. */
+  thread?: string
   /** One line saying what happened. */
   message: string
   plan?: {

@@ -20,6 +20,11 @@ export interface GitLabJobOptions {
   model?: string
   maxTurns?: number
   session: SessionRunner
+  /**
+   * `--triage`: only tell whether the job asks anything of wave, from its event alone (no API call, no
+   * checkout): a light first step that ends the job at once for a note that is no /wave command.
+   */
+  triage?: boolean
   /** Where a commit status that could not be set is reported. */
   warn?(message: string): void
   env?: NodeJS.ProcessEnv
@@ -36,6 +41,13 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     : taskIntent(environment)
   // Nothing is asked of the API (nor is a token needed) for a job that asks nothing of wave.
   if (intent.kind === 'ignore') return ignored(event, intent.reason)
+  if (input.triage) {
+    const dispatch = intent.kind === 'plan' ? intent.dispatch : undefined
+    const on =
+      intent.trigger.thread ?? (dispatch?.pull ? {number: dispatch.pull, pull: true} : dispatch?.issue ? {number: dispatch.issue, pull: false} : undefined)
+    const thread = on ? `${on.pull ? 'mr' : 'issue'}-${on.number}` : 'new-issue'
+    return {event, message: `A /wave command for ${thread}: the job goes on to handle it.`, outcome: 'triaged', thread}
+  }
 
   const access = gitlabAccess(env)
   const client = new GitLabClient({
