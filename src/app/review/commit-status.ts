@@ -30,13 +30,16 @@ export function commitStatuses(state: StickyState, commentUrl: string | undefine
   let onHead: CommitStatus[] = []
   switch (state.status) {
     case 'planning': {
-      onHead = [plan('pending', `Planning ${name}`)]
+      onHead = [plan('running', `Planning ${name}`)]
       break
     }
 
     case 'changes_requested':
     case 'revising': {
-      onHead = [plan('pending', `Revising ${name}`), apply('pending', `No approved plan yet: ${name} is being revised`)]
+      onHead = [
+        plan(state.status === 'revising' ? 'running' : 'pending', `Revising ${name}`),
+        apply('pending', `No approved plan yet: ${name} is being revised`),
+      ]
       break
     }
 
@@ -46,7 +49,7 @@ export function commitStatuses(state: StickyState, commentUrl: string | undefine
     }
 
     case 'running': {
-      onHead = [plan('success', `Plan ${name} approved${by}`), apply('pending', `Running ${name}${by}`)]
+      onHead = [plan('success', `Plan ${name} approved${by}`), apply('running', `Running ${name}${by}`)]
       break
     }
 

@@ -62,7 +62,8 @@ export interface Access {
  */
 export interface CommitStatus {
   context: 'wave/plan' | 'wave/apply'
-  state: 'pending' | 'success' | 'failure'
+  /** `running`: wave is at work on it now (GitHub has no such state: pending there). */
+  state: 'pending' | 'running' | 'success' | 'failure'
   /** One short line (GitHub keeps 140 characters). */
   description: string
   /** The plan's comment. */

@@ -177,7 +177,7 @@ export class GitHubClient implements Forge {
         context: status.context,
         description: scrubSecrets(status.description).slice(0, 140),
         sha,
-        state: status.state,
+        state: status.state === 'running' ? 'pending' : status.state,
         target_url: status.targetUrl,
       })
     } catch (error) {

@@ -36,7 +36,7 @@ export interface GitLabClientOptions {
 }
 
 /** GitLab's names for a commit status's states. */
-const GITLAB_STATES: Record<CommitStatus['state'], string> = {failure: 'failed', pending: 'pending', success: 'success'}
+const GITLAB_STATES: Record<CommitStatus['state'], string> = {failure: 'failed', pending: 'pending', running: 'running', success: 'success'}
 
 type RawNote = {id: number; body: string; author: {id: number; username: string}; created_at: string; updated_at: string; system?: boolean}
 type RawMergeRequest = {

@@ -679,8 +679,9 @@ describe('the GitLab recipe (examples/gitlab-ci/wave.gitlab-ci.yml)', () => {
   const lines = (job: string, key: 'script' | 'before_script') => (recipe[job][key] ?? []).flat().map(String).join('\n')
 
   it('pins wave to a version and its tarball sha256, and refuses a tarball that does not match', () => {
-    expect(recipe.variables.WAVE_VERSION).toMatch(/^\d+\.\d+\.\d+$/)
-    expect(recipe.variables).toHaveProperty('WAVE_SHA256')
+    const variables = recipe.variables as unknown as Record<string, string>
+    expect(variables.WAVE_VERSION).toMatch(/^\d+\.\d+\.\d+$/)
+    expect(variables).toHaveProperty('WAVE_SHA256')
     const install = lines('wave:note', 'script')
     expect(install).toContain('echo "$WAVE_SHA256  /tmp/wave-cli.tgz" | sha256sum --check --strict')
     expect(install.indexOf('sha256sum --check')).toBeLessThan(install.indexOf('npm install'))
