@@ -11,9 +11,12 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     projects: [
-      {extends: true, test: {name: 'unit', include: ['test/unit/**/*.test.ts']}},
-      {extends: true, test: {name: 'e2e', include: ['test/e2e/**/*.test.ts']}},
-      {extends: true, test: {name: 'build', include: ['test/build/**/*.test.ts']}},
+      // Two workers on two cores: many unit tests wait on a sandboxed process or a socket, and one worker (the
+      // default there) leaves the other core idle. Tiers with their own worker counts run one after another
+      // (groupOrder): the fast one first.
+      {extends: true, test: {include: ['test/unit/**/*.test.ts'], maxWorkers: 2, name: 'unit', sequence: {groupOrder: 0}}},
+      {extends: true, test: {include: ['test/e2e/**/*.test.ts'], name: 'e2e', sequence: {groupOrder: 1}}},
+      {extends: true, test: {include: ['test/build/**/*.test.ts'], name: 'build', sequence: {groupOrder: 2}}},
     ],
   },
 })
