@@ -34,7 +34,8 @@ sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 source_key() {
   local node digest
   node=$(node -p 'process.versions.node.split(".")[0]')
-  digest=$(cd "$here" && find . \( -path ./node_modules -o -path ./dist -o -path ./.git -o -path ./.tmp -o -name '*.tgz' \) -prune -o -type f -print0 |
+  # What .gitignore names (the build's outputs: dist/, oclif.manifest.json) is left out: a checkout hashes the same before and after its build.
+  digest=$(cd "$here" && find . \( -path ./node_modules -o -path ./dist -o -path ./.git -o -path ./.tmp -o -path ./.vitest-cache -o -name oclif.manifest.json -o -name '*.tgz' \) -prune -o -type f -print0 |
     LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-32)
   echo "wave-source-$(uname -s)-node$node-$digest"
 }
