@@ -5,7 +5,7 @@
  *
  *   npm run bench                  # full: a 50,000-file, 500 MB search tree; a few minutes on 2 cores
  *   npm run bench -- --quick       # a 5,000-file tree and fewer runs (or WAVE_BENCH_QUICK=1)
- *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read,compaction,install,parallel
+ *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read,compaction,install,parallel,snapshot
  *   npm run bench -- --no-write    # print only (a --quick run never writes unless --write)
  *   npm run bench -- --no-rg       # as if ripgrep were not installed (its comparison is skipped)
  *   npm run bench -- --keep-tree   # leave the generated search tree in the temporary directory
@@ -34,7 +34,7 @@ const flag = (name) => argv.includes(`--${name}`)
 const option = (name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1]
 const QUICK = flag('quick') || process.env.WAVE_BENCH_QUICK === '1'
 const WRITE = flag('write') || (!QUICK && !flag('no-write'))
-const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox,read,compaction,install,parallel').split(','))
+const ONLY = new Set((option('only') ?? 'cold,first,turn,weight,search,memory,sandbox,read,compaction,install,parallel,snapshot').split(','))
 const RUNS = {cold: QUICK ? 8 : 20, first: QUICK ? 4 : 10, sandbox: QUICK ? 30 : 100, turn: QUICK ? 2 : 5, search: QUICK ? 3 : 5}
 const LIB = path.join(PROJECT_ROOT, 'bench', 'lib')
 
@@ -1115,6 +1115,80 @@ function turnChild(root, calls, allow) {
   })
 }
 
+// ---------------------------------------------------------------------------------------------- 12. the run's work-tree snapshot
+
+/**
+ * What a run reads of its work tree before and after each command and around the checks (issue 34):
+ * the fuller reading (src/base/workspace/worktree.ts: ignored files, the paths checks run from,
+ * submodules, nested repositories, content hashes) against the reading it replaced (`git status
+ * --untracked-files=all` and an lstat of each path it lists), on a tree of 100,000 committed files
+ * with ignored directories, a node_modules/.bin, a few dirty and untracked files, one after the other.
+ */
+async function workTreeSnapshot() {
+  heading("12. The run's work-tree snapshot (a reading before and after each command, and around the checks)")
+  const {changedPaths} = await import(path.join(PROJECT_ROOT, 'dist', 'base', 'workspace', 'git.js'))
+  const {WorkTreeWatch} = await import(path.join(PROJECT_ROOT, 'dist', 'base', 'workspace', 'worktree.js'))
+  const {lstat} = await import('node:fs/promises')
+  const tree = await generateTree(QUICK ? 'snapshotQuick' : 'snapshot', {commit: true})
+  try {
+    // What a real work tree has besides: an npm-style .bin, a few edits, a few new files.
+    const bin = path.join(tree.root, 'node_modules', '.bin')
+    mkdirSync(bin, {recursive: true})
+    for (let i = 0; i < 40; i++) execFileSync('ln', ['-s', `../dep${i % 40}/lib/index0.ts`, path.join(bin, `tool${i}`)])
+    for (let i = 0; i < 10; i++) writeFileSync(path.join(tree.root, 'packages', `pkg${i}`, 'src', 'mod1', 'file1.ts'), `// edited ${i}\n`)
+    for (let i = 0; i < 10; i++) writeFileSync(path.join(tree.root, `new${i}.ts`), `export const n = ${i}\n`)
+    const place = {top: tree.root, workspace: tree.root}
+    /** Today's reading before issue 34: the status, and each listed path's size and mtime. */
+    const previous = async () => {
+      const status = await changedPaths(tree.root)
+      await Promise.all([...status.keys()].map((file) => lstat(path.join(tree.root, file)).catch(() => undefined)))
+      return status.size
+    }
+
+    const warm = new WorkTreeWatch(place)
+    await warm.read()
+    const runs = QUICK ? 5 : 9
+    /** @type {Record<'first' | 'previous' | 'warm', number[]>} */
+    const times = {first: [], previous: [], warm: []}
+    let listed = 0
+    for (let run = 0; run < runs; run++) {
+      // Interleaved, so that the machine's load weighs on all three alike.
+      let at = performance.now()
+      await previous()
+      times.previous.push(performance.now() - at)
+      at = performance.now()
+      listed = (await warm.read()).size
+      times.warm.push(performance.now() - at)
+      at = performance.now()
+      await new WorkTreeWatch(place).read()
+      times.first.push(performance.now() - at)
+    }
+
+    const [before, now, first] = [median(times.previous), median(times.warm), median(times.first)]
+    const files = (QUICK ? 25_000 : 100_000).toLocaleString('en')
+    record({
+      baseline: `status + lstat ${ms(before)}`,
+      figure: `work-tree reading, ${files} files`,
+      note: `${listed} entries (ignored files and directories, node_modules/.bin by content, edits); each reading after the run's first reuses the hashes of unchanged files`,
+      ok: now <= 1.2 * before,
+      ratio: ratio(now, before),
+      section: 'snapshot',
+      target: '≤ 1.2× the status it replaced',
+      value: ms(now),
+    })
+    record({
+      baseline: `status + lstat ${ms(before)}`,
+      figure: `the run's first reading, ${files} files`,
+      note: 'once per run, before the first tool: every listed file hashed, the submodules listed (git ls-files --stage)',
+      ratio: ratio(first, before),
+      section: 'snapshot',
+      value: ms(first),
+    })
+  } finally {
+    rmSync(tree.root, {force: true, maxRetries: 5, recursive: true})
+  }
+}
+
 const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
 console.log(`wave bench (${QUICK ? 'quick' : 'full'}): ${date}; ${info.nproc} cores (${info.cpu}), ${info.memory}; node ${info.node}; ${info.rg}; ${info.git}`)
 const context = {}
@@ -1130,6 +1204,7 @@ if (ONLY.has('compaction')) await compaction()
 if (ONLY.has('compaction')) await toolInputCompaction()
 if (ONLY.has('install')) await installCost()
 if (ONLY.has('parallel')) await parallelReads()
+if (ONLY.has('snapshot')) await workTreeSnapshot()
 
 const seconds = (performance.now() - started) / 1000
 const load = `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`
@@ -1153,6 +1228,7 @@ if (WRITE) {
     sandbox: '7. Sandbox',
     install: '10. Install',
     parallel: '11. Parallel reads',
+    snapshot: "12. The run's work-tree snapshot",
     search: '5. Search at scale',
     turn: '3. Overhead per turn',
     weight: '4. Request weight',

@@ -72,6 +72,38 @@ const VENDORS = {
   marked: {file: 'marked.js', source: `export {Marked} from 'marked'`},
   'marked-terminal': {file: 'marked-terminal.js', source: `export {markedTerminal} from 'marked-terminal'`},
   turndown: {file: 'turndown.js', source: `export {default} from 'turndown'`},
+  // Telemetry (src/output/telemetry/export.ts), loaded only when OTEL_* turns it on: the SDK in one module,
+  // and each protocol's two exporters in one (their class names are the same in both protocols).
+  '@opentelemetry/api': {
+    file: 'otel-sdk.js',
+    source: [
+      `export {ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, trace} from '@opentelemetry/api'`,
+      `export {W3CTraceContextPropagator} from '@opentelemetry/core'`,
+      `export {detectResources, envDetector, resourceFromAttributes} from '@opentelemetry/resources'`,
+      `export {BasicTracerProvider, BatchSpanProcessor} from '@opentelemetry/sdk-trace-base'`,
+      `export {MeterProvider, PeriodicExportingMetricReader} from '@opentelemetry/sdk-metrics'`,
+    ].join('\n'),
+  },
+  '@opentelemetry/core': {file: 'otel-sdk.js'},
+  '@opentelemetry/resources': {file: 'otel-sdk.js'},
+  '@opentelemetry/sdk-trace-base': {file: 'otel-sdk.js'},
+  '@opentelemetry/sdk-metrics': {file: 'otel-sdk.js'},
+  '@opentelemetry/exporter-trace-otlp-http': {
+    file: 'otel-http.js',
+    source: [
+      `export {OTLPTraceExporter} from '@opentelemetry/exporter-trace-otlp-http'`,
+      `export {OTLPMetricExporter} from '@opentelemetry/exporter-metrics-otlp-http'`,
+    ].join('\n'),
+  },
+  '@opentelemetry/exporter-metrics-otlp-http': {file: 'otel-http.js'},
+  '@opentelemetry/exporter-trace-otlp-proto': {
+    file: 'otel-proto.js',
+    source: [
+      `export {OTLPTraceExporter} from '@opentelemetry/exporter-trace-otlp-proto'`,
+      `export {OTLPMetricExporter} from '@opentelemetry/exporter-metrics-otlp-proto'`,
+    ].join('\n'),
+  },
+  '@opentelemetry/exporter-metrics-otlp-proto': {file: 'otel-proto.js'},
 }
 const mcpSource = [
   `export {Client} from '@modelcontextprotocol/sdk/client/index.js'`,
@@ -80,7 +112,7 @@ const mcpSource = [
 ].join('\n')
 const vendorDir = join(root, 'dist/vendor')
 for (const file of new Set(Object.values(VENDORS).map((vendor) => vendor.file))) {
-  const source = file === 'mcp.js' ? mcpSource : Object.values(VENDORS).find((vendor) => vendor.file === file).source
+  const source = file === 'mcp.js' ? mcpSource : Object.values(VENDORS).find((vendor) => vendor.file === file && vendor.source).source
   const esm = file.endsWith('.js')
   await build({
     bundle: true,

@@ -84,6 +84,7 @@ try {
     'README.md',
     'CHANGELOG.md',
     'docs/ci/github-actions.md',
+    'docs/reference.md',
   ]) {
     check(files.includes(needed), `the tarball holds ${needed}`)
   }

@@ -1,10 +1,9 @@
 /**
- * The test suite's scripted Messages API server (src/scripted/server.ts, which the tests use), compiled on the fly
- * with the project's TypeScript (a dev dependency, there after `npm ci`), plus what the benchmarks need
+ * The test suite's scripted Messages API server (src/scripted/, which the tests use), bundled on the fly
+ * into one module with the project's esbuild (a dev dependency, there after `npm ci`), plus what the benchmarks need
  * on top: when each response ended. The server records when a request arrived (`receivedAt`); the end
  * of each response is taken here, where `ServerResponse#end` is called, on the same clock.
  */
-import {readFileSync} from 'node:fs'
 import {ServerResponse} from 'node:http'
 import path from 'node:path'
 import {performance} from 'node:perf_hooks'
@@ -16,13 +15,18 @@ let loaded
 /** The module's exports (startMessagesServer, reply, toolUse, text, toolResults, systemText, ...). */
 export async function messagesServerModule() {
   if (loaded) return loaded
-  const {default: ts} = await import('typescript')
-  const source = readFileSync(path.join(projectRoot, 'src/scripted/server.ts'), 'utf8')
-  const {outputText} = ts.transpileModule(source, {
-    compilerOptions: {module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022},
-    fileName: 'messages-server.ts',
+  const {build} = await import('esbuild')
+  // One module, so it loads from a data: URL (which cannot resolve the tree's relative imports).
+  const {outputFiles} = await build({
+    bundle: true,
+    entryPoints: [path.join(projectRoot, 'src/scripted/server.ts')],
+    format: 'esm',
+    logLevel: 'silent',
+    platform: 'node',
+    target: 'node20',
+    write: false,
   })
-  loaded = await import(`data:text/javascript;base64,${Buffer.from(outputText).toString('base64')}`)
+  loaded = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].contents).toString('base64')}`)
   return loaded
 }
 

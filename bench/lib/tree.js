@@ -17,6 +17,9 @@ export const COMMON = 'TODO(perf)'
 export const SIZES = {
   full: {dirs: 50, subdirs: 20, filesPerDir: 50, meanBytes: 10_600, ignoredFiles: 6_000},
   quick: {dirs: 10, subdirs: 10, filesPerDir: 50, meanBytes: 10_600, ignoredFiles: 1_000},
+  /** The run's work-tree snapshot (figure 12): 100,000 small files, committed (`commit: true`). */
+  snapshot: {dirs: 100, subdirs: 20, filesPerDir: 50, meanBytes: 400, ignoredFiles: 6_000},
+  snapshotQuick: {dirs: 25, subdirs: 20, filesPerDir: 50, meanBytes: 400, ignoredFiles: 1_500},
 }
 
 const EXTENSIONS = ['ts', 'ts', 'ts', 'js', 'js', 'py', 'md', 'json', 'go', 'txt']
@@ -66,9 +69,9 @@ function corpus(random) {
 
 /**
  * Creates the tree under os.tmpdir(); returns its root and what it holds. The root is a git
- * repository (empty: nothing added), so that ripgrep and `git grep --untracked` apply the ignore files.
+ * repository (empty: nothing added, unless `commit`), so that ripgrep and `git grep --untracked` apply the ignore files.
  */
-export async function generateTree(size = 'full') {
+export async function generateTree(size = 'full', {commit = false} = {}) {
   const spec = SIZES[size]
   const root = await mkdtemp(path.join(tmpdir(), 'wave-bench-tree-'))
   const random = rng(0x5eed)
@@ -150,6 +153,19 @@ export async function generateTree(size = 'full') {
 
   await flush(true)
   execFileSync('git', ['init', '-q', root], {stdio: 'ignore'})
+  if (commit) {
+    const env = {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'bench',
+      GIT_AUTHOR_EMAIL: 'bench@example.com',
+      GIT_COMMITTER_NAME: 'bench',
+      GIT_COMMITTER_EMAIL: 'bench@example.com',
+    }
+    execFileSync('git', ['-c', 'gc.auto=0', 'add', '-A'], {cwd: root, env, stdio: 'ignore'})
+    // No automatic gc: it would go on in the background, writing in .git while the tree is measured or removed.
+    execFileSync('git', ['-c', 'gc.auto=0', 'commit', '-q', '--no-gpg-sign', '-m', 'tree'], {cwd: root, env, stdio: 'ignore'})
+  }
+
   return {root, ...stats}
 }
 

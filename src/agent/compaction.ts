@@ -81,7 +81,7 @@ export class ContextMeter {
 }
 
 /** What one compaction did: the event's figures, less the turn it happened in. */
-export type CompactionStep = Omit<CompactionEvent, 'turn' | 'type'>
+type CompactionStep = Omit<CompactionEvent, 'turn' | 'type'>
 
 /** Compacts one conversation (the loop's, in place) when it nears the window or the API finds it too long. */
 export class Compactor {
@@ -154,7 +154,7 @@ export class Compactor {
   }
 }
 
-export interface Compacted {
+interface Compacted {
   messages: MessageParam[]
   /** Tool results whose content was cleared. */
   cleared: number
@@ -163,7 +163,7 @@ export interface Compacted {
 }
 
 /** Step 1: old tool results cleared, pairs kept. Returns new message objects where something changed. */
-export function clearOldToolResults(messages: MessageParam[], keepRecent = KEEP_RECENT_RESULTS): Compacted {
+function clearOldToolResults(messages: MessageParam[], keepRecent = KEEP_RECENT_RESULTS): Compacted {
   const calls = toolCallsById(messages)
   const positions: Array<[number, number]> = []
   for (const [m, message] of messages.entries()) {
@@ -199,7 +199,7 @@ export function clearOldToolResults(messages: MessageParam[], keepRecent = KEEP_
  * the calls of the last assistant message are kept whole. What an older call wrote is on disk, where
  * the model can read it again, so its input need not ride along in every later request.
  */
-export function clearOldToolInputs(messages: MessageParam[], keepRecent = KEEP_RECENT_INPUTS): Compacted {
+function clearOldToolInputs(messages: MessageParam[], keepRecent = KEEP_RECENT_INPUTS): Compacted {
   const positions: Array<[number, number]> = []
   for (const [m, message] of messages.entries()) {
     if (message.role !== 'assistant' || typeof message.content === 'string') continue
@@ -240,7 +240,7 @@ export interface SummaryRequest {
   prompt: string
 }
 
-export interface SummarizeOptions {
+interface SummarizeOptions {
   /** Asks the model (no tools) and returns the text of its answer. */
   summarize(request: SummaryRequest): Promise<string>
   /** The files changed so far, restated verbatim after the summary. */
@@ -254,7 +254,7 @@ export interface SummarizeOptions {
  * first message as a block of its own (the original blocks stay as they were). Undefined when there is
  * nothing older to summarise.
  */
-export async function summarizeOlderTurns(messages: MessageParam[], options: SummarizeOptions): Promise<Compacted | undefined> {
+async function summarizeOlderTurns(messages: MessageParam[], options: SummarizeOptions): Promise<Compacted | undefined> {
   const tail = tailStart(messages)
   if (tail === undefined) return undefined
   const [first, ...rest] = messages

@@ -30,8 +30,10 @@ export type AgentEvent =
   | {type: 'tool_call'; id: string; name: string; input: unknown}
   | {type: 'tool_result'; id: string; name: string; isError: boolean; denied: boolean; content: string}
   /** After every response: the session's usage and cost so far (`costUsd` null for a model without a price). */
-  | {type: 'usage'; turn: number; usage: TokenUsage; costUsd: number | null}
+  | {type: 'usage'; turn: number; usage: TokenUsage; costUsd: number | null; stopReason?: string | null}
   | {type: 'retry'; attempt: number; reason: string}
+  /** `--fallback-model` taken: `from` stayed overloaded or unavailable after its retries; the session goes on with `to`. */
+  | {type: 'fallback'; from: string; to: string; reason: string}
   /** A response stopped at `max_tokens` (the limit it had), and what the loop does about it. */
   | {type: 'output_limit'; turn: number; maxTokens: number; action: OutputLimitAction}
   /** An approved check wave runs when the model ends its turn: when it starts, and (with `exitCode`) when it ended. */
@@ -40,7 +42,7 @@ export type AgentEvent =
   /** The model's to-do list changed (TodoWrite), or it asked questions no one can answer (AskUserQuestion). */
   | NoteEvent
 
-export type OutputLimitAction =
+type OutputLimitAction =
   /** Tool calls were cut: the same request again with the model's whole output limit (nothing of the cut one ran). */
   | 'raise'
   /** Still cut at the limit: none of the turn's calls ran, each answered with an error asking for smaller pieces. */
@@ -327,7 +329,7 @@ export class AgentLoop {
     const response = await this.options.request(params, {betas: this.shape.betas})
     this.tally.add(response.usage)
     this.compactor.meter.calibrate(charsOf(params), response.usage)
-    this.emit({costUsd: this.tally.costUsd(), turn: this.turns, type: 'usage', usage: {...this.tally.usage}})
+    this.emit({costUsd: this.tally.costUsd(), stopReason: response.stop_reason, turn: this.turns, type: 'usage', usage: {...this.tally.usage}})
     return response
   }
 

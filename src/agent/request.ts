@@ -1,7 +1,7 @@
 /**
  * Making one request of the model: the turn's parameters with their cache breakpoints, the stream with
  * its stall detection, and the retries of a stream cut after the response began (the SDK retries the
- * rest). A refused request becomes the WaveError the user sees (model.ts, apiFailure); one refused as
+ * rest). A refused request becomes the WaveError the user sees (model/table.ts, apiFailure); one refused as
  * too long becomes PromptTooLong, which the loop answers by compacting.
  */
 import type Anthropic from '@anthropic-ai/sdk'
@@ -16,7 +16,7 @@ import type {Effort} from '../model/reasoning.js'
 export type StreamParams = Parameters<Anthropic['messages']['stream']>[0]
 
 /** What a request carries besides its body: the `anthropic-beta` values its window needs (catalog.ts). */
-export interface RequestExtras {
+interface RequestExtras {
   betas?: string[]
 }
 
@@ -36,6 +36,12 @@ export interface RequestOptions {
   onRetry?(retry: {attempt: number; reason: string}): void
   /** The response to a request has begun (its headers arrived): the server has the request. */
   onResponseBegun?(): void
+  /**
+   * `--fallback-model`: the model to ask instead once `model` is overloaded or unavailable after every
+   * retry (the SDK's and wave's). The session then stays on it; `onFallback` is told once.
+   */
+  fallbackModel?: string
+  onFallback?(change: {from: string; to: string; reason: string}): void
 }
 
 /** The API refused the prompt as too long: the loop compacts and asks again, else `failure` is the error. */
@@ -50,7 +56,26 @@ export class PromptTooLong extends Error {
 
 /** A session's way to make a request, bound once to its client, model and signal. */
 export function turnRequest(options: RequestOptions): TurnRequest {
-  return (params, extras) => requestTurn(options, params, extras)
+  let fallenBack: string | undefined
+  return async (params, extras) => {
+    if (fallenBack) return requestTurn({...options, model: fallenBack}, {...params, model: fallenBack}, extras)
+    try {
+      return await requestTurn(options, params, extras)
+    } catch (error) {
+      const fallback = options.fallbackModel
+      if (!fallback || fallback === params.model || !(error instanceof WaveError) || !isUnavailable(error.cause)) throw error
+      fallenBack = fallback
+      options.onFallback?.({from: String(params.model), reason: error.message, to: fallback})
+      return requestTurn({...options, model: fallback}, {...params, model: fallback}, extras)
+    }
+  }
+}
+
+/** Overloaded (529, or its error event) or unavailable (503, a model the endpoint does not serve): what a fallback model is for. */
+function isUnavailable(error: unknown): boolean {
+  const e = error as {status?: number; type?: string | null; error?: {error?: {type?: string}}} | undefined
+  const type = e?.type ?? e?.error?.error?.type
+  return e?.status === 529 || e?.status === 503 || e?.status === 404 || type === 'overloaded_error' || type === 'not_found_error'
 }
 
 /** How the model is asked to think and how hard to work (reasoning.ts); absent fields are not sent. */
@@ -139,6 +164,8 @@ async function requestTurn(options: RequestOptions, params: StreamParams, extras
       }
 
       const wave = apiFailure(failure, {baseURL: options.client.baseURL, model: options.model, requestId})
+      // The API's own error, for the fallback's decision (turnRequest): the line stays wave's.
+      wave.cause ??= failure
       const tooLong = promptTooLong(failure)
       throw tooLong ? new PromptTooLong(tooLong, wave) : wave
     } finally {

@@ -11,13 +11,14 @@ import type {Config} from '@oclif/core'
 
 import {openSessionTools, type SessionTools} from '../tools/toolset.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
-import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings} from '../config/settings.js'
+import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings, type McpServerConfig} from '../config/settings.js'
 import {type SessionPlace, sessionWorkspace} from '../base/workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../base/workspace/snapshot.js'
 import {knowModel, type ModelKnowledge, type ModelProfile, tableProfile} from '../model/catalog.js'
 import type {AgentEvent, RequestShape} from '../agent/loop.js'
 import {assertCredentials, createClient, modelFrom} from '../model/table.js'
 import {chooseProvider} from '../model/providers.js'
+import {aliasFromTable, isModelAlias, type ModelAlias, resolveAlias} from '../model/aliases.js'
 import {capabilitiesOfProfile, type Effort, type Reasoning, type ReasoningChoice, reasoningFor, type ThinkingSetting} from '../model/reasoning.js'
 
 /** What the command gives every session it starts: read once, passed in, never kept in module state. */
@@ -45,6 +46,12 @@ export interface SessionOptions {
   maxTurns: number
   /** `--max-budget-usd`: the session stops (exit 5) once it has spent more. */
   maxBudgetUsd?: number
+  /** `--fallback-model`: the model asked once the session's is overloaded or unavailable after its retries. */
+  fallbackModel?: string
+  /** `--deny`, `--disallowed-tools`: deny rules over the settings' (a deny rule only ever narrows). */
+  deny?: string[]
+  /** `--mcp-config` servers (over the settings'), and `--strict-mcp-config`: only those. */
+  mcp?: {servers: Record<string, McpServerConfig>; strict: boolean}
   /** `--append-system-prompt`: the last of the system prompt's own sections. */
   appendSystemPrompt?: string
   /** `--effort`, `--thinking`, `--max-output-tokens` (over the settings'; reasoning.ts has the defaults). */
@@ -53,7 +60,7 @@ export interface SessionOptions {
   maxOutputTokens?: number
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   /** Where the session works, already chosen. */
   place?: SessionPlace
   /** A session that writes works where the user says: outside any repository it needs --cwd (the hint says so). */
@@ -73,8 +80,9 @@ export interface OpenOptions {
 }
 
 /** The approver's model settings (the approval record's `model` section): part of what was approved. */
-export interface ApprovedModel extends ReasoningChoice {
+interface ApprovedModel extends ReasoningChoice {
   model?: string
+  fallbackModel?: string
 }
 
 export class SessionContext {
@@ -91,6 +99,8 @@ export class SessionContext {
   /** The table's profile of the model, made once (a new object each time would be shaped anew each turn). */
   private tableKnown?: ModelProfile
   private beginLookup!: () => void
+  /** The alias the model was given as (`--model sonnet`, `ANTHROPIC_MODEL=opus`), until resolved. */
+  private alias?: ModelAlias
   /** Settles when the session's first response has begun: the model look-up is sent then, off the first request's path. */
   private readonly responseBegun = new Promise<void>((resolve) => {
     this.beginLookup = resolve
@@ -107,7 +117,9 @@ export class SessionContext {
     private readonly inherited?: SessionContext,
   ) {
     const {effort, maxOutputTokens, thinking} = options
-    this.modelId = model
+    // An alias (`sonnet`) is the table's newest of its family until the API's list says otherwise (resolveAlias).
+    this.alias = isModelAlias(model) ? model : undefined
+    this.modelId = this.alias ? aliasFromTable(this.alias) : model
     this.choice = {...settings.reasoning, ...defined({effort, maxOutputTokens, thinking})}
     // Checked now, against the table, so that a budget no model of this kind takes fails before any request.
     this.shaped(this.profile())
@@ -152,6 +164,23 @@ export class SessionContext {
     return this.known
   }
 
+  /**
+   * An alias as its family's newest model in the API's list, asked once, before the first request (every
+   * request, the result and the transcript then name one model); without an answer the table's stands.
+   */
+  async resolveAlias(): Promise<void> {
+    const alias = this.alias
+    if (!alias || this.known) return
+    this.alias = undefined
+    // The progress header and session_start name the model it became: no line of its own.
+    const {id} = await resolveAlias(await this.client(), alias)
+    if (id !== this.modelId) {
+      this.modelId = id
+      this.tableKnown = undefined
+      this.shaped(this.profile())
+    }
+  }
+
   /** The first response of the session has begun (request.ts): the look-up of the model may go now. */
   firstResponseBegun(): void {
     this.beginLookup()
@@ -183,6 +212,7 @@ export class SessionContext {
       ['effort', options.effort, approved.effort],
       ['thinking', options.thinking, approved.thinking],
       ['max-output-tokens', options.maxOutputTokens, approved.maxOutputTokens],
+      ['fallback-model', options.fallbackModel, approved.fallbackModel],
     ]
     for (const [flag, mine, theirs] of given) {
       if (mine === undefined || theirs === undefined || mine === theirs) continue
@@ -193,8 +223,10 @@ export class SessionContext {
     }
 
     if (this.known) throw new Error('useApproved after the model look-up started')
-    const {model, ...choice} = approved
-    if (model) this.modelId = model
+    const {fallbackModel, model, ...choice} = approved
+    if (fallbackModel) this.options.fallbackModel = fallbackModel
+    // What was approved binds: an alias in the record means the table's model of its family, not a newer one the API may list.
+    if (model) this.modelId = isModelAlias(model) ? aliasFromTable(model) : model
     this.tableKnown = undefined
     this.choice = {...this.choice, ...defined(choice)}
     this.shaped(this.profile())
@@ -256,7 +288,7 @@ export class SessionContext {
 export async function openSession(options: SessionOptions, open: OpenOptions = {}): Promise<SessionContext> {
   const {inherited} = open
   const place = open.place ?? inherited?.place ?? (await sessionPlace(options.cwd, open))
-  const settings = inherited?.settings ?? loadSettings(place.workspace)
+  const settings = inherited?.settings ?? loadSettings(place.workspace, {deny: options.deny, mcpServers: options.mcp?.servers, strictMcp: options.mcp?.strict})
   const model = modelFrom(options.model, settings.model)
   if (open.preview) return new SessionContext(options, place, settings, model, undefined)
   if (open.credentials !== false) {
@@ -267,6 +299,7 @@ export async function openSession(options: SessionOptions, open: OpenOptions = {
   }
   const snapshot = await sessionSnapshot(place.workspace, {changes: open.changes})
   const session = new SessionContext(options, place, settings, model, snapshot, inherited)
+  if (open.credentials !== false) await session.resolveAlias()
   // A session that runs now reads what it knows of its model: the cache or the table; the API is asked
   // once the first response has begun. A run starts this once its approval is read (the record may name the model).
   if (open.credentials !== false) void session.knowModel()

@@ -28,7 +28,7 @@ export interface Environment {
   layout: string[]
 }
 
-export interface EnvironmentOptions {
+interface EnvironmentOptions {
   workspace: string
   /** Whether a path may not be named to the model (a `Read(...)` deny rule): left out of the layout and the status. */
   hidden?: (absolute: string) => boolean

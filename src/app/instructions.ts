@@ -10,15 +10,15 @@ import path from 'node:path'
 import {isInside} from '../base/workspace/paths.js'
 
 /** In order of preference: a directory's AGENTS.md, else its CLAUDE.md. */
-export const INSTRUCTION_FILES = ['AGENTS.md', 'CLAUDE.md'] as const
+const INSTRUCTION_FILES = ['AGENTS.md', 'CLAUDE.md'] as const
 
 /** The repository's instructions reach the model up to this many bytes (Codex's default cap). */
-export const INSTRUCTIONS_CAP_BYTES = 32 * 1024
+const INSTRUCTIONS_CAP_BYTES = 32 * 1024
 
 /** Below this, a file that does not fit is left out rather than shown as a fragment. */
 const MIN_SHOWN_BYTES = 256
 
-export interface InstructionFile {
+interface InstructionFile {
   /** Relative to the directory the search started at, with `/`: `AGENTS.md`, `service/CLAUDE.md`. */
   file: string
   /** The file's text, or as much of it as the cap could ever use. */
@@ -74,7 +74,7 @@ async function readConfined(top: string, file: string): Promise<{text: string; s
   }
 }
 
-export interface InstructionsInput {
+interface InstructionsInput {
   /** The repository's instruction files, root first. */
   repository: InstructionFile[]
   /** The settings files' `instructions`, user file first. */
@@ -83,7 +83,7 @@ export interface InstructionsInput {
   appended?: string
 }
 
-export interface InstructionsSection {
+interface InstructionsSection {
   /** The system prompt's sections, joined by blank lines ('' when there is nothing to say). */
   text: string
   /** When the repository's instructions were cut at the cap: a line for stderr. */

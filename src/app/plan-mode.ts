@@ -86,7 +86,7 @@ export class PlanMode implements SessionControl {
 }
 
 /** What is wrong with a plan file that should now hold a plan; `given` is ExitPlanMode's `plan_path`. */
-export async function planFileProblem(planFile: string, given: string | undefined, resolveGiven: (p: string) => Promise<string>): Promise<string | undefined> {
+async function planFileProblem(planFile: string, given: string | undefined, resolveGiven: (p: string) => Promise<string>): Promise<string | undefined> {
   if (given !== undefined) {
     const real = await resolveGiven(given)
     if (real !== planFile)
@@ -107,7 +107,7 @@ export async function planFileProblem(planFile: string, given: string | undefine
 }
 
 /** The plan-mode reminder, word for word as the design requires; recomputed every turn. */
-export function planFileInfo(planFilePath: string, exists: boolean): string {
+function planFileInfo(planFilePath: string, exists: boolean): string {
   const first = exists
     ? `A plan file already exists at ${planFilePath}. You can read it and make incremental edits using the Edit tool if you need to.`
     : `No plan file exists yet. You should create your plan at ${planFilePath} using the Write tool if you need to.`
@@ -118,7 +118,7 @@ export function planFileInfo(planFilePath: string, exists: boolean): string {
   ].join('\n')
 }
 
-export interface PlanPromptInput {
+interface PlanPromptInput {
   /** Sections every session carries (environment, instructions), placed before the reminder. */
   context?: string
   planFile: string
@@ -126,6 +126,6 @@ export interface PlanPromptInput {
 }
 
 /** System prompt of a planning session: the instructions (prompts/plan.ts), the context, and the Plan File Info block that must end it. */
-export function planModeSystemPrompt({context, planExists, planFile}: PlanPromptInput): string {
+function planModeSystemPrompt({context, planExists, planFile}: PlanPromptInput): string {
   return [planPrompt(), context, planFileInfo(planFile, planExists)].filter(Boolean).join('\n\n')
 }

@@ -38,11 +38,11 @@ interface PlanSessionOptions extends SessionOptions {
   onStart?(info: SessionStart): void
 }
 
-export interface PlanOptions extends PlanSessionOptions {
+interface PlanOptions extends PlanSessionOptions {
   task: string
 }
 
-export interface ReviseOptions extends PlanSessionOptions {
+interface ReviseOptions extends PlanSessionOptions {
   /** The plan's path, or its name as `wave plans` lists it. */
   planPath: string
   feedback?: string

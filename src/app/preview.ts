@@ -16,12 +16,12 @@ import {sessionPrompt} from './session.js'
 
 /** The kinds of session: `wave plan` (and `--revise`), `wave run plan.md`, `wave run --task`. */
 export const PROMPT_KINDS = ['plan', 'run', 'task'] as const
-export type PromptKind = (typeof PROMPT_KINDS)[number]
+type PromptKind = (typeof PROMPT_KINDS)[number]
 
 /** Stands for the plan's name, which is drawn when a planning session starts. */
 export const PLAN_NAME_PLACEHOLDER = '<name>'
 
-export interface PreviewOptions extends Pick<SessionOptions, 'appendSystemPrompt' | 'cwd' | 'host'> {
+interface PreviewOptions extends Pick<SessionOptions, 'appendSystemPrompt' | 'cwd' | 'host'> {
   kind: PromptKind
   /** The task, for the first message (plan and task kinds). */
   task?: string

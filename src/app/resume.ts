@@ -20,13 +20,13 @@ import {acceptedConversation} from '../agent/conversation.js'
 import {emptyUsage, type TokenUsage} from '../model/pricing.js'
 
 /** What a run had spent when it stopped: the resumed session counts on from it. */
-export interface RunProgress {
+interface RunProgress {
   turns: number
   usage: TokenUsage
   costUsd: number | null
 }
 
-export interface ResumePoint {
+interface ResumePoint {
   /** The conversation to send next, ending with a user message; undefined when none was recorded (start from the opening). */
   history?: MessageParam[]
   prior: RunProgress
@@ -90,7 +90,7 @@ export async function resumePoint(planPath: string, run: PlanRun, opening: strin
 }
 
 /** The run's conversation as recorded: from its newest replacement on, every message appended after it. */
-export function conversationOf(entries: RecordedEntry[], startedAt: string): {messages: MessageParam[]; progress?: RunProgress; assistantTurns: number} {
+function conversationOf(entries: RecordedEntry[], startedAt: string): {messages: MessageParam[]; progress?: RunProgress; assistantTurns: number} {
   let messages: MessageParam[] = []
   let progress: RunProgress | undefined
   let assistantTurns = 0
@@ -138,7 +138,7 @@ function tokenUsage(recorded: Record<string, number> | TokenUsage | undefined): 
  * (summaries of earlier turns, which compaction appends to it, kept); the calls of a last assistant
  * message that were never answered answered with an error; and the note, last in the last user message.
  */
-export function resumedConversation(recorded: MessageParam[], opening: string, note: string): {messages: MessageParam[]; unanswered: string[]} {
+function resumedConversation(recorded: MessageParam[], opening: string, note: string): {messages: MessageParam[]; unanswered: string[]} {
   const messages = [...recorded]
   const [first] = messages
   if (first.role !== 'user')
@@ -164,12 +164,12 @@ export function resumedConversation(recorded: MessageParam[], opening: string, n
 }
 
 /** The result of a call the run was killed during: whether it ran, and what it did, is unknown. */
-export function unknownEffect(tool: string): string {
+function unknownEffect(tool: string): string {
   return `The run was killed during this turn, before this ${tool} call's result was recorded: whether it ran, and what it changed, is unknown. It was not run again. Check its effect (read the files it would have changed, look at the workspace) before making the call again.`
 }
 
 /** The note that ends the last user message of a resumed run. */
-export function resumeNote(exitCode: number | undefined): string {
+function resumeNote(exitCode: number | undefined): string {
   return `[wave: this run stopped (${stopCause(exitCode)}) and was resumed with wave run --resume. The conversation above is as it was recorded; the workspace may have changed since. Check the state of what you were working on before going on, do not repeat steps whose results are above, and carry on with the plan.]`
 }
 

@@ -12,7 +12,7 @@ import {createExclusive, liveLockOwner, planNameOf, planSidecars, readPlanFile, 
 import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../base/process/sandbox.js'
-import {assertSandboxForCommands} from './preflight.js'
+import {assertSandboxForCommands} from '../base/process/runner.js'
 import {runProfile} from './profiles.js'
 import {runOpening} from './prompts/run.js'
 import {changedPaths, headOf} from '../base/workspace/git.js'
@@ -110,7 +110,13 @@ async function executeIn(session: SessionContext, options: RunOptions, plan: {by
         verify: contract.verify,
         decision: 'approved',
         // The approver is the one running: the model settings given on the command line are what is approved.
-        model: {effort: options.effort, maxOutputTokens: options.maxOutputTokens, model: options.model, thinking: options.thinking},
+        model: {
+          effort: options.effort,
+          fallbackModel: options.fallbackModel,
+          maxOutputTokens: options.maxOutputTokens,
+          model: options.model,
+          thinking: options.thinking,
+        },
         out: recordPath,
         planBytes: bytes,
         planPath,
@@ -257,6 +263,8 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       signal: options.host.signal,
     },
     earlier: resumed?.report,
+    // The model's work ends before the checks: its background commands with it.
+    endWork: async () => (await session.tools()).tasks.endAll(),
     place: prepared.current ? {own: await sidecarsOf(planPath), top: prepared.current.root, workspace} : undefined,
     record,
     retries: options.verifyRetries ?? DEFAULT_VERIFY_RETRIES,
@@ -273,7 +281,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       ...runProfile(record.mode, workspace),
       // The record's rules; the settings files add theirs (and their deny rules beat any allow).
       allow: record.allow,
-      beforeTools: () => before,
+      beforeTools: () => Promise.all([before, enforcement.ready()]),
       followUp: resultRequired(),
       commandWatch: enforcement.watchesCommands
         ? {after: (state) => enforcement.afterCommand(state as Awaited<ReturnType<Enforcement['beforeCommand']>>), before: () => enforcement.beforeCommand()}
@@ -284,11 +292,10 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
         // Denials are kept for the report.
         enforcement.observe(event)
       },
-      async onEndTurn() {
-        if ((record.verify ?? []).length === 0) return undefined
-        beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
-        return enforcement.onEndTurn()
-      },
+      onEndTurn: () =>
+        enforcement.onEndTurn(async () => {
+          beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
+        }),
       scope: record.scope,
       onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
       opening,

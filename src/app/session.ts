@@ -106,6 +106,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       onCompacted: spec.onCompacted,
       onEvent,
       onMessage: spec.transcript,
+      fallbackModel: options.fallbackModel,
       onResponseBegun: () => session.firstResponseBegun(),
       policy,
       prices: settings.prices,
@@ -158,11 +159,13 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'offer' | 're
   notes?: SessionNotes
   /** A response has begun (request.ts): the session's model look-up waits for the first (context.ts). */
   onResponseBegun?(): void
+  /** `--fallback-model`: asked once the model is overloaded or unavailable after its retries (request.ts). */
+  fallbackModel?: string
 }
 
 /** The loop, bound once to a way to make a request and a way to run the turn's calls. */
 export function agentLoop(binding: LoopBinding): AgentLoop {
-  const {client, commandWatch, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
+  const {client, commandWatch, fallbackModel, notes, onResponseBegun, policy, registry, sandbox, session, tasks, ...loop} = binding
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   return new AgentLoop({
     ...loop,
@@ -182,6 +185,8 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
     request: turnRequest({
       client,
       model: loop.model,
+      fallbackModel,
+      onFallback: ({from, reason, to}) => onEvent({from, reason, to, type: 'fallback'}),
       onResponseBegun,
       onRetry: ({attempt, reason}) => onEvent({attempt, reason, type: 'retry'}),
       signal: loop.signal,

@@ -8,21 +8,21 @@ import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import {keepOpenQuestions} from '../tools/ask-user-question.js'
 import type {AskedQuestion, Todo} from '../tools/notes.js'
 import {ExitCode, WaveError} from '../base/errors.js'
-import {endingError} from '../agent/outcome.js'
+import {endingError, type SessionTotals} from '../agent/outcome.js'
 import {createPlan, planningEnded} from '../plans/lifecycle.js'
 import {appendTranscript} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox} from '../base/process/sandbox.js'
-import {assertSandboxForCommands} from './preflight.js'
+import {assertSandboxForCommands} from '../base/process/runner.js'
 import {openSession, type SessionOptions} from './context.js'
-import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
+import {outcomeDetails, type StopReason} from '../agent/loop.js'
 import type {SessionStart} from './plan.js'
 import {taskProfile} from './profiles.js'
 import {taskOpening} from './prompts/task.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
 import {resultRequired, runSession} from './session.js'
 
-export interface TaskOptions extends SessionOptions {
+interface TaskOptions extends SessionOptions {
   task: string
   mode: ExecutionMode
   allow: string[]
@@ -36,10 +36,8 @@ export interface TaskOptions extends SessionOptions {
   onPlanMode?(info: {planPath: string; name: string}): void
 }
 
-interface Tally {
-  costUsd: number | null
-  turns: number
-  usage: TokenUsage
+/** What the task's session did: the totals every session reports, how it ended, and what the model left. */
+type TaskTotals = SessionTotals & {
   stopReason: StopReason
   /** Questions the model asked that no one could answer (in a plan, also under its open questions). */
   questions: AskedQuestion[]
@@ -54,9 +52,9 @@ export type TaskOutcome =
       denials: number
       mode: ExecutionMode
       sandbox: {enabled: boolean; network: boolean}
-    } & Tally)
-  | ({kind: 'awaiting_approval'; planPath: string; name: string} & Tally)
-  | {kind: 'executed'; planPath: string; name: string; planning: Tally; run: RunOutcome}
+    } & TaskTotals)
+  | ({kind: 'awaiting_approval'; planPath: string; name: string} & TaskTotals)
+  | {kind: 'executed'; planPath: string; name: string; planning: TaskTotals; run: RunOutcome}
 
 export async function runTask(options: TaskOptions): Promise<TaskOutcome> {
   // Before the session opens (its settings, git reads): a run granted commands needs a sandbox that starts.

@@ -49,7 +49,7 @@ let codeCache = false
 /** Where a session of this process may work: the repository around the start directory, and `--cwd`. */
 let places: CachePlaces = {}
 
-export interface CachePlaces {
+interface CachePlaces {
   /** Where wave starts: the git repository around it is a workspace a session there sandboxes. */
   start?: string
   /** `--cwd`: each one a workspace, as is the repository around it. */

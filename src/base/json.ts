@@ -11,7 +11,7 @@ import type {z} from 'zod'
 import {type ExitCodeValue, WaveError} from './errors.js'
 
 /** Why a file that is there cannot be used: it cannot be read, or its content is not what it must be. */
-export type JsonFileFault = 'malformed' | 'unreadable'
+type JsonFileFault = 'malformed' | 'unreadable'
 
 export interface JsonFileOptions {
   /**

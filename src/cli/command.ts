@@ -1,8 +1,12 @@
+import {readFileSync} from 'node:fs'
+
 import {Command, Flags, type Interfaces} from '@oclif/core'
 
-import {ExitCode, usageError, WaveError} from '../base/errors.js'
+import {errorLine, ExitCode, usageError, WaveError} from '../base/errors.js'
 import {createSink, OUTPUT_FORMATS, type OutputFormat, type OutputSink, type SessionReporter} from '../output/sink.js'
+import {CommandRecorder, telemetryTarget} from '../output/telemetry/recorder.js'
 import {ruleSchema} from '../policy/policy.js'
+import {mcpConfigServers} from '../config/settings.js'
 import type {SessionHost, SessionOptions} from '../app/context.js'
 import {EFFORTS, type Effort, parseThinking, type ThinkingSetting} from '../model/reasoning.js'
 import {scrubSecrets} from '../base/secrets.js'
@@ -42,15 +46,39 @@ export function sessionFlags(maxTurns: number) {
         return parseThinking(input)
       },
     })(),
-    model: Flags.string({description: 'Model ID (default: $WAVE_MODEL, the settings files, else claude-sonnet-5-5)'}),
+    model: Flags.string({
+      description: 'Model ID, or an alias: opus, sonnet, haiku, fable (default: $WAVE_MODEL, $ANTHROPIC_MODEL, the settings files, else claude-sonnet-5-5)',
+    }),
+    deny: Flags.string({description: "A deny rule over the settings' (e.g. Bash(git push:*)); repeatable", multiple: true}),
+    'disallowed-tools': Flags.string({
+      aliases: ['disallowedTools'],
+      description: "Deny rules as Claude Code's --disallowedTools takes them: tools or rules, separated by commas or spaces",
+      multiple: true,
+    }),
+    'allowed-tools': Flags.string({
+      aliases: ['allowedTools'],
+      description: "Allow rules as Claude Code's --allowedTools takes them, where the command takes --allow",
+      multiple: true,
+    }),
+    'mcp-config': Flags.string({
+      description: 'MCP servers as Claude Code takes them: {"mcpServers": {...}} as JSON, @FILE or a file; repeatable',
+      multiple: true,
+    }),
+    'strict-mcp-config': Flags.boolean({description: 'Only the --mcp-config servers: none from the settings files'}),
+    'fallback-model': Flags.string({description: 'The model to go on with once --model is overloaded or unavailable after its retries'}),
     'output-format': outputFormatFlag({default: 'text'}),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
   }
 }
 
 /** The values of sessionFlags() as a command parses them. */
-export interface SessionFlagValues {
+interface SessionFlagValues {
   cwd?: string
+  deny?: string[]
+  'disallowed-tools'?: string[]
+  'mcp-config'?: string[]
+  'strict-mcp-config'?: boolean
+  'fallback-model'?: string
   effort?: Effort
   'max-budget-usd'?: number
   'max-output-tokens'?: number
@@ -78,6 +106,30 @@ export function sandboxFrom(flags: {sandbox?: 'off' | 'on'; 'sandbox-network'?: 
   return {enabled: flags.sandbox !== 'off', network: flags['sandbox-network'] === true}
 }
 
+/**
+ * Rules as Claude Code's `--allowedTools` and `--disallowedTools` take them: each value a list of tools or
+ * rules separated by commas or spaces, outside the parentheses of a rule (`Bash(git log:*),Edit Read`).
+ */
+export function toolList(values: readonly string[] = []): string[] {
+  const rules: string[] = []
+  for (const value of values) {
+    let depth = 0
+    let current = ''
+    for (const char of value) {
+      if (char === '(') depth += 1
+      if (char === ')') depth = Math.max(0, depth - 1)
+      if (depth === 0 && (char === ',' || /\s/.test(char))) {
+        if (current) rules.push(current)
+        current = ''
+      } else current += char
+    }
+
+    if (current) rules.push(current)
+  }
+
+  return rules
+}
+
 /** `--allow` rules as given, each checked: a malformed rule is a usage error (exit 2), before anything runs. */
 export function checkedRules(rules: string[] = []): string[] {
   for (const rule of rules) {
@@ -100,6 +152,8 @@ export abstract class WaveCommand extends Command {
   protected readonly interruption = new AbortController()
   private signalled?: NodeJS.Signals
   private sink?: OutputSink
+  /** The command as telemetry records it, when OTEL_* variables turn it on (absent otherwise: nothing is recorded). */
+  private recorder?: CommandRecorder
 
   public async init(): Promise<void> {
     await super.init()
@@ -122,14 +176,49 @@ export abstract class WaveCommand extends Command {
     const parsed = await super.parse(options, argv)
     const flags = parsed.flags as {json?: boolean; 'output-format'?: OutputFormat; quiet?: boolean}
     const format = flags.json ? 'json' : (flags['output-format'] ?? 'text')
-    this.sink = createSink({command: this.id ?? 'wave', format, quiet: flags.quiet})
+    this.sink = createSink({command: this.id ?? 'wave', format, observer: this.telemetry(), quiet: flags.quiet})
     return parsed
   }
 
   /** The output sink (one guessed from the arguments if the command failed before parsing). */
   protected get output(): OutputSink {
-    this.sink ??= createSink({command: this.id ?? 'wave', format: this.formatFromArgv()})
+    this.sink ??= createSink({command: this.id ?? 'wave', format: this.formatFromArgv(), observer: this.telemetry()})
     return this.sink
+  }
+
+  /** The recorder telemetry exports from at the end, made once when OTEL_* (or CLAUDE_CODE_ENABLE_TELEMETRY) turns it on. */
+  private telemetry(): CommandRecorder | undefined {
+    if (this.recorder) return this.recorder
+    const target = telemetryTarget()
+    if (!target) return undefined
+    if ('problem' in target) {
+      process.stderr.write(`Warning: telemetry is off: ${target.problem}\n`)
+      return undefined
+    }
+
+    this.recorder = new CommandRecorder(`${this.id ?? 'wave'}`.replaceAll(':', ' '), target)
+    return this.recorder
+  }
+
+  /**
+   * After the command, whatever its ending (oclif calls this after run or catch): the record exported,
+   * within telemetry's bounded wait. A collector that is down costs that wait and one line on stderr,
+   * never the exit code.
+   */
+  public async finally(error: Error | undefined): Promise<void> {
+    if (this.recorder) {
+      const exitCode = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0) || 0
+      const record = this.recorder.end(exitCode)
+      try {
+        const {exportCommand} = await import('../output/telemetry/export.js')
+        const outcome = await exportCommand(record, this.recorder.target, this.config.version)
+        if (!outcome.ok) process.stderr.write(`Warning: telemetry not exported: ${outcome.problem}\n`)
+      } catch (problem) {
+        process.stderr.write(`Warning: telemetry not exported: ${scrubSecrets(errorLine(problem))}\n`)
+      }
+    }
+
+    return super.finally(error)
   }
 
   /** What a command gives every session it starts. */
@@ -139,9 +228,14 @@ export abstract class WaveCommand extends Command {
 
   /** What every session driver takes from the session flags (sessionFlags), with the host reporting to `reporter`. */
   protected sessionOptions(flags: SessionFlagValues, appendSystemPrompt: string | undefined, reporter: SessionReporter): SessionOptions {
+    const deny = checkedRules([...(flags.deny ?? []), ...toolList(flags['disallowed-tools'])])
+    const servers = flags['mcp-config'] ? mcpConfigServers(flags['mcp-config'], (file) => readFileSync(file, 'utf8')) : undefined
     return {
       appendSystemPrompt,
       cwd: flags.cwd,
+      deny: deny.length > 0 ? deny : undefined,
+      fallbackModel: flags['fallback-model'],
+      mcp: servers || flags['strict-mcp-config'] ? {servers: servers ?? {}, strict: flags['strict-mcp-config'] === true} : undefined,
       host: this.sessionHost((event) => reporter.event(event)),
       effort: flags.effort,
       maxBudgetUsd: flags['max-budget-usd'],

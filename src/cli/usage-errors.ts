@@ -18,7 +18,7 @@ export interface CommandShape {
 }
 
 /** The command as typed: `wave plans prune`. */
-export const commandName = (id: string) => `wave ${id.replaceAll(':', ' ')}`
+const commandName = (id: string) => `wave ${id.replaceAll(':', ' ')}`
 
 /**
  * The one-line usage error an oclif parser error becomes, or undefined when `error` is none of them.

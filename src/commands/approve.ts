@@ -14,13 +14,14 @@ import {EXECUTION_MODES} from '../policy/policy.js'
 import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../output/interactive-review.js'
 
 // The run's own model flags, the same definitions, recorded as approved (the record's model section).
-const {effort, 'max-output-tokens': maxOutputTokens, model, thinking} = sessionFlags(1)
-const modelFlags = {effort, 'max-output-tokens': maxOutputTokens, model, thinking}
+const {effort, 'fallback-model': fallbackModel, 'max-output-tokens': maxOutputTokens, model, thinking} = sessionFlags(1)
+const modelFlags = {effort, 'fallback-model': fallbackModel, 'max-output-tokens': maxOutputTokens, model, thinking}
 
 /** The flags that say how an approved plan runs: a rejection or a request for changes approves no run for them to apply to. */
 const RUN_SETTINGS = [
   'allow',
   'effort',
+  'fallback-model',
   'max-output-tokens',
   'mode',
   'model',
@@ -44,7 +45,7 @@ The record, <plan>.approval.json beside the plan (or --out), binds the plan's sh
 
 It binds the plan's contract too: the paths of its ## Scope section (the run may change only those: --scope-enforce warn reports a change outside them, strict refuses it) and the commands of its ## Verification section, which wave runs itself, in the sandbox, when the model is done. --scope and --verify replace the plan's lists; --no-verify approves no checks.
 
---model, --effort, --thinking and --max-output-tokens record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
+--model, --effort, --thinking, --max-output-tokens and --fallback-model record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
 
   static examples = [
     '<%= config.bin %> approve gentle-breeze',
@@ -149,7 +150,13 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       decision,
       feedback: review ? review.feedback : (flags['request-changes'] ?? flags.feedback),
       mode: review?.mode ?? flags.mode,
-      model: {effort: flags.effort, maxOutputTokens: flags['max-output-tokens'], model: flags.model, thinking: flags.thinking},
+      model: {
+        effort: flags.effort,
+        fallbackModel: flags['fallback-model'],
+        maxOutputTokens: flags['max-output-tokens'],
+        model: flags.model,
+        thinking: flags.thinking,
+      },
       out: flags.out,
       planBytes: bytes,
       planPath,

@@ -3,13 +3,15 @@ import path from 'node:path'
 import {Flags} from '@oclif/core'
 
 import {outputFormatFlag, WaveCommand} from '../cli/command.js'
-import {type DemoOutcome, type DemoToolCall, runDemo} from '../app/demo/demo.js'
+import {type DemoCheck, type DemoOutcome, type DemoToolCall, runDemo} from '../app/demo/demo.js'
+import {reportTally} from '../output/report-view.js'
+import {checkOutcome} from '../plans/report.js'
 import type {CommandResult} from '../output/sink.js'
 
 export default class Demo extends WaveCommand {
   static description = `See plan → approve → run on a tiny project, with no key and no network.
 
-A scripted model served on 127.0.0.1 stands in for the API; everything else is wave as it runs with a real key. wave plan writes a plan, wave approve records the approval with an allow rule for the project's test command, and wave run makes the change and runs the tests (in the sandbox, where one can start).
+A scripted model served on 127.0.0.1 stands in for the API; everything else is wave as it runs with a real key. wave plan writes a plan with its contract (## Scope, ## Verification), wave approve records the approval binding it, and wave run makes the change; when the model ends its turn, wave runs the approved check (npm test, in the sandbox where one can start), which fails once and is fixed on the retry turn, and prints the planned-versus-actual tally.
 
 stdout shows what each step did and the diff. The repository and plans are removed afterwards, unless --keep names a directory for them.`
 
@@ -38,7 +40,7 @@ function demoResult(outcome: DemoOutcome): CommandResult {
   const where = outcome.kept ? `kept in ${outcome.kept.directory}` : 'removed with the demo; --keep DIR keeps them'
   const sandbox = outcome.sandbox.available
     ? ''
-    : `\nThe sandbox cannot start here, so the test command was refused, as it would be in a real run:\n${outcome.sandbox.problem}\n`
+    : `\nThe sandbox cannot start here, so the demo approved its check with --sandbox off (the record says so):\n${outcome.sandbox.problem}\n`
   const text = `${section(`1. ${plan.command}`)}
 The model explored read-only, then wrote the plan:
 ${callsText(plan.toolCalls)}
@@ -53,9 +55,10 @@ The approval record, ${outcome.approval.path}:
 ${JSON.stringify(outcome.approval.record, null, 2)}
 
 ${section(`3. ${run.command}`)}
-A fresh session holding the task and the approved plan; its tool calls:
-${callsText(run.toolCalls)}
+A fresh session holding the task and the approved plan; its tool calls, and the approved check wave ran each time the model ended its turn:
+${callsText(run.toolCalls, run.checks)}
 
+Planned versus actual: ${reportTally(outcome.run.report, 'Run complete')}
 Files changed: ${outcome.run.filesChanged.join(', ') || 'none'}
 The agent's final message (stdout of wave run):
 
@@ -86,24 +89,33 @@ Plans and the repository: ${where}.`
   }
 }
 
-/** One line a call, what went wrong under a refused one, and the tail of a command's output. */
-function callsText(calls: DemoToolCall[]): string {
+/** One line a call, what went wrong under a refused one, the tail of a command's output; the checks where they ran. */
+function callsText(calls: DemoToolCall[], checks: DemoCheck[] = []): string {
+  const checkLine = (check: DemoCheck) =>
+    `  wave ran ${check.command}: ${checkOutcome({...check, outputTail: ''})} in ${(check.durationMs / 1000).toFixed(1)} s`
   return calls
-    .map((call) => {
-      const input = (call.input ?? {}) as Record<string, unknown>
-      const line = `  ${call.name} ${String(input.file_path ?? input.pattern ?? input.command ?? '')}`.trimEnd()
-      if (call.isError) return `${line}\n    ${call.denied ? 'denied' : 'failed'}: ${call.content.split('\n')[0]}`
-      if (call.name !== 'Bash') return line
-      return [
-        line,
-        ...call.content
-          .trimEnd()
-          .split('\n')
-          .slice(-8)
-          .map((output) => `    | ${output}`),
-      ].join('\n')
+    .map((call, index) => {
+      const before = checks.filter((check) => check.afterCalls === index).map(checkLine)
+      return [...before, callText(call)].join('\n')
     })
+    .concat(checks.filter((check) => check.afterCalls >= calls.length).map(checkLine))
     .join('\n')
+}
+
+function callText(call: DemoToolCall): string {
+  const input = (call.input ?? {}) as Record<string, unknown>
+  const said = call.said ? `  > ${call.said.split('\n').join('\n  > ')}\n` : ''
+  const line = `${said}  ${call.name} ${String(input.file_path ?? input.pattern ?? input.command ?? '')}`.trimEnd()
+  if (call.isError) return `${line}\n    ${call.denied ? 'denied' : 'failed'}: ${call.content.split('\n')[0]}`
+  if (call.name !== 'Bash') return line
+  return [
+    line,
+    ...call.content
+      .trimEnd()
+      .split('\n')
+      .slice(-8)
+      .map((output) => `    | ${output}`),
+  ].join('\n')
 }
 
 const section = (title: string) => `== ${title} ==`

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {WaveCommand} from '../cli/command.js'
 import {ExitCode} from '../base/errors.js'
-import {type CheckStatus, runPreflight} from '../app/preflight.js'
+import {type CheckStatus, runDoctorChecks} from '../app/doctor.js'
 import {sessionWorkspace} from '../base/workspace/git.js'
 
 const SHOWN: Record<CheckStatus, string> = {fail: 'FAIL', pass: 'ok', skip: 'skipped', warn: 'warn'}
@@ -23,7 +23,7 @@ Prints each check and its result; a failing check names its fix. Exits 1 when a 
   async run(): Promise<void> {
     const {flags} = await this.parse(Doctor)
     const {workspace} = await sessionWorkspace(flags.cwd ?? process.cwd(), flags.cwd !== undefined)
-    const {checks, ok} = await runPreflight({offline: flags.offline, workspace})
+    const {checks, ok} = await runDoctorChecks({offline: flags.offline, workspace})
     const header = ['CHECK', 'RESULT', 'DETAIL']
     const rows = checks.map((check) => [check.name, SHOWN[check.status], check.detail])
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))

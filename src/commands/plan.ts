@@ -2,12 +2,12 @@ import {readFile} from 'node:fs/promises'
 
 import {Flags} from '@oclif/core'
 
-import {checkedRules, sessionFlags, WaveCommand} from '../cli/command.js'
+import {checkedRules, sessionFlags, toolList, WaveCommand} from '../cli/command.js'
 import {usageError} from '../base/errors.js'
 import {appendedPrompt, taskText} from '../base/input.js'
 import {parseRule} from '../policy/policy.js'
 import {formatCost, formatUsage} from '../output/progress.js'
-import {fencedBlock, markdownTable} from '../base/text.js'
+import {fencedBlock, inertMarkdown, markdownTable} from '../base/text.js'
 import type {CommandResult} from '../output/sink.js'
 import {contractLine} from '../plans/contract.js'
 import {makePlan, type PlanOutcome, revisePlan} from '../app/plan.js'
@@ -48,7 +48,7 @@ Plan mode allows reads and the plan file whatever the rules say, so --allow take
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Plan)
-    const allow = researchRules(checkedRules(flags.allow))
+    const allow = researchRules(checkedRules([...(flags.allow ?? []), ...toolList(flags['allowed-tools'])]))
     const task = await taskText(flags)
     if (!flags.revise && !task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
     const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])
@@ -90,7 +90,8 @@ async function planResult(outcome: PlanOutcome, task: string): Promise<CommandRe
 ${markdownTable([
   ['Task', task],
   ['Plan', `\`${outcome.planPath}\``],
-  ['Contract', contractLine(outcome.contract).replace(/^Plan: /, '')],
+  // The plan's checks as the plan wrote them: inert text, not Markdown or HTML of the plan's.
+  ['Contract', inertMarkdown(contractLine(outcome.contract).replace(/^Plan: /, ''), 2000)],
   ['Turns', String(outcome.turns)],
   ['Stop reason', outcome.stopReason],
   ['Cost', formatCost(outcome.costUsd)],

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {checkedRules, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../cli/command.js'
+import {checkedRules, sandboxFlags, sandboxFrom, sessionFlags, toolList, WaveCommand} from '../cli/command.js'
 import {usageError} from '../base/errors.js'
 import {ENDINGS} from '../agent/outcome.js'
 import {appendedPrompt, taskText} from '../base/input.js'
@@ -83,6 +83,15 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
     if (args.plan && taskGiven) throw usageError('Give either a plan to run or --task, not both.')
     const task = await taskText(flags)
     if (!args.plan && !task?.trim()) throw usageError('Missing the plan to run (or --task).', 'wave run <plan>')
+    // A run of an approved plan runs as its record says: nothing given here may widen it.
+    const widening = (['allowed-tools', 'mcp-config', 'strict-mcp-config'] as const).find((flag) => flags[flag] !== undefined && flags[flag] !== false)
+    if (!flags.approve && !taskGiven && widening) {
+      throw usageError(
+        `--${widening} would widen what the approved plan may do (${widening === 'allowed-tools' ? 'allow rules' : 'MCP servers and their tools'}), which only its approval record decides.`,
+        'Approve the plan with the rules it needs (wave approve --allow ...), or run it inline with --approve. Deny rules (--deny, --disallowed-tools) are taken: they only narrow.',
+      )
+    }
+
     if (!flags.approve && !taskGiven && (flags.mode || flags.allow || flags.sandbox || flags['sandbox-network'])) {
       throw usageError(
         '--mode, --allow and --sandbox choose how an inline approval runs: use them with --approve (or --task).',
@@ -92,7 +101,7 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
 
     const sandbox = sandboxFrom(flags)
 
-    const allow = checkedRules(flags.allow)
+    const allow = checkedRules([...(flags.allow ?? []), ...toolList(flags['allowed-tools'])])
     const mode = flags.mode ?? 'acceptEdits'
     const approve = flags.approve ? {allow, approver: await defaultApprover(), mode, sandbox} : undefined
     const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])

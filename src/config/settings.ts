@@ -17,7 +17,7 @@ import {EFFORTS, MIN_THINKING_BUDGET, type ReasoningChoice} from '../model/reaso
 import {ruleSchema} from '../policy/policy.js'
 import {expandHome, isInside, PathResolutionError, realPathOf} from '../base/workspace/paths.js'
 
-export const SETTINGS_FILE = 'settings.json'
+const SETTINGS_FILE = 'settings.json'
 
 const envSchema = z.record(z.string(), z.string())
 
@@ -49,23 +49,21 @@ const mcpServerSchema = z.preprocess(
 )
 
 export type McpServerConfig = z.infer<typeof mcpServerSchema>
-export type StdioServerConfig = z.infer<typeof stdioServerSchema>
-export type HttpServerConfig = z.infer<typeof httpServerSchema>
 
 /** A size as settings spell it: `512MiB`, `2GiB`, `1G`, or bytes. */
 const SIZE = /^\s*(\d+)\s*(B|K|KB|KiB|M|MB|MiB|G|GB|GiB)?\s*$/i
 
 /** Bytes of a size settings give (see SIZE): binary units, as `df -h` reads them. */
-export function sizeInBytes(size: number | string): number {
+function sizeInBytes(size: number | string): number {
   if (typeof size === 'number') return size
   const [, digits, unit = 'B'] = SIZE.exec(size) ?? []
   const power = {b: 0, g: 3, k: 1, m: 2}[unit[0].toLowerCase() as 'b' | 'g' | 'k' | 'm']
   return Number(digits) * 1024 ** power
 }
 
-export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/
+const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/
 
-export const settingsSchema = z.strictObject({
+const settingsSchema = z.strictObject({
   $schema: z.string().optional(),
   /**
    * Text added to every session's system prompt, after the repository's AGENTS.md / CLAUDE.md: the
@@ -139,7 +137,7 @@ export const settingsSchema = z.strictObject({
 })
 
 export type Settings = z.infer<typeof settingsSchema>
-export type SettingsScope = 'project' | 'user'
+type SettingsScope = 'project' | 'user'
 
 export interface SettingsLayer {
   scope: SettingsScope
@@ -183,13 +181,48 @@ export interface SettingsFlags {
   model?: string
   allow?: string[]
   deny?: string[]
+  /** `--mcp-config`: servers the user gives on the command line, as trusted as the user's own file. */
+  mcpServers?: Record<string, McpServerConfig>
+  /** `--strict-mcp-config`: only the `--mcp-config` servers; those of the settings files are not started. */
+  strictMcp?: boolean
+}
+
+/** What `--mcp-config` takes: Claude Code's file (`{"mcpServers": {...}}`), as JSON text or a file's path. */
+const mcpConfigSchema = z.strictObject({mcpServers: settingsSchema.shape.mcpServers.unwrap()})
+
+/**
+ * The servers of `--mcp-config` values (each JSON text, `@FILE` or a file's path, as Claude Code takes
+ * them), later ones over earlier ones by name; a bad one is a usage error naming it.
+ */
+export function mcpConfigServers(values: readonly string[], read: (file: string) => string): Record<string, McpServerConfig> {
+  const servers: Record<string, McpServerConfig> = {}
+  for (const value of values) {
+    const inline = value.trimStart().startsWith('{')
+    const file = inline ? '--mcp-config' : value.replace(/^@/, '')
+    let text: string
+    try {
+      text = inline ? value : read(file)
+    } catch (error) {
+      throw usageError(`--mcp-config ${value}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`)
+    }
+
+    const config = parseJsonText(text, mcpConfigSchema, {
+      exitCode: ExitCode.usage,
+      hint: 'It takes Claude Code\'s format: {"mcpServers": {"name": {"command": "...", "args": [...]}}}.',
+      invalid: (problem) => `Invalid --mcp-config ${inline ? 'JSON' : file}: ${problem}.`,
+      keyNoun: 'field',
+    })
+    Object.assign(servers, config.mcpServers)
+  }
+
+  return servers
 }
 
 export const userSettingsPath = (home = waveHome()) => path.join(home, SETTINGS_FILE)
 export const projectSettingsPath = (workspace: string) => path.join(workspace, '.wave', SETTINGS_FILE)
 
 /** Reads and validates one settings file; undefined when it does not exist. A bad file is a usage error (exit 2). */
-export function readSettingsFile(file: string, scope: SettingsScope): SettingsLayer | undefined {
+function readSettingsFile(file: string, scope: SettingsScope): SettingsLayer | undefined {
   const settings = readJsonFile(file, settingsSchema, settingsFileOptions(file))
   return settings && {file, scope, settings: inScope(settings, file, scope)}
 }
@@ -284,6 +317,8 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
   }
 
   if (flags.model) merged.model = flags.model
+  if (flags.strictMcp) merged.mcpServers = {}
+  for (const [name, server] of Object.entries(flags.mcpServers ?? {})) merged.mcpServers[name] = {...server, scope: 'user'}
   merged.allow.push(...(flags.allow ?? []))
   merged.deny.push(...(flags.deny ?? []))
   merged.allow = [...new Set(merged.allow)]

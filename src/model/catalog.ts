@@ -3,7 +3,7 @@
  * types and effort levels it takes. The API describes a model (`client.models.retrieve`: max_input_tokens,
  * max_tokens, capabilities); its answer is kept under `$WAVE_HOME/cache/models/` for a day, per endpoint
  * and model. Asking never delays the first request: a fresh cached answer is read at once (a small
- * synchronous read), else the built-in table (model.ts) answers while the API is asked once the first
+ * synchronous read), else the built-in table (table.ts) answers while the API is asked once the first
  * response has begun (`after`), and its answer serves the turns after it and the next sessions.
  *
  *   const known = knowModel({client, model})
@@ -56,7 +56,7 @@ export interface ModelKnowledge {
   close(): void
 }
 
-export interface KnowModelOptions {
+interface KnowModelOptions {
   model: string
   /** The client the session talks through; without one (or one with no models API: Bedrock, Vertex) the table answers. */
   client?: Pick<Anthropic, 'baseURL'> & {models?: Pick<Anthropic['models'], 'retrieve'>}
@@ -96,7 +96,7 @@ type ModelInfo = z.infer<typeof modelInfoSchema>
 const cacheEntrySchema = z.object({fetchedAt: z.number(), info: modelInfoSchema.nullable(), model: z.string()})
 
 /** The window to plan for and the betas it takes: the model's own past 200k only with the 1M beta, which is then sent. */
-export function planWindow(maxInput: number, settingsWindow?: number): {contextWindow: number; betas: string[]} {
+function planWindow(maxInput: number, settingsWindow?: number): {contextWindow: number; betas: string[]} {
   const contextWindow = settingsWindow ?? maxInput
   return {betas: contextWindow > STANDARD_WINDOW ? [CONTEXT_1M_BETA] : [], contextWindow}
 }
@@ -115,7 +115,7 @@ export function tableProfile(model: string, settingsWindow?: number): ModelProfi
 }
 
 /** The API's description read as a profile; what it leaves out (no capabilities, no limits) comes from the table. */
-export function apiProfile(model: string, info: ModelInfo, source: 'api' | 'cache', settingsWindow?: number): ModelProfile {
+function apiProfile(model: string, info: ModelInfo, source: 'api' | 'cache', settingsWindow?: number): ModelProfile {
   const table = tableProfile(model, settingsWindow)
   const capabilities = info.capabilities
   const thinking: ThinkingType[] = capabilities?.thinking

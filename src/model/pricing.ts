@@ -1,6 +1,6 @@
 /**
  * What a session's tokens cost: a price table per model (USD per million tokens), matching the model's
- * snapshots and provider spellings too (model.ts, lookupByModel), and overridable (settings' `prices`)
+ * snapshots and provider spellings too (table.ts, lookupByModel), and overridable (settings' `prices`)
  * for new models, negotiated rates or other endpoints. A model without a price reports its cost as
  * `null`, never a guess; a budget (--max-budget-usd) is still kept for it, at the highest price of its
  * family (budgetPriceOf), so that it stops early rather than late.
@@ -24,14 +24,14 @@ export const emptyUsage = (): TokenUsage => ({
 })
 
 /** USD per million tokens. `cacheWrite` is the 5-minute write: the only cache wave asks for. */
-export const tokenPricesSchema = z.object({
+const tokenPricesSchema = z.object({
   cacheRead: z.number().nonnegative(),
   cacheWrite: z.number().nonnegative(),
   input: z.number().nonnegative(),
   output: z.number().nonnegative(),
 })
 
-export const modelPriceSchema = tokenPricesSchema.extend({
+const modelPriceSchema = tokenPricesSchema.extend({
   /** Rates for a request whose prompt (input, cache reads and writes) is over `above` tokens, on all its tokens. */
   longPrompt: tokenPricesSchema.extend({above: z.number().int().positive()}).optional(),
 })
@@ -39,7 +39,7 @@ export const modelPriceSchema = tokenPricesSchema.extend({
 /** Settings' `prices`: model ID → prices, e.g. `{"claude-sonnet-5-5": {"input": 2, ...}}`; its snapshots match too. */
 export const priceTableSchema = z.record(z.string().min(1), modelPriceSchema)
 
-export type TokenPrices = z.infer<typeof tokenPricesSchema>
+type TokenPrices = z.infer<typeof tokenPricesSchema>
 export type ModelPrice = z.infer<typeof modelPriceSchema>
 export type PriceTable = z.infer<typeof priceTableSchema>
 

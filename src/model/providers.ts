@@ -11,7 +11,7 @@ import {ExitCode, WaveError} from '../base/errors.js'
 
 export const PROVIDERS = ['anthropic', 'bedrock', 'vertex'] as const
 export type Provider = (typeof PROVIDERS)[number]
-export type CloudProvider = Exclude<Provider, 'anthropic'>
+type CloudProvider = Exclude<Provider, 'anthropic'>
 
 const CLOUD_NAMES: Record<CloudProvider, string> = {bedrock: 'Amazon Bedrock', vertex: 'Vertex AI'}
 
@@ -26,7 +26,7 @@ const CLAUDE_CODE_SWITCHES = {bedrock: 'CLAUDE_CODE_USE_BEDROCK', vertex: 'CLAUD
 /** A switch as Claude Code reads one: on for 1, true, yes or on (any case); anything else, or unset, is off. */
 const switchedOn = (name: string) => /^(?:1|true|yes|on)$/i.test(process.env[name]?.trim() ?? '')
 
-export interface ProviderChoice {
+interface ProviderChoice {
   provider: Provider
   /** What chose it, as the user would look for it: `WAVE_PROVIDER=bedrock`, `CLAUDE_CODE_USE_VERTEX=1`, the settings, the default. */
   source: string
@@ -112,7 +112,7 @@ export function assertCloudSettings(provider: CloudProvider, source = `WAVE_PROV
   }
 }
 
-export interface ClientOptions {
+interface ClientOptions {
   maxRetries: number
   timeout: number
 }

@@ -37,7 +37,7 @@ export interface Reasoning {
 }
 
 /** What a model takes; undefined fields: unknown (a model wave knows nothing of). */
-export interface ModelCapabilities {
+interface ModelCapabilities {
   maxOutput?: number
   /** The thinking types it takes; undefined when unknown. */
   thinking?: Array<'adaptive' | 'enabled'>

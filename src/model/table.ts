@@ -6,7 +6,7 @@ import {ExitCode, WaveError} from '../base/errors.js'
 import {scrubSecrets} from '../base/secrets.js'
 import {assertCloudSettings, chooseProvider, createCloudClient, type Provider} from './providers.js'
 
-export const DEFAULT_MODEL = 'claude-sonnet-5-5'
+const DEFAULT_MODEL = 'claude-sonnet-5-5'
 
 /** SDK retries for 408/409/429/5xx/529 and connection errors, with its exponential backoff. */
 const SDK_RETRIES = 4
@@ -37,9 +37,10 @@ export function integerFromEnv(name: string, fallback: number, min: number, max:
   return value
 }
 
-/** --model, then $WAVE_MODEL, then the settings files' `model` (project over user), then the default. */
+/** --model, then $WAVE_MODEL, then $ANTHROPIC_MODEL, then the settings files' `model` (project over user), then the default (an alias among them resolves in aliases.ts). */
 export function modelFrom(flag?: string, fromSettings?: string): string {
-  return flag || process.env.WAVE_MODEL || fromSettings || DEFAULT_MODEL
+  // ANTHROPIC_MODEL as Claude Code reads it, below wave's own variable.
+  return flag || process.env.WAVE_MODEL?.trim() || process.env.ANTHROPIC_MODEL?.trim() || fromSettings || DEFAULT_MODEL
 }
 
 /** Fails before any request when no credential is set (naming the variable users expect) or a knob is invalid. */
@@ -107,14 +108,14 @@ export type Effort = (typeof EFFORTS)[number]
 /** The `thinking.type` values besides `disabled` (which every model takes). */
 export type ThinkingType = 'adaptive' | 'enabled'
 
-export interface ModelLimits {
+interface ModelLimits {
   /** Tokens a request's prompt may hold (beyond 200k only with the 1M-context beta). */
   contextWindow: number
   /** The largest `max_tokens` the model takes. */
   maxOutput: number
 }
 
-export interface ModelTableEntry extends ModelLimits {
+interface ModelTableEntry extends ModelLimits {
   /** The thinking types the model takes: adaptive (it decides), enabled (a budget). */
   thinking: ThinkingType[]
   /** The effort levels the model takes; none: no effort parameter. */
@@ -171,6 +172,9 @@ export function modelLimits(model: string): ModelLimits | undefined {
   const known = lookupByModel(MODEL_TABLE, model)
   return known && {contextWindow: known.contextWindow, maxOutput: known.maxOutput}
 }
+
+/** Every model ID the table knows (an alias resolves among them without the API). */
+export const modelTableIds = (): string[] => Object.keys(MODEL_TABLE)
 
 /** What the built-in table knows of a model (limits and capabilities), or undefined. */
 export function modelTableEntry(model: string): ModelTableEntry | undefined {
@@ -243,7 +247,7 @@ export function promptTooLong(error: unknown): {tokens?: number; limit?: number}
   return counts ? {limit: Number(counts[2]), tokens: Number(counts[1])} : {}
 }
 
-export interface ApiContext {
+interface ApiContext {
   /** The client's base URL; only its scheme, host and port are ever shown. */
   baseURL?: string
   model: string
@@ -326,7 +330,7 @@ function endpointOf(baseURL: string | undefined): {host: string; origin: string;
 }
 
 /** One clear line for a model API failure: status, request id, and the API's own message (or the network's). */
-export function describeApiError(error: unknown, requestId?: string | null): string {
+function describeApiError(error: unknown, requestId?: string | null): string {
   const e = error as SdkError
   const apiMessage = e?.error?.error?.message ?? e?.message ?? String(error)
   const parts = ['Model API request failed']

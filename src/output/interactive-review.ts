@@ -18,7 +18,7 @@ import {type ExecutionMode, nextMode} from '../policy/policy.js'
 import {renderMarkdown, visibleLength, withoutControls} from './markdown.js'
 
 /** Ctrl+C (or Ctrl+D) during a review: nothing is recorded, and the command exits 130. */
-export class ReviewAborted extends WaveError {
+class ReviewAborted extends WaveError {
   constructor() {
     super('Review aborted: no decision recorded.', ExitCode.interrupted)
     this.name = 'ReviewAborted'
@@ -56,7 +56,7 @@ export interface ReviewOutcome {
   feedback?: string
 }
 
-export interface ReviewOptions {
+interface InteractiveReviewOptions {
   /** The plan's Markdown, exactly the text whose bytes the record binds. */
   planText: string
   /** Shown in the header: the plan's path as given. */
@@ -87,7 +87,7 @@ const CHOICES = [
 ] as const satisfies ReadonlyArray<{decision: Decision; hint: string; hotkey: string; label: string}>
 
 /** Shows the plan, then asks for a decision. Throws ReviewAborted on Ctrl+C; never writes a record. */
-export async function reviewPlan(options: ReviewOptions): Promise<ReviewOutcome> {
+export async function reviewPlan(options: InteractiveReviewOptions): Promise<ReviewOutcome> {
   const input = options.input ?? (process.stdin as ReadStream)
   const output = options.output ?? (process.stderr as WriteStream)
   const style = styles(useColor(output, options.env ?? process.env))

@@ -23,7 +23,7 @@
  */
 import type {MarkedExtension, Token, Tokens} from 'marked'
 
-export interface MarkdownRenderOptions {
+interface MarkdownRenderOptions {
   color: boolean
   /** Wrap width in columns. */
   width: number

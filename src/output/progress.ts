@@ -1,11 +1,12 @@
 import type {AgentEvent, TokenUsage} from '../agent/loop.js'
 import {scrubSecrets} from '../base/secrets.js'
+import {visible} from '../base/text.js'
 import {integerFromEnv} from '../model/table.js'
 import {formatUsd} from '../model/pricing.js'
 import {todoProgress} from '../tools/notes.js'
 
 /** A short, one-line view of a tool call's input for the progress log. */
-export function describeCall(name: string, input: unknown): string {
+function describeCall(name: string, input: unknown): string {
   const fields = (input ?? {}) as Record<string, unknown>
   const main = fields.file_path ?? fields.command ?? fields.pattern ?? fields.path ?? fields.url ?? fields.plan_path ?? fields.reason ?? fields.task_id
   const line = (typeof main === 'string' ? main : '').replaceAll(/\s+/g, ' ')
@@ -36,6 +37,10 @@ export function progressLine(event: AgentEvent): string | undefined {
 
     case 'retry': {
       return `↻ retrying (attempt ${event.attempt}): ${event.reason}`
+    }
+
+    case 'fallback': {
+      return `↷ ${event.from} is overloaded or unavailable: going on with --fallback-model ${event.to}`
     }
 
     case 'usage': {
@@ -79,12 +84,12 @@ export function progressLine(event: AgentEvent): string | undefined {
   }
 }
 
-export interface ProgressOptions {
+interface ProgressOptions {
   quiet?: boolean
 }
 
 /** What the header line names, printed before the first request. */
-export interface SessionHeader {
+interface SessionHeader {
   /** `wave plan`, `wave run`, `wave run --task`. */
   command: string
   /** The plan's name, when there is one. */
@@ -130,8 +135,9 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
 
   /** A progress line: the task's output, kept until listr runs. */
   const line = (text: string) => {
-    if (task) task.output = scrubSecrets(text)
-    else pending.push(scrubSecrets(text))
+    // The model's and the plan's words (a command, a question, a to-do) with their control characters visible.
+    if (task) task.output = visible(scrubSecrets(text))
+    else pending.push(visible(scrubSecrets(text)))
   }
 
   let shownTitle = ''
@@ -155,7 +161,7 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
 
   const printHeader = (text: string) => {
     headerPrinted = true
-    if (!options.quiet) stderr.write(scrubSecrets(text) + '\n')
+    if (!options.quiet) stderr.write(visible(scrubSecrets(text)) + '\n')
   }
 
   const start = () => {
@@ -167,7 +173,7 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
     })
     rendering = listFor(base, async (wrapper) => {
       task = wrapper
-      task.title = shownTitle = base
+      task.title = shownTitle = visible(base)
       for (const text of pending.splice(0)) task.output = text
       await done
     })
@@ -210,7 +216,8 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
     result = await work(reporter)
   } catch (error) {
     waiting.end()
-    finish?.(error)
+    // listr shows the failure's message on the task's line: as visible as every other line.
+    finish?.(new Error(visible(scrubSecrets(error instanceof Error ? error.message : String(error)))))
     await rendering?.catch(() => {})
     throw error
   }
@@ -221,7 +228,7 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
   return result
 }
 
-export interface WaitingOutput {
+interface WaitingOutput {
   /** At a terminal: a spinner redrawn in place. Else lines in a log. */
   live: boolean
   /** Draws the live sign (seconds waited, a spinner frame), or takes it away (undefined). */
@@ -306,5 +313,5 @@ async function listFor(title: string, task: (wrapper: {title: string; output: st
 
 /** A line on stderr outside any session (a warning, a final tally), unless quiet. */
 export function note(line: string, options: ProgressOptions = {}): void {
-  if (!options.quiet) process.stderr.write(scrubSecrets(line) + '\n')
+  if (!options.quiet) process.stderr.write(visible(scrubSecrets(line)) + '\n')
 }

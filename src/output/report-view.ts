@@ -6,7 +6,7 @@ import type {PlanOverview} from '../plans/overview.js'
 import type {RevisionDiff} from '../plans/revisions.js'
 import {checkOutcome, checkPassed, fileList, type RunReport} from '../plans/report.js'
 import {describeSandbox} from '../base/process/sandbox.js'
-import {markdownTable} from '../base/text.js'
+import {fencedBlock, inertMarkdown, markdownTable} from '../base/text.js'
 
 /**
  * The tally line, Terraform's way: `Run complete: 3 changed in scope, 1 outside (docs/x.md), 0
@@ -111,10 +111,10 @@ export function revisionDiffMarkdown(
   diff: Pick<RevisionDiff, 'added' | 'feedback' | 'patch' | 'removed'> & {from: {label: string}; to: {label: string}},
   cap = 20_000,
 ): string {
-  const fence = diff.patch.includes('```') ? '~~~~' : '```'
-  const asked = diff.feedback.length > 0 ? `\n\nAsked for: ${diff.feedback.map((text) => `“${text.replaceAll('\n', ' ')}”`).join('; ')}` : ''
+  const asked = diff.feedback.length > 0 ? `\n\nAsked for: ${diff.feedback.map((text) => `“${inertMarkdown(text, 500)}”`).join('; ')}` : ''
   // A comment has a size limit, and the whole plan is shown below the diff anyway.
   const patch = diff.patch.length > cap ? `${diff.patch.slice(0, cap)}\n[... ${diff.patch.length - cap} characters of the diff cut ...]` : diff.patch
-  const body = patch ? `${fence}diff\n${patch.trimEnd()}\n${fence}` : '_no change_'
+  // The diff is the plan's text too: fenced as the plan is (a line of tildes or backticks in it closes nothing).
+  const body = patch ? fencedBlock(patch.trimEnd(), 'diff') : '_no change_'
   return `**Changed since your last review** (${diff.from.label} → ${diff.to.label}: +${diff.added} −${diff.removed})${asked}\n\n${body}`
 }

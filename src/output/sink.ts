@@ -9,7 +9,7 @@ import {appendFile} from 'node:fs/promises'
 
 import type {AgentEvent, TokenUsage} from '../agent/loop.js'
 import type {FailureDetails} from '../base/errors.js'
-import {markdownTable} from '../base/text.js'
+import {inertMarkdown, markdownTable, visible} from '../base/text.js'
 import {scrubSecrets} from '../base/secrets.js'
 import type {StopReason} from '../agent/outcome.js'
 import {formatCost, type Reporter, withProgress} from './progress.js'
@@ -20,7 +20,7 @@ export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 
 /** Version of every JSON object wave prints; bumped only on a breaking change. */
-export const OUTPUT_VERSION = 1
+const OUTPUT_VERSION = 1
 
 /** Longest tool result content a stream-json event carries; the transcript keeps all of it. */
 const STREAM_CONTENT_CAP = 2000
@@ -38,7 +38,7 @@ export interface SessionStartInfo {
 }
 
 /** The stream-json events (documented in docs/output.md), each written with `version`. */
-export type StreamEvent =
+type StreamEvent =
   | ({type: 'session_start'} & SessionStartInfo)
   | {type: 'plan_mode'; name: string; planPath: string}
   | {type: 'turn_start'; turn: number; mode: string}
@@ -90,8 +90,21 @@ export interface OutputSink {
   failure(failure: Failure): Promise<void>
 }
 
-export interface SinkOptions {
+/**
+ * What watches a command besides its output (telemetry): told what the sink is told, in the same order.
+ * An observer never changes what is printed, and its own failures stay its own.
+ */
+export interface SessionObserver {
+  start(info: SessionStartInfo): void
+  event(event: AgentEvent): void
+  result(data: Record<string, unknown>): void
+  failure(failure: Failure): void
+}
+
+interface SinkOptions {
   format: OutputFormat
+  /** Told every session start, event, result and failure (telemetry, when it is on). */
+  observer?: SessionObserver
   /** No progress on stderr. */
   quiet?: boolean
   /** The command, for the job summary of a failure (`wave plan`). */
@@ -114,13 +127,21 @@ export function createSink(options: SinkOptions): OutputSink {
   }
 }
 
-const stdout = (text: string) => process.stdout.write(scrubSecrets(text))
-const stderr = (text: string) => process.stderr.write(scrubSecrets(text))
+/**
+ * stdout as data (JSON, whose strings escape what a terminal would obey) or as text for people; stderr
+ * is always for people. Text for people shows its control characters visibly (base/text.ts): a plan's
+ * words never move the cursor, erase a line or recolour what follows.
+ */
+const stdoutData = (text: string) => process.stdout.write(scrubSecrets(text))
+const stdout = (text: string) => process.stdout.write(visible(scrubSecrets(text)))
+const stderr = (text: string) => process.stderr.write(visible(scrubSecrets(text)))
 
 /** What text, json and stream-json share: progress on stderr, warnings, the job summary. */
 abstract class Sink implements OutputSink {
   abstract readonly format: OutputFormat
   private sessionStarted = false
+  /** The model a session went on with (`--fallback-model`), which the result then names. */
+  private fellBackTo?: string
 
   constructor(protected readonly options: SinkOptions) {}
 
@@ -135,8 +156,10 @@ abstract class Sink implements OutputSink {
     return withProgress(title, {quiet: this.options.quiet}, (progress: Reporter) =>
       work({
         event: (event) => {
+          if (event.type === 'fallback') this.fellBackTo = event.to
           progress.event(event)
           this.emit(streamEventOf(event))
+          this.options.observer?.event(event)
         },
         planMode: (info) => {
           progress.title(`${title} · planning ${info.name}`)
@@ -145,6 +168,7 @@ abstract class Sink implements OutputSink {
         start: (info) => {
           progress.header({command: title, mode: info.mode, model: info.model, name: info.name, sandbox: info.sandbox})
           this.emit({type: 'session_start', ...info})
+          this.options.observer?.start(info)
         },
       }),
     )
@@ -160,11 +184,14 @@ abstract class Sink implements OutputSink {
   }
 
   async result(result: CommandResult): Promise<void> {
+    if (this.fellBackTo) result = {...result, data: {...result.data, fallbackModel: this.fellBackTo}}
+    this.options.observer?.result(result.data)
     if (result.summary) await appendStepSummary(result.summary)
     this.printResult(result)
   }
 
   async failure(failure: Failure): Promise<void> {
+    this.options.observer?.failure(failure)
     stderr(`Error: ${failure.message}\n${failure.hint ? `Hint: ${failure.hint}\n` : ''}`)
     // A session that failed still tells the CI job what happened, in its summary.
     if (this.sessionStarted) await appendStepSummary(failureSummary(this.options.command, failure))
@@ -188,7 +215,12 @@ class TextSink extends Sink {
 }
 
 /** One compact line, so the output can be piped to jq or read line by line. */
-const jsonLine = (value: object) => stdout(JSON.stringify({version: OUTPUT_VERSION, ...value}) + '\n')
+// JSON escapes the C0 controls but not DEL and C1 (\u009b is a CSI): those as \u escapes too, the same value.
+const jsonLine = (value: object) =>
+  stdoutData(
+    JSON.stringify({version: OUTPUT_VERSION, ...value}).replaceAll(/[\u007F-\u009F]/g, (char) => `\\u${char.codePointAt(0)!.toString(16).padStart(4, '0')}`) +
+      '\n',
+  )
 
 const failureBody = (failure: Failure) => ({
   ...failure.details,
@@ -280,9 +312,10 @@ function failureSummary(command: string, failure: Failure): string {
   const details = failure.details ?? {}
   const rows: Array<[string, string]> = [
     ['Exit code', String(failure.exitCode)],
-    ['Error', failure.message],
+    // An error may quote a plan's check or the model's words: inert text in the summary.
+    ['Error', inertMarkdown(failure.message, 2000)],
   ]
-  if (failure.hint) rows.push(['Hint', failure.hint])
+  if (failure.hint) rows.push(['Hint', inertMarkdown(failure.hint, 2000)])
   // Words and money for a reader, never the JSON's keys: the --json result has those.
   if (details.planPath) rows.push(['Plan', `\`${details.planPath}\``])
   if (details.stopReason) rows.push(['Session ended', SESSION_ENDINGS[details.stopReason] ?? details.stopReason.replaceAll('_', ' ')])

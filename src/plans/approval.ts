@@ -17,7 +17,7 @@ import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 import {gitEnvironment, SAFE_GIT_ARGS} from '../base/workspace/git-safety.js'
 import {EFFORTS, MIN_THINKING_BUDGET} from '../model/reasoning.js'
 
-export const APPROVAL_VERSION = 1
+const APPROVAL_VERSION = 1
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/i, 'a sha256 is 64 hex digits')
 
@@ -67,20 +67,22 @@ const scopeSchema = z.object({
 const verifySchema = z.array(z.object({command: z.string().trim().min(1, 'a check needs a command')}))
 
 /**
- * How the approver wants the model to work (`wave approve --model/--effort/--thinking/--max-output-tokens`):
+ * How the approver wants the model to work (`wave approve --model/--effort/--thinking/--max-output-tokens/--fallback-model`):
  * part of what was approved, so a run uses it and refuses a flag that says otherwise. Only what the
  * approver set is here; a record without it (or without a field) leaves that to the run's flags and
  * settings.
  */
 const modelSchema = z.object({
   effort: z.enum(EFFORTS).optional(),
+  /** `--fallback-model`: the model the run may go on with once its own is overloaded or unavailable. */
+  fallbackModel: z.string().trim().min(1).optional(),
   maxOutputTokens: z.number().int().min(1).optional(),
   model: z.string().trim().min(1).optional(),
   thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
 })
 
 /**
- * The approval record: written by `wave approve`, or by any tool that follows this schema (the README
+ * The approval record: written by `wave approve`, or by any tool that follows this schema (docs/reference.md
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
  */
 export const approvalRecordSchema = z.object({
@@ -161,7 +163,7 @@ export function previousRecord(file: string): ApprovalRecord | undefined {
   }
 }
 
-export interface DecisionInput {
+interface DecisionInput {
   planPath: string
   planBytes: Uint8Array
   decision: Decision

@@ -9,9 +9,9 @@ import type {SandboxSettings} from '../base/process/sandbox.js'
 import {type CheckResult, checkOutcome, checkPassed} from './report.js'
 
 /** How long one check may run before it is killed (and fails). `WAVE_CHECK_TIMEOUT_MS` sets it. */
-export const CHECK_TIMEOUT_MS = 600_000
+const CHECK_TIMEOUT_MS = 600_000
 /** How much of a check's output is kept (its end: where a test runner says what failed). */
-export const OUTPUT_TAIL_CHARS = 4000
+const OUTPUT_TAIL_CHARS = 4000
 
 export interface CheckOptions {
   /** The workspace root, a real path: the checks start there, and it is the one writable tree. */

@@ -9,7 +9,7 @@ import path from 'node:path'
 
 import type {Token, Tokens} from 'marked'
 
-import {usageError} from '../base/errors.js'
+import {usageError, type WaveError} from '../base/errors.js'
 import type {ScopeEnforcement} from '../policy/scope.js'
 import {recordRevision} from './revisions.js'
 
@@ -37,12 +37,20 @@ export async function parseContract(text: string): Promise<PlanContract> {
   const contract: PlanContract = {problems: [], scope: [], sections: {scope: false, verify: false}, verify: []}
   let section: 'scope' | 'verify' | undefined
   let depth = 0
+  // Where each section's heading is (its line): a second one is refused, naming both.
+  const seen: Partial<Record<'scope' | 'verify', number>> = {}
+  let line = 1
   for (const token of tokens) {
+    const at = line
+    line += (token.raw.match(/\n/g) ?? []).length
     if (token.type === 'heading') {
       const heading = token as Tokens.Heading
       const title = heading.text.trim()
       if (heading.depth >= 2 && (SCOPE.test(title) || VERIFY.test(title))) {
         section = SCOPE.test(title) ? 'scope' : 'verify'
+        const first = seen[section]
+        if (first !== undefined) throw twoSections(section, first, at)
+        seen[section] = at
         depth = heading.depth
         contract.sections[section] = true
       } else if (section && heading.depth <= depth) {
@@ -69,6 +77,18 @@ export async function parseContract(text: string): Promise<PlanContract> {
   }
 
   return contract
+}
+
+/**
+ * A plan stating its scope or its checks twice: refused wherever it is read (plan, approve, run), since a
+ * reviewer reading the first would not know the second binds too.
+ */
+function twoSections(section: 'scope' | 'verify', first: number, second: number): WaveError {
+  const name = section === 'scope' ? '## Scope' : '## Verification'
+  return usageError(
+    `The plan has two ${name} sections, at line ${first} and at line ${second}: a contract states its ${section === 'scope' ? 'scope' : 'checks'} once.`,
+    `Merge them into one ${name} section (wave plan --revise <plan> --feedback "one ${name} section"), then approve that.`,
+  )
 }
 
 /** A scope bullet's path: its first code span, else its first word (a path with spaces needs backticks). */
@@ -112,7 +132,7 @@ export function contractLine(contract: Pick<PlanContract, 'scope' | 'verify' | '
 }
 
 /** What the approver says over the plan: `--scope` (replaces), `--scope-enforce`, `--verify` (replaces), `--no-verify`. */
-export interface ContractOverrides {
+interface ContractOverrides {
   scope?: string[]
   enforce?: ScopeEnforcement
   verify?: string[]

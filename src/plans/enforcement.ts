@@ -4,7 +4,11 @@
  * - what each command changed, from the work tree before and after it (worktree.ts), recorded when it
  *   lies outside the scope, and told to the model in the call's result;
  * - the approved checks, run by wave when the model ends its turn, the failing output sent back for
- *   another turn up to `retries` times;
+ *   another turn up to `retries` times. The model's work ends before they begin: its background
+ *   commands are ended (their process groups gone), and the work tree is read as it is then and again
+ *   after the checks. What changed outside the scope since the run began (a background command's
+ *   write no command's watch saw) or while the checks ran (code the model wrote that a check loaded)
+ *   is a deviation like any other;
  * - the denials, for the report;
  * - the report itself (planned versus actual) and whether the run met its contract.
  */
@@ -12,11 +16,11 @@ import type {ApprovalRecord} from './approval.js'
 import {type CheckOptions, failedChecksMessage, runChecks} from './checks.js'
 import {buildReport, type CheckResult, checkPassed, type Denial, type RunReport, reportProblem} from './report.js'
 import {describeScope, scopeMatcher} from '../policy/scope.js'
-import {changedBetween, type WorkTreePlace, type WorkTreeState, workTreeState} from '../base/workspace/worktree.js'
+import {changedBetween, type WorkTreePlace, type WorkTreeState, WorkTreeWatch} from '../base/workspace/worktree.js'
 
 export const DEFAULT_VERIFY_RETRIES = 2
 
-export interface EnforcementOptions {
+interface EnforcementOptions {
   record: Pick<ApprovalRecord, 'scope' | 'verify' | 'sandbox'>
   /** The work tree to watch; absent outside a git repository (only file tools' writes are known then). */
   place?: WorkTreePlace
@@ -25,11 +29,18 @@ export interface EnforcementOptions {
   checks: Omit<CheckOptions, 'onCheck'> & {onCheck?: CheckOptions['onCheck']}
   /** What an earlier part of this run recorded (`--resume`): deviations and denials go on from it. */
   earlier?: RunReport
+  /**
+   * Ends the model's work before the checks: every background command, its process group gone. Says
+   * which were still running, and which left a process that would not die (then no check runs).
+   */
+  endWork?(): Promise<{ended: string[]; survived: string[]}>
 }
 
 export class Enforcement {
-  /** Paths commands changed outside the scope, workspace-relative, as they happened. */
+  /** Paths changed outside the scope, workspace-relative, as they were seen. */
   readonly deviations = new Set<string>()
+  /** Of those, the ones that changed while the approved checks ran. */
+  readonly duringChecks = new Set<string>()
   readonly denials: Denial[] = []
   /** The newest results of the checks; empty until they ran. */
   checks: CheckResult[] = []
@@ -37,12 +48,25 @@ export class Enforcement {
   private readonly inScope?: (relative: string) => boolean
   /** The input of each call, by id, until its result says whether it was denied. */
   private readonly calls = new Map<string, {name: string; input: unknown}>()
+  private readonly watch?: WorkTreeWatch
+  /** The work tree as the run began, before any tool ran (awaited through ready()). */
+  private readonly baseline?: Promise<WorkTreeState>
 
   constructor(private readonly options: EnforcementOptions) {
     const scope = options.record.scope
     if (scope && scope.enforce !== 'off') this.inScope = scopeMatcher(scope.paths)
     for (const file of options.earlier?.outOfScope ?? []) if (this.inScope && !this.inScope(file)) this.deviations.add(file)
     this.denials.push(...(options.earlier?.denials ?? []))
+    for (const file of options.earlier?.outOfScopeDuringChecks ?? []) this.duringChecks.add(file)
+    if (this.inScope && options.place) {
+      this.watch = new WorkTreeWatch(options.place)
+      this.baseline = this.watch.read()
+    }
+  }
+
+  /** Resolves once the work tree as the run began is read: to be awaited before the first tool runs. */
+  async ready(): Promise<void> {
+    await this.baseline
   }
 
   get strict(): boolean {
@@ -56,7 +80,7 @@ export class Enforcement {
 
   /** Before a command runs: the work tree as it is. */
   async beforeCommand(): Promise<WorkTreeState | undefined> {
-    return this.watchesCommands ? workTreeState(this.options.place!) : undefined
+    return this.watch?.read()
   }
 
   /**
@@ -65,10 +89,8 @@ export class Enforcement {
    */
   async afterCommand(before: WorkTreeState | undefined): Promise<string | undefined> {
     if (!before || !this.inScope) return undefined
-    const changed = changedBetween(before, await workTreeState(this.options.place!))
-    const outside = changed.filter((file) => !this.inScope!(file))
+    const outside = this.outside(before, await this.watch!.read())
     if (outside.length === 0) return undefined
-    for (const file of outside) this.deviations.add(file)
     const scope = describeScope(this.options.record.scope!.paths)
     const files = outside.join(', ')
     return this.strict
@@ -87,19 +109,44 @@ export class Enforcement {
   }
 
   /**
-   * The model ended its turn: run the checks. Returns what the model is told for another turn when some
-   * failed and retries are left, else undefined (the run ends, and `problem()` says whether it met them).
+   * The model ended its turn: its work ends (background commands ended, the work tree compared with
+   * the run's start), then the checks run, on a tree read again after them. `beforeChecks` runs between
+   * the two, when there are checks. Returns what the model is told for another turn when some failed
+   * and retries are left, else undefined (the run ends, and `problem()` says whether it met them).
    */
-  async onEndTurn(): Promise<string | undefined> {
+  async onEndTurn(beforeChecks?: () => Promise<void>): Promise<string | undefined> {
+    const work = (await this.options.endWork?.()) ?? {ended: [], survived: []}
+    const baseline = await this.baseline
+    const atChecks = baseline && (await this.watch!.read())
+    if (baseline && atChecks) this.outside(baseline, atChecks)
     const verify = this.options.record.verify ?? []
     if (verify.length === 0) return undefined
-    this.checks = await runChecks(verify, {...this.options.checks, sandbox: this.options.checks.sandbox ?? this.options.record.sandbox})
+    await beforeChecks?.()
+    this.checks =
+      work.survived.length > 0
+        ? verify.map(({command}) => ({
+            command,
+            durationMs: 0,
+            exitCode: null,
+            outputTail: `Not run: a process of background task ${work.survived.join(', ')} would not end.`,
+          }))
+        : await runChecks(verify, {...this.options.checks, sandbox: this.options.checks.sandbox ?? this.options.record.sandbox})
+    if (atChecks) for (const file of this.outside(atChecks, await this.watch!.read())) this.duringChecks.add(file)
     this.rounds++
     if (this.checks.every(checkPassed)) return undefined
     // A strict scope already left: no turn can undo that, so none is spent on the checks.
     if (this.strict && this.deviations.size > 0) return undefined
     const retries = this.options.retries ?? DEFAULT_VERIFY_RETRIES
-    return this.rounds <= retries ? failedChecksMessage(this.checks, {attempt: this.rounds, of: retries}) : undefined
+    if (this.rounds > retries) return undefined
+    const ended = work.ended.length > 0 ? `wave ended your background commands (${work.ended.join(', ')}) before running the checks.\n\n` : ''
+    return ended + failedChecksMessage(this.checks, {attempt: this.rounds, of: retries})
+  }
+
+  /** What changed outside the scope between two readings, recorded as deviations. */
+  private outside(before: WorkTreeState, after: WorkTreeState): string[] {
+    const outside = changedBetween(before, after).filter((file) => !this.inScope!(file))
+    for (const file of outside) this.deviations.add(file)
+    return outside
   }
 
   /** What the model would be told of the failing checks now (the run ends with it: `--resume` goes on from it). */
@@ -108,7 +155,14 @@ export class Enforcement {
   }
 
   report(changed: string[]): RunReport {
-    return buildReport({changed, checks: this.checks, denials: this.denials, deviations: this.deviations, scope: this.options.record.scope})
+    return buildReport({
+      changed,
+      checks: this.checks,
+      denials: this.denials,
+      deviations: this.deviations,
+      duringChecks: this.duringChecks,
+      scope: this.options.record.scope,
+    })
   }
 
   /** Why the run did not meet its approved checks, or undefined when it did. */

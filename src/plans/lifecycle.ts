@@ -22,7 +22,7 @@ import {createExclusive, drawPlanName, ensurePlansDir, exists, PLAN_EXTENSION, p
 import {runReportSchema} from './report.js'
 
 /** Every status a plan can have, in the order of its life. */
-export const PLAN_STATUSES = ['draft', 'approved', 'rejected', 'changes_requested', 'running', 'ran', 'failed'] as const
+const PLAN_STATUSES = ['draft', 'approved', 'rejected', 'changes_requested', 'running', 'ran', 'failed'] as const
 export type PlanStatus = (typeof PLAN_STATUSES)[number]
 
 /** The statuses a decision gives a plan: what an approval record's `decision` may say. */
@@ -53,7 +53,7 @@ const runSchema = z.object({
   report: runReportSchema.optional(),
 })
 
-export const planStateSchema = z.object({
+const planStateSchema = z.object({
   createdAt: z.string(),
   model: z.string(),
   name: z.string(),
@@ -72,7 +72,7 @@ export const planStateSchema = z.object({
    * newer status. Absent in states written before wave kept it.
    */
   decisionSeen: z.string().nullable().optional(),
-  /** How the model was asked to think when the plan was made: effort, thinking, max_tokens (session/reasoning.ts). */
+  /** How the model was asked to think when the plan was made: effort, thinking, max_tokens (model/reasoning.ts). */
   reasoning: z
     .object({effort: z.string().optional(), thinking: z.union([z.string(), z.number()]).optional(), maxOutputTokens: z.number().optional()})
     .optional(),
@@ -130,7 +130,7 @@ export function planCost(state: PlanState): number | null {
   return total === undefined ? 0 : total
 }
 
-export interface NewPlan {
+interface NewPlan {
   name: string
   path: string
   state: PlanState
@@ -303,7 +303,7 @@ export function planStatus(state: PlanState | undefined, decision: {decision: De
   return seen ? state.status : decision.decision
 }
 
-export interface PlanListing {
+interface PlanListing {
   /** Approved to run with commands unsandboxed (`--sandbox off`): shown wherever the plan is listed. */
   sandboxOff: boolean
   /** USD spent on the plan's sessions (planning and runs); null when a model had no known price. */

@@ -32,6 +32,8 @@ export const runReportSchema = z.object({
   enforce: z.enum(['warn', 'strict', 'off']).nullable().default(null),
   /** Changes outside the scope: files changed outside it, and what commands changed outside it (even if undone later). */
   outOfScope: z.array(z.string()),
+  /** Of those, what changed while the approved checks ran (absent when nothing did). */
+  outOfScopeDuringChecks: z.array(z.string()).optional(),
   /** The approved scope; null when the approval binds none (a record from before plans were contracts). */
   scope: z.array(z.string()).nullable(),
   /** Scope entries no change matched. */
@@ -50,11 +52,13 @@ export function checkOutcome(check: CheckResult): string {
 }
 export type Denial = z.infer<typeof denialSchema>
 
-export interface ReportInput {
+interface ReportInput {
   scope?: {paths: string[]; enforce: 'warn' | 'strict' | 'off'}
   changed: string[]
   /** Changes commands made outside the scope, recorded as they happened. */
   deviations?: Iterable<string>
+  /** Of the deviations, those made while the checks ran. */
+  duringChecks?: Iterable<string>
   checks: CheckResult[]
   denials: Denial[]
 }
@@ -69,7 +73,17 @@ export function buildReport(input: ReportInput): RunReport {
     const matches = scopeMatcher([entry])
     return !changed.some((file) => matches(file))
   })
-  return {changed, checks: input.checks, denials: input.denials, enforce: scope.enforce, outOfScope: [...outOfScope].sort(), scope: [...scope.paths], untouched}
+  const duringChecks = [...new Set(input.duringChecks ?? [])].sort()
+  return {
+    changed,
+    checks: input.checks,
+    denials: input.denials,
+    enforce: scope.enforce,
+    outOfScope: [...outOfScope].sort(),
+    ...(duringChecks.length > 0 ? {outOfScopeDuringChecks: duringChecks} : {}),
+    scope: [...scope.paths],
+    untouched,
+  }
 }
 
 /** Whether the run met its approved checks: every check passed and, under a strict scope, nothing left it. */

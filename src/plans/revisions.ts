@@ -8,7 +8,7 @@ import {appendFileSync, readFileSync} from 'node:fs'
 
 import {z} from 'zod'
 
-import {usageError} from '../base/errors.js'
+import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {sha256Of} from './approval.js'
 import {planSidecars} from './store.js'
 
@@ -22,13 +22,18 @@ const revisionSchema = z.object({
   text: z.string(),
 })
 
-export type Revision = z.infer<typeof revisionSchema>
+type Revision = z.infer<typeof revisionSchema>
 
-/** The plan's revisions, oldest first. A line that cannot be read is skipped, not fatal: they are a record, not authority. */
+/**
+ * The plan's revisions, oldest first. A line that cannot be read is skipped (they are a record, not
+ * authority), but a revision whose text is not the bytes its sha256 names is an error naming the file
+ * (exit 4): a rewritten text under its old sha256 would show a reviewer a diff of what they never read.
+ */
 export function readRevisions(planPath: string): Revision[] {
+  const file = planSidecars(planPath).revisions
   let raw: string
   try {
-    raw = readFileSync(planSidecars(planPath).revisions, 'utf8')
+    raw = readFileSync(file, 'utf8')
   } catch {
     return []
   }
@@ -36,10 +41,25 @@ export function readRevisions(planPath: string): Revision[] {
   const revisions: Revision[] = []
   for (const line of raw.split('\n')) {
     if (!line.trim()) continue
+    let parsed: ReturnType<typeof revisionSchema.safeParse>
     try {
-      const parsed = revisionSchema.safeParse(JSON.parse(line))
-      if (parsed.success) revisions.push(parsed.data)
-    } catch {}
+      parsed = revisionSchema.safeParse(JSON.parse(line))
+    } catch {
+      continue
+    }
+
+    if (!parsed.success) continue
+    const revision = parsed.data
+    const actual = sha256Of(Buffer.from(revision.text, 'utf8'))
+    if (actual !== revision.sha256.toLowerCase()) {
+      throw new WaveError(
+        `The revisions file ${file} is damaged: revision ${revision.revision}'s text has sha256 ${actual.slice(0, 12)}…, not the ${revision.sha256.slice(0, 12)}… it records.`,
+        ExitCode.mismatch,
+        'Its revisions cannot be trusted: remove the file (the plan and its approval record stand alone) or restore it.',
+      )
+    }
+
+    revisions.push(revision)
   }
 
   return revisions
@@ -66,7 +86,7 @@ export function recordRevision(planPath: string, bytes: Uint8Array, feedback?: s
 }
 
 /** One side of a diff: a recorded revision, or the plan file as it is now. */
-export interface DiffSide {
+interface DiffSide {
   label: string
   revision?: number
   sha256: string
@@ -111,7 +131,7 @@ const sideOf = (revision: Revision): DiffSide => ({
   text: revision.text,
 })
 
-export interface DiffRequest {
+interface DiffRequest {
   planPath: string
   /** The plan file's bytes now. */
   current: Uint8Array

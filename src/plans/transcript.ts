@@ -14,10 +14,10 @@ import {scrubSecrets} from '../base/secrets.js'
 import {planSidecars} from './store.js'
 
 /** The session that wrote an entry. */
-export type TranscriptSession = 'plan' | 'revise' | 'task' | 'run'
+type TranscriptSession = 'plan' | 'revise' | 'task' | 'run'
 
 /** What a run had spent when an entry was written. */
-export interface TranscriptProgress {
+interface TranscriptProgress {
   turns: number
   /** Token counts by kind (the tally's TokenUsage when written). */
   usage: object
@@ -33,7 +33,7 @@ export type TranscriptContent =
   | {compacted: MessageParam[]; compaction: unknown}
   | {conversation: MessageParam[]; resumed: {after: number | null; at: string}}
 
-export type TranscriptEntry = {session: TranscriptSession; startedAt?: string; progress?: TranscriptProgress} & TranscriptContent
+type TranscriptEntry = {session: TranscriptSession; startedAt?: string; progress?: TranscriptProgress} & TranscriptContent
 
 /**
  * Appends one entry (JSON lines); secrets are scrubbed on the way to disk. Synchronously: a session

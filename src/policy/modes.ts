@@ -1,6 +1,6 @@
 /**
- * The permission modes and what each means, in one table: the run prompts, the review screen and the
- * README say the same thing because they read it from here. What a mode decides per access class is the
+ * The permission modes and what each means, in one table: the run prompts and the review screen say the
+ * same thing because they read it from here (docs/reference.md words it for people). What a mode decides per access class is the
  * policy's table (policy.ts); these are its words.
  */
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const
@@ -19,7 +19,7 @@ export function nextMode(mode: PermissionMode, skip: PermissionMode[] = []): Per
   return order[(at + 1) % order.length] ?? order[0]
 }
 
-export interface ModeDescription {
+interface ModeDescription {
   /** One line for a screen or a table. */
   summary: string
   /** What the model is told it may do, in the system prompt of a session in this mode. */

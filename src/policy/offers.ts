@@ -14,7 +14,7 @@ import {decide, offered, PLAN_MODE_REFUSALS, type PermissionMode, type PolicyCon
  *   TaskOutput and TaskStop, permits Bash)
  * - `no`: never offered in the mode
  */
-export const OFFERS = ['yes', 'planFileOnly', 'runTaskOnly', 'alreadyActive', 'withRule', 'no'] as const
+const OFFERS = ['yes', 'planFileOnly', 'runTaskOnly', 'alreadyActive', 'withRule', 'no'] as const
 export type Offer = (typeof OFFERS)[number]
 
 /** How `wave tools` prints each offer. */

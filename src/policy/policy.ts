@@ -11,7 +11,7 @@ import type {PermissionMode} from './modes.js'
 
 export {EXECUTION_MODES, type ExecutionMode, nextMode, PERMISSION_MODES, type PermissionMode} from './modes.js'
 
-export const ACCESS_CLASSES = ['read', 'write', 'execute', 'network', 'control'] as const
+const ACCESS_CLASSES = ['read', 'write', 'execute', 'network', 'control'] as const
 export type AccessClass = (typeof ACCESS_CLASSES)[number]
 
 export type Decision = 'allow' | 'ask' | 'deny'
@@ -53,7 +53,7 @@ export interface PolicyContext {
 }
 
 /** Where a tool comes from: wave itself, an installed oclif plugin, or an MCP server. */
-export const TOOL_ORIGINS = ['builtin', 'plugin', 'mcp'] as const
+const TOOL_ORIGINS = ['builtin', 'plugin', 'mcp'] as const
 export type ToolOrigin = (typeof TOOL_ORIGINS)[number]
 
 export interface ToolIdentity {
@@ -359,7 +359,7 @@ export function parseRules(allow: string[] = [], denyRules: string[] = []): Rule
  * Whether a rule is about a tool: its name, or for MCP tools (`mcp__<server>__<tool>`) also the server
  * alone, `mcp__<server>`, which covers every tool of that server.
  */
-export function ruleNamesTool(rule: Rule, toolName: string): boolean {
+function ruleNamesTool(rule: Rule, toolName: string): boolean {
   if (rule.tool === toolName) return true
   return rule.tool.startsWith('mcp__') && !rule.tool.slice('mcp__'.length).includes('__') && toolName.startsWith(rule.tool + '__')
 }
@@ -369,7 +369,7 @@ export function ruleNamesTool(rule: Rule, toolName: string): boolean {
  * `Read(...)` rules govern every tool that reads (Read, Grep, Glob, LS, plugin and MCP read tools) and
  * `Edit(...)` rules every tool that writes (Edit, Write, plugin and MCP write tools).
  */
-export function ruleGoverns(rule: Rule, tool: ToolIdentity): boolean {
+function ruleGoverns(rule: Rule, tool: ToolIdentity): boolean {
   if (ruleNamesTool(rule, tool.name)) return true
   return (rule.tool === 'Read' && tool.access === 'read') || (rule.tool === 'Edit' && tool.access === 'write')
 }
@@ -379,7 +379,7 @@ export function ruleGoverns(rule: Rule, tool: ToolIdentity): boolean {
  * match every simple command, each literal words; a deny rule matches when any one does, and a command
  * that cannot be fully analysed matches every deny rule (see shell.ts).
  */
-export function ruleMatches(rule: Rule, kind: 'allow' | 'deny', ctx: PolicyContext, call: ToolCall): boolean {
+function ruleMatches(rule: Rule, kind: 'allow' | 'deny', ctx: PolicyContext, call: ToolCall): boolean {
   if (!ruleGoverns(rule, call.tool)) return false
   if (!rule.specifier) return true
   const {target} = call
@@ -467,7 +467,7 @@ export function hostOf(url: string): string | undefined {
 }
 
 /** `domain:example.com` matches example.com and its subdomains; an IP address matches only itself. */
-export function domainMatches(domain: string, url: string): boolean {
+function domainMatches(domain: string, url: string): boolean {
   const host = hostOf(url)
   if (!host) return false
   const want = domain

@@ -80,7 +80,7 @@ export function denyMatches(specifier: string, analysis: ShellAnalysis): boolean
 const SEPARATOR = '\0'
 
 /** A Bash rule's specifier as wave reads it. */
-export interface CommandPattern {
+interface CommandPattern {
   /** Matches a command's words joined by SEPARATOR. */
   regex: RegExp
   /** The rule's words: each literal, or null where it holds a wildcard. */

@@ -19,7 +19,7 @@ const question = z.strictObject({
 })
 
 /** The heading a plan's open questions go under; found in any case and at any level. */
-export const OPEN_QUESTIONS_HEADING = '## Open questions'
+const OPEN_QUESTIONS_HEADING = '## Open questions'
 
 export default defineTool({
   access: 'control',

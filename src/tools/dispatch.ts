@@ -234,7 +234,7 @@ export function toolPermissions(policy: PolicyContext, tool: ToolIdentity): Tool
 }
 
 /** Keep the head and the tail: the end of a long output (an error, a summary) is often what matters. */
-export function capResult(text: string, cap: number): string {
+function capResult(text: string, cap: number): string {
   if (text.length <= cap) return text
   const keep = Math.floor(cap / 2)
   const cut = text.length - 2 * keep

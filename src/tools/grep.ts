@@ -22,7 +22,7 @@ const MAX_CONTEXT = 100
  * A search that takes longer is stopped with an error result. RE2 is linear in the text, but a pattern
  * with a huge program (`(?:a|b|...){1000}`, 130 µs a byte) over a large tree can still take hours.
  */
-export const GREP_TIME_LIMIT_MS = 60_000
+const GREP_TIME_LIMIT_MS = 60_000
 
 const OUTPUT_MODES = ['content', 'files_with_matches', 'count'] as const
 const count = (what: string) => z.number().int().nonnegative().optional().describe(what)
@@ -140,7 +140,7 @@ export async function searchWithin(limit: number, ctx: ToolContext, filter: Sear
 }
 
 /** Which files a search takes, and how many entries (files, or lines in content mode) it keeps: the first in path order. */
-export interface SearchFilter {
+interface SearchFilter {
   glob?: string
   /** ripgrep's --type, as a test of the file's name. */
   type?: (name: string) => boolean

@@ -4,9 +4,10 @@
  * can answer while the session runs). Owned by the session's tool set; the session listens for the
  * events, and its result and plan carry the questions.
  */
+import {cappedList, inertMarkdown} from '../base/text.js'
 
 export const TODO_STATUSES = ['pending', 'in_progress', 'completed'] as const
-export type TodoStatus = (typeof TODO_STATUSES)[number]
+type TodoStatus = (typeof TODO_STATUSES)[number]
 
 export interface Todo {
   content: string
@@ -14,7 +15,7 @@ export interface Todo {
   activeForm: string
 }
 
-export interface QuestionOption {
+interface QuestionOption {
   label: string
   description: string
 }
@@ -78,24 +79,37 @@ export function todoProgress(todos: Todo[]): string {
   return `${done} of ${todos.length} steps done; next: ${todos.find((todo) => todo.status === 'pending')?.content ?? ''}`
 }
 
-export const sameText = (a: string, b: string): boolean => normalise(a) === normalise(b)
+const sameText = (a: string, b: string): boolean => normalise(a) === normalise(b)
 export const normalise = (text: string): string => text.replaceAll(/\s+/g, ' ').trim()
 
-/** The to-do list as a Markdown task list for a job summary or a comment, or '' when there is none. */
-export function todosMarkdown(todos: Todo[], heading = '**To-do list**'): string {
+/** How much of the model's notes a Markdown surface shows: a comment has a size limit, and the job's log has the rest. */
+export const NOTES_SHOWN = {items: 50, itemLength: 300}
+
+/**
+ * The to-do list as a Markdown task list for a job summary or a comment, or '' when there is none. The
+ * model's words are inert there (base/text.ts): no image, link, heading or HTML of its own.
+ */
+export function todosMarkdown(todos: Todo[], heading = '**To-do list**', omitted = 0): string {
   if (todos.length === 0) return ''
   const mark = {completed: '[x]', in_progress: '[ ] (in progress)', pending: '[ ]'} as const
-  return `${heading} (${todoProgress(todos)})\n\n${todos.map((todo) => `- ${mark[todo.status]} ${normalise(todo.content)}`).join('\n')}`
+  const shown = todos.slice(0, NOTES_SHOWN.items)
+  const hidden = todos.length - shown.length + omitted
+  const items = shown.map((todo) => `- ${mark[todo.status]} ${inertMarkdown(todo.content, NOTES_SHOWN.itemLength)}`)
+  if (hidden > 0) items.push(`- … and ${hidden} more`)
+  const progress = hidden > 0 ? `${shown.length + hidden} steps; the first ${shown.length} shown` : inertMarkdown(todoProgress(todos), NOTES_SHOWN.itemLength)
+  return `${heading} (${progress})\n\n${items.join('\n')}`
 }
 
-/** The questions as a Markdown list for a job summary or a comment, or '' when there are none. */
+/** The questions as a Markdown list for a job summary or a comment, or '' when there are none; inert as the to-do list. */
 export function questionsMarkdown(
   questions: Array<{question: string; options?: QuestionOption[]}>,
   heading = '**Open questions** (asked during the session; no one could answer them)',
+  omitted = 0,
 ): string {
   if (questions.length === 0) return ''
   const items = questions.map(
-    (q) => `- ${normalise(q.question)}${q.options && q.options.length > 0 ? ` (options: ${q.options.map((o) => normalise(o.label)).join(', ')})` : ''}`,
+    (q) =>
+      `- ${inertMarkdown(q.question, NOTES_SHOWN.itemLength)}${q.options && q.options.length > 0 ? ` (options: ${q.options.map((o) => inertMarkdown(o.label, 80)).join(', ')})` : ''}`,
   )
-  return `${heading}\n\n${items.join('\n')}`
+  return `${heading}\n\n${cappedList(items, NOTES_SHOWN.items, (count) => `- … and ${count + omitted} more`).join('\n')}`
 }

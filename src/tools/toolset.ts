@@ -23,7 +23,7 @@ export interface SessionTools {
   close(): Promise<void>
 }
 
-export interface SessionToolsOptions {
+interface SessionToolsOptions {
   /** The workspace root (a real path). */
   workspace: string
   /** The settings in force, read once when the command started. */

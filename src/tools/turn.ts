@@ -43,7 +43,7 @@ export interface CallResult {
 /** Runs a turn's tool calls and returns their results in call order: what the loop is given, bound once per session. */
 export type CallExecutor = (calls: readonly ToolCallRequest[]) => Promise<CallResult[]>
 
-export interface TurnObserver {
+interface TurnObserver {
   /** The call at `index` starts: it is about to be checked and run (or refused, the session being interrupted). */
   started?(call: ToolCallRequest, index: number): void
   /** The call at `index` ended, with what the model will be sent. As calls end: reads may end out of call order. */
@@ -86,7 +86,7 @@ export async function executeTurn(calls: readonly ToolCallRequest[], env: TurnEn
 }
 
 /** Whether a call may run beside others: its tool only reads (the network included: WebFetch changes nothing here). */
-export function runsConcurrently(call: ToolCallRequest, registry: ToolRegistry): boolean {
+function runsConcurrently(call: ToolCallRequest, registry: ToolRegistry): boolean {
   const tool = registry.get(call.name)
   if (!tool) return false
   return tool.access === 'read' || (tool.access === 'network' && (tool.origin ?? 'builtin') === 'builtin')

@@ -10,9 +10,9 @@ import {hostOf} from '../policy/policy.js'
 import {defineTool, ToolError, type ToolPermissions} from './tool.js'
 
 /** How long one fetch may take, redirects included. */
-export const FETCH_TIMEOUT_MS = 20_000
+const FETCH_TIMEOUT_MS = 20_000
 /** Bytes read from a response body; the rest is cut. */
-export const MAX_BODY_BYTES = 5 * 1024 * 1024
+const MAX_BODY_BYTES = 5 * 1024 * 1024
 /** Characters of Markdown returned to the model (below the declared cap, so the note survives). */
 export const MAX_MARKDOWN_CHARS = 30_000
 const RESULT_CAP = 40_000
@@ -42,7 +42,7 @@ const webFetch = defineTool({
 
 export default webFetch
 
-export interface FetchedPage {
+interface FetchedPage {
   url: string
   /** The URL asked for, when redirects led elsewhere. */
   requested?: string
@@ -57,7 +57,7 @@ export interface FetchedPage {
 
 export type Lookup = typeof dnsLookup
 
-export interface FetchOptions {
+interface FetchOptions {
   /** The policy as the wrapper hands it to WebFetch: without it, no redirect is followed and no private address used. */
   permissions?: ToolPermissions
   signal?: AbortSignal

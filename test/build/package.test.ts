@@ -64,6 +64,7 @@ describe('the packed package', () => {
       'dist/plugins/index.d.ts',
       'dist/tools/search/content.js',
       'docs/ci/github-actions.md',
+      'docs/reference.md',
       'oclif.manifest.json',
       'CHANGELOG.md',
       'LICENSE',

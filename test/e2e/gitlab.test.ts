@@ -93,6 +93,17 @@ async function job(env: Record<string, string>, payload?: unknown): Promise<RunW
     WAVE_HOME: path.join(runner, 'wave'),
     ...env,
   }
+  if (env.WAVE_TASK !== undefined && env.CI_PIPELINE_ID === undefined) {
+    // The pipeline as GitLab records it: started, as its variables say, by GITLAB_USER_LOGIN from the web.
+    const started = gitlab.addPipeline({
+      ref: variables.CI_COMMIT_REF_NAME,
+      sha: variables.CI_COMMIT_SHA,
+      source: variables.CI_PIPELINE_SOURCE,
+      user: env.GITLAB_USER_LOGIN,
+    })
+    variables.CI_PIPELINE_ID = String(started.id)
+  }
+
   if (payload !== undefined) {
     // A file variable: the value is the file's path.
     const payloadPath = path.join(runner, 'TRIGGER_PAYLOAD')
@@ -518,5 +529,101 @@ describe('wave gitlab: commit statuses', JOBS, () => {
     const sticky = stickyOn(MR)
     expect(sticky.body).toMatch(/> Stopped at the budget: \$\d+\.\d{4} spent, more than --max-budget-usd 0\.000001/)
     expect(sticky.body).toMatch(/^\| Cost \| planning \$\d+\.\d{4} \|$/m)
+  })
+})
+
+describe('wave gitlab: duties go by identity, not by names or notes that look unedited', JOBS, () => {
+  it('require-other-approver: a requester who renamed herself (same user id) may not approve her own plan; someone else may', async () => {
+    const {name} = await planOnMergeRequest()
+    const planning = server.messageRequests.length
+    const alice = gitlab.userId('alice')
+    gitlab.renameUser('alice', 'alicia')
+    expect(gitlab.userId('alicia')).toBe(alice)
+
+    const own = await job({WAVE_REQUIRE_OTHER_APPROVER: '1'}, note(MR, `/wave approve ${name}`, 'alicia').payload)
+    expect(own.code).toBe(3)
+    expect(own.stderr).toContain(`Plan ${name} was asked for by @alice, who may not approve it too`)
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+
+    // Control: another person's approval runs it.
+    server.push(...runTurns())
+    const other = await job({WAVE_REQUIRE_OTHER_APPROVER: '1'}, note(MR, `/wave approve ${name}`, 'dave').payload)
+    expect(other.code, other.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+  })
+
+  it("refuses a note edited into an approval (updated_at after created_at), and a webhook body whose text is not the note's", async () => {
+    const {name} = await planOnMergeRequest()
+    const planning = server.messageRequests.length
+    // dave writes a remark; mona (a maintainer, whom GitLab lets edit it) turns it into dave's approval and sends its event.
+    const remark = note(MR, 'Looks interesting, will read later.', 'dave')
+    gitlab.editNote(remark.stored.id, `/wave approve ${name}`)
+    const payload = remark.payload as {object_attributes: {note: string}}
+    payload.object_attributes.note = `/wave approve ${name}`
+    const edited = await job({}, payload)
+    expect(edited.code, edited.stderr).toBe(0)
+    expect(edited.stdout).toMatch(new RegExp(`^Nothing applies: note ${remark.stored.id} was edited after it was written`))
+
+    // A body claiming an approval for a note GitLab has as something else.
+    const asked = note(MR, '/wave help', 'dave')
+    const claimed = asked.payload as {object_attributes: {note: string}}
+    claimed.object_attributes.note = `/wave approve ${name}`
+    const differing = await job({}, claimed)
+    expect(differing.code, differing.stderr).toBe(0)
+    expect(differing.stdout).toContain('was edited after it was written')
+
+    expect(server.messageRequests).toHaveLength(planning)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+    expect(statusOf(stickyOn(MR).body)).toBe('⏳ awaiting approval')
+
+    // Control: dave's own new note approves it.
+    server.push(...runTurns())
+    const approved = await job({}, note(MR, `/wave approve ${name}`, 'dave').payload)
+    expect(approved.code, approved.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+  })
+
+  it('a pipeline whose variables name another user and source than GitLab does plans nothing (exit 3); one they match plans', async () => {
+    const main = git(remote, ['rev-parse', 'refs/heads/main'])
+    // rita (a reporter) holds a trigger token: her pipeline's variables say mona started it from the web.
+    const forged = gitlab.addPipeline({ref: 'main', sha: main, source: 'trigger', user: 'rita'})
+    const refused = await job({
+      CI_PIPELINE_ID: String(forged.id),
+      CI_PIPELINE_SOURCE: 'web',
+      GITLAB_USER_ID: String(gitlab.userId('mona')),
+      GITLAB_USER_LOGIN: 'mona',
+      WAVE_ISSUE_IID: '12',
+      WAVE_TASK: 'Add a farewell function',
+    })
+    expect(refused.code).toBe(3)
+    expect(refused.stderr).toContain(
+      `do not say what GitLab says of pipeline ${forged.id} (CI_PIPELINE_SOURCE says web, GitLab says trigger; GITLAB_USER_LOGIN says mona, GitLab says rita)`,
+    )
+    expect(gitlab.requests.map((r) => r.path)).toContain(`/projects/${PROJECT}/pipelines/${forged.id}`)
+    // The same, but naming mona's own running pipeline by its id: it runs on another commit.
+    const monas = gitlab.addPipeline({ref: 'feature', sha: headSha, source: 'web', user: 'mona'})
+    const borrowed = await job({
+      CI_PIPELINE_ID: String(monas.id),
+      CI_PIPELINE_SOURCE: 'web',
+      GITLAB_USER_LOGIN: 'mona',
+      WAVE_ISSUE_IID: '12',
+      WAVE_TASK: 'Add a farewell function',
+    })
+    expect(borrowed.code).toBe(3)
+    expect(borrowed.stderr).toContain(`CI_PIPELINE_ID ${monas.id} is not this job's pipeline`)
+    expect(stickies(ISSUE)).toEqual([])
+    expect(server.messageRequests).toHaveLength(0)
+
+    // Control: mona's own pipeline, its variables as GitLab has it.
+    server.push(...planTurns())
+    const planned = await job({
+      GITLAB_USER_ID: String(gitlab.userId('mona')),
+      GITLAB_USER_LOGIN: 'mona',
+      WAVE_ISSUE_IID: '12',
+      WAVE_TASK: 'Add a farewell function',
+    })
+    expect(planned.code, planned.stderr).toBe(0)
+    expect(stickyOn(ISSUE).body).toContain('| Requested by | @mona |')
   })
 })

@@ -77,6 +77,7 @@ describe('wave doctor', () => {
       'credentials ok',
       'endpoint ok',
       'settings ok',
+      'telemetry skipped',
     ])
     expect(result.stdout).toMatch(/sandbox\s+ok\s+bubblewrap [\d.]+ at \S+\/bwrap starts a sandbox here/)
     expect(result.stdout).toContain('ANTHROPIC_API_KEY is set (value not shown)')
@@ -109,7 +110,8 @@ describe('wave doctor', () => {
     const output = JSON.parse(result.stdout)
     expect(output).toMatchObject({ok: false, version: 1})
     const byName = Object.fromEntries(output.checks.map((check: {name: string}) => [check.name, check]))
-    expect(Object.keys(byName)).toEqual(['sandbox', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings'])
+    expect(Object.keys(byName)).toEqual(['sandbox', 'shell-grammar', 'provider', 'credentials', 'endpoint', 'settings', 'telemetry'])
+    expect(byName.telemetry).toMatchObject({required: false, status: 'skip'})
     expect(byName.sandbox).toMatchObject({required: true, status: 'fail'})
     expect(byName.sandbox.detail).toMatch(FIX)
     expect(byName['shell-grammar']).toMatchObject({required: true, status: 'pass'})

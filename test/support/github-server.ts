@@ -94,6 +94,10 @@ export interface GitHubServer {
   addComment(issue: number, body: string, user: {login: string; type?: 'User' | 'Bot'}): StoredComment
   /** An edit by someone else: the body replaced, `updated_at` moved on. */
   editComment(id: number, body: string): StoredComment
+  /** The id GitHub gives a login (stable per login; a renamed person keeps theirs: renameUser). */
+  userId(login: string): number
+  /** A person renamed: the same id (and role) under a new login. */
+  renameUser(from: string, to: string): void
   commentsOn(issue: number): StoredComment[]
   /** The clock's current time (ISO 8601, whole seconds). */
   now(): string
@@ -125,6 +129,22 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
 
   const state = {
     permissions: {...options.permissions},
+  }
+  const ids = new Map<string, number>()
+  const userId = (login: string) => {
+    if (!ids.has(login)) ids.set(login, 5000 + ids.size)
+    return ids.get(login)!
+  }
+
+  function renameUser(from: string, to: string): void {
+    ids.set(to, userId(from))
+    ids.delete(from)
+    if (from in state.permissions) {
+      state.permissions[to] = state.permissions[from]
+      delete state.permissions[from]
+    }
+
+    for (const comment of comments) if (comment.user.login === from) comment.user = {...comment.user, login: to}
   }
 
   function addComment(issue: number, body: string, user: {login: string; type?: 'User' | 'Bot'}): StoredComment {
@@ -161,7 +181,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
     node_id: `IC_${c.id}`,
     updated_at: c.updated_at,
     url: `${serverUrl()}/repos/${fullName}/issues/comments/${c.id}`,
-    user: {id: 1, login: c.user.login, type: c.user.type},
+    user: {id: userId(c.user.login), login: c.user.login, type: c.user.type},
   })
 
   const pullJson = (p: StoredPull) => ({
@@ -171,7 +191,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
     html_url: `${htmlBase}/${fullName}/pull/${p.number}`,
     mergeable: p.mergeable === undefined ? true : p.mergeable,
     number: p.number,
-    user: {login: p.user ?? 'alice', type: 'User'},
+    user: {id: userId(p.user ?? 'alice'), login: p.user ?? 'alice', type: 'User'},
     state: 'open',
     title: p.title,
   })
@@ -288,7 +308,12 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
         if (!pull) return notFound
         return [
           200,
-          (pull.reviews ?? []).map((review, i) => ({commit_id: pull.head.sha, id: 9000 + i, state: review.state, user: {login: review.user, type: 'User'}})),
+          (pull.reviews ?? []).map((review, i) => ({
+            commit_id: pull.head.sha,
+            id: 9000 + i,
+            state: review.state,
+            user: {id: userId(review.user), login: review.user, type: 'User'},
+          })),
         ]
       },
     ],
@@ -365,6 +390,8 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
     createdPulls,
     editComment,
     issues,
+    renameUser,
+    userId,
     now,
     get permissions() {
       return state.permissions

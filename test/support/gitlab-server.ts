@@ -1,7 +1,8 @@
 /**
  * A local stand-in for the GitLab REST API (v4), enough of it for `wave gitlab`: the token's user, users
  * by name, the project, project members (members/all/:user_id, inherited included), merge requests (get,
- * create, approvals), issues (get, create) and their notes (list with pages, get, create, edit). It
+ * create, approvals), issues (get, create) and their notes (list with pages, get, create, edit), and
+ * pipelines (get: their source and the user who started them, whatever the job's variables say). It
  * records every request, answers as GitLab does (status codes, shapes, `updated_at` on edits, the
  * PRIVATE-TOKEN header, `X-Next-Page` pagination, only a note's author may edit it), and keeps its own
  * clock, one second per change, so tests can say what was written before or after what.
@@ -59,6 +60,17 @@ export interface StoredMergeRequest {
   has_conflicts: boolean
 }
 
+export interface StoredPipeline {
+  id: number
+  /** web, schedule, api, trigger, ... */
+  source: string
+  /** Who GitLab says started it. */
+  user: string
+  sha: string
+  ref: string
+  status: string
+}
+
 export interface StoredIssue {
   iid: number
   title: string
@@ -94,8 +106,13 @@ export interface GitLabServer {
   addIssue(issue: StoredIssue): StoredIssue
   /** A note written by someone (not through the API under test). */
   addNote(noteable: StoredNote['noteable'], body: string, username: string): StoredNote
-  /** An edit by its author: the body replaced, `updated_at` moved on. */
+  /** An edit (by its author, or a maintainer: GitLab lets them): the body replaced, `updated_at` moved on. */
   editNote(id: number, body: string): StoredNote
+  /** A person renamed: the same id (and membership) under a new username. */
+  renameUser(from: string, to: string): void
+  /** A pipeline as GitLab records it; answered at GET /projects/:id/pipelines/:id. */
+  addPipeline(pipeline: Omit<StoredPipeline, 'id' | 'status'> & {status?: string}): StoredPipeline
+  readonly pipelines: Map<number, StoredPipeline>
   notesOn(noteable: StoredNote['noteable']): StoredNote[]
   now(): string
   tick(): string
@@ -113,6 +130,8 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
   const issues = new Map<number, StoredIssue>()
   const createdMergeRequests: GitLabServer['createdMergeRequests'] = []
   const statuses: StoredStatus[] = []
+  const pipelines = new Map<number, StoredPipeline>()
+  let nextPipelineId = 9501
   const state = {members: {...options.members}}
   const ids = new Map<string, number>()
   const userId = (username: string) => {
@@ -138,6 +157,17 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     note.body = body
     note.updated_at = tick()
     return note
+  }
+
+  function renameUser(from: string, to: string): void {
+    ids.set(to, userId(from))
+    ids.delete(from)
+    if (from in state.members) {
+      state.members[to] = state.members[from]
+      delete state.members[from]
+    }
+
+    for (const note of notes) if (note.author.username === from) note.author = {id: note.author.id, username: to}
   }
 
   const userJson = (username: string) => ({
@@ -220,6 +250,16 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
         const iid = Number(m[2])
         if (m[1] === 'merge_requests') return mergeRequests.has(iid) ? [200, mrJson(mergeRequests.get(iid)!)] : notFound
         return issues.has(iid) ? [200, issueJson(issues.get(iid)!)] : notFound
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${project}/pipelines/(\\d+)$`),
+      (m) => {
+        const pipeline = pipelines.get(Number(m[1]))
+        if (!pipeline) return notFound
+        const {id, ref, sha, source, status, user} = pipeline
+        return [200, {id, project_id: options.projectId, ref, sha, source, status, user: userJson(user), web_url: `${projectUrl}/-/pipelines/${id}`}]
       },
     ],
     [
@@ -384,6 +424,11 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
       return stored
     },
     addNote,
+    addPipeline(pipeline) {
+      const stored: StoredPipeline = {status: 'running', ...pipeline, id: nextPipelineId++}
+      pipelines.set(stored.id, stored)
+      return stored
+    },
     apiUrl: `${http.url}/api/v4`,
     close: http.close,
     createdMergeRequests,
@@ -397,6 +442,8 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     },
     mergeRequests,
     notes,
+    pipelines,
+    renameUser,
     notesOn: (on) => notes.filter((n) => same(n.noteable, on)),
     now: () => clock.now(),
     requests: http.requests,

@@ -12,10 +12,11 @@ import {performance} from 'node:perf_hooks'
 
 import {ExitCode, usageError, WaveError} from '../../base/errors.js'
 import {sandboxStatus} from '../../base/process/sandbox.js'
-import {DEMO_TASK, PLAN_TURNS, PROJECT_FILES, RUN_TURNS, scriptedTurn, TEST_RULE} from './scenario.js'
+import {type RunReport, runReportSchema} from '../../plans/report.js'
 import {startMessagesServer} from '../../scripted/server.js'
+import {DEMO_TASK, PLAN_TURNS, PROJECT_FILES, RUN_TURNS, scriptedTurn} from './scenario.js'
 
-export interface DemoOptions {
+interface DemoOptions {
   /** The CLI to run each step with (the package's bin/run.js). */
   cli: string
   /** Keep the repository and the plans in this directory (new or empty) instead of a temporary one. */
@@ -25,7 +26,7 @@ export interface DemoOptions {
   signal: AbortSignal
 }
 
-export interface DemoStep {
+interface DemoStep {
   name: 'plan' | 'approve' | 'run'
   /** The command as it ran (its `--json` or `--output-format stream-json` aside). */
   command: string
@@ -35,6 +36,16 @@ export interface DemoStep {
   result: Record<string, unknown>
   /** The tool calls of a session step, in order, with what each returned. */
   toolCalls: DemoToolCall[]
+  /** The approved checks wave ran in a run step, each time they ran, in order. */
+  checks: DemoCheck[]
+}
+
+export interface DemoCheck {
+  command: string
+  exitCode: number | null
+  durationMs: number
+  /** How many of the step's tool calls came before it: where it falls among them. */
+  afterCalls: number
 }
 
 export interface DemoToolCall {
@@ -44,6 +55,8 @@ export interface DemoToolCall {
   denied: boolean
   /** The tool result as the model got it (as stream-json carries it, capped). */
   content: string
+  /** What the model wrote in the same turn before the call, if anything. */
+  said?: string
 }
 
 export interface DemoOutcome {
@@ -51,10 +64,10 @@ export interface DemoOutcome {
   steps: DemoStep[]
   plan: {name: string; path: string; text: string}
   approval: {path: string; record: Record<string, unknown>}
-  run: {result: string; filesChanged: string[]}
+  run: {result: string; filesChanged: string[]; report: RunReport}
   /** `git diff` of the run's change, new files included. */
   diff: string
-  /** Whether the run's test command could run in the OS sandbox here. */
+  /** Whether the checks could run in the OS sandbox here (if not, the demo approved them with --sandbox off). */
   sandbox: {available: true} | {available: false; problem: string}
   /** Where the repository and plans are, when kept; else everything is gone. */
   kept: {directory: string; repository: string; waveHome: string} | null
@@ -83,17 +96,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
     await createProject(dirs.repository, dirs.home)
     const sandbox = sandboxStatus()
     options.progress(`wave demo: a tiny project in ${dirs.repository}, a scripted model at ${server.url} (no network, no key)`)
-    // A run whose approval grants commands refuses to start without its sandbox (fail closed): here the demo
-    // approves no command, so the run goes on and the test command is refused, as a real one would be.
-    if (!sandbox.available)
-      options.progress(`wave demo: the sandbox cannot start here, so the approval grants no command and the test command will be refused: ${sandbox.problem}`)
+    // An approved check that cannot be contained does not run, and fails (fail closed). Where the sandbox cannot
+    // start, the demo's approver decides as a person would have to: its own tiny project's tests run unsandboxed,
+    // and the record says so.
+    if (!sandbox.available) options.progress(`wave demo: the sandbox cannot start here, so the demo approves its check with --sandbox off: ${sandbox.problem}`)
 
     const env = stepEnvironment({...dirs, baseUrl: server.url})
     const step = (name: DemoStep['name'], args: string[], index: number) =>
       runStep({args, cli: options.cli, cwd: dirs.repository, env, index, name, progress: options.progress, signal: options.signal})
     const planned = await step('plan', ['plan', '--task', DEMO_TASK], 1)
     const planPath = String(planned.result.planPath)
-    const approved = await step('approve', ['approve', planPath, ...(sandbox.available ? ['--allow', TEST_RULE] : [])], 2)
+    const approved = await step('approve', ['approve', planPath, ...(sandbox.available ? [] : ['--sandbox', 'off'])], 2)
     const recordPath = String(approved.result.recordPath)
     const ran = await step('run', ['run', planPath], 3)
 
@@ -103,16 +116,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
       durationMs: Math.round(performance.now() - started),
       kept: options.keep ? {directory: root, repository: dirs.repository, waveHome: dirs.waveHome} : null,
       plan: {name: String(planned.result.name), path: planPath, text: await readFile(planPath, 'utf8')},
-      run: {filesChanged: (ran.result.filesChanged as string[] | undefined) ?? [], result: String(ran.result.result ?? '')},
+      run: {
+        filesChanged: (ran.result.filesChanged as string[] | undefined) ?? [],
+        report: runReportSchema.parse(ran.result.report),
+        result: String(ran.result.result ?? ''),
+      },
       sandbox: sandbox.available ? {available: true} : {available: false, problem: sandbox.problem},
       steps: [planned, approved, ran],
       task: DEMO_TASK,
-      withRealKey: [
-        'export ANTHROPIC_API_KEY=sk-ant-...',
-        `PLAN=$(wave plan --task ${shellWord(DEMO_TASK)})`,
-        `wave approve "$PLAN" --allow ${shellWord(TEST_RULE)}`,
-        'wave run "$PLAN"',
-      ],
+      withRealKey: ['export ANTHROPIC_API_KEY=sk-ant-...', `PLAN=$(wave plan --task ${shellWord(DEMO_TASK)})`, 'wave approve "$PLAN"', 'wave run "$PLAN"'],
     }
   } finally {
     await server.close()
@@ -231,21 +243,46 @@ async function runStep(input: StepInput): Promise<DemoStep> {
   }
 
   input.progress(`      exit 0 in ${(durationMs / 1000).toFixed(1)} s`)
-  return {command, durationMs, exitCode: code, name: input.name, result, toolCalls: toolCallsIn(events)}
+  const toolCalls = toolCallsIn(events)
+  return {checks: checksIn(events), command, durationMs, exitCode: code, name: input.name, result, toolCalls}
 }
 
 /** The tool calls of a stream-json session, each joined with its result. */
 function toolCallsIn(events: Array<Record<string, unknown>>): DemoToolCall[] {
   const calls = new Map<string, DemoToolCall>()
+  let said: string | undefined
   for (const event of events) {
     const id = String(event.id)
-    if (event.type === 'tool_call') calls.set(id, {content: '', denied: false, input: event.input, isError: false, name: String(event.name)})
+    if (event.type === 'assistant' && typeof event.text === 'string') said = event.text.trim() || undefined
+    if (event.type === 'tool_call') {
+      calls.set(id, {content: '', denied: false, input: event.input, isError: false, name: String(event.name), ...(said ? {said} : {})})
+      said = undefined
+    }
+
     const call = calls.get(id)
     if (event.type === 'tool_result' && call)
       Object.assign(call, {content: String(event.content ?? ''), denied: event.denied === true, isError: event.is_error === true})
   }
 
   return [...calls.values()]
+}
+
+/** The checks of a stream-json run as they ended (a check event without an exit code is its start). */
+function checksIn(events: Array<Record<string, unknown>>): DemoCheck[] {
+  const checks: DemoCheck[] = []
+  let calls = 0
+  for (const event of events) {
+    if (event.type === 'tool_call') calls++
+    if (event.type === 'check' && 'exitCode' in event && event.durationMs !== undefined)
+      checks.push({
+        afterCalls: calls,
+        command: String(event.command),
+        durationMs: Number(event.durationMs),
+        exitCode: (event.exitCode as number | null) ?? null,
+      })
+  }
+
+  return checks
 }
 
 function withoutType({type: _type, ...rest}: Record<string, unknown>): Record<string, unknown> {
@@ -304,7 +341,7 @@ async function workingTreeDiff(repository: string, home: string): Promise<string
 }
 
 /** An argument as a user would type it in a POSIX shell. */
-export function shellWord(word: string): string {
+function shellWord(word: string): string {
   if (/^[\w@%+=:,./-]+$/.test(word)) return word
   if (!/[$`"\\!]/.test(word)) return `"${word}"`
   return `'${word.replaceAll("'", `'\\''`)}'`

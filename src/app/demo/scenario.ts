@@ -1,18 +1,22 @@
 /**
  * What `wave demo` shows: a tiny project with a test, a task on it, and the scripted model's part in
- * both sessions. The model is a function of each request it receives, as a real one is: it finds the
- * plan file in the plan-mode system prompt, tells the planning session from the run by that prompt,
- * and reports the test command's real outcome from the tool result wave sent back.
+ * both sessions. The plan is a contract (`## Scope`, `## Verification`); the run slips once, the way
+ * models do (a capital letter the test does not expect), so the approved check fails when the model
+ * ends its turn, and the model fixes it on the retry turn from the failing output wave sent it. The
+ * model is a function of each request it receives, as a real one is: it finds the plan file in the
+ * plan-mode system prompt, tells the planning session from the run by that prompt, and quotes the
+ * check's real failure from the message wave sent back.
  */
-import {planPathIn, type RecordedRequest, type Reply, reply, systemText, toolResults, toolUse} from '../../scripted/server.js'
+import {planPathIn, type RecordedRequest, type Reply, reply, systemText, toolUse} from '../../scripted/server.js'
 
 export const DEMO_TASK = 'Make greet() greet the world when it is called without a name, and add a test for it'
 
-/** The project's test command, and the rule the approval allows it with. */
-export const TEST_COMMAND = 'npm test'
-export const TEST_RULE = 'Bash(npm test:*)'
+/** The project's test command: the plan's one check, which wave runs when the model ends its turn. */
+const TEST_COMMAND = 'npm test'
 
 const GREET_BEFORE = 'export function greet(name) {'
+/** The run's first attempt: the capital W is the slip the check catches. */
+const GREET_SLIP = "export function greet(name = 'World') {"
 const GREET_AFTER = "export function greet(name = 'world') {"
 const NEW_TEST_PATH = 'test/greet-default.test.js'
 
@@ -36,9 +40,14 @@ calls that pass a name keep their greeting.
 1. \`src/greet.js\`: give the parameter a default, \`greet(name = 'world')\`.
 2. New test \`${NEW_TEST_PATH}\`: \`greet()\` returns \`Hello, world!\`.
 
-## Verify
+## Scope
 
-Run \`${TEST_COMMAND}\` (\`node --test\`): the existing test and the new one pass.
+- \`src/greet.js\`
+- \`${NEW_TEST_PATH}\`
+
+## Verification
+
+- \`${TEST_COMMAND}\`: runs \`node --test\`; the existing test and the new one pass.
 
 ## Risks
 
@@ -47,7 +56,7 @@ None known: a caller that passes \`undefined\` on purpose now gets "world", whic
 
 /** How many model requests each session makes; one more means the script went wrong. */
 export const PLAN_TURNS = 4
-export const RUN_TURNS = 5
+export const RUN_TURNS = 6
 
 /** The model's answer to one request of either session. */
 export function scriptedTurn(request: RecordedRequest): Reply {
@@ -76,13 +85,22 @@ function planTurn(request: RecordedRequest, turn: number): Reply {
 }
 
 function runTurn(request: RecordedRequest, turn: number): Reply {
+  // wave's message after the checks failed: the model reads the failure and fixes its slip.
+  const failure = failedCheck(request)
+  if (failure !== undefined) {
+    return reply(
+      `${TEST_COMMAND} failed: ${failure}. The default is 'World', the new test expects 'world'.`,
+      toolUse('Edit', {file_path: 'src/greet.js', new_string: GREET_AFTER, old_string: GREET_SLIP}),
+    )
+  }
+
   switch (turn) {
     case 0: {
       return reply('Carrying out the approved plan.', toolUse('Read', {file_path: 'src/greet.js'}))
     }
 
     case 1: {
-      return reply(toolUse('Edit', {file_path: 'src/greet.js', new_string: GREET_AFTER, old_string: GREET_BEFORE}))
+      return reply(toolUse('Edit', {file_path: 'src/greet.js', new_string: GREET_SLIP, old_string: GREET_BEFORE}))
     }
 
     case 2: {
@@ -90,25 +108,33 @@ function runTurn(request: RecordedRequest, turn: number): Reply {
     }
 
     case 3: {
-      return reply(toolUse('Bash', {command: TEST_COMMAND}))
+      return reply(`greet() now has a default name (src/greet.js), and ${NEW_TEST_PATH} tests it. wave runs ${TEST_COMMAND}, the approved check.`)
     }
 
     default: {
-      return reply(`greet() now defaults to 'world' (src/greet.js), and ${NEW_TEST_PATH} tests it. ${testOutcome(request)}`)
+      return reply(`Fixed the default to 'world' in src/greet.js; ${NEW_TEST_PATH} tests it. wave runs ${TEST_COMMAND} again.`)
     }
   }
 }
 
-/** What the test command's result, as wave sent it back, says. */
-function testOutcome(request: RecordedRequest): string {
-  const result = toolResults(request).at(-1)
-  if (!result) return `${TEST_COMMAND} did not run.`
-  const output = result.text.trim()
-  if (result.is_error) return `${TEST_COMMAND} was refused: ${output.split('\n')[0]}`
-  const count = (label: string) => new RegExp(`^# ${label} (\\d+)$`, 'm').exec(output)?.[1]
-  const [pass, fail] = [count('pass'), count('fail')]
-  if (pass === undefined || fail === undefined) return `${TEST_COMMAND} printed: ${output.split('\n').at(-1)}`
-  return fail === '0' ? `${TEST_COMMAND}: ${pass} tests passed.` : `${TEST_COMMAND}: ${fail} of ${Number(pass) + Number(fail)} tests failed.`
+/**
+ * The failing assertion, when the request's last message is wave's report of failed checks (the
+ * checks' output as wave sent it: node's test runner prints the assertion's `actual:` and `expected:`).
+ */
+function failedCheck(request: RecordedRequest): string | undefined {
+  const messages: unknown[] = Array.isArray(request.body?.messages) ? request.body.messages : []
+  const last = messages.at(-1) as {role?: string; content?: unknown} | undefined
+  if (last?.role !== 'user') return undefined
+  const content =
+    typeof last.content === 'string'
+      ? last.content
+      : Array.isArray(last.content)
+        ? last.content.map((b: {text?: unknown}) => (typeof b.text === 'string' ? b.text : '')).join('\n')
+        : ''
+  if (!content.startsWith('wave ran the approved checks')) return undefined
+  const field = (name: string) => new RegExp(`^\\s*${name}: (.+)$`, 'm').exec(content)?.[1]
+  const [actual, expected] = [field('actual'), field('expected')]
+  return actual && expected ? `got ${actual}, expected ${expected}` : 'see its output'
 }
 
 /** How many times the model has answered in this conversation so far. */

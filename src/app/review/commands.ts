@@ -12,7 +12,7 @@
 import {ruleSchema} from '../../policy/policy.js'
 import {EXECUTION_MODES, type ExecutionMode} from '../../policy/modes.js'
 
-export type WaveComment =
+type WaveComment =
   | {command: 'plan'; task: string}
   | {command: 'approve'; plan?: string; sha256?: string; mode?: ExecutionMode; allow?: string[]}
   /** `text` may start with the plan's name: only the thread knows its plans, so the caller splits it (planNamed). */
@@ -36,7 +36,7 @@ const PREFIX = /^\s*\/wave(?=\s|$)/
 export const isWaveComment = (body: string) => PREFIX.test(body)
 
 /** The shortest prefix of a sha256 an approval may name: 48 bits, too many to forge a match by chance. */
-export const MIN_SHA_PREFIX = 12
+const MIN_SHA_PREFIX = 12
 
 export function parseWaveComment(body: string): WaveComment {
   const text = body.replaceAll('\r\n', '\n').replace(PREFIX, '')

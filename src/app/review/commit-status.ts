@@ -6,7 +6,7 @@
  * request's head) and, once a run delivered, on the commit it delivered. Each links the comment.
  */
 import type {CommitStatus} from './forge.js'
-import {EXIT_MEANINGS, type StickyState} from './sticky.js'
+import {EXIT_MEANINGS, type StickyState} from './comment-body.js'
 
 export interface StatusOnCommit {
   sha: string

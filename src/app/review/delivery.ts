@@ -5,7 +5,7 @@
  */
 import type {Forge} from './forge.js'
 import type {Remote} from './remote.js'
-import type {StickyState} from './sticky.js'
+import type {StickyState} from './comment-body.js'
 
 export const PR_DELIVERIES = ['push', 'pull-request'] as const
 export type PrDelivery = (typeof PR_DELIVERIES)[number]
@@ -17,7 +17,7 @@ export interface Delivery {
   url: string
 }
 
-export interface DeliveryInput {
+interface DeliveryInput {
   state: StickyState
   files: string[]
   /** The pull request the plan was made on, if it was. */

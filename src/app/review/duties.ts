@@ -8,8 +8,8 @@
 import {Flags} from '@oclif/core'
 
 import {ExitCode, usageError, WaveError} from '../../base/errors.js'
-import type {ChangeRequest, Forge, ForgeWords} from './forge.js'
-import type {StickyState} from './sticky.js'
+import {type ChangeRequest, type Forge, type ForgeWords, type Person, samePerson} from './forge.js'
+import type {StickyState} from './comment-body.js'
 
 export interface Duties {
   requireOtherApprover: boolean
@@ -65,8 +65,6 @@ export function dutiesOf(flags: DutyFlags, env: NodeJS.ProcessEnv = process.env)
   }
 }
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
-
 /**
  * Refuses (exit 3, not approved) an approval the configured duties do not allow. `pull` is the change
  * request the plan was made on, if any: a plan on an issue has nothing to review or merge, so a
@@ -75,12 +73,15 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
 export async function assertDuties(
   duties: Duties,
   forge: Forge,
-  input: {actor: string; author: string; state: StickyState; pull?: ChangeRequest},
+  input: {actor: Person; author: string; state: StickyState; pull?: ChangeRequest},
 ): Promise<void> {
   const {actor, pull, state} = input
+  // By the forge's ids where the comment recorded one: a requester who renamed herself is still her.
+  const requester: Person = {id: state.requestedById, login: state.requestedBy}
+  const author: Person | undefined = pull?.author === undefined ? undefined : {id: pull.authorId, login: pull.author}
   const {words} = forge
   const refusal = (setting: string, why: string, hint: string) => new WaveError(`${why} (${setting}).`, ExitCode.notApproved, hint)
-  if (duties.requireOtherApprover && same(actor, state.requestedBy)) {
+  if (duties.requireOtherApprover && samePerson(actor, requester)) {
     throw refusal(
       'require-other-approver',
       `Plan ${state.name} was asked for by @${state.requestedBy}, who may not approve it too: an approval must come from someone else`,
@@ -98,14 +99,14 @@ export async function assertDuties(
     }
 
     // Neither the plan's requester, nor the change's author, nor wave itself counts as "someone else".
-    const excluded = [state.requestedBy, pull.author, input.author].filter((login): login is string => Boolean(login))
+    const excluded = [requester, author, {login: input.author}].filter((person): person is Person => person !== undefined)
     const approvers = await forge.approvers(pull.number)
-    const others = approvers.filter((login) => !excluded.some((excluded) => same(excluded, login)))
+    const others = approvers.filter((approver) => !excluded.some((person) => samePerson(person, approver)))
     if (others.length === 0) {
-      const given = approvers.length > 0 ? `its only approvals are by ${approvers.map((login) => `@${login}`).join(', ')}` : 'it has no approval'
+      const given = approvers.length > 0 ? `its only approvals are by ${approvers.map((approver) => `@${approver.login}`).join(', ')}` : 'it has no approval'
       throw refusal(
         'require-review',
-        `${words.changeRequest[0].toUpperCase()}${words.changeRequest.slice(1)} ${words.ref(state.thread)} needs an approval by someone other than @${state.requestedBy}${pull.author && !same(pull.author, state.requestedBy) ? ` and @${pull.author}` : ''} before wave runs a plan, and ${given}`,
+        `${words.changeRequest[0].toUpperCase()}${words.changeRequest.slice(1)} ${words.ref(state.thread)} needs an approval by someone other than @${state.requestedBy}${author && !samePerson(author, requester) ? ` and @${author.login}` : ''} before wave runs a plan, and ${given}`,
         `Approve the ${words.changeRequest} on ${words.forge}, then approve the plan again.`,
       )
     }

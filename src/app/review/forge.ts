@@ -12,6 +12,21 @@ export interface Thread {
   pull: boolean
 }
 
+/**
+ * A person as the forge knows them: the login people read, and the id the forge gives them once. Duties
+ * compare ids (a login can be renamed, and a freed one taken by someone else); messages show logins.
+ */
+export interface Person {
+  login: string
+  id?: number
+}
+
+/** Whether two people are the same: by id where both are known, else by login (case-insensitively). */
+export function samePerson(a: Person, b: Person): boolean {
+  if (a.id !== undefined && b.id !== undefined) return a.id === b.id
+  return a.login.toLowerCase() === b.login.toLowerCase()
+}
+
 /** A comment (GitHub) or note (GitLab), as the forge stores it. */
 export interface ForgeComment {
   id: number
@@ -29,6 +44,8 @@ export interface ChangeRequest {
   url: string
   title: string
   author?: string
+  /** The forge's id of the author: a person renamed keeps it. */
+  authorId?: number
   head: {sha: string; ref: string; sameRepository: boolean}
   base: {ref: string}
 }
@@ -79,8 +96,8 @@ export interface Forge {
   defaultBranch(): Promise<string>
   thread(number: number, pull: boolean): Promise<Thread & {title: string; url: string}>
   changeRequest(number: number): Promise<ChangeRequest>
-  /** Who approved the change request (GitHub: an approving review, the newest of each person; GitLab: its approvals). */
-  approvers(number: number): Promise<string[]>
+  /** Who approved the change request (GitHub: an approving review, the newest of each person; GitLab: its approvals), with their ids. */
+  approvers(number: number): Promise<Person[]>
   /** Whether the change request can be merged; undefined where the forge cannot say. */
   mergeable(number: number): Promise<boolean | undefined>
   /** Every comment of a thread, oldest first (all pages). */

@@ -9,7 +9,7 @@ import {COMMAND_HELP} from './commands.js'
 import type {Intent} from './intent.js'
 import {approve, plan, reject, reply, requestChanges, type ReviewOutcome, type ReviewRun} from './steps.js'
 
-export interface ReviewEvent {
+interface ReviewEvent {
   /** The event's name, for the outcome. */
   event: string
   intent: Intent

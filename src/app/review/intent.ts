@@ -9,7 +9,7 @@ import type {Thread} from './forge.js'
 /** Who asked, where, and with which comment. */
 export interface Trigger {
   actor: string
-  /** The forge's numeric id of the actor, where its access API needs one (GitLab's members API). */
+  /** The forge's numeric id of the actor: who they are (duties compare it), and what GitLab's members API takes. */
   actorId?: number
   /** The issue or pull request to answer in (none for a dispatch without one). */
   thread?: Thread

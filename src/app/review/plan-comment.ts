@@ -1,12 +1,13 @@
 /**
- * The sticky comment (GitHub) or note (GitLab): created once, then edited in place, and found again among
- * wave's own comments of the thread by its marker. Only comments by wave's own login count: anyone can write a
- * comment that looks like one, and a plan found in a stranger's comment would run the stranger's plan.
+ * A plan's sticky comment (GitHub) or note (GitLab) on the forge, its body written by comment-body.ts:
+ * created once, then edited in place, and found again among wave's own comments of the thread by its
+ * marker. Only comments by wave's own login count: anyone can write a comment that looks like one, and a
+ * plan found in a stranger's comment would run the stranger's plan.
  */
 import {errorLine, ExitCode, WaveError} from '../../base/errors.js'
 import {commitStatuses} from './commit-status.js'
 import type {Forge, ForgeComment, Thread} from './forge.js'
-import {parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './sticky.js'
+import {cappedNotes, parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './comment-body.js'
 import {decodeData, encodeData, type PlanOnForge} from './transport.js'
 
 export class PlanComment {
@@ -41,9 +42,16 @@ export class PlanComment {
     return this.current?.author
   }
 
-  /** Posts the comment, or edits it in place; then sets the commit statuses its state calls for (commit-status.ts). */
+  /**
+   * Posts the comment, or edits it in place, within the forge's size limit: the model's notes are cut to
+   * what the comment shows (cappedNotes), then, while the body is too large, the diff since the last
+   * review goes, then (once the plan is past review) the plan's copy. A plan under review that cannot fit
+   * with its plan is an error: the reviewer approves every byte. Then sets the commit statuses its state
+   * calls for (commit-status.ts).
+   */
   async save(): Promise<void> {
-    const body = this.render(this.plan)
+    this.state = cappedNotes(this.state)
+    const body = this.fit()
     this.current = this.current ? await this.client.updateComment(this.thread, this.current.id, body) : await this.client.createComment(this.thread, body)
     for (const {sha, status} of commitStatuses(this.state, this.url)) {
       const key = `${sha} ${status.context}`
@@ -56,7 +64,7 @@ export class PlanComment {
 
   /**
    * Records a failure in the comment (status failed, the exit code and what it means, the message). A
-   * plan too large for a comment is dropped from it rather than leaving the failure unsaid.
+   * comment too large with the plan and the run's report drops them rather than leaving the failure unsaid.
    */
   async fail(phase: 'plan' | 'run' | 'delivery', error: unknown): Promise<void> {
     const exitCode = error instanceof WaveError ? error.exitCode : ExitCode.runtime
@@ -67,19 +75,35 @@ export class PlanComment {
       history: [...this.state.history, {at: now(), event: 'failed', text: message}],
       status: 'failed',
     }
-    // The diff goes first, then the plan, rather than leaving the failure unsaid.
-    if (this.render(this.plan).length > this.client.words.maxCommentLength) this.extras = {...this.extras, changes: undefined}
-    if (this.plan && this.render(this.plan).length > this.client.words.maxCommentLength) this.plan = undefined
-    await this.save()
+    try {
+      await this.save()
+    } catch (tooLarge) {
+      if (!(tooLarge instanceof WaveError) || !tooLarge.message.includes('too large')) throw tooLarge
+      // The failure said with the least beside it: no plan, no report, no notes.
+      this.plan = undefined
+      this.state = {...this.state, omitted: undefined, questions: undefined, report: undefined, todos: undefined}
+      await this.save()
+    }
   }
 
-  private render(plan: Buffer | undefined): string {
+  /** The body as large as the forge takes: the whole of it, else without the diff, else (past review) without the plan. */
+  private fit(): string {
     const {words} = this.client
-    const shown = renderSticky(this.state, plan?.toString('utf8'), words, this.extras)
-    const body = stickyBody(shown, encodeData(this.state, plan, shown))
-    if (body.length > words.maxCommentLength) {
+    const limit = words.maxCommentLength
+    let body = this.render(this.plan)
+    if (body.length > limit && this.extras.changes) {
+      this.extras = {...this.extras, changes: undefined}
+      body = this.render(this.plan)
+    }
+
+    if (body.length > limit && this.plan && PAST_REVIEW.includes(this.state.status)) {
+      this.plan = undefined
+      body = this.render(undefined)
+    }
+
+    if (body.length > limit) {
       throw new WaveError(
-        `The plan ${this.state.name} is too large for its ${words.comment}: ${body.length} characters with the plan shown and carried, and ${words.forge} takes ${words.maxCommentLength}.`,
+        `The plan ${this.state.name} is too large for its ${words.comment}: ${body.length} characters with ${this.plan ? 'the plan shown and carried' : "the run's report"}, and ${words.forge} takes ${limit}.`,
         ExitCode.runtime,
         'Ask for a narrower task, or a shorter plan.',
       )
@@ -87,7 +111,15 @@ export class PlanComment {
 
     return body
   }
+
+  private render(plan: Buffer | undefined): string {
+    const shown = renderSticky(this.state, plan?.toString('utf8'), this.client.words, this.extras)
+    return stickyBody(shown, encodeData(this.state, plan, shown))
+  }
 }
+
+/** Statuses whose comment no longer needs the plan's copy to answer it: it ran, or is running. */
+const PAST_REVIEW: StickyState['status'][] = ['running', 'done', 'failed']
 
 /** Every plan of the thread in a comment by `author` (wave's own login), oldest first; damaged ones as errors. */
 export async function plansOf(client: Forge, thread: Thread, author: string): Promise<Array<PlanOnForge | {name: string; damaged: WaveError}>> {

@@ -13,9 +13,9 @@ import {SAFE_GIT_ARGS, safeGitEnvironment} from '../../base/workspace/git-safety
 const run = promisify(execFile)
 
 /** Who commits when the repository names no one: the identity Actions uses for its own commits. */
-export const FALLBACK_IDENTITY = {email: '41898282+github-actions[bot]@users.noreply.github.com', name: 'github-actions[bot]'}
+const FALLBACK_IDENTITY = {email: '41898282+github-actions[bot]@users.noreply.github.com', name: 'github-actions[bot]'}
 
-export interface RemoteOptions {
+interface RemoteOptions {
   workspace: string
   /** The remote's name in the workspace's git config (`origin` in an actions/checkout). */
   name: string

@@ -25,7 +25,7 @@ import type {Forge, Thread} from './forge.js'
 import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
-import {type StickyState, type StickyStatus, stickyReport} from './sticky.js'
+import {type StickyState, type StickyStatus, stickyReport} from './comment-body.js'
 import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
 
 /** Runs one model session with progress, given the host it needs. */
@@ -128,6 +128,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
             model: info.model,
             name: info.name!,
             requestedBy: intent.trigger.actor,
+            requestedById: intent.trigger.actorId,
             runUrl: run.runUrl,
             status: 'planning',
             task: intent.task,
@@ -340,7 +341,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   const state = found.state
   const pull = state.thread.pull ? await run.client.changeRequest(state.thread.number) : undefined
   try {
-    await assertDuties(run.duties, run.client, {actor: trigger.actor, author: run.author, pull, state})
+    await assertDuties(run.duties, run.client, {actor: {id: trigger.actorId, login: trigger.actor}, author: run.author, pull, state})
   } catch (error) {
     return refuse(run, trigger, error as WaveError)
   }
@@ -406,6 +407,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       report: stickyReport(outcome.report),
       todos: outcome.todos,
     }
+    // The report is on the comment, within its size limit, before anything is delivered.
+    await sticky.save()
     phase = 'delivery'
     const delivery = await deliver(run.client, run.remote, {
       approver: trigger.actor,

@@ -22,7 +22,7 @@ import {sha256Of} from '../../plans/approval.js'
 import {adoptPlan} from '../../plans/lifecycle.js'
 import {ensurePlansDir, PLAN_NAME, planSidecars} from '../../plans/store.js'
 import type {ForgeComment, ForgeWords} from './forge.js'
-import {type ParsedSticky, type StickyState, stickyStateSchema} from './sticky.js'
+import {type ParsedSticky, type StickyState, stickyStateSchema} from './comment-body.js'
 
 /** The word for what holds the plan, where no forge is named (GitHub's). */
 const COMMENT: Pick<ForgeWords, 'comment'> = {comment: 'comment'}

@@ -2,10 +2,12 @@
  * How wave runs a shell command, whoever asks (Bash, a background task, the approved checks): the one
  * choice of sandbox for it (`spawnFor`: bubblewrap with the session's settings, or unsandboxed only
  * when the approval says so; never unsandboxed because bubblewrap is missing), then the spawn in its own
- * process group, killed at the timeout or the abort, with its output kept head and tail.
+ * process group, killed at the timeout or the abort, with its output kept head and tail. And the gate
+ * before a run (`assertSandboxForCommands`): an approval that grants commands needs that sandbox to start.
  */
 import {spawn} from 'node:child_process'
 
+import {usageError} from '../errors.js'
 import {DEFAULT_SANDBOX, type SandboxSettings, type SpawnPlan, sandboxedCommand, sandboxStatus, unsandboxedCommand} from './sandbox.js'
 
 /** After SIGTERM, how long the process group gets to exit before SIGKILL. */
@@ -31,6 +33,37 @@ export function spawnFor(
   const status = sandboxStatus()
   if (!status.available) return {problem: status.problem}
   return {plan: sandboxedCommand(request, status.bwrap)}
+}
+
+/** What an approval lets a run execute, as far as the sandbox is concerned. */
+interface CommandGrant {
+  mode: string
+  allow: readonly string[]
+  sandbox?: {enabled: boolean}
+  /** The approved checks, which wave runs in the sandbox itself. */
+  verify?: readonly unknown[]
+}
+
+/** Whether the approval lets commands run: Bash rules, bypassPermissions (every tool), or checks. */
+export function grantsCommands(grant: CommandGrant): boolean {
+  return grant.mode === 'bypassPermissions' || grant.allow.some((rule) => /^Bash(\(|$)/.test(rule.trim())) || (grant.verify?.length ?? 0) > 0
+}
+
+/**
+ * A run whose approval grants commands refuses to start (exit 2, before any model request) when the
+ * sandbox they would run in cannot start: else every command would be refused one by one and the run
+ * would still end "successfully", with the approved tests never run. An approval with `sandbox: off`
+ * asked for commands unsandboxed and is not refused.
+ */
+export function assertSandboxForCommands(grant: CommandGrant): void {
+  if (grant.sandbox?.enabled === false || !grantsCommands(grant)) return
+  const status = sandboxStatus()
+  if (status.available) return
+  const what = (grant.verify?.length ?? 0) > 0 ? 'commands and checks' : 'commands'
+  throw usageError(
+    `The approval grants ${what}, and the sandbox they would run in cannot start here, so the run does not start: ${status.problem}`,
+    'wave doctor shows the sandbox check; in CI, prepare the sandbox as the wave Action does (scripts/ci/prepare-sandbox.sh).',
+  )
 }
 
 /** What a finished command left: its output (head and tail), how it ended. the Bash tool and wave's own checks read it. */

@@ -2,7 +2,7 @@
  * The OS sandbox every Bash command runs in (bubblewrap on Linux): the filesystem read-only but the
  * workspace (its `.git/` and `.wave/` read-only too), private empty `/tmp` and `$HOME`, no network
  * unless the approval allows it, its own PID namespace, and an environment built from an allowlist.
- * bwrap is called directly rather than through @anthropic-ai/sandbox-runtime: the README's "Sandbox"
+ * bwrap is called directly rather than through @anthropic-ai/sandbox-runtime: docs/reference.md's "Sandbox"
  * section says why.
  */
 import {spawnSync} from 'node:child_process'
@@ -30,7 +30,7 @@ const HIDDEN_SIZE = 1024 ** 2
 
 export const DEFAULT_SANDBOX: SandboxSettings = {enabled: true, network: false}
 
-export type SandboxStatus = {available: true; bwrap: string} | {available: false; problem: string}
+type SandboxStatus = {available: true; bwrap: string} | {available: false; problem: string}
 
 /** A command as the spawn of it: program, arguments, and the complete environment. */
 export interface SpawnPlan {
@@ -104,7 +104,7 @@ export function explainFailure(bwrapSaid: string, sysctl: (key: string) => strin
   if (sysctl('kernel/apparmor_restrict_unprivileged_userns') === '1') {
     return (
       `AppArmor blocks unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1, as on Ubuntu 24.04). ` +
-      `Fix: load an AppArmor profile for bwrap that allows them (the README's Sandbox section has it), or sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0.`
+      `Fix: load an AppArmor profile for bwrap that allows them (docs/reference.md's Sandbox section has it), or sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0.`
     )
   }
 

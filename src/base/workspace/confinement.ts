@@ -29,7 +29,7 @@ export class ConfinementError extends Error {
   }
 }
 
-export interface ConfinedWriteOptions {
+interface ConfinedWriteOptions {
   /** Create the missing directories between `root` and the file (Write); otherwise they must exist (Edit). */
   createDirectories?: boolean
 }

@@ -39,7 +39,7 @@ export function decodeForEditing(bytes: Uint8Array): string | undefined {
   }
 }
 
-export type LineEnding = '\n' | '\r\n'
+type LineEnding = '\n' | '\r\n'
 
 /** The file's line ending: CRLF when most of its line breaks are CRLF, else LF. */
 export function detectLineEnding(text: string): LineEnding {

@@ -18,7 +18,7 @@ import {execFile} from 'node:child_process'
  * `-c` pairs for every git wave runs. Each key names a program, or makes git start another git that
  * reads a config this list would not reach (submodules), or signs (gpg.program).
  */
-export const SAFE_GIT_CONFIG: readonly string[] = [
+const SAFE_GIT_CONFIG: readonly string[] = [
   'core.fsmonitor=false',
   // No hook runs: post-checkout, post-commit, reference-transaction, pre-push, post-index-change ...
   'core.hooksPath=/dev/null',
@@ -86,7 +86,7 @@ export const FILTER_KEYS = String.raw`^filter\..*\.(clean|smudge|process|require
  * GIT_CONFIG_* entries that empty every filter driver the config at `cwd` names (after the entries
  * `env` already has). Filters run on status, add, diff and checkout: wherever git reads a work-tree file.
  */
-export async function filterOverrides(cwd: string, env: Record<string, string>): Promise<Record<string, string>> {
+async function filterOverrides(cwd: string, env: Record<string, string>): Promise<Record<string, string>> {
   const keys = await new Promise<string[]>((resolve) => {
     execFile('git', [...SAFE_GIT_ARGS, 'config', '--name-only', '--get-regexp', FILTER_KEYS], {cwd, encoding: 'utf8', env}, (error, stdout) => {
       resolve(error ? [] : stdout.split('\n').filter(Boolean))
@@ -96,7 +96,7 @@ export async function filterOverrides(cwd: string, env: Record<string, string>):
 }
 
 /** GIT_CONFIG_COUNT/KEY/VALUE for `keys`, after the entries `env` holds: `required` false, the rest empty. */
-export function configEntries(keys: string[], env: Record<string, string | undefined>): Record<string, string> {
+function configEntries(keys: string[], env: Record<string, string | undefined>): Record<string, string> {
   if (keys.length === 0) return {}
   let count = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10) || 0
   const entries: Record<string, string> = {}

@@ -11,9 +11,9 @@ export type {RepositorySummary} from './snapshot.js'
 const run = promisify(execFile)
 
 /** A hardened git (git-safety.ts): no program the repository's config names, no credentials in its environment. */
-async function git(cwd: string, args: string[], raw = false): Promise<string | undefined> {
+async function git(cwd: string, args: string[], raw = false, maxBuffer = 16 * 1024 * 1024): Promise<string | undefined> {
   try {
-    const {stdout} = await run('git', [...SAFE_GIT_ARGS, ...args], {cwd, env: await safeGitEnvironment(cwd), maxBuffer: 16 * 1024 * 1024})
+    const {stdout} = await run('git', [...SAFE_GIT_ARGS, ...args], {cwd, env: await safeGitEnvironment(cwd), maxBuffer})
     return raw ? stdout : stdout.trim()
   } catch {
     return undefined
@@ -58,4 +58,20 @@ export async function repositorySummary(cwd: string): Promise<RepositorySummary 
 export async function changedPaths(cwd: string): Promise<Map<string, string>> {
   // Raw output: the status code's leading space is significant.
   return parseChanges(await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], true))
+}
+
+/**
+ * What a run's contract compares (worktree.ts): every path that differs from HEAD, is untracked, or is
+ * ignored (an ignored directory once, unwalked), `git status --porcelain=v1 -z` as it prints them.
+ */
+export async function workTreeStatus(cwd: string): Promise<string | undefined> {
+  return git(cwd, ['--no-optional-locks', 'status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching'], true, 256 * 1024 * 1024)
+}
+
+/** The submodules of the repository at `cwd` (gitlinks in its index), relative to its top. */
+export async function gitlinks(cwd: string): Promise<string[]> {
+  const staged = (await git(cwd, ['ls-files', '--stage', '-z'], true, 1024 * 1024 * 1024)) ?? ''
+  const links: string[] = []
+  for (const entry of staged.split('\0')) if (entry.startsWith('160000 ')) links.push(entry.slice(entry.indexOf('\t') + 1))
+  return [...new Set(links)]
 }

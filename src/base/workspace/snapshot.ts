@@ -30,7 +30,7 @@ import {FILTER_KEYS, gitEnvironment, SAFE_GIT_ARGS, safeGitEnvironment} from './
 export const LARGE_WORK_TREE = 20_000
 
 /** Recent commit subjects the environment block shows. */
-export const RECENT_COMMITS = 5
+const RECENT_COMMITS = 5
 
 /** The git state a plan was made against, so `run` can tell whether the plan went stale. */
 export interface RepositoryHead {

@@ -7,7 +7,7 @@ import {planNameOf, plansUntouchedSince, removePlan, type RemovedPlan} from '../
 const UNITS: Record<string, number> = {d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000, w: 7 * 86_400_000}
 
 /** `7d`, `12h`, `30m`, `90s`, `2w`: a whole number and one unit. */
-export function parseDuration(text: string): number {
+function parseDuration(text: string): number {
   const match = /^(\d+)\s*([smhdw])$/.exec(text.trim())
   if (!match) throw usageError(`--older-than ${text}: expected a whole number and a unit (s, m, h, d or w), e.g. 7d or 12h.`)
   return Number(match[1]) * UNITS[match[2]]

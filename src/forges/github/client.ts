@@ -7,7 +7,7 @@ import {Octokit} from '@octokit/rest'
 
 import {ExitCode, WaveError} from '../../base/errors.js'
 import {scrubSecrets} from '../../base/secrets.js'
-import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Thread} from '../../app/review/forge.js'
+import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../app/review/forge.js'
 import {mayAct, type Role, roleOf, type PermissionAnswer} from './permissions.js'
 
 export interface RepositoryName {
@@ -16,7 +16,7 @@ export interface RepositoryName {
 }
 
 /** Comment bodies GitHub accepts, in characters. */
-export const MAX_COMMENT_LENGTH = 65_536
+const MAX_COMMENT_LENGTH = 65_536
 
 export const GITHUB_WORDS: ForgeWords = {
   changeRequest: 'pull request',
@@ -96,6 +96,7 @@ export class GitHubClient implements Forge {
     const {data} = await this.call(`GET pull request #${number}`, () => this.octokit.rest.pulls.get({...this.repository, pull_number: number}))
     return {
       author: data.user?.login,
+      authorId: data.user?.id,
       base: {ref: data.base.ref},
       head: {ref: data.head.ref, sameRepository: data.head.repo?.full_name === `${this.repository.owner}/${this.repository.repo}`, sha: data.head.sha},
       number,
@@ -104,17 +105,18 @@ export class GitHubClient implements Forge {
     }
   }
 
-  /** Whoever's newest deciding review (approved, changes requested, dismissed) approves. */
-  async approvers(number: number): Promise<string[]> {
+  /** Whoever's newest deciding review (approved, changes requested, dismissed) approves; people told apart by id. */
+  async approvers(number: number): Promise<Person[]> {
     const reviews = await this.call(`GET the reviews of pull request #${number}`, () =>
       this.octokit.paginate(this.octokit.rest.pulls.listReviews, {...this.repository, per_page: 100, pull_number: number}),
     )
-    const newest = new Map<string, string>()
+    const newest = new Map<string, {person: Person; state: string}>()
     for (const review of reviews) {
-      if (review.user && review.state !== 'COMMENTED' && review.state !== 'PENDING') newest.set(review.user.login, review.state)
+      if (!review.user || review.state === 'COMMENTED' || review.state === 'PENDING') continue
+      newest.set(String(review.user.id ?? review.user.login), {person: {id: review.user.id, login: review.user.login}, state: review.state})
     }
 
-    return [...newest].filter(([, state]) => state === 'APPROVED').map(([login]) => login)
+    return [...newest.values()].filter(({state}) => state === 'APPROVED').map(({person}) => person)
   }
 
   /**

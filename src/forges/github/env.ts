@@ -10,7 +10,7 @@ import {PR_DELIVERIES, type PrDelivery} from '../../app/review/delivery.js'
 import {given, optionReader} from '../../app/review/options.js'
 import {type Role, ROLES} from './permissions.js'
 
-export interface GitHubEnvironment {
+interface GitHubEnvironment {
   eventName: string
   eventPath: string
   /** GITHUB_SHA: the commit a dispatched run was started on. */
@@ -22,7 +22,7 @@ export interface GitHubEnvironment {
   serverUrl: string
 }
 
-export interface GitHubAccess {
+interface GitHubAccess {
   repository: RepositoryName
   apiUrl: string
   token: string
@@ -71,7 +71,7 @@ export interface GitHubFlags {
   sandbox?: string
 }
 
-export interface GitHubOptions {
+interface GitHubOptions {
   /** The label whose adding to a pull request makes a plan. */
   label: string
   /** The least role that may plan, approve, request changes or reject. */

@@ -10,7 +10,7 @@ import {usageError} from '../../base/errors.js'
 import {isWaveComment} from '../../app/review/commands.js'
 import {commentIntent, type Intent, type Trigger} from '../../app/review/intent.js'
 
-const userSchema = z.object({login: z.string(), type: z.string().optional()})
+const userSchema = z.object({id: z.number().int().optional(), login: z.string(), type: z.string().optional()})
 
 const issueCommentSchema = z.object({
   action: z.string(),
@@ -61,6 +61,7 @@ export function intentOf(eventName: string, payload: unknown, options: {label: s
       if (isBot(comment.user)) return {kind: 'ignore', reason: `the comment is by an app (${comment.user.login}), not a person`}
       const trigger: Trigger = {
         actor: comment.user.login,
+        actorId: comment.user.id,
         comment: {body, createdAt: comment.created_at, id: comment.id, url: comment.html_url},
         thread: {number: event.issue.number, pull: Boolean(event.issue.pull_request)},
       }
@@ -74,7 +75,7 @@ export function intentOf(eventName: string, payload: unknown, options: {label: s
       if (isBot(event.sender)) return {kind: 'ignore', reason: `the label was added by an app (${event.sender.login}), not a person`}
       const pull = event.pull_request
       const task = [pull.title.trim(), (pull.body ?? '').replaceAll('\r\n', '\n').trim()].filter(Boolean).join('\n\n')
-      return {kind: 'plan', task, trigger: {actor: event.sender.login, thread: {number: pull.number, pull: true}}}
+      return {kind: 'plan', task, trigger: {actor: event.sender.login, actorId: event.sender.id, thread: {number: pull.number, pull: true}}}
     }
 
     case 'workflow_dispatch': {
@@ -85,7 +86,7 @@ export function intentOf(eventName: string, payload: unknown, options: {label: s
       const issue = typeof issueInput === 'number' ? issueInput : typeof issueInput === 'string' && issueInput.trim() ? Number(issueInput.trim()) : undefined
       if (issue !== undefined && !(Number.isInteger(issue) && issue > 0))
         throw usageError(`The dispatch's issue input must be an issue or pull request number (got "${String(issueInput)}").`)
-      return {dispatch: {issue}, kind: 'plan', task, trigger: {actor: event.sender.login}}
+      return {dispatch: {issue}, kind: 'plan', task, trigger: {actor: event.sender.login, actorId: event.sender.id}}
     }
 
     default: {

@@ -14,7 +14,7 @@ import {intentOf, readEvent} from './event.js'
 
 export type {ReviewOutcome as GitHubOutcome, SessionRunner} from '../../app/review/steps.js'
 
-export interface GitHubEventOptions {
+interface GitHubEventOptions {
   flags: GitHubFlags & DutyFlags
   /** `--cwd`: the checkout (default: the top of the git repository holding the current directory). */
   cwd?: string

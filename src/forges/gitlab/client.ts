@@ -5,12 +5,12 @@
  * PRIVATE-TOKEN header. Every API failure becomes one line naming the call and GitLab's answer.
  */
 import {ExitCode, WaveError} from '../../base/errors.js'
-import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Thread} from '../../app/review/forge.js'
+import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../app/review/forge.js'
 import {scrubSecrets} from '../../base/secrets.js'
 import {accessLevelName, type AccessLevel} from './access.js'
 
 /** Note bodies GitLab accepts, in characters. */
-export const MAX_NOTE_LENGTH = 1_000_000
+const MAX_NOTE_LENGTH = 1_000_000
 
 export const GITLAB_WORDS: ForgeWords = {
   changeRequest: 'merge request',
@@ -22,7 +22,7 @@ export const GITLAB_WORDS: ForgeWords = {
   run: 'Pipeline',
 }
 
-export interface GitLabClientOptions {
+interface GitLabClientOptions {
   /** CI_API_V4_URL, e.g. https://gitlab.example.com/api/v4. */
   apiUrl: string
   /** CI_PROJECT_ID (or the project's path). */
@@ -43,7 +43,7 @@ type RawMergeRequest = {
   iid: number
   title: string
   web_url: string
-  author?: {username: string}
+  author?: {id?: number; username: string}
   sha: string
   source_branch: string
   target_branch: string
@@ -52,6 +52,19 @@ type RawMergeRequest = {
   has_conflicts?: boolean
   merge_status?: string
   detailed_merge_status?: string
+}
+
+type RawPipeline = {id: number; ref?: string; sha?: string; source?: string; status?: string; user?: {id: number; username: string} | null}
+
+/** A pipeline as the API has it: its source and the person who started it. */
+export interface Pipeline {
+  id: number
+  ref?: string
+  sha?: string
+  /** web, schedule, api, trigger, push, merge_request_event, ... */
+  source?: string
+  status?: string
+  user?: {id: number; login: string}
 }
 
 /** A verified note: what the API says of it, whatever the webhook said. */
@@ -109,6 +122,7 @@ export class GitLabClient implements Forge {
     const data = await this.mergeRequest(number)
     return {
       author: data.author?.username,
+      authorId: data.author?.id,
       base: {ref: data.target_branch},
       head: {ref: data.source_branch, sameRepository: data.source_project_id === data.target_project_id, sha: data.sha},
       number,
@@ -117,12 +131,30 @@ export class GitLabClient implements Forge {
     }
   }
 
-  async approvers(number: number): Promise<string[]> {
-    const data = await this.request<{approved_by?: Array<{user: {username: string}}>}>(
+  async approvers(number: number): Promise<Person[]> {
+    const data = await this.request<{approved_by?: Array<{user: {id?: number; username: string}}>}>(
       `GET the approvals of !${number}`,
       `${this.base}/merge_requests/${number}/approvals`,
     )
-    return (data.approved_by ?? []).map((approval) => approval.user.username)
+    return (data.approved_by ?? []).map((approval) => ({id: approval.user.id, login: approval.user.username}))
+  }
+
+  /**
+   * A pipeline of the project as GitLab has it: what started it (`source`) and who (`user`). Not the
+   * job's variables: a pipeline trigger's caller sets those, GITLAB_USER_LOGIN and CI_PIPELINE_SOURCE
+   * included. Undefined when the project has no such pipeline.
+   */
+  async pipeline(id: number): Promise<Pipeline | undefined> {
+    const data = await this.optional<RawPipeline>(`GET pipeline ${id}`, `${this.base}/pipelines/${id}`)
+    if (!data) return undefined
+    return {
+      id: data.id,
+      ref: data.ref,
+      sha: data.sha,
+      source: data.source,
+      status: data.status,
+      user: data.user ? {id: data.user.id, login: data.user.username} : undefined,
+    }
   }
 
   /** GitLab checks mergeability in the background (`checking`, `unchecked`): asked again for a few seconds, then unknown is no. */

@@ -13,13 +13,15 @@ import {type AccessLevel, parseAccessLevel} from './access.js'
 export interface GitLabEnvironment {
   /** TRIGGER_PAYLOAD: the path of the webhook's body, in a pipeline a note webhook triggered. */
   payloadPath?: string
-  /** CI_PIPELINE_SOURCE: trigger, web, schedule, api, push, ... */
+  /** CI_PIPELINE_ID: the pipeline whose source and user wave reads from the API (the variables below only say what it claims). */
+  pipelineId?: number
+  /** CI_PIPELINE_SOURCE: trigger, web, schedule, api, push, ... (a claim: the API's is believed). */
   pipelineSource?: string
   /** A manual or scheduled pipeline's task, and where to plan it. */
   task?: string
   mergeRequest?: number
   issue?: number
-  /** Who started the pipeline (GITLAB_USER_LOGIN, GITLAB_USER_ID). */
+  /** Who the variables say started the pipeline (GITLAB_USER_LOGIN, GITLAB_USER_ID): a claim, checked against the API's. */
   user?: {login: string; id?: number}
   /** CI_COMMIT_SHA and CI_COMMIT_REF_NAME: what a manual pipeline was started on. */
   sha?: string
@@ -30,7 +32,7 @@ export interface GitLabEnvironment {
   serverUrl: string
 }
 
-export interface GitLabAccess {
+interface GitLabAccess {
   apiUrl: string
   /** CI_PROJECT_ID. */
   project: string
@@ -63,6 +65,7 @@ export function gitlabEnvironment(env: NodeJS.ProcessEnv = process.env): GitLabE
     issue,
     mergeRequest,
     payloadPath: given(env.TRIGGER_PAYLOAD),
+    pipelineId: iid(env.CI_PIPELINE_ID, 'CI_PIPELINE_ID'),
     pipelineSource: given(env.CI_PIPELINE_SOURCE),
     refName: given(env.CI_COMMIT_REF_NAME),
     runUrl: given(env.CI_PIPELINE_URL) ?? given(env.CI_JOB_URL),
@@ -102,7 +105,7 @@ export interface GitLabFlags {
   sandbox?: string
 }
 
-export interface GitLabOptions extends ReviewOptions {
+interface GitLabOptions extends ReviewOptions {
   /** The least access level that may plan, approve, request changes or reject. */
   minAccessLevel: AccessLevel
   /** The git remote for the project: a remote's name, or a URL (default: the project's URL, without the job token's credentials). */

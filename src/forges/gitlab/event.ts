@@ -11,10 +11,10 @@ import {readFile} from 'node:fs/promises'
 
 import {z} from 'zod'
 
-import {usageError} from '../../base/errors.js'
+import {ExitCode, usageError, WaveError} from '../../base/errors.js'
 import {isWaveComment} from '../../app/review/commands.js'
 import {commentIntent, type Intent, type Trigger} from '../../app/review/intent.js'
-import type {GitLabClient} from './client.js'
+import type {GitLabClient, Pipeline} from './client.js'
 import type {GitLabEnvironment} from './env.js'
 
 const noteEventSchema = z.object({
@@ -93,19 +93,69 @@ export function noteIntent(payload: unknown, projectId: string | undefined): Int
   return commentIntent(body, trigger)
 }
 
-/** A manual or scheduled pipeline with WAVE_TASK: a plan, into the merge request or issue named, else a new issue. */
-export function taskIntent(environment: GitLabEnvironment): Intent {
-  const {task, pipelineSource, user} = environment
+/**
+ * A manual or scheduled pipeline with WAVE_TASK: a plan, into the merge request or issue named, else a new
+ * issue, asked for by whoever GitLab says started the pipeline (`pipeline`, read from the API). The job's
+ * variables are what a trigger's caller may set, GITLAB_USER_LOGIN and CI_PIPELINE_SOURCE included: where
+ * they contradict the API, the job is refused (exit 3) rather than believed.
+ */
+export function taskIntent(environment: GitLabEnvironment, pipeline: Pipeline): Intent {
+  const {task, user} = environment
   if (!task) return {kind: 'ignore', reason: 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)'}
-  // Variables of a trigger-token pipeline are whatever the token's holder sent; GITLAB_USER_* would name
-  // the token's owner, not them.
-  if (pipelineSource === 'trigger')
+  const claimed = [
+    environment.pipelineSource !== undefined && environment.pipelineSource !== pipeline.source
+      ? `CI_PIPELINE_SOURCE says ${environment.pipelineSource.slice(0, 40)}, GitLab says ${pipeline.source ?? 'nothing'}`
+      : undefined,
+    user && (!pipeline.user || user.login.toLowerCase() !== pipeline.user.login.toLowerCase() || (user.id !== undefined && user.id !== pipeline.user.id))
+      ? `GITLAB_USER_LOGIN says ${user.login.slice(0, 80)}, GitLab says ${pipeline.user?.login ?? 'no one'}`
+      : undefined,
+  ].filter(Boolean)
+  if (claimed.length > 0) {
+    throw new WaveError(
+      `The job's variables do not say what GitLab says of pipeline ${pipeline.id} (${claimed.join('; ')}): wave plans only for whoever GitLab says started it.`,
+      ExitCode.notApproved,
+      'Variables a pipeline trigger sets are not believed: start a manual or scheduled pipeline, without overriding predefined variables.',
+    )
+  }
+
+  // Variables of a trigger-token pipeline are whatever the token's holder sent.
+  if (pipeline.source === 'trigger')
     return {
       kind: 'ignore',
       reason: 'WAVE_TASK came with a pipeline trigger, whose variables anyone holding the token can set: start a manual or scheduled pipeline instead',
     }
-  if (!user) throw usageError('GITLAB_USER_LOGIN is not set: wave gitlab checks the access of whoever started the pipeline.')
-  return {dispatch: {issue: environment.issue, pull: environment.mergeRequest}, kind: 'plan', task, trigger: {actor: user.login, actorId: user.id}}
+  if (!pipeline.user) throw usageError(`GitLab names no user who started pipeline ${pipeline.id}: wave gitlab checks the access of whoever started it.`)
+  return {
+    dispatch: {issue: environment.issue, pull: environment.mergeRequest},
+    kind: 'plan',
+    task,
+    trigger: {actor: pipeline.user.login, actorId: pipeline.user.id},
+  }
+}
+
+/** Statuses of a pipeline whose jobs still run: a CI_PIPELINE_ID naming a finished one is not this job's. */
+const RUNNING = ['created', 'waiting_for_resource', 'preparing', 'pending', 'running', 'scheduled']
+
+/** This job's pipeline, as the API has it (CI_PIPELINE_ID, checked to be running on the job's commit). */
+export async function jobPipeline(client: GitLabClient, environment: GitLabEnvironment): Promise<Pipeline> {
+  if (environment.pipelineId === undefined) throw usageError('CI_PIPELINE_ID is not set: wave gitlab reads who started the pipeline from the API.')
+  const pipeline = await client.pipeline(environment.pipelineId)
+  const problem = !pipeline
+    ? 'the project has no such pipeline'
+    : pipeline.status && !RUNNING.includes(pipeline.status)
+      ? `it is ${pipeline.status}, not running`
+      : environment.sha && pipeline.sha && environment.sha !== pipeline.sha
+        ? `it runs on ${pipeline.sha.slice(0, 12)}, and CI_COMMIT_SHA is ${environment.sha.slice(0, 12)}`
+        : undefined
+  if (problem || !pipeline) {
+    throw new WaveError(
+      `CI_PIPELINE_ID ${environment.pipelineId} is not this job's pipeline: ${problem}.`,
+      ExitCode.notApproved,
+      'Run wave gitlab in a job of the pipeline, without overriding predefined variables.',
+    )
+  }
+
+  return pipeline
 }
 
 /**
@@ -123,6 +173,15 @@ export async function verifyNote(intent: Intent, client: GitLabClient, wave: str
     }
   if (note.system || !isWaveComment(note.body)) return {kind: 'ignore', reason: 'the note (as GitLab has it) does not start with /wave'}
   if (isBotUser({username: note.author}) || note.author === wave) return {kind: 'ignore', reason: `the note is by a bot (${note.author}), not a person`}
+  // As GitHub's edited comments: a note is answered as its author first wrote it. Anyone who may edit it
+  // (its author, a maintainer) could otherwise turn it into a command its author never gave.
+  if (Date.parse(note.updatedAt) > Date.parse(note.createdAt) || normalised(note.body) !== normalised(intent.trigger.comment.body)) {
+    return {
+      kind: 'ignore',
+      reason: `note ${note.id} was edited after it was written (updated ${note.updatedAt}, written ${note.createdAt}): wave answers notes as first written, so write a new one`,
+    }
+  }
+
   return commentIntent(note.body, {
     actor: note.author,
     actorId: note.authorId,
@@ -130,3 +189,5 @@ export async function verifyNote(intent: Intent, client: GitLabClient, wave: str
     thread,
   })
 }
+
+const normalised = (text: string) => text.replaceAll('\r\n', '\n').trim()

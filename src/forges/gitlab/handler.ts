@@ -11,9 +11,9 @@ import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
 import {GitLabClient} from './client.js'
 import {gitlabAccess, gitlabEnvironment, type GitLabFlags, gitlabOptions} from './env.js'
-import {noteIntent, readPayload, taskIntent, verifyNote} from './event.js'
+import {jobPipeline, noteIntent, readPayload, taskIntent, verifyNote} from './event.js'
 
-export interface GitLabJobOptions {
+interface GitLabJobOptions {
   flags: GitLabFlags & DutyFlags
   /** `--cwd`: the checkout (default: the top of the git repository holding the current directory). */
   cwd?: string
@@ -35,18 +35,21 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   const environment = gitlabEnvironment(env)
   const options = gitlabOptions(input.flags, env)
   const duties = dutiesOf(input.flags, env)
-  const event = environment.payloadPath ? 'note' : (environment.pipelineSource ?? 'pipeline')
-  let intent = environment.payloadPath
-    ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined)
-    : taskIntent(environment)
   // Nothing is asked of the API (nor is a token needed) for a job that asks nothing of wave.
-  if (intent.kind === 'ignore') return ignored(event, intent.reason)
+  if (!environment.payloadPath && !environment.task)
+    return ignored(environment.pipelineSource ?? 'pipeline', 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)')
+  let intent = environment.payloadPath ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined) : undefined
+  if (intent?.kind === 'ignore') return ignored('note', intent.reason)
   if (input.triage) {
-    const dispatch = intent.kind === 'plan' ? intent.dispatch : undefined
-    const on =
-      intent.trigger.thread ?? (dispatch?.pull ? {number: dispatch.pull, pull: true} : dispatch?.issue ? {number: dispatch.issue, pull: false} : undefined)
-    const thread = on ? `${on.pull ? 'mr' : 'issue'}-${on.number}` : 'new-issue'
-    return {event, message: `A /wave command for ${thread}: the job goes on to handle it.`, outcome: 'triaged', thread}
+    // A note's thread from the event alone; a WAVE_TASK pipeline's is known once GitLab is asked, so it shares one group.
+    const on = intent?.trigger.thread
+    const thread = on ? `${on.pull ? 'mr' : 'issue'}-${on.number}` : 'task'
+    return {
+      event: intent ? 'note' : (environment.pipelineSource ?? 'pipeline'),
+      message: `A /wave command for ${thread}: the job goes on to handle it.`,
+      outcome: 'triaged',
+      thread,
+    }
   }
 
   const access = gitlabAccess(env)
@@ -59,7 +62,16 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     warn: input.warn,
   })
   const user = await client.user()
-  intent = await verifyNote(intent, client, user.username)
+  let event = 'note'
+  if (intent) {
+    intent = await verifyNote(intent, client, user.username)
+  } else {
+    // Who started a WAVE_TASK pipeline, and how, as GitLab says: not as the job's variables say.
+    const pipeline = await jobPipeline(client, environment)
+    event = pipeline.source ?? 'pipeline'
+    intent = taskIntent(environment, pipeline)
+  }
+
   return handleReview({
     event,
     intent,

@@ -1,7 +1,7 @@
 /**
  * Grep's reading and matching, apart from the crawl so that a search worker thread loads only this (and
- * node's own modules): search.ts runs it on the main thread and starts it as the worker's entry point.
- * Everything per file is synchronous, reusing one buffer; see search.ts.
+ * node's own modules): engine.ts runs it on the main thread and starts it as the worker's entry point.
+ * Everything per file is synchronous, reusing one buffer; see engine.ts.
  */
 import {isUtf8} from 'node:buffer'
 import {closeSync, constants, openSync, readSync} from 'node:fs'
@@ -43,7 +43,7 @@ export interface ContentMatch {
   lines: MatchedLine[]
 }
 
-export interface MatchedLine {
+interface MatchedLine {
   number: number
   text: string
   length: number

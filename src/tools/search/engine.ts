@@ -13,11 +13,11 @@ export type {ContentMatch, ContentMode, ContentQuery} from './content.js'
 // Glob and Grep over large trees. Everything per file is synchronous on purpose: a promise-based
 // readdir, stat or readFile costs a trip through libuv's thread pool, which over 50,000 files was four
 // times the work itself. The synchronous loops run in slices that yield to the event loop (so an abort
-// or a progress line still gets through). Grep reads and matches (search-content.ts) while the crawl
+// or a progress line still gets through). Grep reads and matches (content.ts) while the crawl
 // goes on, on the main thread and, for a big search, on worker threads too. See bench/RESULTS.md.
 
-export interface ListFilesOptions {
-  /** A glob relative to `base` (tinyglobby syntax: `src` means everything below src). Default: every file. */
+interface ListFilesOptions {
+  /** A glob relative to `base` (tinyglobby's syntax, read as tinyglobby reads it: `src` means everything below src). Default: every file. */
   pattern?: string
   signal?: AbortSignal
   /** Called with the files each slice of the crawl finds, as it finds them (Grep searches while the crawl goes on). */
@@ -44,7 +44,7 @@ export async function listFiles(root: string, base: string, options: ListFilesOp
   const glob = options.pattern === undefined ? undefined : compileGlob(options.pattern)
   if (glob?.empty) return []
   let frames = isInside(root, base) ? ancestorFrames(root, base) : withOwnRules(base, [])
-  // The crawl starts at the pattern's literal directory prefix (`src/core` for `src/core/**/*.ts`),
+  // The crawl starts at the pattern's literal directory prefix (`src/app` for `src/app/**/*.ts`),
   // applying the ignore files on the way down; a prefix inside an ignored directory finds nothing.
   let start = base
   let startRel = ''
@@ -309,7 +309,7 @@ function yieldToEventLoop(): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------- content search
 
-export interface SearchFilesOptions {
+interface SearchFilesOptions {
   signal?: AbortSignal
   /** Checked for each file with a match before it is kept (and counted). */
   readable?: (file: string) => Promise<boolean>
@@ -510,17 +510,19 @@ class KeptMatches {
 // ---------------------------------------------------------------------------------------------- workers
 
 /**
+ * The worker's own module, dist/tools/search/content.js. This code also runs bundled into a command's
+ * bundle (dist/bundles/commands/*.cjs), where import.meta.url is the command's door, dist/commands/*.js
+ * (scripts/bundle.js), from where the same file is spelled through the parent directory.
+ */
+const WORKER_MODULE = new URL(import.meta.url.includes('/commands/') ? '../tools/search/content.js' : './content.js', import.meta.url)
+
+/**
  * Worker threads that search batches of files beside the main thread, one per further core (at most
  * three; WAVE_SEARCH_THREADS=n sets n, 0 for none but the one that takes files too costly for the main
  * thread, see MAIN_THREAD_COST), started on the first big search and kept for the next
  * ones; unref'd when idle, so they never keep the process alive. Only from the compiled module: under a
  * TypeScript loader (the tests) searches run on the main thread alone.
  */
-/**
- * The worker's own module, dist/tools/search/content.js. This code also runs bundled into
- * dist/commands/*.js, from where the same file is spelled through the parent directory.
- */
-const WORKER_MODULE = new URL(import.meta.url.includes('/commands/') ? '../tools/search/content.js' : './content.js', import.meta.url)
 
 class SearchPool {
   private static instance?: SearchPool

@@ -12,7 +12,7 @@ import {compileLinear, PatternError} from './linear-regex.js'
  * are dropped. What remains of lookaround (a negated extglob, `!(...)`) is refused.
  */
 
-export interface GlobOptions {
+interface GlobOptions {
   /** picomatch's posix option: `/` only as the separator. */
   posix?: boolean
 }

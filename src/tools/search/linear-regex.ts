@@ -43,7 +43,7 @@ export interface LinearRegex {
   instructions: number
 }
 
-export interface LinearOptions {
+interface LinearOptions {
   ignoreCase?: boolean
   /**
    * Lines (Grep, the default): the pattern is run over blocks of whole lines, `^` and `$` match at line
@@ -154,7 +154,7 @@ interface Translation {
  * JavaScript regex syntax (without the u flag) → RE2 syntax; `dotAll`: `.` matches line breaks too (the
  * s flag). Throws PatternError for what RE2 cannot do.
  */
-export function translate(pattern: string, lines = true, dotAll = false): Translation {
+function translate(pattern: string, lines = true, dotAll = false): Translation {
   const out: string[] = []
   let ignoresCase = false
   let crossesLines = false

@@ -65,7 +65,7 @@ const pluginToolSchema = z.object({
   run: z.custom<ToolPlugin['run']>((value) => typeof value === 'function', {error: 'run must be a function'}),
 })
 
-export interface PluginToolsOptions {
+interface PluginToolsOptions {
   config: Config
   workspace: string
   /** Names already taken (built-ins): a plugin tool may not shadow them. */

@@ -17,21 +17,21 @@ import {DEFAULT_RESULT_CAP, ToolError, type ToolPlugin} from '../tool.js'
 import type {McpServerConfig} from '../../config/settings.js'
 
 /** How long a server may take to start and list its tools (ms); `MCP_TIMEOUT` overrides it. */
-export const MCP_STARTUP_TIMEOUT_MS = 30_000
+const MCP_STARTUP_TIMEOUT_MS = 30_000
 /** How long one tool call may take (ms) unless the server's `timeout` or `MCP_TOOL_TIMEOUT` says otherwise. */
-export const MCP_TOOL_TIMEOUT_MS = 60_000
+const MCP_TOOL_TIMEOUT_MS = 60_000
 const MAX_DESCRIPTION = 2048
 const STDERR_LINES = 20
 const API_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
 
-export interface McpTools {
+interface McpTools {
   tools: ToolPlugin[]
   /** The servers that started, by name. */
   servers: string[]
   close(): Promise<void>
 }
 
-export interface McpOptions {
+interface McpOptions {
   workspace: string
   warn(message: string): void
   /** Tool names already taken. */

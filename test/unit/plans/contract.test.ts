@@ -64,3 +64,20 @@ describe('contractLine', () => {
     expect(contractLine(await parseContract('# Only a title\n'))).toMatch(/nothing will be held to/)
   })
 })
+
+describe('a plan stating its contract twice', () => {
+  it('is refused, naming both places: two ## Scope sections, two ## Verification sections (exit 2)', async () => {
+    const twice = `${PLAN}\n${'filler line\n\n'.repeat(20)}## Scope\n- .github/workflows/ci.yml\n`
+    await expect(parseContract(twice)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/two ## Scope sections, at line 6 and at line \d{2}/),
+    })
+    await expect(parseContract(`${PLAN}\n### Verification steps\n- \`exit 0\`\n`)).rejects.toThrow(/two ## Verification sections, at line 12 and at line/)
+  })
+
+  it('is read when each section is there once, and a heading inside a code block is no section (control)', async () => {
+    await expect(parseContract(`${PLAN}\n\`\`\`md\n## Scope\n- anything\n\`\`\`\n`)).resolves.toMatchObject({
+      scope: ['src/cli.ts', 'test/cli.test.ts', 'docs/**', 'README.md'],
+    })
+  })
+})

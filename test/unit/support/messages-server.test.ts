@@ -443,3 +443,24 @@ describe('messages server: models', () => {
     expect(info.capabilities?.thinking.types.adaptive.supported).toBe(true)
   })
 })
+
+describe('messages server: the module tree', () => {
+  it('lists its catalogue on GET /v1/models', async () => {
+    server = await startMessagesServer()
+    const ids: string[] = []
+    for await (const model of client(server).models.list()) ids.push(model.id)
+    expect(ids).toEqual(['claude-sonnet-5-5', 'claude-opus-5-5', 'claude-opus-4-5', 'claude-haiku-4-5'])
+    expect(server.modelRequests.map((r) => [r.path, r.status])).toEqual([['/v1/models', 200]])
+  })
+
+  it('bundles on the fly for the benchmarks (bench/lib/server.js) with the same exports, and serves a turn', async () => {
+    // @ts-expect-error: bench/lib is plain JavaScript, type-checked by tsconfig.bench.json
+    const {messagesServerModule} = await import('../../../bench/lib/server.js')
+    const bundled = await messagesServerModule()
+    const own = await import('../../support/messages-server.js')
+    expect(Object.keys(bundled).sort()).toEqual(Object.keys(own).sort())
+    server = await bundled.startMessagesServer([bundled.reply('from the bundle')])
+    const message = await client(server as MessagesServer).messages.create(base)
+    expect(message.content).toMatchObject([{text: 'from the bundle', type: 'text'}])
+  })
+})

@@ -139,6 +139,27 @@ describe.each([
   })
 })
 
+describe("the model's work ending (endAll, before a run's checks)", () => {
+  it('ends a running task and what a completed one left behind, and new tasks still start after', async () => {
+    const root = await workspace()
+    const ctx = await sessionContext(root, {enabled: false, network: false})
+    const marker = `wave-bg-${randomUUID()}`
+    // Unsandboxed, a shell that exits leaves its `&` child running in its process group: the task reads "completed".
+    const left = taskIdOf(await bash.run({command: `(exec -a ${marker}-left sleep 600 >/dev/null 2>&1) & echo started`, run_in_background: true}, ctx))
+    expect(await taskOutput.run({task_id: left!, timeout: 20_000}, ctx)).toMatch(/exited with code 0/)
+    await eventually('the leftover', () => commandsNamed(`${marker}-left`).length > 0)
+    const running = taskIdOf(await bash.run({command: `exec -a ${marker}-running sleep 600`, run_in_background: true}, ctx))
+    await eventually('the running one', () => commandsNamed(`${marker}-running`).length > 0)
+
+    const ended = await ctx.tasks.endAll()
+    expect(ended).toEqual({ended: [running], survived: []})
+    expect(processesWith(marker)).toEqual([])
+    // Not closed: the model's next turn (after failing checks) may start one again.
+    const again = taskIdOf(await bash.run({command: 'echo again', run_in_background: true}, ctx))
+    expect(await taskOutput.run({task_id: again!, timeout: 20_000}, ctx)).toMatch(/again/)
+  })
+})
+
 describe('background output and ids', () => {
   it('caps unread output, keeping its head and its tail', async () => {
     const root = await workspace()

@@ -19,6 +19,9 @@ function commentEvent(body: string, patch: (event: Payload) => void = () => {}) 
   return event
 }
 
+/** alice's GitHub user id in the fixtures: who she is, whatever her login (duties compare it). */
+const ALICE_ID = 5002
+
 describe('intentOf', () => {
   it('reads a /wave comment on a pull request, with who wrote it, where and when', () => {
     expect(intentOf('issue_comment', commentEvent('/wave approve --mode default'), options)).toEqual({
@@ -29,6 +32,7 @@ describe('intentOf', () => {
       sha256: undefined,
       trigger: {
         actor: 'alice',
+        actorId: ALICE_ID,
         comment: {
           body: '/wave approve --mode default',
           createdAt: '2029-12-31T10:05:00Z',
@@ -74,7 +78,7 @@ describe('intentOf', () => {
     expect(intentOf('pull_request', fixture('pull_request.labeled.json'), options)).toEqual({
       kind: 'plan',
       task: 'Greet people by name\n\nAdds a greeting.',
-      trigger: {actor: 'alice', thread: {number: 7, pull: true}},
+      trigger: {actor: 'alice', actorId: ALICE_ID, thread: {number: 7, pull: true}},
     })
     expect(intentOf('pull_request', fixture('pull_request.labeled.json'), {label: 'wave-plan'})).toMatchObject({kind: 'ignore'})
     expect(intentOf('pull_request', {...fixture('pull_request.labeled.json'), action: 'synchronize'}, options)).toMatchObject({kind: 'ignore'})
@@ -82,7 +86,7 @@ describe('intentOf', () => {
       dispatch: {issue: undefined},
       kind: 'plan',
       task: 'Add a farewell function',
-      trigger: {actor: 'alice'},
+      trigger: {actor: 'alice', actorId: ALICE_ID},
     })
     const onIssue = fixture('workflow_dispatch.json')
     onIssue.inputs.issue = '12'

@@ -119,21 +119,41 @@ describe('taskIntent', () => {
     WAVE_TASK: ' Add a farewell \n',
   }
 
-  it('plans a WAVE_TASK into the merge request or issue named, else a new issue, for whoever started the pipeline', () => {
-    expect(taskIntent(gitlabEnvironment(env))).toEqual({
+  // What the API says of the pipeline: the variables above are only a claim.
+  const pipeline = {id: 9001, sha: 'a'.repeat(40), source: 'web', status: 'running', user: {id: 501, login: 'alice'}}
+
+  it('plans a WAVE_TASK into the merge request or issue named, else a new issue, for whoever GitLab says started the pipeline', () => {
+    expect(taskIntent(gitlabEnvironment(env), pipeline)).toEqual({
       dispatch: {issue: undefined, pull: undefined},
       kind: 'plan',
       task: 'Add a farewell',
       trigger: {actor: 'alice', actorId: 501},
     })
-    expect(taskIntent(gitlabEnvironment({...env, WAVE_MERGE_REQUEST_IID: '7'}))).toMatchObject({dispatch: {pull: 7}})
-    expect(taskIntent(gitlabEnvironment({...env, WAVE_ISSUE_IID: '12'}))).toMatchObject({dispatch: {issue: 12}})
+    expect(taskIntent(gitlabEnvironment({...env, WAVE_MERGE_REQUEST_IID: '7'}), pipeline)).toMatchObject({dispatch: {pull: 7}})
+    expect(taskIntent(gitlabEnvironment({...env, WAVE_ISSUE_IID: '12'}), pipeline)).toMatchObject({dispatch: {issue: 12}})
     expect(gitlabEnvironment(env).serverUrl).toBe('https://gitlab.example.com')
+    // Without GITLAB_USER_* at all, the API's user is who asked.
+    const {GITLAB_USER_ID: _id, GITLAB_USER_LOGIN: _login, ...unnamed} = env
+    expect(taskIntent(gitlabEnvironment(unnamed), pipeline)).toMatchObject({trigger: {actor: 'alice', actorId: 501}})
+  })
+
+  it('refuses variables that contradict the API (exit 3): another user, another id, another source', () => {
+    for (const forged of [{GITLAB_USER_LOGIN: 'mona'}, {GITLAB_USER_ID: '777'}, {CI_PIPELINE_SOURCE: 'schedule'}]) {
+      expect(() => taskIntent(gitlabEnvironment({...env, ...forged}), pipeline)).toThrow(expect.objectContaining({exitCode: 3}))
+    }
+
+    // A trigger claiming to be a web pipeline started by alice: GitLab says trigger, started by the token's owner.
+    expect(() => taskIntent(gitlabEnvironment(env), {...pipeline, source: 'trigger', user: {id: 900, login: 'ci-owner'}})).toThrow(
+      /CI_PIPELINE_SOURCE says web, GitLab says trigger; GITLAB_USER_LOGIN says alice, GitLab says ci-owner/,
+    )
   })
 
   it('ignores a job without a task, and a task a trigger token brought; refuses two places and a bad IID (exit 2)', () => {
-    expect(taskIntent(gitlabEnvironment({...env, WAVE_TASK: ''}))).toMatchObject({kind: 'ignore'})
-    expect(taskIntent(gitlabEnvironment({...env, CI_PIPELINE_SOURCE: 'trigger'}))).toMatchObject({kind: 'ignore', reason: expect.stringContaining('trigger')})
+    expect(taskIntent(gitlabEnvironment({...env, WAVE_TASK: ''}), pipeline)).toMatchObject({kind: 'ignore'})
+    expect(taskIntent(gitlabEnvironment({...env, CI_PIPELINE_SOURCE: 'trigger'}), {...pipeline, source: 'trigger'})).toMatchObject({
+      kind: 'ignore',
+      reason: expect.stringContaining('trigger'),
+    })
     expect(() => gitlabEnvironment({...env, WAVE_ISSUE_IID: '12', WAVE_MERGE_REQUEST_IID: '7'})).toThrow(expect.objectContaining({exitCode: 2}))
     expect(() => gitlabEnvironment({...env, WAVE_ISSUE_IID: '12; rm -rf /'})).toThrow(expect.objectContaining({exitCode: 2}))
     expect(() => gitlabEnvironment({})).toThrow(/CI_SERVER_URL is not set/)

@@ -1,24 +1,25 @@
 /**
- * One sticky comment per plan, created once and then edited in place: what a reviewer reads (status, the
- * plan itself, its sha256 and commit, the proposed mode and rules, cost, the exact comments that answer
- * it) and, in a hidden block at its end, what the next workflow run needs (transport.ts). It is found
- * again by the hidden marker on its first line, `<!-- wave:plan:<name> -->`.
+ * The body of a plan's sticky comment, its text alone: what a reviewer reads (status, the plan itself,
+ * its sha256 and commit, the proposed mode and rules, cost, the exact comments that answer it) and, in a
+ * hidden block at its end, what the next workflow run needs (transport.ts); rendered here and parsed
+ * back. The comment on the forge, found by the marker on its first line (`<!-- wave:plan:<name> -->`)
+ * and edited in place, is plan-comment.ts's.
  */
 import {z} from 'zod'
 
 import {EXECUTION_MODES} from '../../policy/modes.js'
-import {fencedBlock, markdownTable} from '../../base/text.js'
+import {cappedList, fencedBlock, inertMarkdown, markdownTable} from '../../base/text.js'
 import {formatCost} from '../../output/progress.js'
 import {reportMarkdown} from '../../output/report-view.js'
 import {runReportSchema} from '../../plans/report.js'
-import {TODO_STATUSES, todosMarkdown} from '../../tools/notes.js'
+import {NOTES_SHOWN, TODO_STATUSES, todosMarkdown} from '../../tools/notes.js'
 import {PLAN_NAME} from '../../plans/store.js'
 import type {ForgeWords} from './forge.js'
 
 /** GitHub's words: what a sticky comment says where its forge is not named. */
 const DEFAULT_WORDS: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = {changeRequest: 'pull request', comment: 'comment', run: 'Workflow run'}
 
-export const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected'] as const
+const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected'] as const
 export type StickyStatus = (typeof STICKY_STATUSES)[number]
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/)
@@ -52,6 +53,8 @@ export const stickyStateSchema = z.object({
   model: z.string().optional(),
   name: z.string().regex(PLAN_NAME),
   requestedBy: z.string(),
+  /** The forge's id of the requester: who they are, whatever they are called by the time of an approval. */
+  requestedById: z.number().int().optional(),
   /** Planned versus actual, once the plan ran (outputs' tails shortened: the comment has a size limit). */
   report: runReportSchema.optional(),
   /** The workflow run that last changed the comment. */
@@ -63,12 +66,14 @@ export const stickyStateSchema = z.object({
   version: z.literal(1),
   /** Questions the model asked that no one could answer (the plan lists them too); the reviewer answers by requesting changes. */
   questions: z.array(z.string()).optional(),
+  /** How many of the model's notes the comment left out (cappedNotes): a comment has a size limit. */
+  omitted: z.object({questions: z.number().int().nonnegative(), todos: z.number().int().nonnegative()}).optional(),
   /** The model's to-do list as its newest session left it. */
   todos: z.array(z.object({activeForm: z.string().default(''), content: z.string(), status: z.enum(TODO_STATUSES)})).optional(),
 })
 
 export type StickyState = z.infer<typeof stickyStateSchema>
-export type HistoryEntry = z.infer<typeof historySchema>
+type HistoryEntry = z.infer<typeof historySchema>
 
 /** What each exit code of the design's table means, for a failure a reviewer reads. */
 export const EXIT_MEANINGS: Record<number, string> = {
@@ -84,7 +89,7 @@ export const EXIT_MEANINGS: Record<number, string> = {
   143: 'terminated (SIGTERM: the job was cancelled or timed out)',
 }
 
-export const exitMeaning = (code: number) => EXIT_MEANINGS[code] ?? 'failure'
+const exitMeaning = (code: number) => EXIT_MEANINGS[code] ?? 'failure'
 
 const STATUS_LABELS: Record<StickyStatus, string> = {
   awaiting_approval: '⏳ awaiting approval',
@@ -97,7 +102,7 @@ const STATUS_LABELS: Record<StickyStatus, string> = {
   running: '🏃 running',
 }
 
-export const markerOf = (name: string) => `<!-- wave:plan:${name} -->`
+const markerOf = (name: string) => `<!-- wave:plan:${name} -->`
 const MARKER = /^<!-- wave:plan:([^\s>]+) -->\r?\n/
 const DATA = /\r?\n<!-- wave:data ([A-Za-z0-9+/=]+) -->\s*$/
 const SHOWN_SHA = /^\| sha256 \| `([0-9a-f]{64})` \|\s*$/m
@@ -144,14 +149,19 @@ export function renderSticky(
         ? '**Questions the run asked** (no one could answer them during the session):'
         : '**Open questions** (no one could answer them during the session; answer with `/wave request-changes`):',
       '',
-      ...state.questions.map((q) => `- ${inline(q)}`),
+      // The model's words, inert: no image (a fetch of its choosing), link, heading or HTML of its own.
+      ...cappedList(
+        state.questions.map((q) => `- ${inertMarkdown(q, NOTES_SHOWN.itemLength)}`),
+        NOTES_SHOWN.items,
+        (count) => `- … and ${count + (state.omitted?.questions ?? 0)} more`,
+      ),
+      ...(state.questions.length <= NOTES_SHOWN.items && state.omitted?.questions ? [`- … and ${state.omitted.questions} more`] : []),
       '',
     )
   }
 
-  // The model's words, as untrusted as the questions': no HTML, no mentions.
-  if (state.todos && state.todos.length > 0)
-    parts.push(todosMarkdown(state.todos.map((todo) => ({...todo, activeForm: inline(todo.activeForm), content: inline(todo.content)}))), '')
+  // The model's words, as untrusted as the questions' (todosMarkdown makes them inert).
+  if (state.todos && state.todos.length > 0) parts.push(todosMarkdown(state.todos, undefined, state.omitted?.todos), '')
   const answers = answersOf(state, words)
   if (answers) parts.push(answers, '')
   if (state.history.length > 0) {
@@ -173,6 +183,24 @@ function contractParts(state: StickyState, extras: StickyExtras): string[] {
 /** A report as the comment keeps it: each check's output cut to its last lines (the workflow's logs have the rest). */
 export function stickyReport(report: z.infer<typeof runReportSchema>): z.infer<typeof runReportSchema> {
   return {...report, checks: report.checks.map((check) => ({...check, outputTail: check.outputTail.split('\n').slice(-15).join('\n').slice(-1500)}))}
+}
+
+/**
+ * The model's notes as the comment carries them: at most as many as it shows, each cut as it is shown.
+ * A to-do list of thousands of items would otherwise make the comment too big to save.
+ */
+export function cappedNotes(state: StickyState): StickyState {
+  const cut = (text: string) => (text.length > NOTES_SHOWN.itemLength ? text.slice(0, NOTES_SHOWN.itemLength) : text)
+  // A list at the cap already is one this cut before (a fresh list as long is rare and loses only the count).
+  const left = (list: unknown[] | undefined, before = 0) =>
+    !list || list.length < NOTES_SHOWN.items ? 0 : list.length === NOTES_SHOWN.items ? before : list.length - NOTES_SHOWN.items
+  const omitted = {questions: left(state.questions, state.omitted?.questions), todos: left(state.todos, state.omitted?.todos)}
+  return {
+    ...state,
+    omitted: omitted.questions + omitted.todos > 0 ? omitted : undefined,
+    questions: state.questions?.slice(0, NOTES_SHOWN.items).map(cut),
+    todos: state.todos?.slice(0, NOTES_SHOWN.items).map((todo) => ({...todo, activeForm: cut(todo.activeForm), content: cut(todo.content)})),
+  }
 }
 
 /** The whole body: what it shows, then the hidden block (transport.ts), always last. */

@@ -7,16 +7,16 @@ import http from 'node:http'
 import https from 'node:https'
 import {performance} from 'node:perf_hooks'
 
-import {usageError} from '../base/errors.js'
 import {sandboxStatus} from '../base/process/sandbox.js'
 import {checkShellGrammar} from '../policy/shell.js'
 import {assertCloudSettings, chooseProvider, type Provider, providerFrom} from '../model/providers.js'
 import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from '../config/settings.js'
+import {telemetryTarget} from '../output/telemetry/recorder.js'
 
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'skip'
 
 export interface Check {
-  name: 'sandbox' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings'
+  name: 'sandbox' | 'shell-grammar' | 'provider' | 'credentials' | 'endpoint' | 'settings' | 'telemetry'
   status: CheckStatus
   /** Whether wave cannot work without it: a required check that fails makes doctor exit 1. */
   required: boolean
@@ -24,7 +24,7 @@ export interface Check {
   detail: string
 }
 
-export interface PreflightOptions {
+interface DoctorOptions {
   /** The workspace whose `.wave/settings.json` is checked (none: only the user's file). */
   workspace?: string
   /** Skip the endpoint check (no network here, or a proxy the check would not go through). */
@@ -36,7 +36,7 @@ export interface PreflightOptions {
 const DEFAULT_BASE_URL = 'https://api.anthropic.com'
 const ENDPOINT_TIMEOUT_MS = 3000
 
-export async function runPreflight(options: PreflightOptions = {}): Promise<{ok: boolean; checks: Check[]}> {
+export async function runDoctorChecks(options: DoctorOptions = {}): Promise<{ok: boolean; checks: Check[]}> {
   // The settings are read once, as a session reads them: their provider decides what credentials mean.
   let settings: EffectiveSettings | Error
   try {
@@ -53,8 +53,23 @@ export async function runPreflight(options: PreflightOptions = {}): Promise<{ok:
     credentialsCheck(provider),
     await endpointCheck(options, provider),
     settingsCheck(options.workspace, settings),
+    telemetryCheck(),
   ]
   return {checks, ok: !checks.some((check) => check.required && check.status === 'fail')}
+}
+
+/** Whether commands export OpenTelemetry, and where to (never required: telemetry never changes an outcome). */
+function telemetryCheck(env: NodeJS.ProcessEnv = process.env): Check {
+  const target = telemetryTarget(env)
+  if (!target) return {detail: 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to export spans and metrics)', name: 'telemetry', required: false, status: 'skip'}
+  if ('problem' in target) return {detail: `off: ${target.problem}`, name: 'telemetry', required: false, status: 'warn'}
+  const parent = env.TRACEPARENT?.trim() ? ', each command a child of TRACEPARENT' : ''
+  return {
+    detail: `on: ${target.protocol} to ${target.tracesEndpoint} and ${target.metricsEndpoint}${parent}`,
+    name: 'telemetry',
+    required: false,
+    status: 'pass',
+  }
 }
 
 function sandboxCheck(): Check {
@@ -120,7 +135,7 @@ function credentialsCheck(settingsProvider: Provider | undefined): Check {
 }
 
 /** Whether the endpoint answers, and accepts the credentials: refused ones fail the check (and doctor). */
-async function endpointCheck(options: PreflightOptions, settingsProvider: Provider | undefined): Promise<Check> {
+async function endpointCheck(options: DoctorOptions, settingsProvider: Provider | undefined): Promise<Check> {
   const check = (status: CheckStatus, detail: string): Check => ({detail, name: 'endpoint', required: false, status})
   let provider: Provider
   try {
@@ -190,35 +205,4 @@ function settingsCheck(workspace: string | undefined, settings: EffectiveSetting
   const found = settings.files.length > 0 ? `valid: ${settings.files.join(', ')}` : `none (looked for ${files.join(', ')})`
   if (settings.ignored.length > 0) return {detail: `${found}; ${settings.ignored.join('; ')}`, name: 'settings', required: true, status: 'warn'}
   return {detail: found, name: 'settings', required: true, status: 'pass'}
-}
-
-/** What an approval lets a run execute, as far as the sandbox is concerned. */
-export interface CommandGrant {
-  mode: string
-  allow: readonly string[]
-  sandbox?: {enabled: boolean}
-  /** The approved checks, which wave runs in the sandbox itself. */
-  verify?: readonly unknown[]
-}
-
-/** Whether the approval lets commands run: Bash rules, bypassPermissions (every tool), or checks. */
-export function grantsCommands(grant: CommandGrant): boolean {
-  return grant.mode === 'bypassPermissions' || grant.allow.some((rule) => /^Bash(\(|$)/.test(rule.trim())) || (grant.verify?.length ?? 0) > 0
-}
-
-/**
- * A run whose approval grants commands refuses to start (exit 2, before any model request) when the
- * sandbox they would run in cannot start: else every command would be refused one by one and the run
- * would still end "successfully", with the approved tests never run. An approval with `sandbox: off`
- * asked for commands unsandboxed and is not refused.
- */
-export function assertSandboxForCommands(grant: CommandGrant): void {
-  if (grant.sandbox?.enabled === false || !grantsCommands(grant)) return
-  const status = sandboxStatus()
-  if (status.available) return
-  const what = (grant.verify?.length ?? 0) > 0 ? 'commands and checks' : 'commands'
-  throw usageError(
-    `The approval grants ${what}, and the sandbox they would run in cannot start here, so the run does not start: ${status.problem}`,
-    'wave doctor shows the sandbox check; in CI, prepare the sandbox as the wave Action does (scripts/ci/prepare-sandbox.sh).',
-  )
 }
