@@ -25,6 +25,7 @@ import {instructionsSections, readInstructionFiles} from './instructions.js'
 import {type AgentEvent, AgentLoop, type CompactionEvent, type LoopOptions} from '../agent/loop.js'
 import type {AgentOutcome, SessionTotals} from '../agent/outcome.js'
 import {budgetPriceOf} from '../model/pricing.js'
+import {lowestBudget} from '../config/settings.js'
 import type {SessionProfile} from './profiles.js'
 import {turnRequest} from '../agent/request.js'
 import {type AgentRecord, Subagents} from '../agent/subagents.js'
@@ -86,7 +87,9 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const {planBash, system} = built
   // Read tools may read the session's background output files (their paths are given when they start).
   const policy = (): PolicyContext => ({...built.policy(), taskOutputs: tools.tasks.outputDir})
-  const budgetNote = options.maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
+  // The settings' maxBudgetUsd caps every session too: the lower of the two applies.
+  const maxBudgetUsd = lowestBudget(options.maxBudgetUsd, settings.maxBudgetUsd)
+  const budgetNote = maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
   if (budgetNote) host.warn(budgetNote)
   const onEvent = (event: AgentEvent) => {
     spec.observe?.(event)
@@ -132,7 +135,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       client,
       commandWatch: spec.commandWatch,
       onEndTurn: spec.onEndTurn,
-      maxBudgetUsd: options.maxBudgetUsd,
+      maxBudgetUsd,
       followUp: spec.followUp,
       maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS[spec.mode === 'plan' ? 'plan' : 'run'],
       messages,

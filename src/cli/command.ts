@@ -22,6 +22,16 @@ export const outputFormatFlag = Flags.option({
   relationships: [{flags: [{name: 'json', when: async (flags) => flags['output-format'] !== 'json'}], type: 'none'}],
 })
 
+/** `--max-budget-usd`: a positive number of US dollars. */
+export const maxBudgetFlag = Flags.custom<number>({
+  description: 'Stop with exit 5 once the session has spent more than this many US dollars',
+  async parse(input) {
+    const value = Number(input)
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`Expected a positive number of US dollars but received: ${input}`)
+    return value
+  },
+})
+
 /** The flags of every command that starts a model session (plan, run). */
 export function sessionFlags(maxTurns: number) {
   return {
@@ -29,14 +39,7 @@ export function sessionFlags(maxTurns: number) {
       description: "Text added at the end of the system prompt (after the repository's AGENTS.md / CLAUDE.md); @FILE reads it from a file",
     }),
     cwd: Flags.directory({description: 'Workspace root (default: the top of the git repository holding the current directory)'}),
-    'max-budget-usd': Flags.custom<number>({
-      description: 'Stop with exit 5 once the session has spent more than this many US dollars',
-      async parse(input) {
-        const value = Number(input)
-        if (!Number.isFinite(value) || value <= 0) throw new Error(`Expected a positive number of US dollars but received: ${input}`)
-        return value
-      },
-    })(),
+    'max-budget-usd': maxBudgetFlag(),
     'max-turns': Flags.integer({default: maxTurns, description: 'Stop with exit 5 after this many model turns', min: 1}),
     'max-output-tokens': Flags.integer({description: "max_tokens of each request (default 64000, within the model's output limit)", min: 1}),
     effort: Flags.option({description: 'How hard the model works (output_config.effort; default high where the model takes it)', options: EFFORTS})(),

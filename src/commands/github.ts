@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {WaveCommand} from '../cli/command.js'
+import {maxBudgetFlag, WaveCommand} from '../cli/command.js'
 import {GITHUB_WORDS} from '../forges/github/client.js'
 import {handleGitHubEvent} from '../forges/github/handler.js'
 import {PR_DELIVERIES} from '../app/review/delivery.js'
@@ -24,6 +24,10 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
     'bot-login': Flags.string({description: "Login of wave's own comments when the token cannot tell ($WAVE_GITHUB_BOT_LOGIN; default github-actions[bot])"}),
     cwd: Flags.directory({description: 'The checkout (default: the top of the git repository holding the current directory)'}),
     label: Flags.string({description: 'Label that makes a plan when added to a pull request ($WAVE_GITHUB_LABEL; default wave)'}),
+    'max-budget-usd': maxBudgetFlag({
+      description:
+        "Stop each plan and run with exit 5 once it has spent more than this many US dollars ($WAVE_MAX_BUDGET_USD; the lowest of these and the settings' maxBudgetUsd applies)",
+    }),
     'max-turns': Flags.integer({description: 'Stop with exit 5 after this many model turns (default: 40 to plan, 60 to run)', min: 1}),
     'min-permission': Flags.option({description: 'Least role that may act ($WAVE_GITHUB_MIN_PERMISSION; default write)', options: ROLES})(),
     mode: Flags.option({description: 'Proposed permission mode of every plan ($WAVE_GITHUB_MODE; default acceptEdits)', options: EXECUTION_MODES})(),

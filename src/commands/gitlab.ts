@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {WaveCommand} from '../cli/command.js'
+import {maxBudgetFlag, WaveCommand} from '../cli/command.js'
 import {GITLAB_WORDS} from '../forges/gitlab/client.js'
 import {ACCESS_LEVELS} from '../forges/gitlab/access.js'
 import {MR_DELIVERIES} from '../forges/gitlab/env.js'
@@ -22,6 +22,10 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       multiple: true,
     }),
     cwd: Flags.directory({description: "The job's checkout (default: the top of the git repository holding the current directory)"}),
+    'max-budget-usd': maxBudgetFlag({
+      description:
+        "Stop each plan and run with exit 5 once it has spent more than this many US dollars ($WAVE_MAX_BUDGET_USD; the lowest of these and the settings' maxBudgetUsd applies)",
+    }),
     'max-turns': Flags.integer({description: 'Stop with exit 5 after this many model turns (default: 40 to plan, 60 to run)', min: 1}),
     'min-access-level': Flags.string({
       description: `Least access level that may act, ${Object.keys(ACCESS_LEVELS).join(', ')} or its number ($WAVE_GITLAB_MIN_ACCESS_LEVEL; default developer)`,
@@ -34,6 +38,10 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       options: MR_DELIVERIES,
     })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+    triage: Flags.boolean({
+      description:
+        'Only say whether the job asks anything of wave (outcome ignored, or triaged with its thread, e.g. mr-7), from the event alone: no API call, no token needed',
+    }),
     remote: Flags.string({description: "The project's git remote, a name or URL ($WAVE_GITLAB_REMOTE; default $CI_PROJECT_URL.git)"}),
     ...dutyFlags(GITLAB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITLAB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
@@ -49,7 +57,9 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       cwd: flags.cwd,
       flags,
       sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
+      triage: flags.triage,
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
+      warn: (message) => this.output.warn(message),
     })
     await this.output.result(reviewResult('gitlab', outcome))
   }

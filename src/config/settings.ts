@@ -88,6 +88,12 @@ const settingsSchema = z.strictObject({
   thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
   /** `max_tokens` of each request (default 64000, within the model's limit); --max-output-tokens comes first. */
   maxOutputTokens: z.number().int().min(1).optional(),
+  /**
+   * A dollar cap on every session (plan, run, and the forge flow's each plan and run): the lowest of this
+   * key in either file and --max-budget-usd applies. A cap only ever lowers spending, so a project's file
+   * sets it too, trusted or not.
+   */
+  maxBudgetUsd: z.number().positive().optional(),
   permissions: z
     .strictObject({
       allow: z.array(ruleSchema).optional(),
@@ -195,6 +201,8 @@ export interface EffectiveSettings {
   agents: AgentLimits
   /** The hooks in force, user file's first (a project's only when trusted). */
   hooks: ConfiguredHook[]
+  /** The lowest `maxBudgetUsd` of the files: a cap on every session's spending, with --max-budget-usd. */
+  maxBudgetUsd?: number
 }
 
 /** What bounds the agents a session starts (the Agent tool). */
@@ -327,6 +335,7 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
   const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
   for (const {file, scope, settings} of ordered) {
     merged.files.push(file)
+    merged.maxBudgetUsd = lowestBudget(merged.maxBudgetUsd, settings.maxBudgetUsd)
     // Words for the model, as the repository's AGENTS.md are: used from any file. They grant nothing.
     if (settings.instructions?.trim()) merged.instructions.push(settings.instructions)
     if (scope === 'user' && settings.provider) merged.provider = settings.provider
@@ -397,6 +406,11 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
   merged.allow = [...new Set(merged.allow)]
   merged.deny = [...new Set(merged.deny)]
   return merged
+}
+
+/** The lower of two dollar caps, either of which may be absent (no cap). */
+export function lowestBudget(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b)
 }
 
 /** The user's and the workspace's settings files, validated and merged, with flags on top. */

@@ -12,7 +12,8 @@ import {failureOf, isStopped} from '../agent/outcome.js'
 import type {FailureDetails} from '../base/errors.js'
 import {inertMarkdown, markdownTable, visible} from '../base/text.js'
 import {scrubSecrets} from '../base/secrets.js'
-import {type Reporter, withProgress} from './progress.js'
+import type {StopReason} from '../agent/outcome.js'
+import {formatCost, type Reporter, withProgress} from './progress.js'
 import {runReportSchema} from '../plans/report.js'
 import {failingChecksMarkdown, failingChecksText, reportMarkdown, reportTally} from './report-view.js'
 
@@ -302,6 +303,21 @@ async function appendStepSummary(markdown: string): Promise<void> {
   }
 }
 
+/** How a session ended, in the words of a job summary's row. */
+const SESSION_ENDINGS: Partial<Record<StopReason, string>> = {
+  api_error: 'the model API failed',
+  budget: 'stopped at the budget (--max-budget-usd)',
+  end_turn: 'the model finished',
+  interrupted: 'interrupted',
+  max_tokens: "the model's answer stayed cut at the output limit",
+  max_turns: 'stopped at the turn limit (--max-turns)',
+  model_context_window_exceeded: "the model's context window was full",
+  no_result: 'the model ended with nothing to say',
+  refusal: 'the model refused',
+  stop_requested: 'the model finished',
+  stop_sequence: 'the model finished',
+}
+
 function failureSummary(command: string, failure: Failure): string {
   const details = failure.details ?? {}
   const rows: Array<[string, string]> = [
@@ -310,9 +326,12 @@ function failureSummary(command: string, failure: Failure): string {
     ['Error', inertMarkdown(failure.message, 2000)],
   ]
   if (failure.hint) rows.push(['Hint', inertMarkdown(failure.hint, 2000)])
-  for (const key of ['planPath', 'stopReason', 'turns', 'costUsd'] as const) {
-    if (details[key] !== undefined && details[key] !== null) rows.push([key, String(details[key])])
-  }
+  // Words and money for a reader, never the JSON's keys: the --json result has those.
+  if (details.planPath) rows.push(['Plan', `\`${details.planPath}\``])
+  if (details.stopReason) rows.push(['Session ended', SESSION_ENDINGS[details.stopReason] ?? details.stopReason.replaceAll('_', ' ')])
+  if (details.turns !== undefined) rows.push(['Model turns', String(details.turns)])
+  if (details.costUsd !== undefined) rows.push(['Cost', formatCost(details.costUsd)])
+  if (details.filesChanged?.length) rows.push(['Files changed', details.filesChanged.map((file) => `\`${file}\``).join(', ')])
 
   const report = runReportSchema.safeParse(details.report)
   const said = report.success ? failingChecksMarkdown(report.data) : ''

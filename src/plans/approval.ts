@@ -129,6 +129,11 @@ export const approvalRecordSchema = z.object({
    * the plan, so that a plan copied elsewhere with its record after it ran does not run twice.
    */
   spentAt: z.string().optional(),
+  /**
+   * The dollar cap the approver was shown (the forge flow's --max-budget-usd, in the plan's comment): what
+   * the approved run was held to. Absent, none was set.
+   */
+  maxBudgetUsd: z.number().positive().optional(),
   task: z.string().optional(),
   version: z.literal(APPROVAL_VERSION),
 })
@@ -201,6 +206,8 @@ export interface DecisionInput {
   model?: ApprovalRecord['model']
   /** The hooks in effect as the approver decides (their digest is recorded); absent, none is recorded. */
   hooks?: readonly ConfiguredHook[]
+  /** The dollar cap the approver was shown; absent, none. */
+  maxBudgetUsd?: number
   out?: string
 }
 
@@ -246,6 +253,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     feedback: input.feedback ?? null,
     history: [...(previous?.history ?? []), entry],
     hooks: input.hooks ? {digest: hooksDigest(input.hooks), list: input.hooks.map((hook) => describeHook(hook))} : undefined,
+    maxBudgetUsd: input.maxBudgetUsd,
     mode: input.mode,
     model: input.model && Object.values(input.model).some((value) => value !== undefined) ? input.model : undefined,
     plan: {name: planNameOf(input.planPath), sha256: planSha},

@@ -5,7 +5,6 @@
  * no npm warnings (no install scripts, none of the manifest's own), exactly the files that run.
  * Needs the build (npm test builds first) and the npm registry.
  */
-import {spawnSync} from 'node:child_process'
 import {cpSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -141,48 +140,4 @@ describe('npm install -g of the tarball', () => {
       writeFileSync(grammar, saved)
     }
   })
-})
-
-describe("the Action's install step (scripts/ci/install-wave.sh), as the runner runs it", () => {
-  /** The step's script with the runner's variables: its own RUNNER_TEMP, GITHUB_PATH and GITHUB_OUTPUT files. */
-  function runStep(env: Record<string, string>) {
-    const runnerTemp = mkdtempSync(path.join(work, 'runner-'))
-    const githubPath = path.join(runnerTemp, 'path')
-    const githubOutput = path.join(runnerTemp, 'output')
-    writeFileSync(githubPath, '')
-    writeFileSync(githubOutput, '')
-    const npmEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)))
-    const step = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts/ci/install-wave.sh')], {
-      encoding: 'utf8',
-      env: {...npmEnv, GITHUB_OUTPUT: githubOutput, GITHUB_PATH: githubPath, RUNNER_TEMP: runnerTemp, ...env},
-      timeout: 180_000,
-    })
-    const outputs = Object.fromEntries(
-      readFileSync(githubOutput, 'utf8')
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => line.split(/=(.*)/s).slice(0, 2)),
-    )
-    return {...step, githubPath: readFileSync(githubPath, 'utf8'), outputs, runnerTemp}
-  }
-
-  it('installs the tarball given as `package` into its own prefix, puts its bin/ on PATH and names the version', () => {
-    const step = runStep({WAVE_PACKAGE: packed.tarball})
-    expect(step.status, step.stderr).toBe(0)
-    const version = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')).version
-    expect(step.stdout).toContain(`wave-cli/${version} `)
-    expect(step.githubPath.trim()).toBe(path.join(step.runnerTemp, 'wave-cli', 'bin'))
-    expect(step.outputs).toEqual({bin: path.join(step.runnerTemp, 'wave-cli', 'bin', 'wave'), version})
-    const ran = spawnSync(step.outputs.bin, ['--version'], {encoding: 'utf8'})
-    expect(ran.stdout).toContain(`wave-cli/${version} `)
-  }, 200_000)
-
-  it('fails with one error naming the fix when the version is not on the registry', () => {
-    const step = runStep({WAVE_VERSION: '0.0.0-never-released'})
-    expect(step.status).not.toBe(0)
-    expect(step.stdout).toContain(
-      '::error::Could not install wave-cli@0.0.0-never-released from the npm registry: use a released version (a vX.Y.Z tag of the Action, or its version input), or set build-from-source: true to build this ref.',
-    )
-  }, 200_000)
 })

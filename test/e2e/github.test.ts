@@ -159,8 +159,8 @@ describe('wave github: /wave plan', () => {
     // What planning cost, from the session's own usage (or saying the model has no price).
     expect(sticky.body).toMatch(/^\| Cost \| planning (\$\d+\.\d+|cost unknown \(no price for this model\)) \|$/m)
 
-    // Posted once while planning, then edited in place.
-    const writes = github.writes()
+    // Posted once while planning, then edited in place (the commit statuses have their own test).
+    const writes = github.writes().filter((r) => !r.path.includes('/statuses/'))
     expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual([
       'POST /repos/octo/demo/issues/7/comments',
       `PATCH /repos/octo/demo/issues/comments/${sticky.id}`,
@@ -384,7 +384,10 @@ describe('wave github: /wave request-changes and /wave reject', () => {
 
     // The revision's conversation carries the feedback; only the plan's comment was written to, in place.
     expect(firstUserText(server.messageRequests[planning])).toContain(feedback)
-    const writes = github.writes().slice(written)
+    const writes = github
+      .writes()
+      .slice(written)
+      .filter((r) => !r.path.includes('/statuses/'))
     expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual(Array(3).fill(`PATCH /repos/octo/demo/issues/comments/${sticky.id}`))
     expect(writes.map((r) => statusOf(r.body.body))).toEqual(['✏️ changes requested', '🕐 revising', '⏳ awaiting approval'])
     const revised = stickyOn(7)
@@ -529,6 +532,86 @@ describe('wave github: separation of duties', {timeout: 120_000}, () => {
     const approved = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, strict)
     expect(approved.code, approved.stderr).toBe(0)
     expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+  })
+})
+
+describe('wave github: commit statuses and the dollar cap', {timeout: 120_000}, () => {
+  const statusLog = (sha: string) => github.statuses.filter((s) => s.sha === sha).map((s) => `${s.context} ${s.state}`)
+
+  it('sets wave/plan and wave/apply on the head at each stage, linking the comment, and on the commit the run pushed', async () => {
+    const {name, sha, sticky} = await planOnPull()
+    // Pending while planning, then the plan made and the apply awaited, each linking the plan's comment.
+    expect(statusLog(headSha)).toEqual(['wave/plan pending', 'wave/plan success', 'wave/apply pending'])
+    expect(github.statusesOf(headSha)['wave/apply']).toMatchObject({description: `Plan ${name} awaits /wave approve`, target_url: sticky.html_url})
+    expect(github.statuses.every((s) => s.target_url === sticky.html_url)).toBe(true)
+
+    server.push(...runTurns())
+    const ran = await onGitHub('issue_comment', comment(7, `/wave approve ${name} --sha256 ${sha}`, 'mona').event)
+    expect(ran.code, ran.stderr).toBe(0)
+    const pushed = git(remote, ['rev-parse', 'refs/heads/feature'])
+    expect(statusLog(headSha).slice(3)).toEqual(['wave/plan success', 'wave/apply pending', 'wave/apply success'])
+    expect(github.statusesOf(headSha)['wave/apply'].description).toBe(`Ran ${name}, approved by @mona: delivered ${pushed.slice(0, 12)}`)
+    // The pushed commit is the pull request's head now: branch protection finds both statuses there.
+    expect(github.statusesOf(pushed)).toMatchObject({'wave/apply': {state: 'success'}, 'wave/plan': {state: 'success'}})
+  })
+
+  it('a run stopped at its budget sets wave/apply to failure, its spend shown; a token without statuses: write is warned about once', async () => {
+    github.refuseStatuses = true
+    server.push(...planTurns())
+    const planned = await onGitHub('issue_comment', comment(7, '/wave plan Add a farewell function').event)
+    expect(planned.code, planned.stderr).toBe(0)
+    expect(github.statuses).toHaveLength(0)
+    expect(planned.stderr.match(/statuses: write/g)).toHaveLength(1)
+    const name = nameIn(stickyOn(7).body)
+
+    github.refuseStatuses = false
+    server.push(...runTurns())
+    const stopped = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, {WAVE_MAX_BUDGET_USD: '0.000001'})
+    expect(stopped.code, stopped.stderr).toBe(5)
+    expect(github.statusesOf(headSha)['wave/apply']).toMatchObject({state: 'failure'})
+    expect(github.statusesOf(headSha)['wave/apply'].description).toBe(`The run of ${name} failed (exit 5: the agent stopped at a limit)`)
+    const sticky = stickyOn(7)
+    expect(sticky.body).toMatch(/\*\*The run failed\*\* \(exit 5: [^)]+\) before finishing\):\n> Stopped at the budget: \$\d+\.\d{4} spent/)
+    expect(sticky.body).toMatch(/^\| Cost \| planning \$\d+\.\d{4} · run \$\d+\.\d{4} \|$/m)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+  })
+
+  it('--max-budget-usd stops a plan with exit 5: the spend in the comment, the job summary and the status; the approval records the budget shown', async () => {
+    server.push(...planTurns())
+    const summaryFile = path.join(sandbox.root, 'budget-summary.md')
+    const stopped = await onGitHub('issue_comment', comment(7, '/wave plan Add a farewell function').event, {
+      GITHUB_STEP_SUMMARY: summaryFile,
+      WAVE_MAX_BUDGET_USD: '0.000001',
+    })
+    expect(stopped.code, stopped.stderr).toBe(5)
+    expect(stopped.stderr).toMatch(/Stopped at the budget: \$\d+\.\d{4} spent, more than --max-budget-usd 0\.000001/)
+    const failed = stickyOn(7)
+    expect(statusOf(failed.body)).toBe('❌ failed')
+    expect(failed.body).toMatch(
+      /\*\*Planning failed\*\* \(exit 5: the agent stopped at a limit \(max turns, budget\) before finishing\):\n> Stopped at the budget: \$\d+\.\d{4} spent/,
+    )
+    expect(failed.body).toMatch(/^\| Cost \| planning \$\d+\.\d{4} \|$/m)
+    expect(failed.body).toContain('| Budget | at most $0.0000 a session (each plan, revision and run) |')
+    expect(github.statusesOf(headSha)['wave/plan']).toMatchObject({state: 'failure'})
+    expect(github.statusesOf(headSha)['wave/plan'].description).toMatch(/^Planning [a-z-]+ failed \(exit 5: the agent stopped at a limit\)$/)
+    // The job summary in words and money, never the JSON's keys.
+    const summary = readFileSync(summaryFile, 'utf8')
+    expect(summary).toContain('| Session ended | stopped at the budget (--max-budget-usd) |')
+    expect(summary).toMatch(/^\| Cost \| \$\d+\.\d{4} \|$/m)
+    expect(summary).not.toMatch(/costUsd|stopReason|planPath/)
+
+    // Control: with room in the budget the plan is made, and the approval records the budget its comment showed.
+    server.push(...planTurns())
+    const planned = await onGitHub('issue_comment', comment(7, '/wave plan Add a farewell function').event, {WAVE_MAX_BUDGET_USD: '25'})
+    expect(planned.code, planned.stderr).toBe(0)
+    const sticky = stickies(7).at(-1)!
+    const name = nameIn(sticky.body)
+    expect(sticky.body).toContain('| Budget | at most $25.00 a session (each plan, revision and run) |')
+    server.push(...runTurns())
+    const ran = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, {WAVE_MAX_BUDGET_USD: '40'})
+    expect(ran.code, ran.stderr).toBe(0)
+    const record = JSON.parse(readFileSync(path.join(sandbox.root, `runner-${runs}`, 'wave', 'plans', `${name}.approval.json`), 'utf8'))
+    expect(record.maxBudgetUsd).toBe(25)
   })
 })
 

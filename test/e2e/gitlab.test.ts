@@ -183,11 +183,13 @@ describe('wave gitlab: /wave plan', JOBS, () => {
     expect(sticky.body).toContain('**Answer with one of these notes.**')
     expect(sticky.body).toMatch(/\| Pipeline \| \[logs\]\(https:\/\/gitlab\.test\/group\/demo\/-\/pipelines\/\d+\) \|/)
 
-    // Posted once while planning, then edited in place, through the project's notes API.
-    expect(gitlab.writes().map((r) => `${r.method} ${r.path}`)).toEqual([
-      `POST /projects/${PROJECT}/merge_requests/7/notes`,
-      `PUT /projects/${PROJECT}/merge_requests/7/notes/${sticky.id}`,
-    ])
+    // Posted once while planning, then edited in place, through the project's notes API (the commit statuses have their own test).
+    expect(
+      gitlab
+        .writes()
+        .filter((r) => !r.path.includes('/statuses/'))
+        .map((r) => `${r.method} ${r.path}`),
+    ).toEqual([`POST /projects/${PROJECT}/merge_requests/7/notes`, `PUT /projects/${PROJECT}/merge_requests/7/notes/${sticky.id}`])
     expect(gitlab.requests.every((r) => r.headers['private-token'] === TOKEN)).toBe(true)
     // alice's access was read from the members API (inherited memberships included).
     expect(gitlab.requests.map((r) => r.path)).toContain(`/projects/${PROJECT}/members/all/${gitlab.userId('alice')}`)
@@ -369,7 +371,10 @@ describe('wave gitlab: /wave request-changes', JOBS, () => {
     expect(result.code, result.stderr).toBe(0)
 
     expect(firstUserText(server.messageRequests[planning])).toContain(feedback)
-    const writes = gitlab.writes().slice(written)
+    const writes = gitlab
+      .writes()
+      .slice(written)
+      .filter((r) => !r.path.includes('/statuses/'))
     expect(writes.map((r) => `${r.method} ${r.path}`)).toEqual(Array(3).fill(`PUT /projects/${PROJECT}/merge_requests/7/notes/${sticky.id}`))
     expect(writes.map((r) => statusOf(r.body.body))).toEqual(['✏️ changes requested', '🕐 revising', '⏳ awaiting approval'])
     const revised = stickyOn(MR)
@@ -494,6 +499,36 @@ describe('wave gitlab: jobs that ask nothing', JOBS, () => {
     expect(idle.stdout).toContain('Nothing applies: the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)')
     expect(gitlab.requests).toEqual([])
     expect(server.requests).toEqual([])
+  })
+})
+
+describe('wave gitlab: commit statuses', JOBS, () => {
+  const statusLog = (sha: string) => gitlab.statuses.filter((s) => s.sha === sha).map((s) => `${s.context} ${s.state}`)
+
+  it('sets wave/plan and wave/apply through the commit status API at each stage, linking the note, and on the pushed commit', async () => {
+    const {name, sha, sticky} = await planOnMergeRequest()
+    expect(statusLog(headSha)).toEqual(['wave/plan running', 'wave/plan success', 'wave/apply pending'])
+    const noteUrl = `https://gitlab.test/group/demo/-/merge_requests/7#note_${sticky.id}`
+    expect(gitlab.statuses.every((s) => s.target_url === noteUrl)).toBe(true)
+
+    server.push(...runTurns())
+    const ran = await job({}, note(MR, `/wave approve ${name} --sha256 ${sha}`, 'mona').payload)
+    expect(ran.code, ran.stderr).toBe(0)
+    // wave/plan is success already: GitLab refuses setting it again ("Cannot transition"), which is no failure.
+    expect(ran.stderr).not.toContain('status')
+    expect(statusLog(headSha).slice(3)).toEqual(['wave/apply running', 'wave/apply success'])
+    const pushed = git(remote, ['rev-parse', 'refs/heads/feature'])
+    expect(gitlab.statusesOf(pushed)).toMatchObject({'wave/apply': {state: 'success'}, 'wave/plan': {state: 'success'}})
+  })
+
+  it('a plan stopped by WAVE_MAX_BUDGET_USD: exit 5, wave/plan failed, the spend in the note', async () => {
+    server.push(...planTurns())
+    const stopped = await job({WAVE_MAX_BUDGET_USD: '0.000001'}, note(MR, '/wave plan Add a farewell function').payload)
+    expect(stopped.code, stopped.stderr).toBe(5)
+    expect(gitlab.statusesOf(headSha)['wave/plan']).toMatchObject({state: 'failed'})
+    const sticky = stickyOn(MR)
+    expect(sticky.body).toMatch(/> Stopped at the budget: \$\d+\.\d{4} spent, more than --max-budget-usd 0\.000001/)
+    expect(sticky.body).toMatch(/^\| Cost \| planning \$\d+\.\d{4} \|$/m)
   })
 })
 

@@ -130,3 +130,20 @@ function safeJson(raw: string): unknown {
     return raw
   }
 }
+
+/** A commit status as a forge stores it (GitHub's `context`, GitLab's `name`, both called context here). */
+export interface StoredStatus {
+  sha: string
+  context: string
+  /** The forge's own word: GitHub's pending/success/failure/error, GitLab's pending/running/success/failed/canceled. */
+  state: string
+  description?: string
+  target_url?: string
+}
+
+/** The newest status of each context on a commit, by context. */
+export function latestStatuses(statuses: StoredStatus[], sha: string): Record<string, StoredStatus> {
+  const latest: Record<string, StoredStatus> = {}
+  for (const status of statuses) if (status.sha === sha) latest[status.context] = status
+  return latest
+}

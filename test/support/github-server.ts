@@ -9,7 +9,7 @@
  *   // GITHUB_API_URL=github.url ...
  *   await github.close()
  */
-import {type Answer, branchHead, ForgeClock, type RecordedForgeRequest, type Route, startForgeHttp} from './forge-server.js'
+import {type Answer, branchHead, ForgeClock, latestStatuses, type RecordedForgeRequest, type Route, type StoredStatus, startForgeHttp} from './forge-server.js'
 
 export type Role = 'read' | 'triage' | 'write' | 'maintain' | 'admin'
 
@@ -75,6 +75,12 @@ export interface GitHubServer {
   /** Pull requests created through the API (POST /pulls bodies, with their number). */
   readonly createdPulls: Array<{number: number; title: string; body: string; head: string; base: string}>
   permissions: Record<string, Role>
+  /** Every commit status set (POST /statuses/:sha), oldest first. */
+  readonly statuses: StoredStatus[]
+  /** The newest status of each context on a commit. */
+  statusesOf(sha: string): Record<string, StoredStatus>
+  /** Refuse status writes as GitHub does a token without statuses: write (403). */
+  refuseStatuses: boolean
   addIssue(issue: Omit<StoredIssue, 'pull'>): StoredIssue
   addPull(pull: {
     number: number
@@ -109,6 +115,8 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
   const issues = new Map<number, StoredIssue>()
   const pulls = new Map<number, StoredPull>()
   const createdPulls: GitHubServer['createdPulls'] = []
+  const statuses: StoredStatus[] = []
+  let refuseStatuses = false
   let nextCommentId = 1001
   let nextNumber = 100
   // GitHub's times are in whole seconds.
@@ -311,6 +319,22 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
     ],
     [
       'POST',
+      new RegExp(`^${repoPath}/statuses/([0-9a-f]{40})$`),
+      (m, req) => {
+        if (refuseStatuses) return [403, {message: 'Resource not accessible by integration'}]
+        const {context = 'default', description, state, target_url} = req.body ?? {}
+        if (!['error', 'failure', 'pending', 'success'].includes(state)) return [422, {message: 'Validation Failed: state is not included in the list'}]
+        if (typeof description === 'string' && description.length > 140)
+          return [422, {message: 'Validation Failed: description is too long (maximum is 140 characters)'}]
+        const status: StoredStatus = {context, description, sha: m[1], state, target_url}
+        statuses.push(status)
+        tick()
+        return [201, {...status, id: statuses.length}]
+      },
+    ],
+    ['GET', new RegExp(`^${repoPath}/commits/([0-9a-f]{40})/statuses$`), (m) => [200, statuses.filter((s) => s.sha === m[1]).reverse()]],
+    [
+      'POST',
       new RegExp(`^${repoPath}/pulls$`),
       (_m, req) => {
         const {base, body, head, title} = req.body ?? {}
@@ -376,7 +400,15 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
       state.permissions = value
     },
     pulls,
+    get refuseStatuses() {
+      return refuseStatuses
+    },
+    set refuseStatuses(value) {
+      refuseStatuses = value
+    },
     requests: http.requests,
+    statuses,
+    statusesOf: (sha) => latestStatuses(statuses, sha),
     tick,
     url: http.url,
     writes: http.writes,

@@ -11,7 +11,7 @@
  *   // CI_API_V4_URL=gitlab.apiUrl ...
  *   await gitlab.close()
  */
-import {type Answer, branchHead, ForgeClock, type RecordedForgeRequest, type Route, startForgeHttp} from './forge-server.js'
+import {type Answer, branchHead, ForgeClock, latestStatuses, type RecordedForgeRequest, type Route, type StoredStatus, startForgeHttp} from './forge-server.js'
 
 export interface GitLabServerOptions {
   projectId: number
@@ -87,6 +87,10 @@ export interface GitLabServer {
   readonly issues: Map<number, StoredIssue>
   readonly createdMergeRequests: Array<{iid: number; title: string; description: string; source_branch: string; target_branch: string}>
   members: Record<string, number>
+  /** Every commit status set (POST /projects/:id/statuses/:sha), oldest first; `context` is GitLab's `name`. */
+  readonly statuses: StoredStatus[]
+  /** The newest status of each name on a commit. */
+  statusesOf(sha: string): Record<string, StoredStatus>
   /** The id GitLab would give the user (stable per name). */
   userId(username: string): number
   addMergeRequest(mr: {
@@ -125,6 +129,7 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
   const mergeRequests = new Map<number, StoredMergeRequest>()
   const issues = new Map<number, StoredIssue>()
   const createdMergeRequests: GitLabServer['createdMergeRequests'] = []
+  const statuses: StoredStatus[] = []
   const pipelines = new Map<number, StoredPipeline>()
   let nextPipelineId = 9501
   const state = {members: {...options.members}}
@@ -339,6 +344,27 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     ],
     [
       'POST',
+      new RegExp(`^${project}/statuses/([0-9a-f]{40})$`),
+      (m, req) => {
+        const {description, name = 'default', state, target_url} = req.body ?? {}
+        if (!['pending', 'running', 'success', 'failed', 'canceled', 'skipped'].includes(state)) return [400, {message: 'state does not have a valid value'}]
+        // As GitLab does: a status set again in the state it already has is refused.
+        const current = latestStatuses(statuses, m[1])[name]
+        if (current?.state === state)
+          return [
+            400,
+            {
+              message: `Cannot transition status via :${state === 'pending' ? 'enqueue' : state} from :${state} (Reason(s): Status cannot transition via "${state}")`,
+            },
+          ]
+        const status: StoredStatus = {context: name, description, sha: m[1], state, target_url}
+        statuses.push(status)
+        tick()
+        return [201, {...status, id: statuses.length, name}]
+      },
+    ],
+    [
+      'POST',
       new RegExp(`^${project}/merge_requests$`),
       (_m, req) => {
         const {description, source_branch, target_branch, title} = req.body ?? {}
@@ -421,6 +447,8 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     notesOn: (on) => notes.filter((n) => same(n.noteable, on)),
     now: () => clock.now(),
     requests: http.requests,
+    statuses,
+    statusesOf: (sha) => latestStatuses(statuses, sha),
     tick,
     url: http.url,
     userId,

@@ -48,6 +48,8 @@ export const stickyStateSchema = z.object({
   history: z.array(historySchema).default([]),
   /** The proposed mode and rules: an approval without --mode / --allow takes them. */
   mode: z.enum(EXECUTION_MODES),
+  /** The dollar cap of each session (--max-budget-usd), as the approver is shown it; an approval records it. */
+  maxBudgetUsd: z.number().positive().optional(),
   model: z.string().optional(),
   /** The hosts the sandbox may reach through wave's proxy: proposed with the plan, then as approved. Absent: none. */
   networkAllow: z.array(z.string()).optional(),
@@ -76,7 +78,7 @@ export type StickyState = z.infer<typeof stickyStateSchema>
 type HistoryEntry = z.infer<typeof historySchema>
 
 /** What each exit code of the design's table means, for a failure a reviewer reads. */
-const EXIT_MEANINGS: Record<number, string> = {
+export const EXIT_MEANINGS: Record<number, string> = {
   1: 'runtime failure (the model API unreachable after retries, or an internal error)',
   2: 'usage or input error',
   3: 'not approved',
@@ -259,6 +261,7 @@ function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'r
     state.cost.run === undefined ? undefined : `run ${formatCost(state.cost.run)}`,
   ].filter(Boolean)
   if (costs.length > 0) rows.push(['Cost', costs.join(' · ')])
+  if (state.maxBudgetUsd !== undefined) rows.push(['Budget', `at most ${formatCost(state.maxBudgetUsd)} a session (each plan, revision and run)`])
   if (state.delivery) {
     const {delivery} = state
     rows.push([

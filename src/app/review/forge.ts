@@ -73,6 +73,20 @@ export interface Access {
   has: string
 }
 
+/**
+ * A commit status wave sets on a pull (merge) request's head, for branch protection to require: `wave/plan`
+ * (a plan was made and awaits approval) and `wave/apply` (an approved plan ran and was delivered).
+ */
+export interface CommitStatus {
+  context: 'wave/plan' | 'wave/apply'
+  /** `running`: wave is at work on it now (GitHub has no such state: pending there). */
+  state: 'pending' | 'running' | 'success' | 'failure'
+  /** One short line (GitHub keeps 140 characters). */
+  description: string
+  /** The plan's comment. */
+  targetUrl?: string
+}
+
 export interface Forge {
   readonly words: ForgeWords
   /** The login the token acts as, where the forge says. */
@@ -93,6 +107,11 @@ export interface Forge {
   updateComment(thread: Thread, id: number, body: string): Promise<ForgeComment>
   createIssue(title: string, body: string): Promise<Thread & {url: string}>
   createChangeRequest(request: {title: string; body: string; head: string; base: string}): Promise<{number: number; url: string}>
+  /**
+   * Sets a commit status. Never throws: a status is for branch protection, not part of the review, so a
+   * token that may not set one (GitHub: no `statuses: write`) is warned about and the review goes on.
+   */
+  setStatus(sha: string, status: CommitStatus): Promise<void>
   /** The web page of a commit. */
   commitUrl(sha: string): string
   /** The ref a change request's head can be fetched by when its branch lives in a fork. */

@@ -4,6 +4,7 @@
  */
 import {usageError} from '../../base/errors.js'
 import {networkHostProblem} from '../../base/process/proxy.js'
+import {loadSettings, lowestBudget} from '../../config/settings.js'
 import {ruleSchema} from '../../policy/policy.js'
 
 export const given = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim())
@@ -43,6 +44,21 @@ export function optionReader<F extends object>(flags: F, env: NodeJS.ProcessEnv)
       }
 
       return [...new Set(hosts)]
+    },
+
+    /**
+     * The dollar cap of each plan and run: --max-budget-usd, else WAVE_MAX_BUDGET_USD, and the user
+     * settings' maxBudgetUsd; the lowest of those given applies. Undefined: no cap.
+     */
+    budget(flagged: number | undefined): number | undefined {
+      const variable = given(env.WAVE_MAX_BUDGET_USD)
+      let budget = flagged
+      if (budget === undefined && variable !== undefined) {
+        budget = Number(variable)
+        if (!Number.isFinite(budget) || budget <= 0) throw usageError(`WAVE_MAX_BUDGET_USD must be a positive number of US dollars (got "${variable}").`)
+      }
+
+      return lowestBudget(budget, loadSettings(undefined).maxBudgetUsd)
     },
   }
 }

@@ -5,6 +5,7 @@
  * plan found in a stranger's comment would run the stranger's plan.
  */
 import {errorLine, ExitCode, WaveError} from '../../base/errors.js'
+import {commitStatuses} from './commit-status.js'
 import type {Forge, ForgeComment, Thread} from './forge.js'
 import {cappedNotes, parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './comment-body.js'
 import {stickyStatusAfter} from './status.js'
@@ -21,6 +22,9 @@ export class PlanComment {
 
   /** Shown while this job keeps the comment, not carried in it: the contract and the changes since the last review. */
   public extras: StickyExtras = {}
+
+  /** The commit statuses this job set, by commit and context: each is set again only when it changes. */
+  private readonly statuses = new Map<string, string>()
 
   /** A new plan's comment; nothing is posted until the first save. */
   static start(client: Forge, thread: Thread, state: StickyState): PlanComment {
@@ -43,12 +47,20 @@ export class PlanComment {
    * Posts the comment, or edits it in place, within the forge's size limit: the model's notes are cut to
    * what the comment shows (cappedNotes), then, while the body is too large, the diff since the last
    * review goes, then (once the plan is past review) the plan's copy. A plan under review that cannot fit
-   * with its plan is an error: the reviewer approves every byte.
+   * with its plan is an error: the reviewer approves every byte. Then sets the commit statuses its state
+   * calls for (commit-status.ts).
    */
   async save(): Promise<void> {
     this.state = cappedNotes(this.state)
     const body = this.fit()
     this.current = this.current ? await this.client.updateComment(this.thread, this.current.id, body) : await this.client.createComment(this.thread, body)
+    for (const {sha, status} of commitStatuses(this.state, this.url)) {
+      const key = `${sha} ${status.context}`
+      const value = `${status.state} ${status.description}`
+      if (this.statuses.get(key) === value) continue
+      this.statuses.set(key, value)
+      await this.client.setStatus(sha, status)
+    }
   }
 
   /**

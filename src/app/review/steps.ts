@@ -16,6 +16,7 @@ import {contractMarkdown, revisionDiffMarkdown} from '../../output/report-view.j
 import {type RunReport, runReportSchema} from '../../plans/report.js'
 import {textDiff} from '../../plans/revisions.js'
 import {addCost} from '../../plans/lifecycle.js'
+import {lowestBudget} from '../../config/settings.js'
 import {makePlan, revisePlan} from '../plan.js'
 import {executePlan} from '../run.js'
 import type {ExecutionMode} from '../../policy/modes.js'
@@ -46,6 +47,8 @@ export interface ReviewOptions {
   sandbox: boolean
   /** The hosts the sandbox may reach through wave's filtering proxy, proposed with every plan; an approval can name others. Empty: none. */
   networkAllow: string[]
+  /** The dollar cap of each plan, revision and run (--max-budget-usd); shown in the comment, recorded in the approval. */
+  maxBudgetUsd?: number
 }
 
 /** Everything a step needs, made once per event (handler.ts). */
@@ -76,7 +79,9 @@ export type ReviewSessionOptions = Pick<SessionOptions, 'model' | 'maxTurns'>
 
 export interface ReviewOutcome {
   event: string
-  outcome: 'ignored' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
+  outcome: 'ignored' | 'triaged' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
+  /** `wave gitlab --triage`: the thread a /wave command is about (mr-7, issue-12), for a resource group per thread. */
+  thread?: string
   /** One line saying what happened. */
   message: string
   plan?: {
@@ -91,6 +96,8 @@ export interface ReviewOutcome {
   }
   /** Planned versus actual, once the plan ran: changes against the scope, the checks, the calls denied. */
   report?: RunReport
+  /** What this event's session cost in US dollars (null: the model has no known price); absent, no session ran. */
+  costUsd?: number | null
   delivery?: Delivery | null
 }
 
@@ -119,6 +126,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
           cwd: run.workspace,
           ...run.sessionOptions,
           host: meter.watch(host),
+          maxBudgetUsd: run.options.maxBudgetUsd,
           onStart(info) {
             const state: StickyState = {
               allow: run.options.allow,
@@ -126,6 +134,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
               commit: target.commit,
               cost: {},
               history: [],
+              maxBudgetUsd: run.options.maxBudgetUsd,
               mode: run.options.mode,
               model: info.model,
               networkAllow: run.options.sandbox && run.options.networkAllow.length > 0 ? run.options.networkAllow : undefined,
@@ -170,9 +179,11 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
       )
     }
 
-    return outcomeOf(run, 'planned', `Planned ${sticky!.state.name} (sha256 ${sha256}): ${sticky!.url}`, sticky!, contract)
+    return {...outcomeOf(run, 'planned', `Planned ${sticky!.state.name} (sha256 ${sha256}): ${sticky!.url}`, sticky!, contract), costUsd: meter.cost()}
   } catch (error) {
     await posting?.catch(() => {})
+    // A plan stopped at its budget (exit 5) shows what it spent.
+    if (sticky && meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, plan: meter.cost()}}
     if (sticky?.url) await sticky.fail('plan', error).catch(() => {})
     else await reply(run, {...intent.trigger, thread}, `wave could not plan: ${errorLine(error)}`).catch(() => {})
     throw error
@@ -241,6 +252,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       ...sticky.state.history,
       {at: now(), by: actor, event: 'changes_requested', sha256: found.state.sha256, text: feedback, url: intent.trigger.comment?.url},
     ],
+    maxBudgetUsd: run.options.maxBudgetUsd,
     runUrl: run.runUrl,
     status: stickyStatusAfter({decision: 'changes_requested', kind: 'decided'}),
   }
@@ -270,6 +282,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
           feedback,
           ...run.sessionOptions,
           host: meter.watch(host),
+          maxBudgetUsd: run.options.maxBudgetUsd,
           onStart() {
             sticky.state = {...sticky.state, status: stickyStatusAfter({kind: 'planning', revising: true})}
             saving = sticky.save()
@@ -294,9 +307,13 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       status: stickyStatusAfter({kind: 'planned', ok: true}),
     }
     await sticky.save()
-    return outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky, contract)
+    return {
+      ...outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky, contract),
+      costUsd: meter.cost(),
+    }
   } catch (error) {
     await saving?.catch(() => {})
+    if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())}}
     await sticky.fail('plan', error).catch(() => {})
     throw error
   }
@@ -360,6 +377,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   const allow = intent.allow ?? state.allow
   // The hosts the sandbox may reach: the approval's, else the ones proposed with the plan (none by default).
   const networkAllow = run.options.sandbox ? (intent.networkAllow ?? state.networkAllow ?? []) : []
+  // The budget the approver was shown binds the run; the job's own can only lower it.
+  const maxBudgetUsd = lowestBudget(state.maxBudgetUsd, run.options.maxBudgetUsd)
   const sticky = PlanComment.of(run.client, found)
   sticky.state = {
     ...state,
@@ -367,6 +386,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     delivery: undefined,
     failure: undefined,
     history: [...state.history, {at: now(), by: trigger.actor, event: 'approved', sha256: state.sha256, url: trigger.comment!.url}],
+    maxBudgetUsd,
     mode,
     networkAllow: networkAllow.length > 0 ? networkAllow : undefined,
     runUrl: run.runUrl,
@@ -374,7 +394,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   }
   // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
   const contract = showContract(sticky, bindContract(await parseContract(planBytes.toString('utf8'))))
-  return carryOut(run, {approvedBy: trigger.actor, contract, found, pull, sticky, trigger}, async () => {
+  return carryOut(run, {approvedBy: trigger.actor, contract, found, maxBudgetUsd, pull, sticky, trigger}, async () => {
     await checkout(run, state.commit, state.thread)
     const planPath = await materializePlan({plan: planBytes, state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
     await approvePlan({
@@ -385,6 +405,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       decision: 'approved',
       // The hooks the run here will run, as `wave approve` records them (the run warns when they differ).
       hooks: loadSettings(run.workspace).hooks,
+      maxBudgetUsd,
       mode,
       planBytes,
       planPath,
@@ -454,12 +475,16 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
   }
   const contract = showContract(sticky, bindContract(await parseContract(kept.text)))
   const approvedBy = [...state.history].reverse().find((entry) => entry.event === 'approved')?.by ?? trigger.actor
-  return carryOut(run, {approvedBy, contract, found, pull, sticky, trigger}, async () => {
-    await checkout(run, state.commit, state.thread)
-    if (kept.patch) await run.remote.applyPatch(kept.patch)
-    await sticky.save()
-    return {planPath: kept.planPath, resume: true}
-  })
+  return carryOut(
+    run,
+    {approvedBy, contract, found, maxBudgetUsd: lowestBudget(state.maxBudgetUsd, run.options.maxBudgetUsd), pull, sticky, trigger},
+    async () => {
+      await checkout(run, state.commit, state.thread)
+      if (kept.patch) await run.remote.applyPatch(kept.patch)
+      await sticky.save()
+      return {planPath: kept.planPath, resume: true}
+    },
+  )
 }
 
 /** The exits a run can go on from: its checks still failing (7), a limit reached (5). */
@@ -473,6 +498,8 @@ interface CarryOut {
   contract: ContractShown
   /** Who approved the run (a resume keeps the approval it goes on under). */
   approvedBy: string
+  /** The run's dollar cap: the approval's, lowered by the job's own. */
+  maxBudgetUsd?: number
 }
 
 /**
@@ -494,6 +521,7 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
         await executePlan({
           ...run.sessionOptions,
           allowStale: false,
+          maxBudgetUsd: ctx.maxBudgetUsd,
           cwd: run.workspace,
           host: meter.watch(host),
           planPath: prepared.planPath,
@@ -532,7 +560,7 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
         : `opened ${delivery.url}`
       : 'no file changed'
     const ran = prepared.resume ? `Resumed ${state.name} for @${trigger.actor} and finished it` : `Ran ${state.name}, approved by @${trigger.actor}`
-    return {...outcomeOf(run, 'ran', `${ran}: ${what}.`, sticky, ctx.contract), delivery: delivery ?? null}
+    return {...outcomeOf(run, 'ran', `${ran}: ${what}.`, sticky, ctx.contract), costUsd: meter.cost(), delivery: delivery ?? null}
   } catch (error) {
     if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
     // A run that did not meet its checks (exit 7) shows what it did: the report is the failure's detail.

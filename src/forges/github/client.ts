@@ -7,7 +7,7 @@ import {Octokit} from '@octokit/rest'
 
 import {ExitCode, WaveError} from '../../base/errors.js'
 import {scrubSecrets} from '../../base/secrets.js'
-import type {Access, ChangeRequest, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../app/review/forge.js'
+import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../app/review/forge.js'
 import {mayAct, type Role, roleOf, type PermissionAnswer} from './permissions.js'
 
 export interface RepositoryName {
@@ -33,6 +33,8 @@ export class GitHubClient implements Forge {
   private readonly octokit: Octokit
   private readonly serverUrl: string
   private readonly minPermission: Role
+  private readonly warn: (message: string) => void
+  private statusRefused = false
 
   constructor(
     readonly repository: RepositoryName,
@@ -40,6 +42,7 @@ export class GitHubClient implements Forge {
   ) {
     this.serverUrl = (options.serverUrl ?? 'https://github.com').replace(/\/+$/, '')
     this.minPermission = options.minPermission ?? 'write'
+    this.warn = options.warn
     this.octokit = new Octokit({
       auth: options.token,
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
@@ -165,6 +168,25 @@ export class GitHubClient implements Forge {
       this.octokit.rest.pulls.create({...this.repository, ...pull, body: scrubSecrets(pull.body), title: scrubSecrets(pull.title)}),
     )
     return {number: data.number, url: data.html_url}
+  }
+
+  async setStatus(sha: string, status: CommitStatus): Promise<void> {
+    // One warning per job: a token without statuses: write is refused every time.
+    if (this.statusRefused) return
+    try {
+      await this.octokit.rest.repos.createCommitStatus({
+        ...this.repository,
+        context: status.context,
+        description: scrubSecrets(status.description).slice(0, 140),
+        sha,
+        state: status.state === 'running' ? 'pending' : status.state,
+        target_url: status.targetUrl,
+      })
+    } catch (error) {
+      const failed = apiError(`POST the ${status.context} status of ${sha.slice(0, 12)}`, error)
+      if (statusOf(error) === 401 || statusOf(error) === 403) this.statusRefused = true
+      this.warn(`${failed.message}${this.statusRefused ? ' (give the workflow statuses: write for branch protection to see wave/plan and wave/apply)' : ''}`)
+    }
   }
 
   commitUrl(sha: string): string {

@@ -63,6 +63,7 @@ export interface GitHubFlags {
   allow?: string[]
   'bot-login'?: string
   label?: string
+  'max-budget-usd'?: number
   'min-permission'?: string
   mode?: string
   'pr-delivery'?: string
@@ -89,6 +90,8 @@ interface GitHubOptions {
   networkAllow: string[]
   /** Who wave's own comments are by when the token cannot say (a GITHUB_TOKEN cannot): only its comments are plans. */
   botLogin: string
+  /** The dollar cap of each plan and run (--max-budget-usd, WAVE_MAX_BUDGET_USD, the user settings' maxBudgetUsd). */
+  maxBudgetUsd?: number
 }
 
 export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = process.env): GitHubOptions {
@@ -100,6 +103,7 @@ export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = proce
     allow,
     botLogin: pick('bot-login', 'WAVE_GITHUB_BOT_LOGIN', 'github-actions[bot]'),
     label: pick('label', 'WAVE_GITHUB_LABEL', 'wave'),
+    maxBudgetUsd: read.budget(flags['max-budget-usd']),
     minPermission: oneOf(pick('min-permission', 'WAVE_GITHUB_MIN_PERMISSION', 'write'), ROLES, 'The minimum permission'),
     mode: oneOf(pick('mode', 'WAVE_GITHUB_MODE', 'acceptEdits'), EXECUTION_MODES, 'The default mode'),
     prDelivery: oneOf(pick('pr-delivery', 'WAVE_GITHUB_PR_DELIVERY', 'push'), PR_DELIVERIES, 'The pull request delivery'),

@@ -5,7 +5,7 @@
  * PRIVATE-TOKEN header. Every API failure becomes one line naming the call and GitLab's answer.
  */
 import {ExitCode, WaveError} from '../../base/errors.js'
-import type {Access, ChangeRequest, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../app/review/forge.js'
+import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../app/review/forge.js'
 import {scrubSecrets} from '../../base/secrets.js'
 import {accessLevelName, type AccessLevel} from './access.js'
 
@@ -31,7 +31,12 @@ interface GitLabClientOptions {
   projectUrl: string
   token: string
   minAccessLevel: AccessLevel
+  /** Where a commit status that could not be set is reported (setStatus never throws). */
+  warn?(message: string): void
 }
+
+/** GitLab's names for a commit status's states. */
+const GITLAB_STATES: Record<CommitStatus['state'], string> = {failure: 'failed', pending: 'pending', running: 'running', success: 'success'}
 
 type RawNote = {id: number; body: string; author: {id: number; username: string}; created_at: string; updated_at: string; system?: boolean}
 type RawMergeRequest = {
@@ -221,6 +226,38 @@ export class GitLabClient implements Forge {
     )
     return {number: created.iid, url: created.web_url}
   }
+
+  async setStatus(sha: string, status: CommitStatus): Promise<void> {
+    if (this.statusRefused) return
+    const what = `POST the ${status.context} status of ${sha.slice(0, 12)}`
+    // GitLab refuses a status set again in the state it has ("Cannot transition status"): already there.
+    const response = await this.send(
+      what,
+      `${this.base}/statuses/${sha}`,
+      {
+        body: {
+          description: scrubSecrets(status.description).slice(0, 255),
+          name: status.context,
+          state: GITLAB_STATES[status.state],
+          target_url: status.targetUrl,
+        },
+        method: 'POST',
+      },
+      [400],
+    ).catch((error: unknown) => error as WaveError)
+    if (response instanceof Response) {
+      if (response.status !== 400) return
+      const text = await response.text().catch(() => '')
+      if (/cannot transition status/i.test(text)) return
+      this.options.warn?.(apiError(what, 400, text).message)
+      return
+    }
+
+    if (response.exitCode === ExitCode.usage) this.statusRefused = true
+    this.options.warn?.(response.message)
+  }
+
+  private statusRefused = false
 
   commitUrl(sha: string): string {
     return `${this.projectUrl()}/-/commit/${sha}`

@@ -97,6 +97,7 @@ export function gitlabAccess(env: NodeJS.ProcessEnv = process.env): GitLabAccess
 
 export interface GitLabFlags {
   allow?: string[]
+  'max-budget-usd'?: number
   'min-access-level'?: string
   mode?: string
   'mr-delivery'?: string
@@ -115,7 +116,7 @@ interface GitLabOptions extends ReviewOptions {
 export const MR_DELIVERIES = ['push', 'merge-request'] as const
 
 export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = process.env): GitLabOptions {
-  const {allow: rules, hosts, oneOf, pick} = optionReader(flags, env)
+  const {allow: rules, budget, hosts, oneOf, pick} = optionReader(flags, env)
   const allow = rules(flags.allow, 'WAVE_GITLAB_ALLOW')
   const delivery = oneOf(pick('mr-delivery', 'WAVE_GITLAB_MR_DELIVERY') ?? 'push', MR_DELIVERIES, 'The merge request delivery')
   // The checkout's origin carries the job token (CI_REPOSITORY_URL), which may not push: the project's
@@ -123,6 +124,7 @@ export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = proce
   const projectUrl = given(env.CI_PROJECT_URL)
   return {
     allow,
+    maxBudgetUsd: budget(flags['max-budget-usd']),
     minAccessLevel: parseAccessLevel(pick('min-access-level', 'WAVE_GITLAB_MIN_ACCESS_LEVEL') ?? 'developer'),
     mode: oneOf(pick('mode', 'WAVE_GITLAB_MODE') ?? 'acceptEdits', EXECUTION_MODES, 'The default mode') as ExecutionMode,
     prDelivery: (delivery === 'push' ? 'push' : 'pull-request') satisfies PrDelivery,

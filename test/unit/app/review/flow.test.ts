@@ -11,7 +11,7 @@ import path from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import type {SessionHost} from '../../../../src/app/context.js'
-import type {ChangeRequest, Forge, ForgeComment, ForgeWords, Thread} from '../../../../src/app/review/forge.js'
+import type {ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Thread} from '../../../../src/app/review/forge.js'
 import {handleReview} from '../../../../src/app/review/handler.js'
 import {commentIntent} from '../../../../src/app/review/intent.js'
 import {Remote} from '../../../../src/app/review/remote.js'
@@ -42,9 +42,15 @@ class MemoryForge implements Forge {
   }
 
   readonly stored: Array<ForgeComment & {thread: number}> = []
+  /** The commit statuses set, in order (what branch protection would read). */
+  readonly statuses: Array<{sha: string; status: CommitStatus}> = []
   private clock = Date.parse('2030-01-01T00:00:00Z')
 
   constructor(private readonly head: {sha: string; ref: string}) {}
+
+  async setStatus(sha: string, status: CommitStatus): Promise<void> {
+    this.statuses.push({sha, status})
+  }
 
   /** A time later than every one before: what the forge stamps a comment with. */
   tick(): string {
