@@ -124,7 +124,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
           client,
           kinds: (planMode) => agentKinds({planBash, planMode, policy, registry: tools.registry, sandbox, tasks: tools.tasks}),
           limits: settings.agents,
-          maxBudgetUsd: options.maxBudgetUsd,
+          maxBudgetUsd,
           model: session.model,
           onEvent,
           prices: settings.prices,
