@@ -185,8 +185,9 @@ describe('run --approve', () => {
     expect(outcome.kind).toBe('stopped')
     const failure = failureOf(outcome as Stopped)
     expect(failure.exitCode).toBe(ExitCode.limit)
+    // A plan in the plans directory is named by its name, which works from any directory.
     expect(failure.hint).toBe(
-      `Raise --max-turns to let it go on. Continue the run where it stopped: wave run ${planPath} --resume (--max-turns and --max-budget-usd count the whole run).`,
+      `Raise --max-turns to let it go on. Continue the run where it stopped: wave run ${path.basename(planPath, '.md')} --resume (--max-turns and --max-budget-usd count the whole run).`,
     )
     expect(failure.details).toMatchObject({filesChanged: ['src/farewell.ts'], planPath, stopReason: 'max_turns'})
     expect(failure.details.report?.changed).toEqual(['src/farewell.ts'])
