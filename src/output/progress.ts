@@ -245,7 +245,9 @@ export async function withProgress<T>(title: string, options: ProgressOptions, w
   }
 
   waiting.end()
-  const failed = options.failed?.(result)
+  const stopped = options.failed?.(result)
+  // Shown on the task's line as a thrown failure is: its control characters visible, its secrets scrubbed.
+  const failed = stopped && new Error(visible(scrubSecrets(stopped.message)))
   finish?.(failed)
   await (failed ? rendering?.catch(() => {}) : rendering)
   return result

@@ -40,8 +40,9 @@ afterEach(async () => {
 const PLAN = '# Plan\n\n1. Nothing, really.\n'
 
 /** The files wave keeps beside a plan: they may change during a run; nothing else may. */
-// wave's own files: the plan's sidecars, and its cache of the model's description (session/catalog.ts).
-const OWN = /^\.wave\/(?:plans\/hostile-run\.(approval\.json|state\.json|transcript\.jsonl)|cache\/(?:models\/(?:claude-sonnet-5-5-[0-9a-f]{16}\.json)?)?)$/
+// wave's own files: the plan's sidecars, and its cache of the model's description (model/catalog.ts), and the revision an inline approval records.
+const OWN =
+  /^\.wave\/(?:plans\/hostile-run\.(approval\.json|state\.json|transcript\.jsonl|revisions\.jsonl)|cache\/(?:models\/(?:claude-sonnet-5-5-[0-9a-f]{16}\.json)?)?)$/
 
 interface Refusal {
   call: ToolUseBlock
