@@ -8,7 +8,7 @@
  * and the exit code, its parent the pipeline's span when `TRACEPARENT` names one; under it one span per
  * model request (`chat <model>`: tokens in and out, cache reads and writes, the stop reason, retries),
  * one per tool call (`execute_tool <name>`: the tool, allowed or denied, an error or not, how long; never
- * its input) and one per approved check. Metrics: tokens, cost, tool calls and denials by tool, and the
+ * its input) and one per approved check (its command scrubbed as every sink scrubs). Metrics: tokens, cost, tool calls and denials by tool, and the
  * command's duration, by command, plan and exit code. Attribute names are in docs/telemetry.md.
  */
 import {createHash} from 'node:crypto'
@@ -229,7 +229,7 @@ function writeSpans(tracer: Tracer, api: typeof import('@opentelemetry/api'), pa
 
       case 'check': {
         if (event.exitCode === undefined && event.durationMs === undefined) {
-          check = tracer.startSpan('check', {attributes: {...common, 'wave.check.command': event.command}, startTime: at}, inside)
+          check = tracer.startSpan('check', {attributes: {...common, 'wave.check.command': scrubSecrets(event.command)}, startTime: at}, inside)
         } else if (check) {
           check.setAttributes(
             defined({
