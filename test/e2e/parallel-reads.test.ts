@@ -11,7 +11,7 @@ import type {AddressInfo} from 'node:net'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import type {Sandbox} from '../support/cli.js'
+import {type Sandbox, startWave, waitFor} from '../support/cli.js'
 import {type MessagesServer, planPathIn, reply, toolResults, toolUse} from '../support/messages-server.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 
@@ -38,28 +38,44 @@ let spans: Span[]
 /** The number of requests the server waits for before it answers any. */
 let gather: number
 
+/**
+ * How many results wave has streamed so far: the server answers the next held request only once wave
+ * has reported the one before, so the order a script sees is the order the server answered (no race
+ * between three responses in flight on the client). Unset, the server answers one after another at once.
+ */
+let resultsStreamed: (() => number) | undefined
+
 beforeEach(async () => {
   spans = []
   gather = 1
+  resultsStreamed = undefined
   const held: Array<() => void> = []
   let deadline: NodeJS.Timeout | undefined
-  // Answers the held requests one after another, the last to arrive first: each when the one before it finished.
+  let answered = 0
+  // Answers the held requests one after another, the last to arrive first: each when wave has taken the one before it.
+  const answerNext = async () => {
+    const respond = held.pop()
+    if (!respond) return
+    respond()
+    answered++
+    const count = resultsStreamed
+    // Past the deadline it answers anyway: a wave that held its results back then fails the order assertions below.
+    if (count) await waitFor(() => count() >= answered, `wave to stream result ${answered}`, GATHER_DEADLINE_MS).catch(() => {})
+    await answerNext()
+  }
+
   const release = () => {
     clearTimeout(deadline)
     deadline = undefined
-    const answer = () => held.pop()?.()
-    answer()
-    releaseNext = answer
+    void answerNext()
   }
 
-  let releaseNext: () => void = () => {}
   web = createServer((req, res) => {
     const span: Span = {page: req.url ?? '', start: performance.now()}
     spans.push(span)
     held.push(() => {
       res.on('finish', () => {
         span.end = performance.now()
-        releaseNext()
       })
       res.writeHead(200, {'content-type': 'text/plain'}).end(`page ${span.page}`)
     })
@@ -89,7 +105,14 @@ describe('parallel reads', () => {
         (request) => reply(toolUse('Write', {content: '# Plan\n\nRead three pages.\n', file_path: planPathIn(request)})),
         reply('Planned.'),
       )
-      const result = await wave(['plan', '--task', 'Read three pages', '--output-format', 'stream-json', ...ALLOW])
+      const started = startWave(['plan', '--task', 'Read three pages', '--output-format', 'stream-json', ...ALLOW], {
+        cwd: sandbox.repo,
+        home: sandbox.home,
+        server,
+        timeoutMs: 3 * GATHER_DEADLINE_MS,
+      })
+      resultsStreamed = () => started.stdout().split('\n').filter((line) => line.includes('"type":"tool_result"')).length
+      const result = await started.done
       expect(result.code, result.stderr).toBe(0)
 
       // All three were in flight together: each started before any of them ended.

@@ -273,6 +273,8 @@ export interface StartedWave {
   done: Promise<Finished>
   /** What the child has written to stderr so far (to wait on its progress). */
   stderr(): string
+  /** What the child has written to stdout so far (to wait on the events it streams). */
+  stdout(): string
 }
 
 /** `wave` as a child process the test can signal, with runWave's env; `done` settles when it has exited. */
@@ -293,7 +295,7 @@ export function startWave(args: string[], opts: Omit<RunWaveOptions, 'input'>): 
       resolve({code, signal, stderr, stdout})
     })
   })
-  return {child, done, stderr: () => stderr}
+  return {child, done, stderr: () => stderr, stdout: () => stdout}
 }
 
 /**
