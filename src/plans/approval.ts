@@ -105,6 +105,17 @@ const hooksSchema = z.object({
 })
 
 /**
+ * A plan's units as the approval binds them (plans/units.ts): each runs as its own job (`wave run --unit`),
+ * held to its paths (strict) and checks, within `budgetUsd` when the approver set `--unit-budget-usd`.
+ */
+const unitSchema = z.object({
+  budgetUsd: z.number().positive().optional(),
+  name: z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'a unit name is letters, digits, -, _ and .'),
+  paths: z.array(scopePath).min(1),
+  verify: verifySchema.default([]),
+})
+
+/**
  * The approval record: written by `wave approve`, or by any tool that follows this schema (docs/reference.md
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
  */
@@ -135,6 +146,8 @@ export const approvalRecordSchema = z.object({
    */
   maxBudgetUsd: z.number().positive().optional(),
   task: z.string().optional(),
+  /** The plan's `## Units`, bound (absent: the plan runs as one job). */
+  units: z.array(unitSchema).optional(),
   version: z.literal(APPROVAL_VERSION),
 })
 
