@@ -4,7 +4,17 @@
  */
 import {z} from 'zod'
 
-import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, ruleNamesHost, scopeDecision, type ToolIdentity} from '../policy/policy.js'
+import {
+  decide,
+  notOfferedReason,
+  offered,
+  type PolicyContext,
+  type PolicyDecision,
+  readDenials,
+  ruleNamesHost,
+  scopeDecision,
+  type ToolIdentity,
+} from '../policy/policy.js'
 import {DEFAULT_SANDBOX, type SandboxSettings} from '../base/process/sandbox.js'
 import {analyseShell, type ShellAnalysis} from '../policy/shell.js'
 import {secretValues} from '../base/secrets.js'
@@ -61,7 +71,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
       .join(', ')
     // A name wave does not know is a mistake, not something the policy refused: no denial is counted.
     if (!tool) return failure(`Unknown tool ${call.name}: there is no such tool here. Available tools: ${available}.`)
-    return refusal(`${call.name} is not available in ${policy.mode} mode. Available tools: ${available}.`)
+    return refusal(`${notOfferedReason(policy, tool)} Available tools: ${available}.`)
   }
 
   // The key never leaves: not written to a file (Write, Edit, plugin and MCP write tools), not run
@@ -117,6 +127,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     const ctx: ToolContext = {
       agents: env.agents,
       callId: call.id,
+      nested: policy.nested,
       permissions: toolPermissions(policy, tool),
       readable: readableFor(policy, tool),
       root: policy.workspaceRoot,
