@@ -15,7 +15,7 @@ const wave = waveIn(() => session)
 
 const REFUSAL = 'Subagents cannot spawn other subagents: you are running as an agent, and Agent (Task) is not available to you.'
 
-const escape = (literal: string) => literal.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const literally = (literal: string) => literal.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 const isAgent = (request: RecordedRequest) => /You are an? (Explore|general-purpose) agent/.test(systemText(request))
 const firstText = (request: RecordedRequest) => {
@@ -63,7 +63,7 @@ function expectRefusedTwice(label: string): void {
     expect(result.is_error, label).toBe(true)
     expect(result.text, label).toMatch(
       new RegExp(
-        `^Permission denied: ${escape(REFUSAL)} Do this part of the work with your own tools, then finish with your findings as your final message\\. Available tools: Read, `,
+        `^Permission denied: ${literally(REFUSAL)} Do this part of the work with your own tools, then finish with your findings as your final message\\. Available tools: Read, `,
       ),
     )
     expect(result.text, label).not.toMatch(/Available tools: .*\bAgent\b/)
