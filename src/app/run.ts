@@ -140,6 +140,7 @@ async function executeIn(
   assertApproved(record, recordPath, options.planPath, bytes)
   checkApprovedHooks(record, session.settings.hooks, recordPath, options.host.warn)
   session.useApproved(record.model, recordPath)
+  session.useApprovedBudget(record.maxBudgetUsd, recordPath)
   assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
   const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined
