@@ -186,7 +186,9 @@ describe('the GitHub Actions workflow: structure', () => {
     expect(approve.env).not.toHaveProperty('ANTHROPIC_API_KEY')
 
     const run = stepRunning(apply, /wave run/)
-    expect(run.run).toMatch(/wave run "\$PLAN" "\$\{resume\[@\]\}" --json --max-budget-usd "\$\{WAVE_MAX_BUDGET_USD:-5\}" > "\$RUNNER_TEMP\/wave-result\/result\.json"/)
+    expect(run.run).toMatch(
+      /wave run "\$PLAN" "\$\{resume\[@\]\}" --json --max-budget-usd "\$\{WAVE_MAX_BUDGET_USD:-5\}" > "\$RUNNER_TEMP\/wave-result\/result\.json"/,
+    )
     expect(run.env).toMatchObject({ANTHROPIC_API_KEY: '${{ secrets.ANTHROPIC_API_KEY }}', WAVE_HOME: '${{ runner.temp }}/wave'})
     // Every exit code of the design's table is annotated (docs/design.md's table, read from the design itself).
     const design = readRoot('docs/design.md')
