@@ -49,7 +49,7 @@ beforeEach(async () => {
   remote = made.remote
   headSha = made.headSha
   cache = path.join(sandbox.root, 'cache-wave-resume-mr-7')
-  gitlab = await startGitLabServer({members: {alice: 30, mona: 40}, path: 'group/demo', projectId: PROJECT, remote, token: TOKEN})
+  gitlab = await startGitLabServer({members: {alice: 30, mona: 40, rita: 20}, path: 'group/demo', projectId: PROJECT, remote, token: TOKEN})
   gitlab.addMergeRequest({
     author: 'alice',
     description: 'Adds a greeting.',
@@ -221,6 +221,14 @@ describe('wave gitlab: /wave resume from the thread’s cache, through the recip
       expect(server.messageRequests, what).toHaveLength(asked)
       expect(git(remote, ['rev-parse', 'refs/heads/feature']), what).toBe(headSha)
     }
+
+    // A reporter may not resume: answered, nothing runs (the cache as kept).
+    rmSync(cache, {force: true, recursive: true})
+    cpSync(pristine, cache, {recursive: true})
+    const reader = await pipelineJob(`/wave resume ${name}`, 'rita', 'resume')
+    expect(reader.code, reader.stderr).toBe(0)
+    expect(lastReplyTo('rita')).toContain('you may not ask wave to act here')
+    expect(server.messageRequests).toHaveLength(asked)
 
     // A link planted in the cache (where wave writes a check's output) is not restored by the recipe's step,
     // which copies regular files only: the run below goes on, and nothing is written through the link.
