@@ -25,6 +25,7 @@ const RUN_SETTINGS = [
   'allow',
   'effort',
   'fallback-model',
+  'json-schema',
   'max-output-tokens',
   'mode',
   'model',
@@ -51,7 +52,9 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
 
 --sandbox-network-allow HOST (repeatable) lets the run's sandboxed commands reach those hosts, and no other, through a filtering proxy wave starts outside the sandbox (recorded, and shown with the decision); --sandbox-network opens all of the network.
 
---model, --effort, --thinking, --max-output-tokens and --fallback-model record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
+--model, --effort, --thinking, --max-output-tokens and --fallback-model record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.
+
+--json-schema binds the JSON Schema the run's result must match (the record's outputSchema: the schema and its sha256): wave run uses it, and refuses a --json-schema of its own that differs.`
 
   static examples = [
     '<%= config.bin %> approve gentle-breeze',
@@ -85,12 +88,14 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     verify: Flags.string({description: "A command that checks the work, replacing the plan's ## Verification; repeatable", multiple: true}),
     ...sandboxFlags,
     ...modelFlags,
+    'json-schema': Flags.string({description: "The JSON Schema (JSON, or @FILE) the run's result must match, bound by the approval"}),
   }
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Approve)
     const allow = checkedRules(flags.allow)
     const sandbox = sandboxFrom(flags)
+    const {outputSchema} = await this.sessionInputs(flags)
 
     if (flags['request-changes'] !== undefined && !flags['request-changes'].trim()) {
       throw usageError('--request-changes needs feedback saying what to change.')
@@ -167,6 +172,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
         model: flags.model,
         thinking: flags.thinking,
       },
+      outputSchema,
       out: flags.out,
       planBytes: bytes,
       planPath,
