@@ -79,6 +79,35 @@ describe('satisfied on the first try', () => {
   })
 })
 
+describe('run --task whose model plans first', () => {
+  const planning = () =>
+    server.push(
+      reply(toolUse('EnterPlanMode', {})),
+      (request) => reply(toolUse('Write', {content: '# Plan\n\n1. Count the colors.\n', file_path: planPathIn(request)})),
+      reply(toolUse('ExitPlanMode', {})),
+    )
+
+  it('hands the task on with its plan (exit 10): no structured result is asked of the planning', async () => {
+    planning()
+    const result = await wave(['run', '--task', 'Count the colors', '--json-schema', SCHEMA_TEXT])
+    expect(result.code, result.stderr).toBe(10)
+    expect(server.messageRequests).toHaveLength(3)
+  })
+
+  it('with --approve: the run that carries out the plan gives the result', async () => {
+    planning()
+    server.push(reply('Nothing to say.'), reply(toolUse('StructuredOutput', GOOD)), reply('Counted.'))
+    const result = await wave(['run', '--task', 'Count the colors', '--json-schema', SCHEMA_TEXT, '--approve', '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    // The run's first ending without the call is reminded: it is the run's result that is asked for.
+    expect(lastUserText(server.messageRequests[4])).toContain('You ended without calling StructuredOutput')
+    expect(offeredSchema(server.messageRequests[3])).toEqual(SCHEMA)
+    expect(parsedJson(result.stdout)).toMatchObject({ok: true, structured_output: GOOD})
+    const record = readJson(parsedJson(result.stdout).planPath.replace(/\.md$/, '.approval.json'))
+    expect(record.outputSchema.schema).toEqual(SCHEMA)
+  })
+})
+
 describe('corrected after an invalid try', () => {
   it('run --task: a "placeholder" for an integer and a missing field are the tool error the model gets; the corrected value is the result', async () => {
     server.push(reply(toolUse('StructuredOutput', {count: 'placeholder'})), reply(toolUse('StructuredOutput', GOOD)), reply('Counted.'))
