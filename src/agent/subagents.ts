@@ -131,8 +131,7 @@ export class Subagents implements AgentLauncher {
       ),
       hooks: hooks && {
         preCompact: (trigger) => hooks.preCompact(trigger),
-        stop: (active, lastMessage) =>
-          hooks.subagentStop({id: request.id, lastMessage, messages, type: request.subagentType}, active),
+        stop: (active, lastMessage) => hooks.subagentStop({id: request.id, lastMessage, messages, type: request.subagentType}, active),
       },
       maxBudgetUsd: maxBudgetUsd === undefined ? undefined : maxBudgetUsd * limits.budgetShare,
       maxTurns: limits.maxTurns,

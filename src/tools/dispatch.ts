@@ -82,7 +82,10 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     const {by, input: updated} = pre.updated
     const again = await checkCall(tool, updated, policy)
     if ('refused' in again) {
-      return {...again.refused, content: `${again.refused.content}\n\n(wave: ${by} rewrote this call's input, and the rewritten call is what was refused; nothing ran.)`}
+      return {
+        ...again.refused,
+        content: `${again.refused.content}\n\n(wave: ${by} rewrote this call's input, and the rewritten call is what was refused; nothing ran.)`,
+      }
     }
 
     ;({decision, input, target} = again)

@@ -53,7 +53,9 @@ describe('hooks and agents', () => {
     const router = (request: RecordedRequest): StaticTurn => {
       if (!isAgent(request)) {
         parentTurn++
-        return parentTurn === 1 ? reply(toolUse('Agent', {description: 'find greet', prompt: 'Where is greet defined?', subagent_type: 'Explore'})) : reply('Done.')
+        return parentTurn === 1
+          ? reply(toolUse('Agent', {description: 'find greet', prompt: 'Where is greet defined?', subagent_type: 'Explore'}))
+          : reply('Done.')
       }
 
       agentTurn++

@@ -75,7 +75,7 @@ describe('PreToolUse updatedInput', () => {
     expect(hookLog(sandbox, 'post')).toHaveLength(1)
   })
 
-  it('in plan mode a rewrite aimed away from the plan file is refused; transcript_path is the plan\'s transcript', async () => {
+  it("in plan mode a rewrite aimed away from the plan file is refused; transcript_path is the plan's transcript", async () => {
     const hook = rewriter({'plan-escape': {content: 'hacked\n', file_path: 'src/app.ts'}})
     server.push(
       (request) => reply(toolUse('Write', {content: 'plan-escape\n', file_path: planPathIn(request)})),

@@ -1,8 +1,9 @@
 /**
  * A session's hooks (Claude Code's format, config/hooks.ts), fired where Claude Code fires them: the
  * dispatcher asks PreToolUse after the policy allowed a call (a hook can only narrow: its "allow" grants
- * nothing the policy refused) and PostToolUse after it ran; the loop asks Stop and PreCompact; the
- * session asks SessionStart, UserPromptSubmit and SessionEnd. A user's hook runs as the user's own
+ * nothing the policy refused, its `updatedInput` is checked again as the model's input was) and
+ * PostToolUse after it ran, for the session's calls and its agents'; the loop asks Stop and PreCompact,
+ * an agent's loop SubagentStop; the session asks SessionStart, UserPromptSubmit and SessionEnd. A user's hook runs as the user's own
  * command; a project's (trusted, or it is not here) runs in the sandbox, through the one sandbox choice.
  * Every run is an event (`hook` in stream-json); a failure names the hook on stderr and in what the
  * model is told, never passed over in silence.
@@ -94,7 +95,10 @@ export class SessionHooks {
       run.kind === 'ok' && run.answer?.hookSpecificOutput?.updatedInput ? [{by: hookName(run.hook), input: run.answer.hookSpecificOutput.updatedInput}] : [],
     )
     if (new Set(rewrites.map((rewrite) => JSON.stringify(rewrite.input))).size > 1) {
-      return {blocked: `${rewrites.map((rewrite) => rewrite.by).join(' and ')} rewrote this call's input differently; this call was not run.`, notes: answer.notes}
+      return {
+        blocked: `${rewrites.map((rewrite) => rewrite.by).join(' and ')} rewrote this call's input differently; this call was not run.`,
+        notes: answer.notes,
+      }
     }
 
     if (rewrites.length > 0) answer.updated = {by: rewrites.map((rewrite) => rewrite.by).join(' and '), input: rewrites[0].input}
