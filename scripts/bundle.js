@@ -5,7 +5,7 @@ import {createHash} from 'node:crypto'
 import {copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import {createRequire} from 'node:module'
-import {dirname, join, relative} from 'node:path'
+import {basename, dirname, join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {parse} from 'acorn'
@@ -190,15 +190,39 @@ const zodLocalesOnDemand = {
 const commands = join(root, 'dist/commands')
 // Topics' commands too (commands/plans/rm.js is `wave plans rm`), each bundled under dist/bundles/commands.
 const entries = readdirSync(commands, {recursive: true}).filter((file) => file.endsWith('.js'))
-await build({
+/**
+ * A topic's commands share one bundle (commands/plans/topic.cjs, exporting each by name): bundled one by
+ * one, each held its own copy of wave's modules, zod and the store (~0.7 MB a command), which the
+ * installed package's size limit (scripts/package-install.js) pays for. Loading a neighbour's code costs
+ * a `wave plans rm` little; the topic's doors all sit at one depth, so the bundle's import.meta.url holds.
+ */
+const TOPICS = ['plans']
+const topicOf = (file) => TOPICS.find((topic) => dirname(file.replace(/\\/g, '/')) === topic)
+const exportName = (file) => basename(file, '.js').replace(/\W/g, '_')
+const commandBuild = {
   ...common,
-  entryPoints: entries.map((file) => join(commands, file)),
   external: [...external, ...external.map((name) => `${name}/*`)],
-  outbase: commands,
-  outdir: join(bundles, 'commands'),
   outExtension: {'.js': '.cjs'},
   plugins: [oclifVendored, vendored, zodLocalesOnDemand],
+}
+await build({
+  ...commandBuild,
+  entryPoints: entries.filter((file) => !topicOf(file)).map((file) => join(commands, file)),
+  outbase: commands,
+  outdir: join(bundles, 'commands'),
 })
+for (const topic of TOPICS) {
+  const members = entries.filter((file) => topicOf(file) === topic)
+  await build({
+    ...commandBuild,
+    outfile: join(bundles, 'commands', topic, 'topic.cjs'),
+    stdin: {
+      contents: members.map((file) => `export {default as ${exportName(file)}} from ${JSON.stringify(join(commands, file))}`).join('\n'),
+      loader: 'js',
+      resolveDir: join(commands, topic),
+    },
+  })
+}
 
 // oclif's `help` and `plugins` commands as wave's own, bundled like wave's: the installed package then
 // needs neither package, and `wave plugins install` runs the user's own npm (the one on PATH, or the npm
@@ -240,12 +264,17 @@ for (const name of ['@oclif/plugin-help', '@oclif/plugin-plugins']) {
 // What oclif loads for a command (the module the manifest names) becomes the bundle's door: its exports,
 // with import.meta.url in the bundle meaning this module's URL, which the code's relative URLs assume.
 for (const file of [...entries, ...pluginCommands]) {
-  const name = `commands/${file.replace(/\\/g, '/').replace(/\.js$/, '')}`
+  const topic = topicOf(file)
+  const name = topic ? `commands/${topic}/topic` : `commands/${file.replace(/\\/g, '/').replace(/\.js$/, '')}`
   const core = relative(dirname(join(commands, file)), join(root, 'dist/base/bundles.js')).replace(/\\/g, '/')
   mkdirSync(dirname(join(commands, file)), {recursive: true})
   writeFileSync(
     join(commands, file),
-    [`import {loadBundle} from '${core.startsWith('.') ? core : `./${core}`}'`, `export default loadBundle('${name}', import.meta.url).default`, ''].join('\n'),
+    [
+      `import {loadBundle} from '${core.startsWith('.') ? core : `./${core}`}'`,
+      `export default loadBundle('${name}', import.meta.url).${topic ? exportName(file) : 'default'}`,
+      '',
+    ].join('\n'),
   )
 }
 
