@@ -52,13 +52,23 @@ export class ToolRegistry {
   apiTool(tool: ToolPlugin): ApiTool {
     let api = this.schemas.get(tool.name)
     if (!api) {
-      const {$schema: _ignored, ...schema} = tool.inputSchema ?? (z.toJSONSchema(tool.input, {io: 'input'}) as Record<string, unknown>)
+      const {$schema: _ignored, ...schema} =
+        tool.inputSchema ?? (z.toJSONSchema(tool.input, {io: 'input', override: dropSafeIntegerBounds}) as Record<string, unknown>)
       api = {description: tool.description, input_schema: {...schema, type: 'object'}, name: tool.name}
       this.schemas.set(tool.name, api)
     }
 
     return api
   }
+}
+
+/**
+ * zod writes `.int()` as JavaScript's safe-integer range (`"maximum": 9007199254740991`): bytes in every
+ * request that tell the model nothing. The input is still validated against the zod schema.
+ */
+function dropSafeIntegerBounds({jsonSchema}: {jsonSchema: Record<string, unknown>}): void {
+  if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum
+  if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum
 }
 
 /** The tools that act on the session rather than the workspace: its to-do list, its questions, plan mode, its agents. */
