@@ -180,10 +180,15 @@ const zodLocalesOnDemand = {
   },
 }
 const commands = join(root, 'dist/commands')
+// The built-in tools' input schemas, converted from zod here once rather than by every session on the way
+// to its first request (src/tools/registry.ts reads them as __WAVE_TOOL_SCHEMAS__).
+const {builtinRegistry, inputSchemaOf} = await import(join(root, 'dist/tools/registry.js'))
+const toolSchemas = Object.fromEntries(builtinRegistry().tools.map((tool) => [tool.name, inputSchemaOf(tool)]))
 // Topics' commands too (commands/plans/rm.js is `wave plans rm`), each bundled under dist/bundles/commands.
 const entries = readdirSync(commands, {recursive: true}).filter((file) => file.endsWith('.js'))
 await build({
   ...common,
+  define: {...common.define, __WAVE_TOOL_SCHEMAS__: JSON.stringify(toolSchemas)},
   entryPoints: entries.map((file) => join(commands, file)),
   external: [...external, ...external.map((name) => `${name}/*`)],
   outbase: commands,
