@@ -188,6 +188,10 @@ const zodLocalesOnDemand = {
   },
 }
 const commands = join(root, 'dist/commands')
+// The built-in tools' input schemas, converted from zod here once rather than by every session on the way
+// to its first request (src/tools/registry.ts reads them as __WAVE_TOOL_SCHEMAS__).
+const {builtinRegistry, inputSchemaOf} = await import(join(root, 'dist/tools/registry.js'))
+const toolSchemas = Object.fromEntries(builtinRegistry().tools.map((tool) => [tool.name, inputSchemaOf(tool)]))
 // Topics' commands too (commands/plans/rm.js is `wave plans rm`), each bundled under dist/bundles/commands.
 const entries = readdirSync(commands, {recursive: true}).filter((file) => file.endsWith('.js'))
 /**
@@ -201,6 +205,7 @@ const topicOf = (file) => TOPICS.find((topic) => dirname(file.replace(/\\/g, '/'
 const exportName = (file) => basename(file, '.js').replace(/\W/g, '_')
 const commandBuild = {
   ...common,
+  define: {...common.define, __WAVE_TOOL_SCHEMAS__: JSON.stringify(toolSchemas)},
   external: [...external, ...external.map((name) => `${name}/*`)],
   outExtension: {'.js': '.cjs'},
   plugins: [oclifVendored, vendored, zodLocalesOnDemand],

@@ -1,6 +1,6 @@
 // The package as a user gets it: packed (scripts/pack.js) and installed with npm into a prefix of its own,
 // measured (bytes on disk, packages). Used by the suite's package test (test/build/package.test.ts) and the
-// bench's install row (bench/run.js), so both measure the same thing.
+// bench's install row (bench/install.js), so both measure the same thing.
 import {execFileSync, spawnSync} from 'node:child_process'
 import {existsSync, lstatSync, readdirSync} from 'node:fs'
 import {dirname, join} from 'node:path'

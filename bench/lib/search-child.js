@@ -16,7 +16,7 @@ const load = (file) => import(pathToFileURL(path.join(dist, file)).href)
 const {dispatch} = await load('tools/dispatch.js')
 const {NO_RULES} = await load('policy/policy.js')
 const {ToolRegistry} = await load('tools/registry.js')
-const plugin = (await load(`plugins/${tool.toLowerCase()}.js`)).default
+const plugin = (await load(`tools/${tool.toLowerCase()}.js`)).default
 
 const refuse = async () => {
   throw new Error('no session control in the benchmark')

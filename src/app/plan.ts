@@ -14,6 +14,7 @@ import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanRefe
 import {appendTranscript, transcriptPathOf} from '../plans/transcript.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
+import {primeThrowawayStatus} from '../base/process/sandbox.js'
 import type {RepositorySnapshot} from '../base/workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
@@ -74,6 +75,7 @@ export interface PlanOutcome {
  */
 export async function makePlan(options: PlanOptions): Promise<PlanOutcome | Stopped> {
   const session = await openSession(options)
+  probePlanBash(session)
   const {model, snapshot, workspace} = session
   const repository = await snapshot!.state()
   // The reasoning recorded is what the first request carries: the model as known from the cache or the table.
@@ -102,6 +104,7 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome | 
 
   const feedback = options.feedback?.trim() || newestFeedback(record)
   const session = await openSession(options)
+  probePlanBash(session)
   const {workspace} = session
   const planned = record?.repository?.head ?? state?.repository?.head
   const current = await session.snapshot!.head()
@@ -111,6 +114,14 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome | 
 
   const opening = reviseOpening(task, planPath, feedback)
   return planSession(session, {...options, feedback, opening, planPath, transcriptLabel: 'revise'})
+}
+
+/**
+ * Starts plan mode's sandbox probes (base/process/sandbox.ts) as soon as the settings are known, so that
+ * they run while git answers and the plan file is made; the session awaits them before its first request.
+ */
+function probePlanBash(session: SessionContext): void {
+  if (session.settings.planModeBash) primeThrowawayStatus().catch(() => {})
 }
 
 interface SessionInput extends PlanSessionOptions {

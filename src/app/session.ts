@@ -18,7 +18,7 @@ import {STRUCTURED_OUTPUT_TOOL, type StructuredResult, structuredOutputReminder}
 import {SessionHooks} from '../tools/hooks/session-hooks.js'
 import {ExitCode, WaveError} from '../base/errors.js'
 import {offered, parseRules, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
-import type {SandboxSettings} from '../base/process/sandbox.js'
+import {primeThrowawayStatus, type SandboxSettings} from '../base/process/sandbox.js'
 import type {Scope} from '../policy/scope.js'
 import {DEFAULT_MAX_TURNS, type SessionContext} from './context.js'
 import {environmentSection, readEnvironment} from './environment.js'
@@ -129,6 +129,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     const client = await session.client()
     // At once: the cached answer or the table's; the API's, asked once the first response has begun, shapes the turns after it comes.
     await session.knowModel()
+    await built.ready
     const outcome = await agentLoop({
       agents: (parent) =>
         new Subagents({
@@ -336,6 +337,8 @@ export interface SessionPrompt {
   system(): Promise<string>
   /** Whether plan mode (and Explore agents) run Bash here, and how; asked once, when first needed. */
   planBash(): PlanBash
+  /** Settles once what the first request needs to know is known: a session starting in plan mode probes its sandbox meanwhile. */
+  ready: Promise<void>
 }
 
 /**
@@ -345,6 +348,9 @@ export interface SessionPrompt {
 export async function sessionPrompt(session: SessionContext, spec: PromptSpec): Promise<SessionPrompt> {
   const {planMode} = spec
   const {settings} = session
+  // A session that starts in plan mode asks planBash before its first request: its sandbox probes run
+  // while the rest of the session loads, not one after the other on the way to that request.
+  const ready = planMode.active && settings.planModeBash ? primeThrowawayStatus() : Promise.resolve()
   // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
   const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
   const base: PolicyContext = {
@@ -369,6 +375,7 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
   return {
     planBash: planBashNow,
     policy,
+    ready,
     system: async () => {
       if (!planMode.active) return [own, context].filter(Boolean).join('\n\n')
       return planMode.prompt(context, {agents: offered(policy(), AGENT_TOOL), bash: planBashNow()})

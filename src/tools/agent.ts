@@ -15,18 +15,17 @@ export default defineTool({
   aliases: ['Task'],
   concurrent: true,
   description:
-    "Launch an agent: a fresh conversation with its own tools that works on the prompt you give it and returns its final message as this call's result. " +
-    'subagent_type "Explore": a fast read-only explorer (Read, Glob, Grep, LS, and Bash in a throwaway sandbox where plan mode has one) for broad questions over a large tree: where is X defined, which files use Y, how does Z work. ' +
-    'Outside plan mode, "general-purpose" also: an agent with this session\'s own tools and permissions, for a self-contained piece of work. ' +
-    'The agent sees none of this conversation: the prompt must say everything it needs, and what to report back. ' +
-    'Agents called in one turn run concurrently: launch independent ones together, in one message. ' +
-    'Each is bounded by a turn cap, a share of the budget and a time limit; one that reaches a bound returns what it found so far, marked as cut. Agents cannot start agents.',
+    'Launch an agent: a fresh conversation with its own tools that works on your prompt and returns its final message. ' +
+    'subagent_type "Explore": a fast read-only explorer (the read tools, and Bash in a throwaway sandbox where plan mode has one) for broad questions over a large tree. ' +
+    'Outside plan mode also "general-purpose": this session\'s tools and permissions, for a self-contained piece of work. ' +
+    'The agent sees none of this conversation: the prompt must say all it needs, and what to report. Agents called in one turn run concurrently. ' +
+    'Each is bounded by a turn cap, a share of the budget and a time limit; one that reaches a bound returns what it found so far, marked as cut. Agents cannot start agents; model and run_in_background are not supported.',
   input: z.object({
-    description: z.string().describe('A short (3-5 word) description of the task'),
-    prompt: z.string().describe('The task for the agent to perform'),
-    subagent_type: z.string().describe('The type of specialized agent to use for this task'),
-    model: z.enum(['sonnet', 'opus', 'haiku']).optional().describe("Not supported here: agents use the session's model"),
-    run_in_background: z.boolean().optional().describe('Not supported here: agents run while the call waits'),
+    description: z.string().describe('3-5 words'),
+    prompt: z.string(),
+    subagent_type: z.string(),
+    model: z.enum(['sonnet', 'opus', 'haiku']).optional(),
+    run_in_background: z.boolean().optional(),
   }),
   name: 'Agent',
   resultCap: DEFAULT_RESULT_CAP,

@@ -6,16 +6,16 @@ import {type AskedQuestion, normalise} from './notes.js'
 import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 const option = z.strictObject({
-  description: z.string().describe('What choosing it means'),
-  label: z.string().min(1).describe('The choice, in 1-5 words'),
-  preview: z.string().optional().describe('Not shown in a headless session'),
+  description: z.string(),
+  label: z.string().min(1),
+  preview: z.string().optional(),
 })
 
 const question = z.strictObject({
-  header: z.string().describe('A very short label (at most 12 characters)'),
-  multiSelect: z.boolean().optional().describe('Whether several options may be chosen together'),
-  options: z.array(option).min(2).max(4).describe('2-4 distinct choices'),
-  question: z.string().min(1).describe('The complete question, ending with a question mark'),
+  header: z.string(),
+  multiSelect: z.boolean().optional(),
+  options: z.array(option).min(2).max(4),
+  question: z.string().min(1),
 })
 
 /** The heading a plan's open questions go under; found in any case and at any level. */
@@ -24,11 +24,11 @@ const OPEN_QUESTIONS_HEADING = '## Open questions'
 export default defineTool({
   access: 'control',
   description:
-    'Ask the user 1-4 multiple-choice questions. wave runs headless: no one can answer during the session, so the call never waits and never returns an answer. ' +
-    'In plan mode the questions are recorded and must appear in the plan under "## Open questions" with the option you assume (wave adds any missing when the session ends); ' +
+    'Ask 1-4 multiple-choice questions: each a question, a header of at most 12 characters, and 2-4 options (a label of 1-5 words, what choosing it means). ' +
+    'wave runs headless: the call never waits and never returns an answer. In plan mode put each in the plan under "## Open questions" with the option you assume (wave adds any missing); ' +
     'the reviewer answers by requesting changes. In a run they are reported in the result: choose what best fits the approved plan and say so.',
   input: z.object({
-    questions: z.array(question).min(1).max(4).describe('The questions, 1-4'),
+    questions: z.array(question).min(1).max(4),
   }),
   name: 'AskUserQuestion',
   resultCap: DEFAULT_RESULT_CAP,

@@ -11,21 +11,16 @@ export default defineTool({
   access: 'execute',
   description:
     'Run a bash command in the workspace root; returns stdout and stderr combined, and the exit code when nonzero. No stdin; each call is a new shell (cd and variables do not persist). ' +
-    'Runs in a sandbox: the file system is read-only but for the workspace (its .git/ and .wave/ read-only), /tmp and $HOME are private, no network unless the approval allows it. ' +
+    'Runs in a sandbox: the file system read-only but for the workspace (its .git/ and .wave/ read-only), /tmp and $HOME private, no network unless the approval allows it; in plan mode and Explore agents, a throwaway one. ' +
     `Timeout ${DEFAULT_TIMEOUT_MS} ms by default, at most ${MAX_TIMEOUT_MS}, then the command is killed. Output over ${MAX_OUTPUT_CHARS} characters keeps its head and tail. ` +
-    'Runs only where the permission mode or an allow rule such as Bash(npm test:*) allows the command; a refused one returns "Permission denied" and why: do not retry it unchanged. ' +
+    'Runs only where the permission mode or an allow rule such as Bash(npm test:*) allows it; a refused one returns "Permission denied" and why: do not retry it unchanged. ' +
     'Use Read, Glob, Grep, LS, Edit and Write, not cat, find, grep, sed or echo. ' +
-    'In plan mode (and in Explore agents) each command runs in a throwaway sandbox instead: it sees the workspace as it is, nothing it writes survives it, and it has no network. ' +
-    'With run_in_background: true the command starts in the same sandbox and the call returns its task_id and the path of its output file at once (no timeout applies): read the output file with Read (TaskOutput also works), end it with TaskStop; ' +
-    'every background command is ended when the session ends. Use it for servers and watchers, not for commands whose result you need now.',
+    'run_in_background: true returns a task_id and an output file at once (no timeout; read the file with Read or TaskOutput, end it with TaskStop; each is ended when the session ends): for servers and watchers.',
   input: z.object({
-    command: z.string().describe('The bash command to run'),
-    timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional().describe('Timeout in milliseconds (default 120000, max 600000)'),
-    description: z.string().optional().describe('What the command does, in 5-10 words (shown in progress)'),
-    run_in_background: z
-      .boolean()
-      .optional()
-      .describe('Start the command in the background and return its task_id and output file at once; read the file with Read, end it with TaskStop'),
+    command: z.string(),
+    timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional(),
+    description: z.string().optional().describe('5-10 words, shown in progress'),
+    run_in_background: z.boolean().optional(),
   }),
   name: 'Bash',
   resultCap: RESULT_CAP,

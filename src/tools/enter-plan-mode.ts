@@ -8,7 +8,7 @@ export default defineTool({
     'Switch to plan mode before a complex, risky or ambiguous change. From then on only read tools and the plan file are allowed: explore, write the plan to the plan file the result names, ' +
     'then call ExitPlanMode so it is approved before anything changes. Once per session: fails when plan mode is active or cannot be entered.',
   input: z.object({
-    reason: z.string().optional().describe('Why planning first helps here'),
+    reason: z.string().optional(),
   }),
   name: 'EnterPlanMode',
   resultCap: DEFAULT_RESULT_CAP,

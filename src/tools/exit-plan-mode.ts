@@ -9,16 +9,12 @@ export default defineTool({
   access: 'control',
   description:
     'Finish planning once the plan file holds the complete plan: it goes to approval, and the session ends after this turn. ' +
-    'allowedPrompts (deprecated, as in Claude Code 2.1.332: name the commands in the plan\'s Verification section instead) names the permissions the plan needs (such as {tool: "Bash", prompt: "run tests"}); they are shown to the approver, who grants rules. ' +
-    'A plan given as the plan string is written to the plan file only when that file does not hold a plan yet. ' +
+    'plan, the plan text, is written to the plan file only when that file does not hold a plan yet. allowedPrompts (deprecated: name the commands under Verification) are shown to the approver. ' +
     'Fails, saying why, while the plan file is missing or empty, or when plan_path names another file.',
   input: z.object({
-    allowedPrompts: z
-      .array(z.strictObject({prompt: z.string().min(1).describe('The action, e.g. "run tests"'), tool: z.literal('Bash')}))
-      .optional()
-      .describe('Deprecated: permissions the plan needs to be carried out, as categories of action (still shown to the approver)'),
-    plan: z.string().optional().describe('The plan text, for when the plan file was not written (prefer writing the plan file)'),
-    plan_path: z.string().optional().describe("Path of the finished plan file (defaults to this session's plan)"),
+    allowedPrompts: z.array(z.strictObject({prompt: z.string().min(1), tool: z.literal('Bash')})).optional(),
+    plan: z.string().optional(),
+    plan_path: z.string().optional(),
   }),
   name: 'ExitPlanMode',
   resultCap: DEFAULT_RESULT_CAP,

@@ -12,13 +12,13 @@ const SLICE_MS = 10
 export default defineTool({
   access: 'read',
   description:
-    'Find files by glob pattern ("**/*.ts", "src/**/*.test.ts"), relative to path (default: the workspace root). Skips .gitignored files. ' +
-    `Returns workspace-relative paths, most recently modified first, at most ${MAX_RESULTS}, with a note when more matched: then narrow the pattern or path. ` +
-    'An absolute pattern or one with ".." is refused: set path instead. Fails when path is missing or not a directory. Use Glob, not find or ls in Bash.',
+    'Find files by glob pattern ("**/*.ts", "src/**/*.test.ts") under path (default: the workspace root), skipping .gitignored files. ' +
+    `Returns workspace-relative paths, newest first, at most ${MAX_RESULTS}, with a note when more matched: then narrow the pattern or path. ` +
+    'An absolute pattern or one with ".." is refused: set path instead. Fails when path is missing or not a directory.',
   globFields: ['pattern'],
   input: z.object({
-    path: z.string().optional().describe('Directory to search in (default: workspace root)'),
-    pattern: z.string().describe('Glob pattern to match files against'),
+    path: z.string().optional(),
+    pattern: z.string(),
   }),
   name: 'Glob',
   resultCap: DEFAULT_RESULT_CAP,

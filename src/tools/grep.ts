@@ -25,32 +25,32 @@ const MAX_CONTEXT = 100
 const GREP_TIME_LIMIT_MS = 60_000
 
 const OUTPUT_MODES = ['content', 'files_with_matches', 'count'] as const
-const count = (what: string) => z.number().int().nonnegative().optional().describe(what)
+const count = z.number().int().nonnegative().optional()
 
 export default defineTool({
   access: 'read',
   description:
-    `Search file contents with a regular expression (JavaScript or RE2/ripgrep syntax; no backreferences or lookaround), line by line unless multiline. Skips .gitignored and binary files, and files over ${MAX_FILE_BYTES / 1024 / 1024} MB. ` +
+    `Search file contents with a regular expression (JavaScript or RE2/ripgrep syntax; no backreferences or lookaround), line by line unless multiline (. and \\n then match line breaks). Skips .gitignored and binary files, and files over ${MAX_FILE_BYTES / 1024 / 1024} MB. ` +
     'output_mode: files_with_matches (default; paths), content (matching lines as path:line:text, context lines as path-line-text, groups apart split by --; lines cut at ' +
-    `${MAX_LINE_CHARS} characters), count (path:N). head_limit (default ${DEFAULT_HEAD_LIMIT}, 0 for all) and offset page through the entries (lines, paths or counts), up to ${MAX_OUTPUT_CHARS} characters a page; a page that is not the last says which offset comes next. ` +
-    'An invalid pattern fails with the reason: escape literal ( ) [ ] { } . * + ? | with a backslash. ' +
-    'Use Grep, not grep or rg in Bash.',
+    `${MAX_LINE_CHARS} characters), count (path:N). -A, -B, -C (or context) and -n (default true) act as ripgrep's, in content mode only; -i, glob and type (rg --type) in every mode. ` +
+    `head_limit (default ${DEFAULT_HEAD_LIMIT}, 0 for all) and offset page through the entries, up to ${MAX_OUTPUT_CHARS} characters a page; a page that is not the last says which offset comes next. ` +
+    'An invalid pattern fails with the reason: escape literal ( ) [ ] { } . * + ? | with a backslash.',
   globFields: ['glob'],
   input: z.object({
-    '-A': count('Lines to show after each match (rg -A); content mode only'),
-    '-B': count('Lines to show before each match (rg -B); content mode only'),
-    '-C': count('Lines to show before and after each match (rg -C); content mode only'),
-    '-i': z.boolean().optional().describe('Case-insensitive search (rg -i)'),
-    '-n': z.boolean().optional().describe('Show line numbers (rg -n); content mode only; default true'),
-    context: count('Lines to show before and after each match (rg -C); content mode only'),
-    glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts" or "src/**/*.{ts,tsx}" (rg --glob)'),
-    head_limit: count(`Show at most this many entries (lines, paths or counts), like "| head -N"; default ${DEFAULT_HEAD_LIMIT}, 0 for all`),
-    multiline: z.boolean().optional().describe('Let the pattern span lines: . and \\n match line breaks (rg -U --multiline-dotall); default false'),
-    offset: count('Skip this many entries before head_limit applies, like "| tail -n +N"; for the next page'),
-    output_mode: z.enum(OUTPUT_MODES).optional().describe('What to return (default files_with_matches)'),
-    path: z.string().optional().describe('File or directory to search (default: workspace root)'),
-    pattern: z.string().describe('Regular expression to search for'),
-    type: z.string().optional().describe('Only search files of this type (rg --type): js, ts, py, rust, go, java, c, cpp, md, json, yaml, sh, ...'),
+    '-A': count,
+    '-B': count,
+    '-C': count,
+    '-i': z.boolean().optional(),
+    '-n': z.boolean().optional(),
+    context: count,
+    glob: z.string().optional(),
+    head_limit: count,
+    multiline: z.boolean().optional(),
+    offset: count,
+    output_mode: z.enum(OUTPUT_MODES).optional(),
+    path: z.string().optional(),
+    pattern: z.string(),
+    type: z.string().optional(),
   }),
   name: 'Grep',
   resultCap: RESULT_CAP,

@@ -10,10 +10,10 @@ const MAX_ENTRIES = 1000
 export default defineTool({
   access: 'read',
   description:
-    `List a directory: one entry per line, sorted, directories with a trailing "/", symlinks as "name -> target" (not followed); at most ${MAX_ENTRIES} entries. ` +
-    'Entries outside the workspace or denied by a rule are left out. Fails on a missing path or a file (use Read). Use Glob to find files by pattern.',
+    `List a directory ("." is the workspace root), sorted: directories end in "/", symlinks show as "name -> target" (not followed); at most ${MAX_ENTRIES} entries. ` +
+    'Entries outside the workspace or denied by a rule are left out. Fails on a missing path or a file (use Read).',
   input: z.object({
-    path: z.string().describe('Directory to list, absolute or relative to the workspace root ("." for the root)'),
+    path: z.string(),
   }),
   name: 'LS',
   resultCap: DEFAULT_RESULT_CAP,

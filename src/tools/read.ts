@@ -16,14 +16,14 @@ const NEWLINE = 0x0a
 export default defineTool({
   access: 'read',
   description:
-    `Read a text file: numbered lines (cat -n style) from offset (a 1-based line number, default 1), up to limit lines (default ${DEFAULT_LIMIT}). ` +
-    `Lines over ${MAX_LINE_CHARS} characters are cut, and a page stops before ${MAX_OUTPUT_CHARS} characters with the offset to read on from: page through a large file with offset and limit. ` +
-    'Read a file before you edit it; read several files in parallel, in one turn. ' +
+    `Read a text file as numbered lines (cat -n style): limit lines (default ${DEFAULT_LIMIT}) from offset (1-based). ` +
+    `Lines over ${MAX_LINE_CHARS} characters are cut; a page stops before ${MAX_OUTPUT_CHARS} characters and names the offset to read on from. ` +
+    'Read several files in parallel, in one turn. ' +
     'Fails on a missing file or a directory (use LS); a binary file is described, not shown. Paths outside the workspace, or denied by a rule, are refused.',
   input: z.object({
-    file_path: z.string().describe('File to read, absolute or relative to the workspace root'),
-    limit: z.number().int().positive().optional().describe('Number of lines to read (default 2000)'),
-    offset: z.number().int().min(0).optional().describe('1-based line number to start at'),
+    file_path: z.string(),
+    limit: z.number().int().positive().optional(),
+    offset: z.number().int().min(0).optional(),
   }),
   name: 'Read',
   resultCap: RESULT_CAP,

@@ -16,6 +16,14 @@ export interface ApiTool {
   input_schema: {type: 'object'; [key: string]: unknown}
 }
 
+/**
+ * The built-in tools' input schemas as the build converted them (scripts/bundle.js defines this in the
+ * command bundles), so that a session does not convert them again from zod on the way to its first
+ * request (~10 ms). Undefined when wave runs from its sources (the tests): converted then.
+ */
+declare const __WAVE_TOOL_SCHEMAS__: Record<string, Record<string, unknown>> | undefined
+const BUILT_SCHEMAS = typeof __WAVE_TOOL_SCHEMAS__ === 'undefined' ? undefined : __WAVE_TOOL_SCHEMAS__
+
 /** The tool plugins a session can use; the policy decides which of them each mode offers. */
 export class ToolRegistry {
   private readonly byName = new Map<string, ToolPlugin>()
@@ -52,13 +60,36 @@ export class ToolRegistry {
   apiTool(tool: ToolPlugin): ApiTool {
     let api = this.schemas.get(tool.name)
     if (!api) {
-      const {$schema: _ignored, ...schema} = tool.inputSchema ?? (z.toJSONSchema(tool.input, {io: 'input'}) as Record<string, unknown>)
+      const {$schema: _ignored, ...schema} = tool.inputSchema ?? builtSchema(tool) ?? inputSchemaOf(tool)
       api = {description: tool.description, input_schema: {...schema, type: 'object'}, name: tool.name}
       this.schemas.set(tool.name, api)
     }
 
     return api
   }
+}
+
+/** A tool's input schema converted from its zod input, as the model is sent it. */
+export function inputSchemaOf(tool: ToolPlugin): Record<string, unknown> {
+  return z.toJSONSchema(tool.input, {io: 'input', override: dropSafeIntegerBounds}) as Record<string, unknown>
+}
+
+/** The build's schema of a built-in (the very object: a plugin's tool never takes one), if the build made them. */
+function builtSchema(tool: ToolPlugin): Record<string, unknown> | undefined {
+  if (!BUILT_SCHEMAS) return undefined
+  builtins ??= new Set<ToolPlugin>([...(BUILTIN_TOOLS as ToolPlugin[]), ...CONTROL_TOOLS])
+  return builtins.has(tool) ? BUILT_SCHEMAS[tool.name] : undefined
+}
+
+let builtins: Set<ToolPlugin> | undefined
+
+/**
+ * zod writes `.int()` as JavaScript's safe-integer range (`"maximum": 9007199254740991`): bytes in every
+ * request that tell the model nothing. The input is still validated against the zod schema.
+ */
+function dropSafeIntegerBounds({jsonSchema}: {jsonSchema: Record<string, unknown>}): void {
+  if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum
+  if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum
 }
 
 /** The tools that act on the session rather than the workspace: its to-do list, its questions, plan mode, its agents. */

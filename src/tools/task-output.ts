@@ -9,14 +9,13 @@ const MAX_WAIT_MS = 600_000
 export default defineTool({
   access: 'read',
   description:
-    'Read the output of a background command (started by Bash with run_in_background: true) since the last reading, and whether it still runs or how it ended. ' +
-    "Claude Code now reads a background command's output file with the Read tool instead (its path is given when the command starts); this tool keeps working. " +
-    `With block (the default) waits until the command ends, at most timeout ms (default ${DEFAULT_WAIT_MS}, at most ${MAX_WAIT_MS}); block: false returns at once. ` +
+    "Read a background command's output since the last reading, and whether it still runs or how it ended. " +
+    `block (default true) waits until it ends, at most timeout ms (default ${DEFAULT_WAIT_MS}, at most ${MAX_WAIT_MS}); block: false returns at once. ` +
     `Unread output over ${TASK_OUTPUT_CAP} characters keeps its head and tail. Fails on an unknown task_id, naming the session's tasks.`,
   input: z.object({
-    block: z.boolean().optional().describe('Wait for the command to end (default true)'),
-    task_id: z.string().describe('The task_id Bash returned'),
-    timeout: z.number().int().nonnegative().max(MAX_WAIT_MS).optional().describe(`How long to wait, in ms, with block (default ${DEFAULT_WAIT_MS})`),
+    block: z.boolean().optional(),
+    task_id: z.string(),
+    timeout: z.number().int().nonnegative().max(MAX_WAIT_MS).optional(),
   }),
   name: 'TaskOutput',
   resultCap: DEFAULT_RESULT_CAP,

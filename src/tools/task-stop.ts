@@ -6,10 +6,10 @@ import {describeReading} from './task-output.js'
 export default defineTool({
   access: 'execute',
   description:
-    'End a background command started by Bash with run_in_background: true, and everything it started (SIGTERM, then SIGKILL after 2 s). ' +
-    "Returns its last unread output. Every background command ends with the session anyway. Fails on an unknown task_id, naming the session's tasks.",
+    'End a background command and everything it started (SIGTERM, then SIGKILL after 2 s), returning its last unread output. ' +
+    "Every background command ends with the session anyway. Fails on an unknown task_id, naming the session's tasks.",
   input: z.object({
-    task_id: z.string().describe('The task_id Bash returned'),
+    task_id: z.string(),
   }),
   name: 'TaskStop',
   resultCap: DEFAULT_RESULT_CAP,

@@ -4,19 +4,19 @@ import {TODO_STATUSES, todoProgress} from './notes.js'
 import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 const todo = z.strictObject({
-  activeForm: z.string().min(1).describe('The step in the present continuous, shown while it is in progress ("Running the tests")'),
-  content: z.string().min(1).describe('The step in the imperative ("Run the tests")'),
+  activeForm: z.string().min(1),
+  content: z.string().min(1),
   status: z.enum(TODO_STATUSES),
 })
 
 export default defineTool({
   access: 'control',
   description:
-    'Keep a to-do list of the steps of a task with several steps: send the whole updated list each time (it replaces the previous one). ' +
-    'Mark a step in_progress when you start it (one at a time) and completed as soon as it is done. The people watching the session see it as progress ("step 3 of 7: ..."). ' +
-    'Changes nothing in the workspace. Skip it for a task of one or two steps.',
+    'Keep a to-do list for a task of three or more steps: send the whole updated list each time. ' +
+    'Each step: content in the imperative ("Run the tests"), activeForm in the present continuous ("Running the tests"), shown as progress. ' +
+    'Mark a step in_progress when you start it (one at a time), completed as soon as it is done. Changes nothing in the workspace.',
   input: z.object({
-    todos: z.array(todo).describe('The updated to-do list'),
+    todos: z.array(todo),
   }),
   name: 'TodoWrite',
   resultCap: DEFAULT_RESULT_CAP,

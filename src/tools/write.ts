@@ -7,12 +7,11 @@ import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 export default defineTool({
   access: 'write',
   description:
-    'Create a file, or replace a whole file, with the given content (UTF-8), creating missing parent directories. ' +
-    'To change part of an existing file use Edit, which sends only the change; read a file before replacing it. ' +
+    'Create a file, or replace a whole file, with content (UTF-8), creating missing parent directories. To change part of an existing file use Edit; read a file before replacing it. ' +
     'Fails on a directory or a non-regular file. Refused outside the workspace, in .git/ and .wave/, and in plan mode for every file but the plan.',
   input: z.object({
-    content: z.string().describe('The complete new content of the file'),
-    file_path: z.string().describe('File to write, absolute or relative to the workspace root'),
+    content: z.string(),
+    file_path: z.string(),
   }),
   name: 'Write',
   resultCap: DEFAULT_RESULT_CAP,

@@ -8,6 +8,7 @@ import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
+import {builtinRegistry} from '../../src/tools/registry.js'
 import {gitCommitAll, type Sandbox, writePlanFile} from '../support/cli.js'
 import {type MessagesServer, planPathIn, type RecordedRequest, reply, systemText, toolUse} from '../support/messages-server.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
@@ -190,6 +191,11 @@ describe('what the model is told', () => {
     const fetch = tools.find((tool: {name: string}) => tool.name === 'WebFetch')
     expect(fetch.description).toContain('\n- At most 5 redirects')
     expect(fetch.input_schema).toMatchObject({properties: {url: {type: 'string'}}, required: ['url'], type: 'object'})
+
+    // The build converted the built-ins' schemas (scripts/bundle.js): what it sends is what the sources make.
+    const registry = builtinRegistry()
+    const built = Object.fromEntries(tools.map((tool: {name: string; input_schema: unknown}) => [tool.name, tool.input_schema]))
+    for (const tool of registry.tools) expect(built[tool.name], tool.name).toEqual(registry.apiTool(tool).input_schema)
 
     const text = await wave(['tools', '--verbose'])
     expect(text.stdout).toContain(

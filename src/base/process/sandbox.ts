@@ -5,8 +5,9 @@
  * bwrap is called directly rather than through @anthropic-ai/sandbox-runtime: docs/reference.md's "Sandbox"
  * section says why.
  */
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {accessSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync} from 'node:fs'
+import {mkdtemp, readdir, realpath, rm} from 'node:fs/promises'
 import {homedir, tmpdir} from 'node:os'
 import path from 'node:path'
 
@@ -103,33 +104,16 @@ export function sandboxStatus(): SandboxStatus {
 
 /** The uncached check behind sandboxStatus(), for an environment given (tests pass a PATH without bwrap). */
 export function probeSandbox(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): SandboxStatus {
-  if (platform !== 'linux') {
-    return unavailable(`wave's sandbox is built on Linux's bubblewrap, and none exists for ${platform} yet. Fix: run wave on Linux, ${OR_OFF}.`)
-  }
-
-  const bwrap = findOnPath('bwrap', env.PATH)
-  if (!bwrap) {
-    return unavailable(
-      `bubblewrap (bwrap) is not installed or not on PATH. Fix: install it (sudo apt-get install bubblewrap; dnf, pacman and apk call it bubblewrap too), ${OR_OFF}.`,
-    )
-  }
-
-  // The namespaces and mounts every command gets, around a command that does nothing.
-  const probe = spawnSync(bwrap, [...isolationArgs(false, DEFAULT_TMP_SIZE), '--', SHELL, '-c', ':'], {
-    encoding: 'utf8',
-    env: {PATH: env.PATH ?? ''},
-    stdio: ['ignore', 'ignore', 'pipe'],
-    timeout: PROBE_TIMEOUT_MS,
-  })
-  if (probe.status === 0) return {available: true, bwrap}
-  const said = probe.error?.message ?? probe.stderr.trim().split('\n').at(-1) ?? `exit ${probe.status}`
-  return unavailable(explainFailure(said, readSysctl))
+  const bwrap = locateBwrap(env, platform)
+  if (typeof bwrap !== 'string') return bwrap
+  return sandboxVerdict(bwrap, runProbe(bwrap, sandboxProbe(), env))
 }
 
 /** Forget the cached status (tests that change PATH). */
 export function resetSandboxStatus(): void {
   cached = undefined
   overlayCached = undefined
+  priming = undefined
 }
 
 let overlayCached: Throwaway | undefined
@@ -146,6 +130,32 @@ export function throwawayStatus(): {available: true; bwrap: string; kind: Throwa
   return {...status, kind: overlayCached}
 }
 
+let priming: Promise<void> | undefined
+
+/**
+ * Fills the caches of sandboxStatus() and throwawayStatus() without blocking: the two probes start at
+ * once and run while the session loads, where the synchronous ones would hold up plan mode's first
+ * request one after the other (~20 ms). Never rejects: a probe that cannot start is an unavailable sandbox.
+ */
+export function primeThrowawayStatus(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  priming ??= (async () => {
+    if (cached && (overlayCached || !cached.available)) return
+    const bwrap = cached?.available ? cached.bwrap : locateBwrap(env, process.platform)
+    if (typeof bwrap !== 'string') {
+      cached ??= bwrap
+      return
+    }
+
+    const [probe, overlay] = await Promise.all([
+      cached ? undefined : runProbeAsync(bwrap, sandboxProbe(), env),
+      overlayCached ? undefined : withOverlayDir((real) => runProbeAsync(bwrap, overlayProbe(real), env)),
+    ])
+    cached ??= sandboxVerdict(bwrap, probe ?? {status: 0, stderr: ''})
+    if (cached.available) overlayCached ??= overlay ? 'overlay' : 'read-only'
+  })()
+  return priming
+}
+
 /**
  * Whether bwrap here lays a tmpfs overlay over a directory (bubblewrap 0.11+, a kernel that allows
  * overlayfs in a user namespace): a file written through it inside must be there, and gone outside.
@@ -155,30 +165,91 @@ export function probeOverlay(bwrap: string, env: NodeJS.ProcessEnv = process.env
   try {
     dir = mkdtempSync(path.join(tmpdir(), 'wave-overlay-'))
     const real = realpathSync(dir)
-    // /tmp is a tmpfs in the sandbox: the directory is bound in from the host first, then overlaid.
-    const probe = spawnSync(
-      bwrap,
-      [
-        ...isolationArgs(false, DEFAULT_TMP_SIZE),
-        '--overlay-src',
-        real,
-        '--tmp-overlay',
-        real,
-        '--',
-        SHELL,
-        '-c',
-        'echo x > "$1/probe" && test -s "$1/probe"',
-        'probe',
-        real,
-      ],
-      {encoding: 'utf8', env: {PATH: env.PATH ?? ''}, stdio: ['ignore', 'ignore', 'pipe'], timeout: PROBE_TIMEOUT_MS},
-    )
-    return probe.status === 0 && readdirSync(real).length === 0
+    return runProbe(bwrap, overlayProbe(real), env).status === 0 && readdirSync(real).length === 0
   } catch {
     return false
   } finally {
     if (dir) rmSync(dir, {force: true, recursive: true})
   }
+}
+
+/** The namespaces and mounts every command gets, around a command that does nothing. */
+function sandboxProbe(): string[] {
+  return [...isolationArgs(false, DEFAULT_TMP_SIZE), '--', SHELL, '-c', ':']
+}
+
+/** probeOverlay's bwrap arguments. /tmp is a tmpfs in the sandbox: the directory is bound in from the host first, then overlaid. */
+function overlayProbe(real: string): string[] {
+  return [
+    ...isolationArgs(false, DEFAULT_TMP_SIZE),
+    '--overlay-src',
+    real,
+    '--tmp-overlay',
+    real,
+    '--',
+    SHELL,
+    '-c',
+    'echo x > "$1/probe" && test -s "$1/probe"',
+    'probe',
+    real,
+  ]
+}
+
+/** The overlay probe's verdict on a fresh directory (`run` probes it), the directory removed after. */
+async function withOverlayDir(run: (real: string) => Promise<ProbeRun>): Promise<boolean> {
+  let dir: string | undefined
+  try {
+    dir = await mkdtemp(path.join(tmpdir(), 'wave-overlay-'))
+    const real = await realpath(dir)
+    return (await run(real)).status === 0 && (await readdir(real)).length === 0
+  } catch {
+    return false
+  } finally {
+    if (dir) await rm(dir, {force: true, recursive: true})
+  }
+}
+
+/** bwrap's path, or why the sandbox cannot exist here at all. */
+function locateBwrap(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string | SandboxStatus {
+  if (platform !== 'linux') {
+    return unavailable(`wave's sandbox is built on Linux's bubblewrap, and none exists for ${platform} yet. Fix: run wave on Linux, ${OR_OFF}.`)
+  }
+
+  return (
+    findOnPath('bwrap', env.PATH) ??
+    unavailable(
+      `bubblewrap (bwrap) is not installed or not on PATH. Fix: install it (sudo apt-get install bubblewrap; dnf, pacman and apk call it bubblewrap too), ${OR_OFF}.`,
+    )
+  )
+}
+
+/** How a probe's bwrap ended, as spawnSync says it. */
+interface ProbeRun {
+  status: number | null
+  stderr: string
+  error?: Error
+}
+
+function sandboxVerdict(bwrap: string, probe: ProbeRun): SandboxStatus {
+  if (probe.status === 0) return {available: true, bwrap}
+  const said = probe.error?.message ?? probe.stderr.trim().split('\n').at(-1) ?? `exit ${probe.status}`
+  return unavailable(explainFailure(said, readSysctl))
+}
+
+function runProbe(bwrap: string, args: string[], env: NodeJS.ProcessEnv): ProbeRun {
+  return spawnSync(bwrap, args, {encoding: 'utf8', env: {PATH: env.PATH ?? ''}, stdio: ['ignore', 'ignore', 'pipe'], timeout: PROBE_TIMEOUT_MS})
+}
+
+function runProbeAsync(bwrap: string, args: string[], env: NodeJS.ProcessEnv): Promise<ProbeRun> {
+  return new Promise((resolve) => {
+    const child = spawn(bwrap, args, {env: {PATH: env.PATH ?? ''}, stdio: ['ignore', 'ignore', 'pipe'], timeout: PROBE_TIMEOUT_MS})
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    child.once('error', (error) => resolve({error, status: null, stderr}))
+    child.once('close', (status) => resolve({status, stderr}))
+  })
 }
 
 /** How plan mode's commands are contained, in the words `wave doctor`, `wave tools` and `wave prompt` use. */

@@ -5,8 +5,9 @@
  * reviewed on purpose: update it with `npx vitest run test/unit/tools/descriptions.test.ts -u`.
  */
 import {describe, expect, it} from 'vitest'
+import {z} from 'zod'
 
-import {builtinRegistry} from '../../../src/tools/registry.js'
+import {type ApiTool, builtinRegistry} from '../../../src/tools/registry.js'
 
 const registry = builtinRegistry()
 const description = (name: string) => registry.get(name)!.description
@@ -43,7 +44,7 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
       'non-UTF-8',
       'refused where Write is',
     ],
-    limits: ['Read the file first', 'whitespace and indentation included', 'Prefer Edit to rewriting a file with Write', 'line endings are kept'],
+    limits: ['Read the file first', 'whitespace and indentation included', 'line endings are kept'],
   },
   EnterPlanMode: {
     failures: ['fails when plan mode is active or cannot be entered'],
@@ -55,7 +56,7 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   },
   Glob: {
     failures: ['".." is refused', 'Fails when path is missing or not a directory'],
-    limits: ['at most 500', 'narrow the pattern or path', '.gitignored', 'not find or ls in Bash'],
+    limits: ['at most 500', 'narrow the pattern or path', '.gitignored'],
   },
   Grep: {
     failures: ['An invalid pattern fails with the reason', 'escape literal'],
@@ -65,7 +66,7 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
       'lines cut at 500',
       'over 10 MB',
       'says which offset comes next',
-      'not grep or rg in Bash',
+      'in content mode only',
     ],
   },
   LS: {
@@ -74,14 +75,7 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   },
   Read: {
     failures: ['Fails on a missing file or a directory (use LS)', 'binary file is described', 'Paths outside the workspace, or denied by a rule, are refused'],
-    limits: [
-      'default 2000',
-      'Lines over 2000 characters are cut',
-      'stops before 36000 characters',
-      'offset and limit',
-      'in parallel, in one turn',
-      'before you edit it',
-    ],
+    limits: ['default 2000', 'Lines over 2000 characters are cut', 'stops before 36000 characters', 'the offset to read on from', 'in parallel, in one turn'],
   },
   WebFetch: {
     failures: ['other calls are refused', 'Redirects to a domain no rule allows are refused', 'Binary content is refused'],
@@ -105,6 +99,30 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   },
 }
 
+/**
+ * What the definitions say twice: a sentence (of some length) in two tools' descriptions, or a property
+ * description its tool's description already holds. A tool's own failure modes ("Fails on ...") may
+ * read alike in two tools: each call fails on its own.
+ */
+function repeats(tools: ApiTool[]): string[] {
+  const seen = new Map<string, string>()
+  const found: string[] = []
+  for (const tool of tools) {
+    for (const sentence of tool.description.split(/(?<=[.;])\s+/)) {
+      if (sentence.length < 30 || /^(Fails|Refused)\b/.test(sentence)) continue
+      const other = seen.get(sentence)
+      if (other && other !== tool.name) found.push(`${other} and ${tool.name}: ${sentence}`)
+      seen.set(sentence, tool.name)
+    }
+
+    for (const [key, property] of Object.entries((tool.input_schema.properties ?? {}) as Record<string, {description?: string}>)) {
+      if (property.description && tool.description.includes(property.description)) found.push(`${tool.name}.${key}: ${property.description}`)
+    }
+  }
+
+  return found
+}
+
 describe('built-in tool descriptions', () => {
   it('covers every built-in tool', () => {
     expect(Object.keys(REQUIRED).sort()).toEqual(registry.tools.map((tool) => tool.name).sort())
@@ -122,6 +140,25 @@ describe('built-in tool descriptions', () => {
     for (const tool of registry.tools) {
       for (const [, chars] of tool.description.matchAll(/(\d{4,}) characters/g)) expect(Number(chars), tool.name).toBeLessThan(tool.resultCap)
     }
+  })
+
+  it('say each thing once: no sentence in two tools, no property description repeating its tool', () => {
+    expect(repeats(registry.tools.map((tool) => registry.apiTool(tool)))).toEqual([])
+    // Control: a sentence two descriptions share, and a property repeating its tool's description, are found.
+    const twice = 'Use it for servers and watchers, not for results you need now.'
+    const copied = [
+      {description: `Runs a command. ${twice}`, input_schema: {type: 'object' as const}, name: 'A'},
+      {description: `Starts a task. ${twice}`, input_schema: {properties: {x: {description: 'Starts a task'}}, type: 'object' as const}, name: 'B'},
+    ]
+    expect(repeats(copied)).toEqual([`A and B: ${twice}`, 'B.x: Starts a task'])
+  })
+
+  it('carry no safe-integer bounds, which zod writes for every integer and which tell the model nothing', () => {
+    const sent = JSON.stringify(registry.tools.map((tool) => registry.apiTool(tool)))
+    expect(sent).not.toContain(String(Number.MAX_SAFE_INTEGER))
+    // Control: zod's own conversion of an integer writes it, and the bounds a tool declares are kept.
+    expect(JSON.stringify(z.toJSONSchema(z.number().int()))).toContain(String(Number.MAX_SAFE_INTEGER))
+    expect(registry.apiTool(registry.get('Bash')!).input_schema.properties).toMatchObject({timeout: {maximum: 600_000}})
   })
 
   it('match the reviewed snapshot, as the model is sent them', async () => {

@@ -13,7 +13,9 @@ import {
   explainFailure,
   looksSecret,
   probeOverlay,
+  primeThrowawayStatus,
   probeSandbox,
+  resetSandboxStatus,
   sandboxedCommand,
   sandboxStatus,
   type SpawnPlan,
@@ -287,6 +289,24 @@ describe('a throwaway command (plan mode, issue #35)', () => {
   it('is probed, not assumed: bubblewrap 0.8 here has no overlay, so the workspace is read-only', () => {
     expect(probeOverlay(bwrapPath())).toBe(false)
     expect(throwawayStatus()).toMatchObject({available: true, kind: 'read-only'})
+  })
+
+  it('is probed without blocking on the way to plan mode’s first request, with the synchronous probe’s answer', async () => {
+    const sync = throwawayStatus()
+    resetSandboxStatus()
+    let settled = false
+    const priming = primeThrowawayStatus().then(() => {
+      settled = true
+    })
+    // The probes run in child processes: the call returns before either has ended.
+    expect(settled).toBe(false)
+    await priming
+    expect(throwawayStatus()).toEqual(sync)
+    // Without bwrap on PATH the primed answer is the preflight's refusal, and no probe runs.
+    resetSandboxStatus()
+    await primeThrowawayStatus({PATH: emptyDir()})
+    expect(throwawayStatus()).toEqual(probeSandbox({PATH: emptyDir()}))
+    resetSandboxStatus()
   })
 
   it('binds the workspace read-only, or behind an overlay, and never writable', () => {
