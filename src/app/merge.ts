@@ -69,7 +69,7 @@ export interface MergeOutcome {
   problem?: string
 }
 
-interface ReadResult {
+export interface ReadResult {
   file: string
   result: UnitResult
   patch: Buffer
@@ -124,14 +124,20 @@ export function checkResults(record: ApprovalRecord, results: readonly ReadResul
   for (const read of results) {
     const {file, result} = read
     if (result.plan.sha256 !== record.plan.sha256.toLowerCase()) {
-      throw usageError(`The unit result ${file} is of another plan (sha256 ${result.plan.sha256.slice(0, 12)}…, not ${name}'s ${record.plan.sha256.slice(0, 12)}…).`)
+      throw usageError(
+        `The unit result ${file} is of another plan (sha256 ${result.plan.sha256.slice(0, 12)}…, not ${name}'s ${record.plan.sha256.slice(0, 12)}…).`,
+      )
     }
 
     if (record.decidedAt && result.approvalDecidedAt !== record.decidedAt) {
-      throw usageError(`The unit result ${file} ran under another approval of ${name} (decided ${result.approvalDecidedAt ?? 'unknown'}, this one ${record.decidedAt}).`, 'Run the unit again under the current approval.')
+      throw usageError(
+        `The unit result ${file} ran under another approval of ${name} (decided ${result.approvalDecidedAt ?? 'unknown'}, this one ${record.decidedAt}).`,
+        'Run the unit again under the current approval.',
+      )
     }
 
-    if (!units.has(result.unit)) throw usageError(`The unit result ${file} is of unit ${result.unit}, which ${name} does not have (its units: ${[...units].join(', ')}).`)
+    if (!units.has(result.unit))
+      throw usageError(`The unit result ${file} is of unit ${result.unit}, which ${name} does not have (its units: ${[...units].join(', ')}).`)
     const twin = byUnit.get(result.unit)
     if (twin) throw usageError(`The unit ${result.unit} has two results: ${twin.file} and ${file}. Give each unit's one result.`)
     byUnit.set(result.unit, read)
@@ -164,9 +170,13 @@ export async function mergeUnits(options: MergeOptions): Promise<MergeOutcome> {
     if (result.base !== base) throw usageError(`The unit result ${file} patches commit ${result.base.slice(0, 12)}, not the plan's ${base.slice(0, 12)}.`)
   }
 
-  if (!(await hasCommit(top, base))) throw usageError(`The plan's base commit ${base.slice(0, 12)} is not in the repository at ${top}.`, 'Fetch it, or merge in a clone that has it.')
+  if (!(await hasCommit(top, base)))
+    throw usageError(`The plan's base commit ${base.slice(0, 12)} is not in the repository at ${top}.`, 'Fetch it, or merge in a clone that has it.')
   const head = await headOf(top)
-  if (head !== base) options.warn(`The work tree is at ${head?.slice(0, 12) ?? 'no commit'}, not the plan's base ${base.slice(0, 12)}: the merged change is applied to it if it applies.`)
+  if (head !== base)
+    options.warn(
+      `The work tree is at ${head?.slice(0, 12) ?? 'no commit'}, not the plan's base ${base.slice(0, 12)}: the merged change is applied to it if it applies.`,
+    )
 
   const missing = units.filter((unit) => !byUnit.has(unit.name)).map((unit) => unit.name)
   const failed = units.filter((unit) => byUnit.get(unit.name)?.result.outcome === 'failed').map((unit) => unit.name)
@@ -193,7 +203,10 @@ export async function mergeUnits(options: MergeOptions): Promise<MergeOutcome> {
     applied,
     base,
     checks,
-    costUsd: [...rows.values()].reduce<number | null>((sum, row) => (sum === null || row.costUsd === null ? (row.status === 'missing' ? sum : null) : Math.round((sum + row.costUsd) * 1e6) / 1e6), 0),
+    costUsd: [...rows.values()].reduce<number | null>(
+      (sum, row) => (sum === null || row.costUsd === null ? (row.status === 'missing' ? sum : null) : Math.round((sum + row.costUsd) * 1e6) / 1e6),
+      0,
+    ),
     failed,
     missing,
     name,

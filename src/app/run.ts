@@ -168,7 +168,10 @@ async function executeIn(
   // A unit's change is handed on as a patch against the plan's base commit: that needs the repository.
   const base = unit ? (decided.repository?.head ?? state?.repository?.head ?? current?.head ?? undefined) : undefined
   if (unit && (!current || !base)) {
-    throw usageError(`A unit runs in a git repository with a commit to patch against: ${workspace} has none.`, 'Run it in a clone of the repository at the plan\'s commit.')
+    throw usageError(
+      `A unit runs in a git repository with a commit to patch against: ${workspace} has none.`,
+      "Run it in a clone of the repository at the plan's commit.",
+    )
   }
   assertFresh({
     allowStale: options.allowStale,
@@ -334,7 +337,8 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       // What the run changed before it stopped, in workspace terms; the report says what it did.
       run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
       run.report = enforcement.report(run.changedFiles)
-      return (finished = resumable(stopped, run, planPath))
+      finished = resumable(stopped, run, planPath)
+      return finished
     }
 
     const written = [...changed].map((real) => displayPath(workspace, real))
@@ -352,11 +356,12 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       if (failing) await entry({message: {content: failing, role: 'user'}})
       const ending = {problem: unmet, stopReason: 'unmet'} as const
       exitCode = ENDINGS[ending.stopReason].exitCode
-      return (finished = resumable({details: outcomeDetails(result), ending, kind: 'stopped'}, run, planPath))
+      finished = resumable({details: outcomeDetails(result), ending, kind: 'stopped'}, run, planPath)
+      return finished
     }
 
     exitCode = ExitCode.ok
-    return (finished = {
+    finished = {
       costUsd: result.costUsd,
       denials: result.denials,
       filesChanged,
@@ -373,7 +378,8 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       todos: result.todos,
       turns: result.turns,
       usage: result.usage,
-    })
+    }
+    return finished
   } catch (error) {
     // Thrown: an API failure, an interrupt, a failure of wave's own. The run records what it did before.
     if (error instanceof WaveError) {

@@ -52,7 +52,9 @@ export function unitFilePaths(planPath: string, unit: string, given: {resultOut?
 export async function writeUnitOutputs(input: UnitOutputInput): Promise<UnitFiles> {
   const files = unitFilePaths(input.planPath, input.unit, input)
   const own = [input.planPath, ...Object.values(planSidecars(input.planPath)), files.result, files.patch]
-  const inside = own.map((file) => path.relative(input.top, path.resolve(file))).filter((relative) => relative && !relative.startsWith('..') && !path.isAbsolute(relative))
+  const inside = own
+    .map((file) => path.relative(input.top, path.resolve(file)))
+    .filter((relative) => relative && !relative.startsWith('..') && !path.isAbsolute(relative))
   let patch: Buffer
   try {
     patch = await workTreePatch(input.top, input.base, inside)

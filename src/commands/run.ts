@@ -73,7 +73,10 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
         "Run one unit of a plan with ## Units (its own job): held to the unit's paths (strict) and checks, within its budget; writes its result and patch",
       exclusive: ['approve', 'task', 'task-file'],
     }),
-    'result-out': Flags.string({dependsOn: ['unit'], description: "With --unit: where the unit's result goes (default <plan>.unit-<name>.json beside the plan)"}),
+    'result-out': Flags.string({
+      dependsOn: ['unit'],
+      description: "With --unit: where the unit's result goes (default <plan>.unit-<name>.json beside the plan)",
+    }),
     'patch-out': Flags.string({
       dependsOn: ['unit'],
       description: "With --unit: where the unit's change goes, a binary patch against the plan's base commit (default <plan>.unit-<name>.patch)",

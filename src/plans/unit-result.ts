@@ -70,7 +70,10 @@ export function unitOutputPaths(planPath: string, unit: string): {result: string
 export function unitOf(record: ApprovalRecord, name: string, planPath: string): BoundUnit {
   const units = record.units ?? []
   if (units.length === 0) {
-    throw usageError(`The plan ${planNameOf(planPath)} has no units: --unit runs one unit of a plan approved with a ## Units section.`, `Run it whole: wave run ${planNameOf(planPath)}`)
+    throw usageError(
+      `The plan ${planNameOf(planPath)} has no units: --unit runs one unit of a plan approved with a ## Units section.`,
+      `Run it whole: wave run ${planNameOf(planPath)}`,
+    )
   }
 
   const unit = units.find((candidate) => candidate.name === name)
@@ -96,11 +99,7 @@ export function unitRecord(record: ApprovalRecord, unit: BoundUnit): ApprovalRec
 export function succeededRun(state: PlanState | undefined, record: ApprovalRecord, unit: string): PlanRun | undefined {
   const decidedAt = Date.parse(record.decidedAt ?? '')
   return state?.runs.find(
-    (run) =>
-      run.unit === unit &&
-      run.exitCode === ExitCode.ok &&
-      run.approvalSha256 === record.plan.sha256 &&
-      !(Date.parse(run.startedAt) <= decidedAt),
+    (run) => run.unit === unit && run.exitCode === ExitCode.ok && run.approvalSha256 === record.plan.sha256 && !(Date.parse(run.startedAt) <= decidedAt),
   )
 }
 
@@ -112,7 +111,8 @@ export function succeededRun(state: PlanState | undefined, record: ApprovalRecor
 export function assertUnitUnspent(record: ApprovalRecord, planPath: string, state: PlanState | undefined, unit: string): void {
   const name = planNameOf(planPath)
   const again = `Approve it again to run it again: wave approve ${name}`
-  if (record.spentAt) throw new WaveError(`The plan ${name} already ran under this approval (every unit succeeded, finished ${record.spentAt}).`, ExitCode.notApproved, again)
+  if (record.spentAt)
+    throw new WaveError(`The plan ${name} already ran under this approval (every unit succeeded, finished ${record.spentAt}).`, ExitCode.notApproved, again)
   const ran = succeededRun(state, record, unit)
   if (ran) {
     throw new WaveError(

@@ -82,7 +82,12 @@ describe('wave plans merge', () => {
     expect(readFileSync(path.join(job.repo, 'src/web/logo.bin'))).toEqual(LOGO)
     expect(readFileSync(path.join(job.repo, 'docs/guide.md'), 'utf8')).toContain('/route')
     expect(readFileSync(path.join(job.repo, 'src/web/index.ts'), 'utf8')).toBe(UNIT_FILES['src/web/index.ts'])
-    expect(gitStatus(job.repo).split('\n').map((line) => line.trim()).sort()).toEqual(['?? src/api/route.ts', '?? src/web/logo.bin', 'M docs/guide.md'])
+    expect(
+      gitStatus(job.repo)
+        .split('\n')
+        .map((line) => line.trim())
+        .sort(),
+    ).toEqual(['?? src/api/route.ts', '?? src/web/logo.bin', 'M docs/guide.md'])
 
     // The text report: a row per unit on stdout, the tally on stderr.
     const text = await merge(mergeJob(), results)
@@ -91,7 +96,7 @@ describe('wave plans merge', () => {
     expect(text.stderr).toContain('Merge complete! 3 of 3 units merged')
   })
 
-  it("refuses a result of another plan, naming it, and applies nothing", async () => {
+  it('refuses a result of another plan, naming it, and applies nothing', async () => {
     const folder = resultsCopy()
     const file = resultFile(folder, 'web')
     writeFileSync(file, JSON.stringify({...readJson(file), plan: {name: 'three-parts', sha256: sha256('another plan')}}))
@@ -133,7 +138,7 @@ describe('wave plans merge', () => {
     writeFileSync(file, JSON.stringify(result0))
     const mismatch = await merge(job, folder)
     expect(mismatch.code).toBe(2)
-    expect(mismatch.stderr).toContain("is not the one its result")
+    expect(mismatch.stderr).toContain('is not the one its result')
   })
 
   it('names missing and failed units and applies nothing (exit 7); --partial applies the rest', async () => {

@@ -97,7 +97,8 @@ describe('wave run --unit', () => {
     const clones = Object.fromEntries(UNIT_NAMES.map((unit) => [unit, cloneJob(made.sandbox, made.planPath, unit).repo]))
     const planPath = made.planPath
     const home = made.sandbox.home
-    const run = (unit: string, ...flags: string[]) => runWave(['run', planPath, '--unit', unit, ...flags], {cwd: clones[unit], home, server, timeoutMs: TIMEOUT})
+    const run = (unit: string, ...flags: string[]) =>
+      runWave(['run', planPath, '--unit', unit, ...flags], {cwd: clones[unit], home, server, timeoutMs: TIMEOUT})
 
     // api's job first writes the wrong file: its check fails, it gets no retry (--verify-retries 0), exit 7.
     server.push(...unitTurns(2, {api: [reply(toolUse('Write', {content: 'export const x = 1\n', file_path: 'src/api/other.ts'})), reply('api done.')]}))
@@ -178,4 +179,3 @@ describe('wave run --unit', () => {
     expect(existsSync(made.planPath.replace(/\.md$/, '.unit-api.patch'))).toBe(true)
   })
 })
-

@@ -45,8 +45,7 @@ function gitRaw(cwd: string, args: string[], env: Record<string, string>, input?
 }
 
 /** The first line git wrote on stderr, without its `error: ` prefix: what a refusal quotes. */
-const firstLine = (stderr: string) =>
-  (stderr.split('\n').find((line) => line.trim() !== '') ?? 'git refused it').replace(/^(error|fatal): /, '').trim()
+const firstLine = (stderr: string) => (stderr.split('\n').find((line) => line.trim() !== '') ?? 'git refused it').replace(/^(error|fatal): /, '').trim()
 
 /** A temporary index for the repository at `top`: started from its own index (fast: stat data kept), else from `base`. */
 async function withTemporaryIndex<T>(top: string, base: string, work: (env: Record<string, string>) => Promise<T>, fromOwn = true): Promise<T> {
@@ -55,7 +54,12 @@ async function withTemporaryIndex<T>(top: string, base: string, work: (env: Reco
   try {
     const env = await safeGitEnvironment(top, {GIT_INDEX_FILE: index})
     const own = fromOwn ? (await gitRaw(top, ['rev-parse', '--git-path', 'index'], env)).stdout.toString('utf8').trim() : ''
-    const copied = own ? await copyFile(path.resolve(top, own), index).then(() => true, () => false) : false
+    const copied = own
+      ? await copyFile(path.resolve(top, own), index).then(
+          () => true,
+          () => false,
+        )
+      : false
     if (!copied) {
       const read = await gitRaw(top, ['read-tree', base], env)
       if (read.code !== 0) throw new Error(`cannot read commit ${base.slice(0, 12)}: ${firstLine(read.stderr)}`)
@@ -79,7 +83,11 @@ export async function workTreePatch(top: string, base: string, exclude: readonly
     if (added.code !== 0) throw new Error(`cannot read the work tree: ${firstLine(added.stderr)}`)
     // What the own index held of an excluded path is put back as it is at base.
     if (excluded.length > 0) await gitRaw(top, ['reset', '--quiet', base, '--', ...exclude.map((file) => `:(literal)${file}`)], env)
-    const diff = await gitRaw(top, ['diff', '--cached', '--binary', '--full-index', '--no-renames', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/', base], env)
+    const diff = await gitRaw(
+      top,
+      ['diff', '--cached', '--binary', '--full-index', '--no-renames', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/', base],
+      env,
+    )
     if (diff.code !== 0) throw new Error(`cannot diff against ${base.slice(0, 12)}: ${firstLine(diff.stderr)}`)
     return diff.stdout
   })
@@ -94,9 +102,7 @@ export interface PatchToApply {
   allows(file: string): boolean
 }
 
-export type PatchesApplied =
-  | {ok: true; files: Record<string, string[]>}
-  | {ok: false; name: string; problem: string}
+export type PatchesApplied = {ok: true; files: Record<string, string[]>} | {ok: false; name: string; problem: string}
 
 /**
  * Applies `patches`, in order, onto commit `base` and then to the work tree at `top`, all or nothing:
@@ -129,7 +135,11 @@ export async function applyPatches(top: string, base: string, patches: readonly 
         tree = next
       }
 
-      const combined = await gitRaw(top, ['diff-tree', '-r', '--binary', '--full-index', '--no-renames', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/', base, tree], env)
+      const combined = await gitRaw(
+        top,
+        ['diff-tree', '-r', '--binary', '--full-index', '--no-renames', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/', base, tree],
+        env,
+      )
       if (combined.code !== 0) throw new Error(`cannot diff the merged tree: ${firstLine(combined.stderr)}`)
       if (combined.stdout.length === 0) return {files, ok: true}
       // The work tree, not the temporary index: the repository's own environment (its index) again.

@@ -69,14 +69,23 @@ const STATUS_WORDS: Record<MergeOutcome['units'][number]['status'], string> = {
 
 function mergeResult(outcome: MergeOutcome): CommandResult {
   const rows = outcome.units.map((unit) => {
-    const checks = unit.checks.length === 0 ? 'none' : unit.checks.map((check) => `${check.command} ${check.exitCode === 0 ? 'passed' : `exit ${check.exitCode ?? '?'}`}`).join('; ')
-    return [unit.unit, STATUS_WORDS[unit.status], unit.exitCode === null ? '-' : String(unit.exitCode), String(unit.changed.length), String(unit.outOfScope.length), checks, formatCost(unit.costUsd)]
+    const checks =
+      unit.checks.length === 0
+        ? 'none'
+        : unit.checks.map((check) => `${check.command} ${check.exitCode === 0 ? 'passed' : `exit ${check.exitCode ?? '?'}`}`).join('; ')
+    return [
+      unit.unit,
+      STATUS_WORDS[unit.status],
+      unit.exitCode === null ? '-' : String(unit.exitCode),
+      String(unit.changed.length),
+      String(unit.outOfScope.length),
+      checks,
+      formatCost(unit.costUsd),
+    ]
   })
   const merged = outcome.units.filter((unit) => unit.status === 'merged').length
   const checks = outcome.checks.length === 0 ? 'no plan checks' : outcome.checks.map((check) => `${check.command} ${checkOutcome(check)}`).join(', ')
-  const headline = outcome.problem
-    ? `Merge incomplete: ${outcome.problem}.`
-    : `Merge complete! ${merged} of ${outcome.units.length} units merged; ${checks}.`
+  const headline = outcome.problem ? `Merge incomplete: ${outcome.problem}.` : `Merge complete! ${merged} of ${outcome.units.length} units merged; ${checks}.`
   const text = [
     `${outcome.name}: ${merged} of ${outcome.units.length} units merged${outcome.applied ? '' : ' (nothing applied)'}`,
     ...outcome.units.map(
