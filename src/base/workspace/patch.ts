@@ -117,7 +117,6 @@ export async function applyPatches(top: string, base: string, patches: readonly 
     base,
     async (env): Promise<PatchesApplied> => {
       const files: Record<string, string[]> = {}
-      let tree = await writeTree(top, env)
       for (const patch of patches) {
         // A unit that changed nothing hands over an empty patch: git apply calls that no patch at all.
         if (Buffer.from(patch.bytes).toString('latin1').trim() === '') {
@@ -125,16 +124,23 @@ export async function applyPatches(top: string, base: string, patches: readonly 
           continue
         }
 
-        const applied = await gitRaw(top, ['apply', '--cached', '--binary', '--whitespace=nowarn', '-'], env, patch.bytes)
+        // wave's patches carry no renames or copies (--no-renames), and git's numstat names only a rename's destination.
+        const renames = RENAME_OR_COPY.exec(Buffer.from(patch.bytes).toString('latin1'))
+        if (renames) return {name: patch.name, ok: false, problem: `its patch renames or copies a file (${renames[0].trim()}), which no unit's patch does`}
+        // Applied into the index on top of the patches before it, git answering the paths it changed (its own parse of the patch).
+        const applied = await gitRaw(top, ['apply', '--cached', '--binary', '--whitespace=nowarn', '--numstat', '-z', '--apply', '-'], env, patch.bytes)
         if (applied.code !== 0) return {name: patch.name, ok: false, problem: `its patch does not apply: ${firstLine(applied.stderr)}`}
-        const next = await writeTree(top, env)
-        const changed = await changedBetweenTrees(top, env, tree, next)
+        const changed = numstatPaths(applied.stdout.toString('utf8'))
         const outside = changed.filter((file) => !patch.allows(file))
         if (outside.length > 0) return {name: patch.name, ok: false, problem: `its patch changes files outside its scope: ${outside.slice(0, 5).join(', ')}`}
         files[patch.name] = changed
-        tree = next
       }
 
+      const tree = await writeTree(top, env)
+      // What the patches changed, by git's trees: every path must be one a patch named (so, checked against its unit's paths).
+      const named = new Set(Object.values(files).flat())
+      const unnamed = (await changedBetweenTrees(top, env, base, tree)).filter((file) => !named.has(file))
+      if (unnamed.length > 0) return {name: 'the patches', ok: false, problem: `they changed files none of them names: ${unnamed.slice(0, 5).join(', ')}`}
       const combined = await gitRaw(
         top,
         ['diff-tree', '-r', '--binary', '--full-index', '--no-renames', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/', base, tree],
@@ -160,11 +166,37 @@ async function writeTree(top: string, env: Record<string, string>): Promise<stri
   return written.stdout.toString('utf8').trim()
 }
 
-/** The paths that differ between two trees, relative to the top (a rename's both sides). */
+/** A rename or copy in a git patch's extended header (apply.c's names for them); never inside a hunk or binary data, whose lines start otherwise. */
+const RENAME_OR_COPY = /^(?:rename|copy) (?:from|to|old|new) .*$/m
+
+/** The paths that differ between two trees, relative to the top. */
 async function changedBetweenTrees(top: string, env: Record<string, string>, from: string, to: string): Promise<string[]> {
   const diff = await gitRaw(top, ['diff-tree', '-r', '--name-only', '-z', '--no-renames', from, to], env)
   if (diff.code !== 0) throw new Error(`cannot compare trees: ${firstLine(diff.stderr)}`)
   return diff.stdout.toString('utf8').split('\0').filter(Boolean)
+}
+
+/**
+ * The paths `git apply --numstat -z` names, relative to the top: `added TAB deleted TAB path NUL`, or for
+ * a rename or copy `added TAB deleted TAB NUL source NUL destination NUL` (both sides count).
+ */
+export function numstatPaths(output: string): string[] {
+  const fields = output.split('\0')
+  const paths: string[] = []
+  for (let index = 0; index < fields.length; index++) {
+    const field = fields[index]
+    if (field === '') continue
+    const counts = /^(?:\d+|-)\t(?:\d+|-)\t/.exec(field)
+    if (!counts) continue
+    const rest = field.slice(counts[0].length)
+    if (rest !== '') paths.push(rest)
+    else {
+      paths.push(fields[index + 1] ?? '', fields[index + 2] ?? '')
+      index += 2
+    }
+  }
+
+  return [...new Set(paths.filter(Boolean))].sort()
 }
 
 /** Whether `commit` names a commit of the repository at `top`. */

@@ -79,9 +79,10 @@ describe('workTreePatch', () => {
 
 describe('applyPatches', () => {
   /** The patch of one change to a fresh copy of `files`, made as a unit's job would. */
-  async function patchOf(files: Record<string, string>, change: Record<string, string | Buffer>): Promise<Buffer> {
+  async function patchOf(files: Record<string, string>, change: Record<string, string | Buffer>, remove: string[] = []): Promise<Buffer> {
     const {head, root} = await repository(files)
     await put(root, change)
+    for (const file of remove) await rm(path.join(root, file))
     return workTreePatch(root, head)
   }
 
@@ -113,6 +114,28 @@ describe('applyPatches', () => {
     ])
     expect(applied).toEqual({name: 'sneaky', ok: false, problem: 'its patch changes files outside its scope: web/w.ts'})
     expect(status(root)).toBe('')
+  })
+
+  it("refuses a rename (git's numstat names only its destination) that takes another unit's file", async () => {
+    const {head, root} = await repository(FILES)
+    const rename = Buffer.from('diff --git a/web/w.ts b/api/w.ts\nsimilarity index 100%\nrename from web/w.ts\nrename to api/w.ts\n')
+    const applied = await applyPatches(root, head, [{allows: api, bytes: rename, name: 'api'}])
+    expect(applied).toEqual({name: 'api', ok: false, problem: "its patch renames or copies a file (rename from web/w.ts), which no unit's patch does"})
+    expect(status(root)).toBe('')
+    // Control: the move as wave writes it (a deletion and an addition) is refused for the file outside, and taken inside.
+    const asWave = await patchOf(FILES, {'api/w.ts': 'w\n'}, ['web/w.ts'])
+    expect(await applyPatches(root, head, [{allows: api, bytes: asWave, name: 'api'}])).toEqual({
+      name: 'api',
+      ok: false,
+      problem: 'its patch changes files outside its scope: web/w.ts',
+    })
+    const copied = await patchOf(FILES, {'api/w.ts': 'w\n'})
+    expect(await applyPatches(root, head, [{allows: api, bytes: copied, name: 'api'}])).toEqual({files: {api: ['api/w.ts']}, ok: true})
+  })
+
+  it('names the paths of git apply --numstat -z, a rename both sides', async () => {
+    const {numstatPaths} = await import('../../../../src/base/workspace/patch.js')
+    expect(numstatPaths('1\t0\ta b.ts\0-\t-\tlogo.bin\0' + '0\t0\t\0old.ts\0new.ts\0')).toEqual(['a b.ts', 'logo.bin', 'new.ts', 'old.ts'])
   })
 
   it('refuses a conflict (two patches changing one file) and a patch that is not one, writing nothing', async () => {
