@@ -123,7 +123,10 @@ async function executeIn(
     record = (
       await approvePlan({
         ...options.approve,
+        // The approver is the one running: the cap they run with is the one approved.
+        maxBudgetUsd: options.maxBudgetUsd,
         scope: contract.scope,
+        units: contract.units,
         verify: contract.verify,
         decision: 'approved',
         // The approver is the one running: the model settings given on the command line are what is approved.
@@ -321,6 +324,8 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
           beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
         }),
       scope: record.scope,
+      // The budget the approver bound (wave approve --max-budget-usd): the run's own flag can only lower it.
+      maxBudgetUsd: record.maxBudgetUsd,
       onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
       opening,
       prior: point?.prior,

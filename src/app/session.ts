@@ -61,6 +61,8 @@ export interface ConversationSpec extends SessionProfile {
   followUp?: LoopOptions['followUp']
   /** The approved scope every write is held to (a run's approval record). */
   scope?: Scope
+  /** The approval's dollar cap (`wave approve --max-budget-usd`): the lowest of it, the flag's and the settings' applies. */
+  maxBudgetUsd?: number
   /** Around each allowed command: what it changed outside the scope (enforcement.ts). */
   commandWatch?: CommandWatch
   /** When the model ends its turn: the approved checks, and a message for another turn when they fail. */
@@ -88,7 +90,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   // Read tools may read the session's background output files (their paths are given when they start).
   const policy = (): PolicyContext => ({...built.policy(), taskOutputs: tools.tasks.outputDir})
   // The settings' maxBudgetUsd caps every session too: the lower of the two applies.
-  const maxBudgetUsd = lowestBudget(options.maxBudgetUsd, settings.maxBudgetUsd)
+  const maxBudgetUsd = lowestBudget(lowestBudget(options.maxBudgetUsd, settings.maxBudgetUsd), spec.maxBudgetUsd)
   const budgetNote = maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
   if (budgetNote) host.warn(budgetNote)
   const onEvent = (event: AgentEvent) => {

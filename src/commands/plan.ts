@@ -65,6 +65,8 @@ Plan mode allows reads and the plan file whatever the rules say, so --allow take
     this.output.note(contractLine(outcome.contract))
     for (const problem of outcome.contract.problems) this.output.warn(`The plan's ## Scope: ${problem}; left out.`)
     for (const warning of outcome.contract.warnings) this.output.warn(warning)
+    // The plan is written either way (a revision can fix it); its approval is refused while these stand.
+    for (const error of outcome.contract.unitErrors) this.output.warn(`${error} wave approve refuses the plan until this is fixed.`)
     await this.output.result(await planResult(outcome, task ?? `revision of ${outcome.name}`))
   }
 }
@@ -115,7 +117,13 @@ ${fencedBlock(plan, 'markdown')}
 </details>`
   return {
     data: {
-      contract: {scope: outcome.contract.scope, verify: outcome.contract.verify, warnings: outcome.contract.warnings},
+      contract: {
+        scope: outcome.contract.scope,
+        unitErrors: outcome.contract.unitErrors,
+        units: outcome.contract.units.map(({name, scope, verify}) => ({name, scope, verify})),
+        verify: outcome.contract.verify,
+        warnings: outcome.contract.warnings,
+      },
       costUsd: outcome.costUsd,
       name: outcome.name,
       planPath: outcome.planPath,

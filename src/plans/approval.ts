@@ -221,6 +221,8 @@ export interface DecisionInput {
   hooks?: readonly ConfiguredHook[]
   /** The dollar cap the approver was shown; absent, none. */
   maxBudgetUsd?: number
+  /** The plan's units, bound (contract.ts's bindContract); absent or empty, the plan runs as one job. */
+  units?: ApprovalRecord['units']
   out?: string
 }
 
@@ -274,6 +276,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     sandbox: input.sandbox ?? DEFAULT_SANDBOX,
     scope: input.scope,
     task: input.task,
+    units: input.units?.length ? input.units : undefined,
     verify: input.verify,
     version: APPROVAL_VERSION,
   }
