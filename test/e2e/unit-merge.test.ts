@@ -20,7 +20,7 @@ let planPath: string
 let results: string
 
 beforeAll(async () => {
-  const made = unitsSandbox()
+  const made = await unitsSandbox()
   sandbox = made.sandbox
   planPath = made.planPath
   server = await startMessagesServer(unitTurns(12))

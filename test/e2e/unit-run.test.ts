@@ -26,7 +26,7 @@ const stateOf = (planPath: string) => readJson(planPath.replace(/\.md$/, '.state
 
 describe('wave run --unit', () => {
   it('three units run at once from three clones: each changes only its paths, and writes its result and patch', {timeout: 180_000}, async () => {
-    const made = unitsSandbox()
+    const made = await unitsSandbox()
     sandbox = made.sandbox
     server = await startMessagesServer(unitTurns(12))
     const jobs = UNIT_NAMES.map((unit) => ({job: cloneJob(made.sandbox, made.planPath, unit), unit}))
@@ -90,7 +90,7 @@ describe('wave run --unit', () => {
   })
 
   it('a failed unit runs again (--resume, or afresh) while the others stay done; a succeeded unit does not run twice', {timeout: 180_000}, async () => {
-    const made = unitsSandbox()
+    const made = await unitsSandbox()
     sandbox = made.sandbox
     server = await startMessagesServer()
     // One machine (one HOME), a clone per unit: units never share a work tree.
@@ -158,8 +158,20 @@ describe('wave run --unit', () => {
     expect(spent.stderr).toContain('every unit succeeded')
   })
 
+  it("holds a unit's job to the budget the approver gave each unit (--unit-budget-usd)", {timeout: 60_000}, async () => {
+    const made = await unitsSandbox('--unit-budget-usd', '0.001')
+    sandbox = made.sandbox
+    expect(readJson(made.planPath.replace(/\.md$/, '.approval.json')).units[0]).toMatchObject({budgetUsd: 0.001, name: 'api'})
+    server = await startMessagesServer(unitTurns(3))
+    const run = await runWave(['run', made.planPath, '--unit', 'api'], {cwd: made.sandbox.repo, home: made.sandbox.home, server, timeoutMs: TIMEOUT})
+    expect(run.code, run.stderr).toBe(5)
+    expect(run.stderr).toMatch(/Stopped at the budget/)
+    // The job hands on what it did, a failed result with its patch: the merge will say so.
+    expect(readJson(made.planPath.replace(/\.md$/, '.unit-api.json'))).toMatchObject({exitCode: 5, outcome: 'failed', unit: 'api'})
+  })
+
   it('an unknown unit, and --unit on a plan without units, are usage errors naming what there is', {timeout: 60_000}, async () => {
-    const made = unitsSandbox()
+    const made = await unitsSandbox()
     sandbox = made.sandbox
     server = await startMessagesServer()
     const unknown = await runWave(['run', made.planPath, '--unit', 'mobile'], {cwd: made.sandbox.repo, home: made.sandbox.home, server})

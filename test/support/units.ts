@@ -9,7 +9,7 @@ import {execFileSync} from 'node:child_process'
 import {copyFileSync, mkdirSync} from 'node:fs'
 import path from 'node:path'
 
-import {gitHead, makeSandbox, type Sandbox, sha256, writePlanFile} from './cli.js'
+import {gitHead, makeSandbox, runWave, type Sandbox, sha256, writePlanFile} from './cli.js'
 import {type RecordedRequest, reply, type StaticTurn, toolUse, type Turn} from './messages-server.js'
 import {writeFileSync} from 'node:fs'
 
@@ -79,15 +79,20 @@ function git(cwd: string, args: string[]): string {
   }).trim()
 }
 
-/** A repository with three parts and the plan written into its HOME's plans directory, approved by a record written as `wave approve` writes it. */
-export function unitsSandbox(record: Record<string, unknown> = {}): {sandbox: Sandbox; planPath: string; head: string} {
+/** A repository with three parts and the plan written into its HOME's plans directory, approved with `wave approve` (its units bound from the plan). */
+export async function unitsSandbox(...approveFlags: string[]): Promise<{sandbox: Sandbox; planPath: string; head: string}> {
   const sandbox = makeSandbox(UNIT_FILES)
   const planPath = writePlanFile(sandbox, UNITS_PLAN, 'three-parts')
   const head = gitHead(sandbox.repo)
-  writeRecord(planPath, head, record)
+  const approved = await runWave(['approve', planPath, '--mode', 'bypassPermissions', '--approver', 'reviewer', ...approveFlags], {
+    cwd: sandbox.repo,
+    home: sandbox.home,
+  })
+  if (approved.code !== 0) throw new Error(`wave approve failed: ${approved.stderr}`)
   return {head, planPath, sandbox}
 }
 
+/** A record written by hand, as another tool following the schema would. */
 export function writeRecord(planPath: string, head: string, extra: Record<string, unknown> = {}): void {
   const decidedAt = '2026-11-27T18:00:00.000Z'
   const record = {
