@@ -51,7 +51,9 @@ afterAll(async () => {
 let jobs = 0
 /** The merge job's machine: a fresh clone at the plan's commit, the approved plan in its HOME. */
 const mergeJob = (): Job => cloneJob(sandbox, planPath, `merge-${++jobs}`)
-const merge = (job: Job, ...args: string[]) => runWave(['plans', 'merge', job.planPath, ...args], {cwd: job.repo, home: job.home, timeoutMs: 60_000})
+const merge = (job: Job, ...args: string[]) => mergeWith({}, job, ...args)
+const mergeWith = (env: Record<string, string>, job: Job, ...args: string[]) =>
+  runWave(['plans', 'merge', job.planPath, ...args], {cwd: job.repo, env, home: job.home, timeoutMs: 60_000})
 
 /** A copy of the results folder to tamper with. */
 function resultsCopy(): string {
@@ -89,11 +91,25 @@ describe('wave plans merge', () => {
         .sort(),
     ).toEqual(['?? src/api/route.ts', '?? src/web/logo.bin', 'M docs/guide.md'])
 
-    // The text report: a row per unit on stdout, the tally on stderr.
-    const text = await merge(mergeJob(), results)
+    // The text report: a row per unit on stdout, the tally on stderr; in GitHub Actions, the job summary's table.
+    const summary = path.join(sandbox.root, `summary-${++jobs}.md`)
+    const text = await mergeWith({GITHUB_STEP_SUMMARY: summary}, mergeJob(), results)
     expect(text.code, text.stderr).toBe(0)
     expect(text.stdout).toMatch(/three-parts: 3 of 3 units merged\n {2}api: merged; 1 files changed/)
     expect(text.stderr).toContain('Merge complete! 3 of 3 units merged')
+    const markdown = readFileSync(summary, 'utf8')
+    expect(markdown).toContain('## wave plans merge: three-parts')
+    expect(markdown).toMatch(/\| web \| merged \| 0 \| 1 \| 0 \| test -f src\/web\/logo\.bin passed \|/)
+  })
+
+  it('refuses results of an earlier approval of the same plan, once it is approved again', async () => {
+    const job = mergeJob()
+    const again = await runWave(['approve', job.planPath, '--mode', 'bypassPermissions'], {cwd: job.repo, home: job.home})
+    expect(again.code, again.stderr).toBe(0)
+    const result = await merge(job, results)
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/ran under another approval of three-parts/)
+    expect(gitStatus(job.repo)).toBe('')
   })
 
   it('refuses a result of another plan, naming it, and applies nothing', async () => {
