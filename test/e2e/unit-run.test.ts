@@ -109,6 +109,13 @@ describe('wave run --unit', () => {
     expect(failedResult).toMatchObject({exitCode: 7, outcome: 'failed', unit: 'api'})
     expect(stateOf(planPath).status).toBe('failed')
 
+    // A failed unit runs again afresh: a new run of its own (here failing the same way).
+    const wrong = {api: [reply(toolUse('Write', {content: 'export const y = 1\n', file_path: 'src/api/other.ts'})), reply('api done again.')]}
+    server.push(...unitTurns(2, wrong))
+    const afresh = await run('api', '--verify-retries', '0')
+    expect(afresh.code, afresh.stderr).toBe(7)
+    expect(server.messageRequests.at(-2)?.body.messages).toHaveLength(1)
+
     server.push(...unitTurns(2))
     const docs = await run('docs')
     expect(docs.code, docs.stderr).toBe(0)
@@ -116,6 +123,7 @@ describe('wave run --unit', () => {
     expect((await run('web')).code).toBe(0)
     let state = stateOf(planPath)
     expect(state.runs.map((r: {unit: string; exitCode: number}) => [r.unit, r.exitCode])).toEqual([
+      ['api', 7],
       ['api', 7],
       ['docs', 0],
       ['web', 0],
@@ -141,11 +149,12 @@ describe('wave run --unit', () => {
     const resumed = await run('api', '--resume')
     expect(resumed.code, resumed.stderr).toBe(0)
     const resumedRequest = server.messageRequests[before]
-    expect(JSON.stringify(resumedRequest.body.messages)).toContain('src/api/other.ts')
+    expect(JSON.stringify(resumedRequest.body.messages)).toContain('api done again.')
     state = stateOf(planPath)
-    // The resumed run is api's own record, gone on (ended again): still three runs, one a unit.
+    // The resumed run is api's newest record, gone on (ended again); the first attempt stays as it was.
     expect(state.runs.map((r: {unit: string; exitCode: number}) => [r.unit, r.exitCode]).sort()).toEqual([
       ['api', 0],
+      ['api', 7],
       ['docs', 0],
       ['web', 0],
     ])
