@@ -108,7 +108,7 @@ export type PatchesApplied = {ok: true; files: Record<string, string[]>} | {ok: 
  * Applies `patches`, in order, onto commit `base` and then to the work tree at `top`, all or nothing:
  * each patch goes into a temporary index on top of those before it (one that does not apply is a
  * conflict), the files it changed are compared with what it may change, and only when every patch
- * passed is their sum checked against the work tree and written (`git apply` is atomic). Answers the
+ * passed is their sum written to the work tree, in one `git apply` (atomic: all of it or nothing). Answers the
  * files each patch changed, or the first patch refused and why; a refusal writes nothing.
  */
 export async function applyPatches(top: string, base: string, patches: readonly PatchToApply[]): Promise<PatchesApplied> {
@@ -148,12 +148,10 @@ export async function applyPatches(top: string, base: string, patches: readonly 
       )
       if (combined.code !== 0) throw new Error(`cannot diff the merged tree: ${firstLine(combined.stderr)}`)
       if (combined.stdout.length === 0) return {files, ok: true}
-      // The work tree, not the temporary index: the repository's own environment (its index) again.
-      const worktreeEnv = await safeGitEnvironment(top)
-      const checked = await gitRaw(top, ['apply', '--check', '--binary', '--whitespace=nowarn', '-'], worktreeEnv, combined.stdout)
-      if (checked.code !== 0) return {name: 'the work tree', ok: false, problem: `the merged change does not apply to it: ${firstLine(checked.stderr)}`}
+      // The work tree, not the temporary index. git apply is atomic: a hunk that does not apply writes nothing at all.
+      const {GIT_INDEX_FILE: _temporary, ...worktreeEnv} = env
       const written = await gitRaw(top, ['apply', '--binary', '--whitespace=nowarn', '-'], worktreeEnv, combined.stdout)
-      if (written.code !== 0) return {name: 'the work tree', ok: false, problem: `the merged change could not be written: ${firstLine(written.stderr)}`}
+      if (written.code !== 0) return {name: 'the work tree', ok: false, problem: `the merged change does not apply to it: ${firstLine(written.stderr)}`}
       return {files, ok: true}
     },
     false,
