@@ -137,6 +137,7 @@ async function executeIn(
           model: options.model,
           thinking: options.thinking,
         },
+        outputSchema: options.outputSchema,
         hooks: session.settings.hooks,
         out: recordPath,
         overrides: options.force === true,
@@ -157,6 +158,7 @@ async function executeIn(
   if (unit) record = unitRecord(record, unit)
   checkApprovedHooks(record, session.settings.hooks, recordPath, options.host.warn)
   session.useApproved(record.model, recordPath)
+  await session.useApprovedSchema(record.outputSchema, recordPath)
   assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on. A unit's runs are its own.
   const ownRuns = unit ? runsOf(state, unit.name) : state
