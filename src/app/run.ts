@@ -6,7 +6,7 @@ import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js
 import {type ApprovalRecord, approvalPathFor, assertApproved, checkApprovedHooks, markSpent, readApproval} from '../plans/approval.js'
 import {approvePlan} from '../plans/decision.js'
 import {assertFresh, assertUnspent, lockPlan} from '../plans/gates.js'
-import {ExitCode, WaveError} from '../base/errors.js'
+import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {ENDINGS, failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
@@ -27,6 +27,9 @@ import {bindContract, parseContract} from '../plans/contract.js'
 import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
 import {checkOutputPath} from '../plans/checks.js'
 import type {RunReport} from '../plans/report.js'
+import {assertUnitUnspent, type BoundUnit, runsOf, unitOf, unitRecord, unitsLeft} from '../plans/unit-result.js'
+import {unitOpening} from './prompts/unit.js'
+import {type UnitFiles, writeUnitOutputs} from './unit-output.js'
 
 export interface InlineApproval {
   mode: ExecutionMode
@@ -48,6 +51,11 @@ export interface RunOptions extends SessionOptions {
   allowStale: boolean
   /** `--verify-retries`: how many more turns the model gets when the approved checks fail (default 2). */
   verifyRetries?: number
+  /** `--unit`: run this unit of the plan only, held to its paths (strict) and checks; it writes its result and patch. */
+  unit?: string
+  /** `--result-out` and `--patch-out`: where a unit's result and patch go (default beside the plan). */
+  resultOut?: string
+  patchOut?: string
   onStart?(info: SessionStart): void
 }
 
@@ -72,6 +80,8 @@ export interface RunOutcome {
   questions: AskedQuestion[]
   /** The model's to-do list as the run left it. */
   todos: Todo[]
+  /** A unit's run: the unit, and where its result and patch were written. */
+  unit?: UnitFiles
 }
 
 /**
@@ -142,16 +152,33 @@ async function executeIn(
   }
 
   assertApproved(record, recordPath, options.planPath, bytes)
+  // A unit's job runs under the approval narrowed to the unit: its paths (strict), its checks, its budget.
+  const unit = options.unit === undefined ? undefined : unitOf(record, options.unit, planPath)
+  const decided = record
+  if (unit) record = unitRecord(record, unit)
   checkApprovedHooks(record, session.settings.hooks, recordPath, options.host.warn)
   session.useApproved(record.model, recordPath)
   session.useApprovedBudget(record.maxBudgetUsd, recordPath)
   await session.useApprovedSchema(record.outputSchema, recordPath)
   assertSandboxForCommands(record)
-  // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
-  const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined
-  if (!resumed) assertUnspent(record, recordPath, planPath, state)
+  // A resumed run is not a second run of a spent plan: it is the unfinished one, going on. A unit's runs are its own.
+  const ownRuns = unit ? runsOf(state, unit.name) : state
+  const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state: ownRuns}) : undefined
+  if (!resumed) {
+    if (unit) assertUnitUnspent(decided, planPath, state, unit.name)
+    else assertUnspent(record, recordPath, planPath, state)
+  }
+
   const snapshot = session.snapshot!
   const current = await snapshot.head()
+  // A unit's change is handed on as a patch against the plan's base commit: that needs the repository.
+  const base = unit ? (decided.repository?.head ?? state?.repository?.head ?? current?.head ?? undefined) : undefined
+  if (unit && (!current || !base)) {
+    throw usageError(
+      `A unit runs in a git repository with a commit to patch against: ${workspace} has none.`,
+      "Run it in a clone of the repository at the plan's commit.",
+    )
+  }
   assertFresh({
     allowStale: options.allowStale,
     current: current?.head,
@@ -170,8 +197,9 @@ async function executeIn(
     throw error
   })
   try {
-    if (resumed) await assertStillNewest(planPath, resumed)
-    return await execute(session, options, {current, proxy: network?.directory, record, recordPath, resumed, state, text})
+    if (resumed) await assertStillNewest(planPath, resumed, unit?.name)
+    const units = unit ? {base: base!, decided, unit} : undefined
+    return await execute(session, options, {current, proxy: network?.directory, record, recordPath, resumed, state, text, units})
   } finally {
     await release()
     await network?.close()
@@ -189,8 +217,9 @@ function runPlaceHint(state: PlanState | undefined): string {
 }
 
 /** Between choosing the run to resume and locking the plan, another run may have started and ended. */
-async function assertStillNewest(planPath: string, resumed: PlanRun): Promise<void> {
-  if (newestRun(await readPlanState(planPath))?.startedAt === resumed.startedAt) return
+async function assertStillNewest(planPath: string, resumed: PlanRun, unit: string | undefined): Promise<void> {
+  const state = await readPlanState(planPath)
+  if (newestRun(unit === undefined ? state : runsOf(state, unit))?.startedAt === resumed.startedAt) return
   throw new WaveError(
     `The plan ${planNameOf(planPath)} ran again while this resume was starting: the run it would resume is no longer the newest.`,
     ExitCode.runtime,
@@ -207,6 +236,8 @@ interface Prepared {
   current: RepositoryHead | null
   /** The filtering proxy's socket directory, when the record allows named hosts. */
   proxy?: string
+  /** A unit's run: the unit, the approval as decided (`record` is it narrowed to the unit), the plan's base commit. */
+  units?: {unit: BoundUnit; decided: ApprovalRecord; base: string}
 }
 
 async function execute(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<RunOutcome | Stopped> {
@@ -220,10 +251,23 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
   // A resumed run goes on in its own record: same start, its totals kept, its end to be written again.
   const run: PlanRun = resumed
     ? {...withoutEnd(resumed), changedFiles: [...resumed.changedFiles]}
-    : {approvalSha256: record.plan.sha256, changedFiles: [], startedAt: new Date().toISOString()}
+    : {approvalSha256: record.plan.sha256, changedFiles: [], startedAt: new Date().toISOString(), ...(prepared.units ? {unit: prepared.units.unit.name} : {})}
   const earlierFiles = [...run.changedFiles]
   // The task comes from the record alone: the state file beside a plan is bookkeeping, not authority.
-  const opening = runOpening(record.task, name, record.plan.sha256, prepared.text)
+  const units = prepared.units
+  const opening = units
+    ? unitOpening(
+        record.task,
+        name,
+        record.plan.sha256,
+        prepared.text,
+        units.unit,
+        (units.decided.units ?? []).map((other) => other.name).filter((other) => other !== units.unit.name),
+      )
+    : runOpening(record.task, name, record.plan.sha256, prepared.text)
+  /** What the run ends with, to which a unit's run adds where its result and patch went. */
+  let finished: RunOutcome | Stopped | undefined
+  let thrown: WaveError | undefined
   const point = resumed ? await resumePoint(planPath, resumed, opening) : undefined
   options.onStart?.({mode: record.mode, model: session.model, name, planPath, sandbox: describeSandbox(record.sandbox), workspace})
   if (point && point.unanswered.length > 0) {
@@ -302,7 +346,8 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       // What the run changed before it stopped, in workspace terms; the report says what it did.
       run.changedFiles = union(earlierFiles, await filesChangedBy(workspace, await before, changed, prepared.current?.root, planPath))
       run.report = enforcement.report(run.changedFiles)
-      return resumable(stopped, run, planPath)
+      finished = resumable(stopped, run, planPath)
+      return finished
     }
 
     const written = [...changed].map((real) => displayPath(workspace, real))
@@ -320,11 +365,12 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       if (failing) await entry({message: {content: failing, role: 'user'}})
       const ending = {problem: unmet, stopReason: 'unmet'} as const
       exitCode = ENDINGS[ending.stopReason].exitCode
-      return resumable({details: outcomeDetails(result), ending, kind: 'stopped'}, run, planPath)
+      finished = resumable({details: outcomeDetails(result), ending, kind: 'stopped'}, run, planPath)
+      return finished
     }
 
     exitCode = ExitCode.ok
-    return {
+    finished = {
       costUsd: result.costUsd,
       denials: result.denials,
       filesChanged,
@@ -342,6 +388,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       turns: result.turns,
       usage: result.usage,
     }
+    return finished
   } catch (error) {
     // Thrown: an API failure, an interrupt, a failure of wave's own. The run records what it did before.
     if (error instanceof WaveError) {
@@ -360,7 +407,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
     // Every result carries the report, a failed run's too (what it did before it stopped).
     run.report ??= enforcement.report(run.changedFiles)
     if (!(error instanceof WaveError)) throw error
-    const resume = resumeHint(planPath, error.exitCode === ExitCode.limit)
+    const resume = resumeHint(planPath, error.exitCode === ExitCode.limit, run.unit)
     const resumableError = new WaveError(error.message, error.exitCode, error.hint ? `${error.hint} ${resume}` : resume, {
       ...error.details,
       filesChanged: run.changedFiles,
@@ -368,13 +415,32 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       report: run.report,
     })
     resumableError.stack = error.stack
+    thrown = resumableError
     throw resumableError
   } finally {
     run.endedAt = new Date().toISOString()
     run.exitCode = exitCode
     if (prepared.current) run.head = await headOf(workspace)
-    await saveRun(planPath, session, prepared, run)
-    if (exitCode === ExitCode.ok) {
+    const saved = await saveRun(planPath, session, prepared, run)
+    if (units) {
+      // Written whatever the outcome: the merge says which units failed. A unit that cannot hand on its work failed.
+      const unitFiles = await writeUnitOutputs({
+        base: units.base,
+        patchOut: options.patchOut,
+        planPath,
+        record: units.decided,
+        resultOut: options.resultOut,
+        run,
+        top: prepared.current!.root,
+        unit: units.unit.name,
+      })
+      if (finished?.kind === 'stopped') finished.details.unit = unitFiles
+      else if (finished) finished.unit = unitFiles
+      if (thrown?.details) thrown.details.unit = unitFiles
+    }
+
+    // A unit's success spends the approval only once every unit has succeeded (the state beside the plan says which have).
+    if (exitCode === ExitCode.ok && (!units || unitsLeft(units.decided, saved).length === 0)) {
       await markSpent(prepared.recordPath, record, run.endedAt).catch((error: unknown) => {
         options.host.warn(`Could not mark the approval ${prepared.recordPath} as spent (${(error as Error).message}); the plan's state records the run.`)
       })
@@ -388,13 +454,13 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
  */
 function resumable(stopped: Stopped, run: PlanRun, planPath: string): Stopped {
   const limit = failureOf(stopped).exitCode === ExitCode.limit
-  return {...stopped, details: {...stopped.details, filesChanged: run.changedFiles, planPath, report: run.report}, next: resumeHint(planPath, limit)}
+  return {...stopped, details: {...stopped.details, filesChanged: run.changedFiles, planPath, report: run.report}, next: resumeHint(planPath, limit, run.unit)}
 }
 
 /** How to go on with a stopped run: by the plan's name when it is in the plans directory (a name works from any directory, a path may not). */
-function resumeHint(planPath: string, limit: boolean): string {
+function resumeHint(planPath: string, limit: boolean, unit?: string): string {
   const reference = path.dirname(planPath) === plansDir() ? planNameOf(planPath) : planPath
-  return `Continue the run where it stopped: wave run ${reference} --resume${limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
+  return `Continue the run where it stopped: wave run ${reference}${unit ? ` --unit ${unit}` : ''} --resume${limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
 }
 
 function withoutEnd(run: PlanRun): PlanRun {
@@ -437,6 +503,8 @@ async function sidecarsOf(planPath: string): Promise<Set<string>> {
 }
 
 /** The run's record in the plan's state; a plan copied here with only its approval record gets a state started from the record. */
-async function saveRun(planPath: string, session: SessionContext, prepared: Prepared, run: PlanRun): Promise<void> {
-  await runRecorded(planPath, run, {model: 'unknown', repository: prepared.current, task: prepared.record.task ?? '', workspace: session.workspace})
+async function saveRun(planPath: string, session: SessionContext, prepared: Prepared, run: PlanRun): Promise<PlanState> {
+  const origin = {model: 'unknown', repository: prepared.current, task: prepared.record.task ?? '', workspace: session.workspace}
+  const decided = prepared.units?.decided
+  return runRecorded(planPath, run, origin, decided ? (state) => unitsLeft(decided, state).length : undefined)
 }

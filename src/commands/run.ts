@@ -68,6 +68,19 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
       exclusive: ['task-file'],
     }),
     'task-file': Flags.file({description: 'Run the task in this file directly'}),
+    unit: Flags.string({
+      description:
+        "Run one unit of a plan with ## Units (its own job): held to the unit's paths (strict) and checks, within its budget; writes its result and patch",
+      exclusive: ['approve', 'task', 'task-file'],
+    }),
+    'result-out': Flags.string({
+      dependsOn: ['unit'],
+      description: "With --unit: where the unit's result goes (default <plan>.unit-<name>.json beside the plan)",
+    }),
+    'patch-out': Flags.string({
+      dependsOn: ['unit'],
+      description: "With --unit: where the unit's change goes, a binary patch against the plan's base commit (default <plan>.unit-<name>.patch)",
+    }),
     'verify-retries': Flags.integer({
       default: 2,
       description: 'How many more turns the model gets to fix failing approved checks before the run exits 7',
@@ -136,8 +149,11 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
         approve,
         force: flags.force,
         onStart: (info) => reporter.start({command: 'run', ...info}),
+        patchOut: flags['patch-out'],
         planPath: args.plan!,
+        resultOut: flags['result-out'],
         resume: flags.resume,
+        unit: flags.unit,
         verifyRetries: flags['verify-retries'],
       }),
     )
@@ -173,9 +189,18 @@ const deniedCalls = (denials: number) => (denials === 0 ? '' : `${denials} ${den
 
 function runResult(outcome: RunOutcome): CommandResult {
   return {
-    data: {...completedData(outcome), name: outcome.name, planPath: outcome.planPath, report: outcome.report, resumed: outcome.resumed},
+    data: {
+      ...completedData(outcome),
+      name: outcome.name,
+      planPath: outcome.planPath,
+      report: outcome.report,
+      resumed: outcome.resumed,
+      ...(outcome.unit ? {unit: outcome.unit} : {}),
+    },
     summary: `${runSummary(`## wave run: ${outcome.name}`, outcome, [['Plan', `\`${outcome.planPath}\``]])}\n\n${reportMarkdown(outcome.report)}`,
-    tally: `${outcome.resumed ? 'resumed and ' : ''}${ranTally(outcome)}\n${reportTally(outcome.report)}`,
+    tally: `${outcome.resumed ? 'resumed and ' : ''}${ranTally(outcome)}\n${reportTally(outcome.report)}${
+      outcome.unit ? `\nUnit ${outcome.unit.name}: result ${outcome.unit.result}, patch ${outcome.unit.patch}` : ''
+    }`,
     text: outcome.finalText,
   }
 }

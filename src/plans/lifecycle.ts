@@ -51,6 +51,8 @@ const runSchema = z.object({
   usage: z.record(z.string(), z.number()).optional(),
   /** Planned versus actual, as the run ended (report.ts): `wave plans <name>` shows the last one. */
   report: runReportSchema.optional(),
+  /** The plan unit this run was (`wave run --unit`); absent, the run was of the whole plan. */
+  unit: z.string().optional(),
 })
 
 const planStateSchema = z.object({
@@ -93,7 +95,12 @@ export type PlanState = z.infer<typeof planStateSchema>
 export type PlanRun = z.infer<typeof runSchema>
 
 /** What happened to a plan; its status follows from the newest event alone. */
-export type PlanEvent = {kind: 'created'} | {kind: 'planned'; ok: boolean} | {kind: 'decided'; decision: Decision} | {kind: 'run'; run: Partial<PlanRun>}
+export type PlanEvent =
+  | {kind: 'created'}
+  | {kind: 'planned'; ok: boolean}
+  | {kind: 'decided'; decision: Decision}
+  /** `unitsLeft`: of a plan with units, those not yet succeeded after this run (a unit's success leaves the plan approved until none is). */
+  | {kind: 'run'; run: Partial<PlanRun>; unitsLeft?: number}
 
 /** The one place a status is derived. A run without an exit code is still going. */
 export function statusAfter(event: PlanEvent): PlanStatus {
@@ -112,7 +119,8 @@ export function statusAfter(event: PlanEvent): PlanStatus {
 
     case 'run': {
       if (event.run.exitCode === undefined) return 'running'
-      return event.run.exitCode === ExitCode.ok ? 'ran' : 'failed'
+      if (event.run.exitCode !== ExitCode.ok) return 'failed'
+      return event.unitsLeft ? 'approved' : 'ran'
     }
   }
 }
@@ -234,12 +242,17 @@ export async function decisionRecorded(planPath: string, decision: Decision, dec
 
 /**
  * A run started, went on or ended: its record (by `startedAt`) replaced in the state. A plan copied
- * here with only its approval record gets a state started from `origin`.
+ * here with only its approval record gets a state started from `origin`. `unitsLeft`: for a unit's run,
+ * how many units have not succeeded given the runs now recorded (the plan is ran once none is left).
+ * Answers the state written.
  */
-export async function runRecorded(planPath: string, run: PlanRun, origin: PlanOrigin): Promise<void> {
+export async function runRecorded(planPath: string, run: PlanRun, origin: PlanOrigin, unitsLeft?: (state: PlanState) => number): Promise<PlanState> {
   const {failure: _past, ...state} = (await readPlanState(planPath)) ?? {...freshState(planNameOf(planPath), origin), status: 'approved' as const}
-  const runs = state.runs.filter((r) => r.startedAt !== run.startedAt)
-  await writeState(planPath, {...state, runs: [...runs, {...run}], status: statusAfter({kind: 'run', run})})
+  const runs = [...state.runs.filter((r) => r.startedAt !== run.startedAt), {...run}]
+  const next = {...state, runs}
+  const status = statusAfter({kind: 'run', run, unitsLeft: unitsLeft?.(next)})
+  await writeState(planPath, {...next, status})
+  return {...next, status}
 }
 
 async function update(planPath: string, change: (state: PlanState) => PlanState | undefined, decisionSeen?: string): Promise<void> {

@@ -47,6 +47,10 @@ describe('statusAfter: the one place a status is derived', () => {
     [{kind: 'run', run: {changedFiles: [], startedAt: 't'}}, 'running'],
     [{kind: 'run', run: {changedFiles: [], exitCode: 0, startedAt: 't'}}, 'ran'],
     [{kind: 'run', run: {changedFiles: [], exitCode: 5, startedAt: 't'}}, 'failed'],
+    // A plan with units: one unit's success leaves it approved until every unit has succeeded.
+    [{kind: 'run', run: {changedFiles: [], exitCode: 0, startedAt: 't', unit: 'api'}, unitsLeft: 2}, 'approved'],
+    [{kind: 'run', run: {changedFiles: [], exitCode: 0, startedAt: 't', unit: 'api'}, unitsLeft: 0}, 'ran'],
+    [{kind: 'run', run: {changedFiles: [], exitCode: 7, startedAt: 't', unit: 'api'}, unitsLeft: 2}, 'failed'],
   ]
   it.each(table)('%j → %s', (event, status) => {
     expect(statusAfter(event)).toBe(status)
