@@ -113,7 +113,10 @@ async function executeIn(
     record = (
       await approvePlan({
         ...options.approve,
+        // The approver is the one running: the cap they run with is the one approved.
+        maxBudgetUsd: options.maxBudgetUsd,
         scope: contract.scope,
+        units: contract.units,
         verify: contract.verify,
         decision: 'approved',
         // The approver is the one running: the model settings given on the command line are what is approved.
@@ -124,6 +127,7 @@ async function executeIn(
           model: options.model,
           thinking: options.thinking,
         },
+        outputSchema: options.outputSchema,
         hooks: session.settings.hooks,
         out: recordPath,
         overrides: options.force === true,
@@ -140,6 +144,7 @@ async function executeIn(
   assertApproved(record, recordPath, options.planPath, bytes)
   checkApprovedHooks(record, session.settings.hooks, recordPath, options.host.warn)
   session.useApproved(record.model, recordPath)
+  await session.useApprovedSchema(record.outputSchema, recordPath)
   assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
   const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined
@@ -277,6 +282,8 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
           beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
         }),
       scope: record.scope,
+      // The budget the approver bound (wave approve --max-budget-usd): the run's own flag can only lower it.
+      maxBudgetUsd: record.maxBudgetUsd,
       onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
       opening,
       prior: point?.prior,

@@ -1,12 +1,13 @@
 import {Args, Flags} from '@oclif/core'
 
-import {approvalPathFor, defaultApprover, lastDecidedSha256} from '../plans/approval.js'
+import {type ApprovalRecord, approvalPathFor, defaultApprover, lastDecidedSha256} from '../plans/approval.js'
+import {formatCost} from '../output/progress.js'
 import {approvePlan} from '../plans/decision.js'
 import {bindContract, parseContract} from '../plans/contract.js'
 import {contractMarkdown} from '../output/report-view.js'
 import {revisionDiff} from '../plans/revisions.js'
 import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
-import {checkedRules, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../cli/command.js'
+import {checkedRules, maxBudgetFlag, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../cli/command.js'
 import {describeSandbox} from '../base/process/sandbox.js'
 import {usageError} from '../base/errors.js'
 import {type Decision, readPlanState} from '../plans/lifecycle.js'
@@ -25,6 +26,8 @@ const RUN_SETTINGS = [
   'allow',
   'effort',
   'fallback-model',
+  'json-schema',
+  'max-budget-usd',
   'max-output-tokens',
   'mode',
   'model',
@@ -35,6 +38,7 @@ const RUN_SETTINGS = [
   'scope',
   'scope-enforce',
   'thinking',
+  'unit-budget-usd',
   'verify',
 ]
 
@@ -51,7 +55,11 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
 
 --sandbox-network-allow HOST (repeatable) lets the run's sandboxed commands reach those hosts, and no other, through a filtering proxy wave starts outside the sandbox (recorded, and shown with the decision); --sandbox-network opens all of the network.
 
---model, --effort, --thinking, --max-output-tokens and --fallback-model record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.`
+--model, --effort, --thinking, --max-output-tokens and --fallback-model record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.
+
+--json-schema binds the JSON Schema the run's result must match (the record's outputSchema: the schema and its sha256): wave run uses it, and refuses a --json-schema of its own that differs.
+
+A plan's ## Units are bound too (each unit's name, paths and checks; wave plans units lists them for a CI matrix): a plan whose units overlap, reach outside its scope or are misnamed is refused (exit 2). --unit-budget-usd caps each unit's run, --max-budget-usd the plan's run; wave run's own --max-budget-usd can only lower them.`
 
   static examples = [
     '<%= config.bin %> approve gentle-breeze',
@@ -62,12 +70,14 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
     '<%= config.bin %> approve "$PLAN" --scope "src/**" --scope test --scope-enforce strict --verify "npm test"',
     '<%= config.bin %> approve "$PLAN" --effort low --thinking off',
     '<%= config.bin %> approve "$PLAN" --verify "npm ci && npm test" --sandbox-network-allow registry.npmjs.org',
+    '<%= config.bin %> approve "$PLAN" --unit-budget-usd 2 --max-budget-usd 10',
   ]
 
   static flags = {
     allow: Flags.string({description: 'Permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
     approver: Flags.string({description: 'Who decides (default: $GITHUB_ACTOR, git user.name, the OS user)'}),
     feedback: Flags.string({description: 'Feedback to record with the decision', exclusive: ['request-changes']}),
+    'max-budget-usd': maxBudgetFlag({description: "Cap the approved run's spending in US dollars (recorded; the run stops with exit 5 past it)"}),
     interactive: Flags.boolean({
       char: 'i',
       description: 'Review the plan at a terminal, then approve, request changes or reject it (Shift+Tab cycles --mode)',
@@ -82,15 +92,18 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       description: 'How the run is held to the scope: warn reports changes outside it, strict refuses them (default warn)',
       options: SCOPE_ENFORCEMENTS,
     })(),
+    'unit-budget-usd': maxBudgetFlag({description: "Cap each unit's run in US dollars (a plan with ## Units; recorded as each unit's budgetUsd)"}),
     verify: Flags.string({description: "A command that checks the work, replacing the plan's ## Verification; repeatable", multiple: true}),
     ...sandboxFlags,
     ...modelFlags,
+    'json-schema': Flags.string({description: "The JSON Schema (JSON, or @FILE) the run's result must match, bound by the approval"}),
   }
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Approve)
     const allow = checkedRules(flags.allow)
     const sandbox = sandboxFrom(flags)
+    const {outputSchema} = await this.sessionInputs(flags)
 
     if (flags['request-changes'] !== undefined && !flags['request-changes'].trim()) {
       throw usageError('--request-changes needs feedback saying what to change.')
@@ -121,6 +134,7 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       enforce: flags['scope-enforce'],
       noVerify: flags['no-verify'],
       scope: flags.scope,
+      unitBudgetUsd: flags['unit-budget-usd'],
       verify: flags.verify,
     })
     // The hooks a run of it would run (read where it was planned), shown and bound by their digest.
@@ -167,13 +181,16 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
         model: flags.model,
         thinking: flags.thinking,
       },
+      outputSchema,
       out: flags.out,
       planBytes: bytes,
       planPath,
       repository: state?.repository ?? null,
+      maxBudgetUsd: flags['max-budget-usd'],
       sandbox,
       scope: contract.scope,
       task: state?.task,
+      units: contract.units,
       verify: contract.verify,
     })
     if (decision === 'approved') for (const warning of contract.warnings) this.output.warn(warning)
@@ -183,6 +200,8 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
       )
     }
 
+    if (decision === 'approved') for (const unit of record.units ?? []) this.output.note(unitLine(unit))
+
     await this.output.result({
       data: {...record, allowedPrompts: asked, recordPath: path},
       tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)}; ${contractTally(record)})`,
@@ -191,9 +210,20 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
   }
 }
 
-/** The contract in the tally: "scope 3 paths (warn), checks: npm test, npm run lint". */
-function contractTally(record: {scope?: {paths: string[]; enforce: string}; verify?: Array<{command: string}>}): string {
+/** The contract in the tally: "scope 3 paths (warn), checks: npm test, npm run lint; 3 units, at most $2.00 each". */
+function contractTally(record: ApprovalRecord): string {
   const scope = record.scope ? `scope ${record.scope.paths.length} ${record.scope.paths.length === 1 ? 'path' : 'paths'} (${record.scope.enforce})` : 'no scope'
   const checks = record.verify?.length ? `checks: ${record.verify.map((check) => check.command).join(', ')}` : 'no checks'
-  return `${scope}, ${checks}`
+  const budget = record.maxBudgetUsd === undefined ? '' : `; at most ${formatCost(record.maxBudgetUsd)}`
+  const count = record.units?.length ?? 0
+  const each = record.units?.[0]?.budgetUsd === undefined ? '' : `, at most ${formatCost(record.units[0].budgetUsd)} each`
+  const units = count === 0 ? '' : `; ${count} ${count === 1 ? 'unit' : 'units'}${each}`
+  return `${scope}, ${checks}${budget}${units}`
+}
+
+/** A bound unit, as the approver is shown it: "Unit api: src/api/**; checks: npm test (at most $2.00)". */
+function unitLine(unit: NonNullable<ApprovalRecord['units']>[number]): string {
+  const checks = unit.verify.length > 0 ? `checks: ${unit.verify.map((check) => check.command).join(', ')}` : 'no checks'
+  const budget = unit.budgetUsd === undefined ? '' : ` (at most ${formatCost(unit.budgetUsd)})`
+  return `Unit ${unit.name}: ${unit.paths.join(', ')}; ${checks}${budget}`
 }

@@ -12,14 +12,22 @@ import type {Token, Tokens} from 'marked'
 import {usageError, type WaveError} from '../base/errors.js'
 import {type ScopeEnforcement, scopeMatcher} from '../policy/scope.js'
 import {recordRevision} from './revisions.js'
+import {type PlanUnit, type ReadUnit, unitProblems, unitsOutside} from './units.js'
 
 export interface PlanContract {
   /** Workspace-relative paths or globs, as the plan lists them (a leading `./` dropped). */
   scope: string[]
   /** Commands, one per bullet, each the bullet's first `code span`. */
   verify: string[]
-  /** Which of the two sections the plan has at all (a section may be there and list nothing). */
-  sections: {scope: boolean; verify: boolean}
+  /** Which of the sections the plan has at all (a section may be there and list nothing). */
+  sections: {scope: boolean; verify: boolean; units?: boolean}
+  /** The plan's `## Units` (plans/units.ts), in the plan's order; empty: the plan runs as one job. */
+  units: PlanUnit[]
+  /**
+   * What is wrong with the units (unitProblems): `wave plan` shows them, `wave approve` (and every other
+   * approval) refuses the plan while there are any.
+   */
+  unitErrors: string[]
   /** Bullets that were left out, and why (an absolute path, a path climbing out with `..`). */
   problems: string[]
   /**
@@ -35,6 +43,8 @@ const CHANGES = /^(?:changes|new files|steps|implementation)\b/i
 const FILE_PATH = /^(?:\.\/)?(?:[\w.@-]+\/)*[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}$/
 
 const SCOPE = /^scope\b/i
+/** The units section's title, exactly: `### Units of work` under Changes is not it. */
+const UNITS = /^units:?$/i
 const VERIFY = /^verification\b/i
 /** A bullet saying the section is empty on purpose. */
 const NOTHING = /^(?:_?none_?|nothing|n\/a|-)\.?$/i
@@ -44,16 +54,36 @@ export async function parseContract(text: string): Promise<PlanContract> {
   // marked's lexer through its Marked class: the one export of the vendored module (scripts/bundle.js).
   const {Marked} = await import('marked')
   const tokens = new Marked().lexer(text)
-  const contract: PlanContract = {problems: [], scope: [], sections: {scope: false, verify: false}, verify: [], warnings: []}
+  const contract: PlanContract = {
+    problems: [],
+    scope: [],
+    sections: {scope: false, verify: false},
+    unitErrors: [],
+    units: [],
+    verify: [],
+    warnings: [],
+  }
   let section: 'scope' | 'verify' | 'changes' | undefined
   let depth = 0
   // Where each section's heading is (its line): a second one is refused, naming both.
-  const seen: Partial<Record<'scope' | 'verify', number>> = {}
+  const seen: Partial<Record<'scope' | 'verify' | 'units', number>> = {}
   let line = 1
   const named: string[] = []
+  const units = new UnitsReader()
   for (const token of tokens) {
     const at = line
     line += (token.raw.match(/\n/g) ?? []).length
+    // Inside ## Units, its headings and text are the units' own: a unit's #### Scope is not the plan's.
+    if (units.take(token, at)) continue
+    if (token.type === 'heading' && (token as Tokens.Heading).depth >= 2 && UNITS.test((token as Tokens.Heading).text.trim())) {
+      if (seen.units !== undefined) throw twoSections('units', seen.units, at)
+      seen.units = at
+      contract.sections.units = true
+      units.open((token as Tokens.Heading).depth)
+      section = undefined
+      continue
+    }
+
     if (token.type === 'heading') {
       const heading = token as Tokens.Heading
       const title = heading.text.trim()
@@ -104,17 +134,94 @@ export async function parseContract(text: string): Promise<PlanContract> {
     if (outside.length > 0) contract.warnings.push(uncoveredWarning(outside))
   }
 
+  const read = units.close()
+  contract.units = read.map(({line: _line, ...unit}) => unit)
+  contract.unitErrors = [...units.problems, ...unitProblems(read, contract.sections.scope ? contract.scope : undefined)]
+  if (contract.sections.units && read.length === 0)
+    contract.unitErrors.push('The plan has a ## Units section with no unit in it: give each unit a ### <name> heading.')
   return contract
+}
+
+/**
+ * Reads a `## Units` section, token by token: each heading one level below it starts a unit (its name),
+ * whose `#### Scope` and `#### Verification` subsections are read as the plan's own are, and whose other
+ * text is its instructions. A heading at the section's level or above ends it.
+ */
+class UnitsReader {
+  readonly problems: string[] = []
+  private depth: number | undefined
+  private units: Array<ReadUnit & {text: string[]}> = []
+  private sub: {kind: 'scope' | 'verify'; depth: number} | undefined
+
+  open(depth: number): void {
+    this.depth = depth
+  }
+
+  /** Whether the token belongs to the units section (and was read). */
+  take(token: Token, line: number): boolean {
+    if (this.depth === undefined) return false
+    const unit = this.units.at(-1)
+    if (token.type === 'heading') {
+      const heading = token as Tokens.Heading
+      const title = heading.text.trim()
+      if (heading.depth <= this.depth) {
+        this.depth = undefined
+        return false
+      }
+
+      if (heading.depth === this.depth + 1) {
+        this.sub = undefined
+        // A name in backticks reads as the name.
+        this.units.push({instructions: '', line, name: title.replace(/^`(.*)`$/, '$1').trim(), scope: [], text: [], verify: []})
+        return true
+      }
+
+      if (unit && heading.depth === this.depth + 2 && (SCOPE.test(title) || VERIFY.test(title))) {
+        this.sub = {depth: heading.depth, kind: SCOPE.test(title) ? 'scope' : 'verify'}
+        return true
+      }
+
+      if (this.sub && heading.depth <= this.sub.depth) this.sub = undefined
+    }
+
+    if (!unit) return true
+    if (!this.sub) {
+      unit.text.push(token.raw)
+      return true
+    }
+
+    if (token.type !== 'list') return true
+    for (const item of (token as Tokens.List).items) {
+      if (this.sub.kind === 'verify') {
+        const command = firstCodeSpan(item.tokens)?.trim()
+        if (command && !unit.verify.includes(command)) unit.verify.push(command)
+        continue
+      }
+
+      const entry = scopeEntry(item)
+      if (entry === undefined) continue
+      const problem = scopeProblem(entry)
+      if (problem) this.problems.push(`Unit ${unit.name}'s #### Scope: ${problem}${problem.endsWith('.') ? '' : '.'}`)
+      else if (!unit.scope.includes(entry)) unit.scope.push(entry)
+    }
+
+    return true
+  }
+
+  close(): ReadUnit[] {
+    return this.units.map(({text, ...unit}) => ({...unit, instructions: text.join('').trim()}))
+  }
 }
 
 /**
  * A plan stating its scope or its checks twice: refused wherever it is read (plan, approve, run), since a
  * reviewer reading the first would not know the second binds too.
  */
-function twoSections(section: 'scope' | 'verify', first: number, second: number): WaveError {
-  const name = section === 'scope' ? '## Scope' : '## Verification'
+function twoSections(section: 'scope' | 'verify' | 'units', first: number, second: number): WaveError {
+  const name = {scope: '## Scope', units: '## Units', verify: '## Verification'}[section]
+  const what = {scope: 'scope', units: 'units', verify: 'checks'}[section]
   return usageError(
-    `The plan has two ${name} sections, at line ${first} and at line ${second}: a contract states its ${section === 'scope' ? 'scope' : 'checks'} once.`,
+    `The plan has two ${name} sections, at line ${first} and at line ${second}: a contract states its ${what} once.`,
     `Merge them into one ${name} section (wave plan --revise <plan> --feedback "one ${name} section"), then approve that.`,
   )
 }
@@ -168,12 +275,14 @@ const plural = (count: number, one: string, many: string) => `${count} ${count =
  * The line `wave plan` prints on stderr: `Plan: 3 paths in scope, 2 checks (npm test, npm run lint)`,
  * or what is missing.
  */
-export function contractLine(contract: Pick<PlanContract, 'scope' | 'verify' | 'sections'>): string {
-  if (!contract.sections.scope && !contract.sections.verify) return 'Plan: no ## Scope or ## Verification section; nothing will be held to'
+export function contractLine(contract: Pick<PlanContract, 'scope' | 'verify' | 'sections'> & {units?: PlanUnit[]}): string {
+  // A plan without units runs as one job: the line says so only when there are units to count.
+  const units = contract.units?.length ? `; ${plural(contract.units.length, 'unit', 'units')} (${contract.units.map((unit) => unit.name).join(', ')})` : ''
+  if (!contract.sections.scope && !contract.sections.verify) return `Plan: no ## Scope or ## Verification section; nothing will be held to${units}`
   const scope = contract.sections.scope ? `${plural(contract.scope.length, 'path', 'paths')} in scope` : 'no ## Scope section (any path)'
   const checks = contract.sections.verify ? plural(contract.verify.length, 'check', 'checks') : 'no ## Verification section'
   const list = contract.verify.length > 0 ? ` (${contract.verify.join(', ')})` : ''
-  return `Plan: ${scope}, ${checks}${list}`
+  return `Plan: ${scope}, ${checks}${list}${units}`
 }
 
 /** What the approver says over the plan: `--scope` (replaces), `--scope-enforce`, `--verify` (replaces), `--no-verify`. */
@@ -182,12 +291,24 @@ interface ContractOverrides {
   enforce?: ScopeEnforcement
   verify?: string[]
   noVerify?: boolean
+  /** `--unit-budget-usd`: each unit's run's dollar cap. */
+  unitBudgetUsd?: number
+}
+
+/** A unit as the approval record binds it (approval.ts's units). */
+export interface BoundUnit {
+  name: string
+  paths: string[]
+  verify: Array<{command: string}>
+  budgetUsd?: number
 }
 
 /** The contract an approval record binds, and what the approver should be told of it. */
 export interface BoundContract {
   scope?: {paths: string[]; enforce: ScopeEnforcement}
   verify?: Array<{command: string}>
+  /** The plan's units; absent, the plan runs as one job. */
+  units?: BoundUnit[]
   warnings: string[]
 }
 
@@ -223,9 +344,41 @@ export function bindContract(contract: PlanContract, overrides: ContractOverride
 
   return {
     scope: paths ? {enforce: overrides.enforce ?? 'warn', paths} : undefined,
+    units: bindUnits(contract, overrides, overrides.scope ? paths : undefined),
     verify: commands?.map((command) => ({command})),
     warnings,
   }
+}
+
+/**
+ * The units an approval binds: refused (exit 2), naming every problem, while the units have any, or
+ * reach outside the approver's --scope where it replaces the plan's. --no-verify drops the units'
+ * checks too; --verify replaces the plan-level checks only.
+ */
+function bindUnits(contract: PlanContract, overrides: ContractOverrides, approverScope: string[] | undefined): BoundUnit[] | undefined {
+  const units = contract.units ?? []
+  if (units.length === 0) {
+    if (overrides.unitBudgetUsd !== undefined)
+      throw usageError('--unit-budget-usd bounds each unit, and the plan has no ## Units section.', 'Drop it, or bound the whole run with --max-budget-usd.')
+    if (contract.unitErrors?.length) throw unitsRefused(contract.unitErrors)
+    return undefined
+  }
+
+  const problems = [...(contract.unitErrors ?? []), ...(approverScope ? unitsOutside(units, approverScope, 'the approved --scope') : [])]
+  if (problems.length > 0) throw unitsRefused(problems)
+  return units.map((unit) => ({
+    ...(overrides.unitBudgetUsd === undefined ? {} : {budgetUsd: overrides.unitBudgetUsd}),
+    name: unit.name,
+    paths: unit.scope,
+    verify: overrides.noVerify ? [] : unit.verify.map((command) => ({command})),
+  }))
+}
+
+function unitsRefused(problems: string[]): WaveError {
+  return usageError(
+    `The plan's ## Units cannot be approved: ${problems.join(' ')}`,
+    'Revise the plan (wave plan --revise <plan> --feedback "...") so that each unit has its own paths inside the plan\'s ## Scope, then approve that.',
+  )
 }
 
 /** When a planning session ends: the plan's bytes kept as its newest revision (with the feedback it answers), and its contract read. */

@@ -42,7 +42,13 @@ describe('the plan states its contract', () => {
     expect(result.code, result.stderr).toBe(0)
     expect(result.stderr).toContain('Plan: 3 paths in scope, 2 checks (npm test, npm run lint)')
     const output = JSON.parse(result.stdout)
-    expect(output.contract).toEqual({scope: ['src/util.ts', 'test/util.test.ts', 'docs/**'], verify: ['npm test', 'npm run lint'], warnings: []})
+    expect(output.contract).toEqual({
+      scope: ['src/util.ts', 'test/util.test.ts', 'docs/**'],
+      verify: ['npm test', 'npm run lint'],
+      unitErrors: [],
+      units: [],
+      warnings: [],
+    })
     expect(output.revision).toBe(1)
   })
 
@@ -51,7 +57,7 @@ describe('the plan states its contract', () => {
     const result = await wave(['plan', '--task', 'Do it', '--json'])
     expect(result.code, result.stderr).toBe(0)
     expect(result.stderr).toContain('nothing will be held to')
-    expect(JSON.parse(result.stdout).contract).toEqual({scope: [], verify: [], warnings: []})
+    expect(JSON.parse(result.stdout).contract).toEqual({scope: [], unitErrors: [], units: [], verify: [], warnings: []})
   })
 })
 

@@ -231,6 +231,21 @@ describe('wave github: /wave approve', () => {
     expect(result.stdout).toContain(`pushed ${commit.slice(0, 12)} to feature`)
   })
 
+  it("binds a plan's units in the approval record, as wave approve does", async () => {
+    const units = `${PLAN}\n## Scope\n- src/**\n\n## Units\n\n### farewell\n#### Scope\n- src/farewell.ts\n\n### other\n#### Scope\n- src/other/**\n`
+    server.push(...planTurns(units))
+    expect((await onGitHub('issue_comment', comment(7, '/wave plan Add a farewell function').event)).code).toBe(0)
+    const name = nameIn(stickyOn(7).body)
+    server.push(...runTurns())
+    const result = await onGitHub('issue_comment', comment(7, `/wave approve ${name} --sha256 ${sha256(units)}`, 'mona').event)
+    expect(result.code, result.stderr).toBe(0)
+    const record = JSON.parse(readFileSync(path.join(sandbox.root, `runner-${runs}`, 'wave', 'plans', `${name}.approval.json`), 'utf8'))
+    expect(record.units).toEqual([
+      {name: 'farewell', paths: ['src/farewell.ts'], verify: []},
+      {name: 'other', paths: ['src/other/**'], verify: []},
+    ])
+  })
+
   it('on an issue: pushes wave/<plan> and opens a pull request against the default branch linking the plan and the approval', async () => {
     server.push(...planTurns())
     expect((await onGitHub('issue_comment', comment(12, '/wave plan Add a farewell function').event)).code).toBe(0)

@@ -111,7 +111,11 @@ describe('parallel reads', () => {
         server,
         timeoutMs: 3 * GATHER_DEADLINE_MS,
       })
-      resultsStreamed = () => started.stdout().split('\n').filter((line) => line.includes('"type":"tool_result"')).length
+      resultsStreamed = () =>
+        started
+          .stdout()
+          .split('\n')
+          .filter((line) => line.includes('"type":"tool_result"')).length
       const result = await started.done
       expect(result.code, result.stderr).toBe(0)
 

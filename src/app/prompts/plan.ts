@@ -33,6 +33,7 @@ The plan, in Markdown: a # title, then these ## sections:
 - New files: each with its purpose, or none.
 - Scope: a bullet list of the workspace-relative paths or globs the change may create, change or delete (e.g. \`src/cli.ts\`, \`docs/**\`), one per bullet and nothing else on the line. The approval binds this list: the run may be refused any other file, so list every file the change needs, tests and docs included: every file the Changes and New files name must be covered by a path or glob here.
 - Verification: a bullet list of the commands that check the change (tests, build, lint), one per bullet, each in backticks (e.g. \`npm test\`). wave runs them itself, in a sandbox, when the work is done, and the run succeeds only if they pass: list commands that exit 0 on success and need no network.
+- Units (only when the change splits into independent parts, each verifiable alone; without it the plan runs as one job): a ### <name> per part (letters, digits, -, _), each with its instructions, a #### Scope inside the plan's and sharing no file with another unit's, and a #### Verification, both listed as above. Each unit runs as its own job.
 - Risks: what could break, and how the change guards against it.
 - Open questions: what you decided without an answer, and the alternatives.
 - Out of scope: what the change leaves alone.

@@ -11,7 +11,7 @@ import {isStopped, type Stopped, stoppedError} from '../../agent/outcome.js'
 import {sha256Of} from '../../plans/approval.js'
 import {approvePlan} from '../../plans/decision.js'
 import {loadSettings} from '../../config/settings.js'
-import {type BoundContract, bindContract, parseContract} from '../../plans/contract.js'
+import {type BoundContract, bindContract, type PlanContract, parseContract} from '../../plans/contract.js'
 import {contractMarkdown, revisionDiffMarkdown} from '../../output/report-view.js'
 import {type RunReport, runReportSchema} from '../../plans/report.js'
 import {textDiff} from '../../plans/revisions.js'
@@ -159,7 +159,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
     const bytes = await readFile(outcome.planPath)
     const sha256 = sha256Of(bytes)
     sticky!.plan = bytes
-    const contract = showContract(sticky!, bindContract(outcome.contract))
+    const contract = showContract(sticky!, bindContract(shownOnly(outcome.contract)))
     sticky!.state = {
       ...sticky!.state,
       cost: {plan: meter.cost()},
@@ -296,7 +296,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
     const bytes = await readFile(outcome.planPath)
     const sha256 = sha256Of(bytes)
     sticky.plan = bytes
-    const contract = showContract(sticky, bindContract(outcome.contract), await changesSinceReview(found, bytes, sha256, feedback))
+    const contract = showContract(sticky, bindContract(shownOnly(outcome.contract)), await changesSinceReview(found, bytes, sha256, feedback))
     sticky.state = {
       ...sticky.state,
       cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())},
@@ -393,7 +393,9 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     status: stickyStatusAfter({decision: 'approved', kind: 'decided'}),
   }
   // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
-  const contract = showContract(sticky, bindContract(await parseContract(planBytes.toString('utf8'))))
+  // Its units too: a plan whose units overlap or leave its scope is refused here as at `wave approve`.
+  const bound = bindContract(await parseContract(planBytes.toString('utf8')))
+  const contract = showContract(sticky, bound)
   return carryOut(run, {approvedBy: trigger.actor, contract, found, maxBudgetUsd, pull, sticky, trigger}, async () => {
     await checkout(run, state.commit, state.thread)
     const planPath = await materializePlan({plan: planBytes, state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
@@ -412,6 +414,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       repository: {branch: null, dirty: false, head: state.commit},
       sandbox: {enabled: run.options.sandbox, network: false, ...(networkAllow.length > 0 ? {networkAllow} : {})},
       task: state.task,
+      units: bound.units,
     })
     await sticky.save()
     return {planPath, resume: false}
@@ -658,6 +661,9 @@ export async function reply(run: Pick<ReviewRun, 'client'>, trigger: Trigger, te
 }
 
 const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').replaceAll('@', '@\u200B')
+
+/** A just-written plan's contract, to show: its units' problems refuse its approval, not its planning. */
+const shownOnly = (contract: PlanContract): PlanContract => ({...contract, unitErrors: []})
 
 /** Shows the plan's contract in its comment (with the changes since the last review, when there are any); answers it for the outcome. */
 function showContract(sticky: PlanComment, bound: BoundContract, changes?: string): ContractShown {

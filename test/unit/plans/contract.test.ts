@@ -34,7 +34,7 @@ describe('parseContract', () => {
 
   it('reads neither section out of a code block, and ends a section at the next heading', async () => {
     const contract = await parseContract('# P\n\n```md\n## Scope\n- everything\n```\n\n## Changes\n- `npm publish`\n')
-    expect(contract).toEqual({problems: [], scope: [], sections: {scope: false, verify: false}, verify: [], warnings: []})
+    expect(contract).toEqual({problems: [], scope: [], sections: {scope: false, verify: false}, unitErrors: [], units: [], verify: [], warnings: []})
   })
 
   it('leaves out absolute paths and paths that climb out, saying why', async () => {
@@ -46,7 +46,7 @@ describe('parseContract', () => {
 
   it('takes a section that says none as present and empty', async () => {
     const contract = await parseContract('## Scope\n- _none_\n\n## Verification\nNone needed.\n')
-    expect(contract).toEqual({problems: [], scope: [], sections: {scope: true, verify: true}, verify: [], warnings: []})
+    expect(contract).toEqual({problems: [], scope: [], sections: {scope: true, verify: true}, unitErrors: [], units: [], verify: [], warnings: []})
   })
 
   it('nested bullets do not count as their own entries', async () => {
