@@ -1,8 +1,8 @@
 /**
- * A quiet build (issue 27): the build as `npm ci` runs it (prepare: `npm run --silent build`), in a copy
- * of the repository, prints nothing at all: no "wrote manifest to", no update notice, no deprecation
- * block (`npm run build` adds only npm's banner for the script). Control: a type error in the copy is
- * printed (errors still reach the user) and fails the build.
+ * A quiet build (issue 27), the control: the build as `npm ci` runs it (prepare: `npm run --silent build`)
+ * prints nothing at all, which test/build/install-wave.test.ts checks on the build its install step makes
+ * (one whole build for both); here a type error in a copy of the repository is still printed (errors reach
+ * the user) and fails the build, which stops at the compiler.
  */
 import {spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
@@ -24,13 +24,6 @@ const npm = (args: string[]) =>
     timeout: 240_000,
   })
 
-/** What npm itself says about this machine's own configuration (an unknown key in ~/.npmrc), not the build's. */
-const machineNotes = (text: string) =>
-  text
-    .split('\n')
-    .filter((line) => line.trim() !== '' && !/^npm warn Unknown (?:env|user|global) config /.test(line))
-    .join('\n')
-
 beforeAll(() => {
   copy = realpathSync(mkdtempSync(path.join(tmpdir(), 'wave-build-')))
   const tracked = spawnSync('git', ['ls-files', '-z'], {cwd: PROJECT_ROOT, encoding: 'utf8'}).stdout.split('\0').filter(Boolean)
@@ -43,15 +36,7 @@ beforeAll(() => {
 afterAll(() => rmSync(copy, {force: true, recursive: true}))
 
 describe('the build', () => {
-  it('prints nothing when run as prepare runs it; a type error still shows', {timeout: 600_000}, () => {
-    const silent = npm(['run', '--silent', 'build'])
-    expect(silent.status, silent.stderr).toBe(0)
-    expect(silent.stdout).toBe('')
-    expect(machineNotes(silent.stderr)).toBe('')
-    expect(existsSync(path.join(copy, 'oclif.manifest.json'))).toBe(true)
-    expect(existsSync(path.join(copy, 'dist', 'root-help.json'))).toBe(true)
-
-    // Control: an error is not silenced.
+  it('run as prepare runs it, still prints a type error and fails', {timeout: 600_000}, () => {
     writeFileSync(path.join(copy, 'src', 'broken.ts'), 'export const broken: number = "not a number"\n')
     const broken = npm(['run', '--silent', 'build'])
     expect(broken.status).not.toBe(0)

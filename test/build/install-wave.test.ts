@@ -65,6 +65,13 @@ function runStep(env: Record<string, string>, args: string[] = [], script = path
   return {...step, githubPath: readFileSync(githubPath, 'utf8'), outputs, seconds: (Date.now() - started) / 1000}
 }
 
+/** What npm itself says about this machine's own configuration (an unknown key in ~/.npmrc), not the build's. */
+const machineNotes = (text: string) =>
+  text
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !/^npm warn Unknown (?:env|user|global) config /.test(line))
+    .join('\n')
+
 const sha256Of = (file: string) => execFileSync('sha256sum', [file], {encoding: 'utf8'}).split(' ')[0]
 
 describe("the Action's install step, from its own checkout", () => {
@@ -80,8 +87,13 @@ describe("the Action's install step, from its own checkout", () => {
     expect(key.outputs.key).toMatch(/^wave-source-Linux-node\d+-[0-9a-f]{32}$/)
     expect(key.outputs.path).toBe(path.join(cache, key.outputs.key))
 
-    const built = runStep(offline)
+    // NO_UPDATE_NOTIFIER: npm's own notice about a newer npm is this machine's, not the build's.
+    const built = runStep({...offline, NO_UPDATE_NOTIFIER: '1'})
     expect(built.status, built.stderr).toBe(0)
+    // The build inside the step is `npm run --silent build`, as npm ci's prepare runs it: it prints nothing at all
+    // (no "wrote manifest to", no update notice, no deprecation block); the step's own two lines are all there is.
+    // (test/build/build.test.ts has the control: a type error is printed.)
+    expect(machineNotes(built.stderr).split('\n')).toEqual([`Building wave from ${copy}...`, expect.stringMatching(/^pack: wave-cli-[\d.]+\.tgz: \d+ files, /)])
     expect(built.outputs).toEqual({bin: path.join(key.outputs.path, 'bin', 'wave'), from: 'built', version: VERSION})
     expect(built.githubPath.trim()).toBe(path.join(key.outputs.path, 'bin'))
     // This ref's wave: it has what only this checkout has (wave gitlab --triage).

@@ -446,6 +446,11 @@ describe.concurrent('concurrency', () => {
     server.push(reply(toolUse('Bash', {command: 'touch started; while [ ! -f go ]; do sleep 0.05; done'})), reply('First run done.'))
     const first = startWave(['run', planPath])
     await waitFor(() => existsSync(path.join(sandbox.repo, 'started')), 'the first run to be busy')
+    // The first run asks the API about its model once its first response has begun, and keeps the answer
+    // under WAVE_HOME/cache/models: written in the background, so the snapshot waits for it (a write
+    // landing between the two snapshots failed this test on a loaded machine).
+    const models = path.join(sandbox.home, '.wave', 'cache', 'models')
+    await waitFor(() => existsSync(models) && readdirSync(models).some((name) => name.endsWith('.json')), "the first run's model look-up to be kept")
 
     const homeBefore = snapshotTree(sandbox.home)
     const repoBefore = snapshotTree(sandbox.repo)

@@ -147,7 +147,7 @@ export interface RunWaveOptions {
   server?: MessagesServer
   /** Written to stdin, then stdin is closed. Without it, stdin is /dev/null (EOF, not a TTY). */
   input?: string
-  /** Kill (SIGKILL) after this long; default 30000. */
+  /** Kill (SIGKILL) after this long; default 60000 (the e2e tier's test timeout: a loaded machine is slow, not wrong). */
   timeoutMs?: number
 }
 
@@ -215,7 +215,7 @@ export function runNode(script: string, args: string[], opts: RunWaveOptions): P
     const timer = setTimeout(() => {
       timedOut = true
       child.kill('SIGKILL')
-    }, opts.timeoutMs ?? 30_000)
+    }, opts.timeoutMs ?? 60_000)
     child.on('error', (err) => {
       clearTimeout(timer)
       reject(err)
@@ -269,7 +269,7 @@ export interface Finished {
 
 export interface StartedWave {
   child: ChildProcess
-  /** Settles when the child has exited and its output closed (SIGKILL after `timeoutMs`). */
+  /** Settles when the child has exited and its output closed (SIGKILL after `timeoutMs`, default 60000). */
   done: Promise<Finished>
   /** What the child has written to stderr so far (to wait on its progress). */
   stderr(): string
@@ -289,7 +289,7 @@ export function startWave(args: string[], opts: Omit<RunWaveOptions, 'input'>): 
     stderr += chunk.toString('utf8')
   })
   const done = new Promise<Finished>((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000)
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       resolve({code, signal, stderr, stdout})
