@@ -38,6 +38,11 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
       options: PR_DELIVERIES,
     })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+    'units-merged': Flags.file({
+      description:
+        "The merge job of a plan's units: show this output of wave plans merge --json in the plan's comment (a row per unit, the plan's checks on the merged tree), then deliver the merged tree as a run's changes are (exit 7 when the merge was incomplete)",
+      exists: true,
+    }),
     remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
     ...dutyFlags(GITHUB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
@@ -51,6 +56,7 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
     const {flags} = await this.parse(GitHub)
     const outcome = await handleGitHubEvent({
       cwd: flags.cwd,
+      unitsMerged: flags['units-merged'],
       flags,
       sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),

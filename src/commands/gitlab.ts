@@ -38,6 +38,11 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       options: MR_DELIVERIES,
     })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+    'units-merged': Flags.file({
+      description:
+        "The merge job of a plan's units: show this output of wave plans merge --json in the plan's note (a row per unit, the plan's checks on the merged tree), then deliver the merged tree as a run's changes are (exit 7 when the merge was incomplete)",
+      exists: true,
+    }),
     triage: Flags.boolean({
       description:
         'Only say whether the job asks anything of wave (outcome ignored, or triaged with its thread, e.g. mr-7), from the event alone: no API call, no token needed',
@@ -58,6 +63,7 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       flags,
       sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       triage: flags.triage,
+      unitsMerged: flags['units-merged'],
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
       warn: (message) => this.output.warn(message),
     })
