@@ -13,35 +13,13 @@ import {fileURLToPath} from 'node:url'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
-import {expectTokenKept, FAREWELL, forgeRemote, freshRunner, git, nameIn, PLAN, planTurns, runTurns, statusOf} from '../support/forge-fixture.js'
+import {expectTokenKept, FAREWELL, forgeRemote, freshRunner, git, nameIn, PLAN, planTurns, runTurns, statusOf, UNITS_PLAN} from '../support/forge-fixture.js'
 import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
 import type {MessagesServer} from '../support/messages-server.js'
 import {useScriptedSession} from '../support/session.js'
 
 const TOKEN = 'ghs_test-token-never-logged-0123456789'
 const FIXTURES = fileURLToPath(new URL('../fixtures/github/', import.meta.url))
-
-/** Two units, each with its own paths and check. */
-export const UNITS_PLAN = `${PLAN}
-## Scope
-- src/**
-
-## Verification
-- \`test -f src/farewell.ts\`
-
-## Units
-
-### farewell
-Write src/farewell.ts.
-#### Scope
-- src/farewell.ts
-#### Verification
-- \`test -f src/farewell.ts\`
-
-### other
-#### Scope
-- src/other/**
-`
 
 let sandbox: Sandbox
 let server: MessagesServer

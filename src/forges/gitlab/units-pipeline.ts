@@ -1,7 +1,8 @@
 /**
  * The child pipeline `wave gitlab` leaves for a plan with units it just approved: one job per unit
- * (`wave plans units --format gitlab-pipeline`, each extending the template job `.wave-unit` from the
- * file that defines it), written in the job's report folder, `wave-artifacts/units.gitlab-ci.yml` under
+ * (`wave plans units --format gitlab-pipeline`, each extending the template job `.wave-unit-from-note`
+ * of examples/gitlab-ci/wave-unit.gitlab-ci.yml; WAVE_GITLAB_UNITS_EXTENDS and
+ * WAVE_GITLAB_UNITS_TEMPLATE name others), written in the job's report folder, `wave-artifacts/units.gitlab-ci.yml` under
  * CI_PROJECT_DIR (or WAVE_GITLAB_UNITS_FILE), for a trigger job's `include: artifact:`. A job whose
  * pipeline always triggers that file (WAVE_GITLAB_UNITS_FILE set) gets one that does nothing for any
  * other outcome: GitLab refuses a child pipeline without jobs, and a missing artifact fails the trigger.
@@ -13,7 +14,7 @@ import type {ReviewOutcome} from '../../app/review/steps.js'
 import {formatJobList} from '../../plans/job-matrix.js'
 
 /** The template job each unit's job extends, and the file (in the project) that defines it. */
-export const UNIT_TEMPLATE = {extends: '.wave-unit', include: 'wave-units.gitlab-ci.yml'}
+export const UNIT_TEMPLATE = {extends: '.wave-unit-from-note', include: 'wave-unit.gitlab-ci.yml'}
 
 export const UNITS_PIPELINE_FILE = path.join('wave-artifacts', 'units.gitlab-ci.yml')
 
@@ -31,7 +32,10 @@ export async function writeUnitsPipeline(outcome: ReviewOutcome, env: NodeJS.Pro
             units: units.map((name) => ({name, paths: [], verify: []})),
           },
           'gitlab-pipeline',
-          {extends: UNIT_TEMPLATE.extends, include: env.WAVE_GITLAB_UNITS_TEMPLATE?.trim() || UNIT_TEMPLATE.include},
+          {
+            extends: env.WAVE_GITLAB_UNITS_EXTENDS?.trim() || UNIT_TEMPLATE.extends,
+            include: env.WAVE_GITLAB_UNITS_TEMPLATE?.trim() || UNIT_TEMPLATE.include,
+          },
         )
       : `# wave gitlab: ${outcome.outcome}, no plan units to run.\n"wave:no-units":\n  when: manual\n  script: ["true"]\n`
   await mkdir(path.dirname(file), {recursive: true})
