@@ -41,7 +41,8 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   const options = gitlabOptions(input.flags, env)
   const duties = dutiesOf(input.flags, env)
   // Nothing is asked of the API (nor is a token needed) for a job that asks nothing of wave.
-  if (!environment.payloadPath && !environment.task)
+  // The merge job of a plan's units asks for its report whatever started its pipeline.
+  if (!environment.payloadPath && !environment.task && !input.unitsMerged)
     return ignored(environment.pipelineSource ?? 'pipeline', 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)')
   let intent = environment.payloadPath ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined) : undefined
   if (intent?.kind === 'ignore') return ignored('note', intent.reason)
@@ -70,6 +71,8 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   let event = 'note'
   if (intent) {
     intent = await verifyNote(intent, client, user.username)
+  } else if (input.unitsMerged) {
+    intent = {kind: 'ignore', reason: 'the merge job of a plan with units'}
   } else {
     // Who started a WAVE_TASK pipeline, and how, as GitLab says: not as the job's variables say.
     const pipeline = await jobPipeline(client, environment)
