@@ -72,6 +72,14 @@ const VENDORS = {
   marked: {file: 'marked.js', source: `export {Marked} from 'marked'`},
   'marked-terminal': {file: 'marked-terminal.js', source: `export {markedTerminal} from 'marked-terminal'`},
   turndown: {file: 'turndown.js', source: `export {default} from 'turndown'`},
+  // `--json-schema` (src/base/json-schema.ts), loaded only when a schema is given: ajv for both drafts and
+  // ajv-formats in one module. Each name means what it means in its package (ajv-formats' plugin is its default).
+  ajv: {
+    file: 'json-schema.js',
+    source: [`export {Ajv} from 'ajv'`, `export {Ajv2020} from 'ajv/dist/2020.js'`, `export {default} from 'ajv-formats'`].join('\n'),
+  },
+  'ajv/dist/2020.js': {file: 'json-schema.js'},
+  'ajv-formats': {file: 'json-schema.js'},
   // Telemetry (src/output/telemetry/export.ts), loaded only when OTEL_* turns it on: the SDK in one module,
   // and each protocol's two exporters in one (their class names are the same in both protocols).
   '@opentelemetry/api': {

@@ -41,6 +41,8 @@ export type AgentEvent =
   | {type: 'agent_end'; id: string; description: string; turns: number; usage: TokenUsage; costUsd: number | null; cut?: string}
   /** `--fallback-model` taken: `from` stayed overloaded or unavailable after its retries; the session goes on with `to`. */
   | {type: 'fallback'; from: string; to: string; reason: string}
+  /** The model gave the session's result through StructuredOutput, matching `--json-schema` (the result's `structured_output`). */
+  | {type: 'structured_output'; value: unknown}
   /** A response stopped at `max_tokens` (the limit it had), and what the loop does about it. */
   | {type: 'output_limit'; turn: number; maxTokens: number; action: OutputLimitAction}
   /** An approved check wave runs when the model ends its turn: when it starts, and (with `exitCode`) when it ended. */
@@ -70,7 +72,7 @@ export type {CallExecutor, CallResult} from '../tools/turn.js'
  * What the session does when the model ends a turn without tool calls: a message to go on with, an
  * ending of its own (`no_result`), or nothing (the session ends).
  */
-export type FollowUp = string | {stopReason: 'no_result'} | undefined
+export type FollowUp = string | Extract<Ending, {stopReason: 'no_result' | 'structured_output'}> | undefined
 
 export interface LoopOptions {
   model: string
@@ -104,8 +106,11 @@ export interface LoopOptions {
   beforeTools?(): Promise<unknown>
   /** The whole conversation after a compaction replaced it: the transcript's new starting point. */
   onCompacted?(messages: MessageParam[], compaction: CompactionEvent): Promise<void> | void
-  /** Checked after each round of tool calls: a control tool may end the session (ExitPlanMode). */
-  stopRequested?(): boolean
+  /**
+   * Checked after each round of tool calls: a control tool may end the session (ExitPlanMode: true), or
+   * its calls may have ended it another way (StructuredOutput out of tries: that ending).
+   */
+  stopRequested?(): boolean | Extract<Ending, {stopReason: 'structured_output'}>
   /**
    * When the model ends its turn without tool calls: a message to send for another turn (the approved
    * checks failed, enforcement.ts), or undefined to end the session.
@@ -313,7 +318,8 @@ export class AgentLoop {
         return {content: result.content, is_error: result.isError || undefined, tool_use_id: call.id, type: 'tool_result'}
       })
       await this.append({content: blocks, role: 'user'})
-      if (options.stopRequested?.()) return this.end({stopReason: 'stop_requested'})
+      const stop = options.stopRequested?.()
+      if (stop) return this.end(stop === true ? {stopReason: 'stop_requested'} : stop)
       // Agents the calls started spent from this session's budget.
       const afterCalls = this.tally.overBudget()
       if (afterCalls) return this.end(afterCalls)

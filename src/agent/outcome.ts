@@ -30,6 +30,7 @@ export type StopReason =
   | 'pause_turn'
   | 'model_context_window_exceeded'
   | 'no_result'
+  | 'structured_output'
   | 'api_error'
   | 'interrupted'
 
@@ -46,6 +47,8 @@ export type Ending =
   | {stopReason: 'max_tokens'; cutBy: string; maxTokens: number}
   /** The model ended its turn with nothing to say, again after a nudge to continue (a run's driver decides). */
   | {stopReason: 'no_result'}
+  /** `--json-schema`: the model's result never matched the schema in its tries; `problem` is the newest try's. */
+  | {stopReason: 'structured_output'; tries: number; problem: string}
 
 /** What a session did, whichever way it ended: the totals every result and every failure reports. */
 export interface SessionTotals {
@@ -140,6 +143,11 @@ export const ENDINGS: {
     message: ({category}) => `The model refused to go on (stop_reason refusal${category ? `, category ${category}` : ''}).`,
   },
   stop_requested: {exitCode: ExitCode.ok},
+  structured_output: {
+    exitCode: ExitCode.refused,
+    hint: () => 'Check that the schema asks for what the task can give (a field it cannot fill, a type too narrow), or try another model (--model).',
+    message: ({problem, tries}) => `The model's result never matched --json-schema in ${tries} tries: ${problem}.`,
+  },
   stop_sequence: {exitCode: ExitCode.ok},
   unmet: {
     exitCode: ExitCode.unmet,

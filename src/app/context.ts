@@ -11,6 +11,7 @@ import type {Config} from '@oclif/core'
 
 import {openSessionTools, type SessionTools} from '../tools/toolset.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
+import {compileOutputSchema, type OutputSchema} from '../base/json-schema.js'
 import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings, type McpServerConfig} from '../config/settings.js'
 import {type SessionPlace, sessionWorkspace} from '../base/workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../base/workspace/snapshot.js'
@@ -63,6 +64,11 @@ export interface SessionOptions {
   effort?: Effort
   thinking?: ThinkingSetting
   maxOutputTokens?: number
+  /**
+   * `--json-schema`: the model gives the session's result through StructuredOutput, checked against it
+   * (for a run, the approval record's when it binds one: useApprovedSchema).
+   */
+  outputSchema?: OutputSchema
 }
 
 interface OpenOptions {
@@ -237,6 +243,25 @@ export class SessionContext {
     this.shaped(this.profile())
   }
 
+  /**
+   * The schema the approval record binds for the run's result (its `outputSchema`): the run's, checked
+   * before any request. `--json-schema` of the run that differs from it is refused (exit 2), as a
+   * model flag is (useApproved); the same schema, or one where the approver set none, stands.
+   */
+  async useApprovedSchema(approved: {schema: Record<string, unknown>; sha256: string} | undefined, recordFile: string): Promise<void> {
+    if (!approved) return
+    const mine = this.options.outputSchema
+    if (mine && mine.sha256 !== approved.sha256) {
+      throw usageError(
+        `--json-schema (sha256 ${mine.sha256.slice(0, 12)}…) contradicts the approval record ${recordFile}, which approved the JSON Schema with sha256 ${approved.sha256.slice(0, 12)}….`,
+        'Run without --json-schema to run with the approved schema, or approve the plan again with --json-schema.',
+      )
+    }
+
+    if (this.openedTools) throw new Error('useApprovedSchema after the tool set was opened')
+    this.options.outputSchema = mine ?? (await compileOutputSchema(approved.schema, `The approval record ${recordFile}'s outputSchema`))
+  }
+
   /** The reasoning and request shape for a profile, made once per profile. */
   private shaped(profile: ModelProfile): {reasoning: Reasoning; shape: RequestShape} {
     let made = this.shapes.get(profile)
@@ -273,7 +298,13 @@ export class SessionContext {
   /** The session's tool set, opened on first use (plugins load, MCP servers start), closed by close(). */
   tools(): Promise<SessionTools> {
     if (this.inherited) return this.inherited.tools()
-    this.openedTools ??= openSessionTools({config: this.host.config, settings: this.settings, warn: this.host.warn, workspace: this.workspace})
+    this.openedTools ??= openSessionTools({
+      config: this.host.config,
+      outputSchema: this.options.outputSchema,
+      settings: this.settings,
+      warn: this.host.warn,
+      workspace: this.workspace,
+    })
     return this.openedTools
   }
 

@@ -57,6 +57,11 @@ export class PlanMode implements SessionControl {
     return this.plan !== undefined
   }
 
+  /** The model entered plan mode itself (EnterPlanMode, `run --task`): once finished, the plan is what the session hands on. */
+  get enteredByModel(): boolean {
+    return this.entered
+  }
+
   get planFile(): PlanFile | undefined {
     return this.plan
   }

@@ -127,6 +127,7 @@ async function executeIn(
           model: options.model,
           thinking: options.thinking,
         },
+        outputSchema: options.outputSchema,
         hooks: session.settings.hooks,
         out: recordPath,
         overrides: options.force === true,
@@ -143,6 +144,7 @@ async function executeIn(
   assertApproved(record, recordPath, options.planPath, bytes)
   checkApprovedHooks(record, session.settings.hooks, recordPath, options.host.warn)
   session.useApproved(record.model, recordPath)
+  await session.useApprovedSchema(record.outputSchema, recordPath)
   assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
   const resumed = options.resume ? resumableRun({lockOwner: await liveLockOwner(planPath), planPath, record, state}) : undefined

@@ -14,6 +14,7 @@ import type {ToolRegistry} from '../tools/registry.js'
 import type {AskedQuestion, SessionNotes, Todo} from '../tools/notes.js'
 import type {AgentLauncher, SessionControl} from '../tools/tool.js'
 import {type CommandWatch, turnExecutor} from '../tools/turn.js'
+import {STRUCTURED_OUTPUT_TOOL, type StructuredResult, structuredOutputReminder} from '../tools/structured-output.js'
 import {SessionHooks} from '../tools/hooks/session-hooks.js'
 import {ExitCode, WaveError} from '../base/errors.js'
 import {offered, parseRules, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
@@ -112,6 +113,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
 
   // A tool set shared by two conversations (run --task --approve) reports to, and counts questions for, the one running.
   const unlisten = tools.notes.listen(onEvent)
+  const result = structuredGate(tools.result, spec, onEvent)
   const askedBefore = tools.notes.questions.length
   // Plan mode's commands take the settings' sandbox environment and size too (dispatch.ts makes them throwaway).
   const sandbox = spec.sandbox ?? {enabled: true, env: settings.sandboxEnv, network: false, tmpSize: settings.sandboxTmpSize}
@@ -138,7 +140,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       commandWatch: spec.commandWatch,
       onEndTurn: spec.onEndTurn,
       maxBudgetUsd,
-      followUp: spec.followUp,
+      followUp: result.followUp,
       maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS[spec.mode === 'plan' ? 'plan' : 'run'],
       messages,
       model: session.model,
@@ -156,7 +158,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       shape: () => session.requestShape(),
       signal: host.signal,
       // A hook that answered `continue: false` ends the session after the step it was asked about.
-      stopRequested: () => spec.planMode.finished || hooks.halted !== undefined,
+      stopRequested: () => result.failed() ?? ((spec.planMode.finished && !result.due()) || hooks.halted !== undefined),
       system,
       tasks: tools.tasks,
       notes: tools.notes,
@@ -165,6 +167,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     return {...outcome, questions: tools.notes.questions.slice(askedBefore), todos: tools.notes.todos}
   } finally {
     unlisten()
+    result.close()
     if (hooks.has('SessionEnd')) await hooks.sessionEnd('other')
   }
 }
@@ -194,6 +197,43 @@ async function openingMessages(spec: ConversationSpec, hooks: SessionHooks): Pro
 function withText(message: MessageParam, text: string): MessageParam {
   if (typeof message.content === 'string') return {...message, content: `${message.content}\n\n${text}`}
   return {...message, content: [...message.content, {text, type: 'text'}]} as MessageParam
+}
+
+type StructuredFailure = {stopReason: 'structured_output'; tries: number; problem: string}
+
+/**
+ * `--json-schema`: the session ends only once the model gave its result through StructuredOutput, matching
+ * the schema, or ran out of tries (STRUCTURED_OUTPUT_TRIES: each call that did not match, and each ending
+ * without the call after one reminder), which ends it with the newest problem (exit 6). The planning half
+ * of `run --task`, once its plan is finished, hands the task on (to approval, or to the run that follows):
+ * its result is the plan. Without a schema, the conversation's own follow-up alone.
+ */
+function structuredGate(result: StructuredResult | undefined, spec: ConversationSpec, onEvent: (event: AgentEvent) => void) {
+  if (!result) return {close() {}, due: () => false, failed: () => undefined, followUp: spec.followUp}
+  result.begin()
+  const close = result.listen((value) => onEvent({type: 'structured_output', value}))
+  const handsOn = () => spec.planMode.finished && spec.planMode.enteredByModel
+  const failure = (): StructuredFailure => ({problem: result.lastProblem, stopReason: 'structured_output', tries: result.failures})
+  return {
+    close,
+    /** The session may not end yet: no result given. */
+    due: () => !result.given && !handsOn(),
+    /** Out of tries: the ending. */
+    failed: () => (result.exhausted && !handsOn() ? failure() : undefined),
+    followUp: ((turn) => {
+      if (handsOn()) return spec.followUp?.(turn)
+      if (result.exhausted) return failure()
+      // Given: the structured result is the session's answer, whatever its last text said.
+      if (result.given) return undefined
+      if (!result.reminded) {
+        result.reminded = true
+        return structuredOutputReminder(result.left)
+      }
+
+      const left = result.fail(`the model ended without calling ${STRUCTURED_OUTPUT_TOOL}`)
+      return left === 0 ? failure() : structuredOutputReminder(left)
+    }) satisfies NonNullable<ConversationSpec['followUp']>,
+  }
 }
 
 const CONTINUE_NUDGE =
@@ -297,7 +337,14 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
   const {settings} = session
   // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
   const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
-  const base: PolicyContext = {headless: true, mode: spec.mode, rules, scope: spec.scope, workspaceRoot: session.workspace}
+  const base: PolicyContext = {
+    headless: true,
+    mode: spec.mode,
+    rules,
+    scope: spec.scope,
+    structuredOutput: session.options.outputSchema !== undefined,
+    workspaceRoot: session.workspace,
+  }
   // Built once: the system prompt must not change between turns, or the prompt cache is lost.
   const context = await sessionContext(session, base)
   const own = spec.system(rules)

@@ -7,7 +7,10 @@ export const ExitCode = {
   notApproved: 3,
   mismatch: 4,
   limit: 5,
-  /** The model refused, or its answer stayed cut at the output limit (max_tokens). */
+  /**
+   * The result is not as asked: the model refused, ended without a result, its answer stayed cut at the
+   * output limit (max_tokens), or its result never matched `--json-schema`.
+   */
   refused: 6,
   /** The run did not meet its approved checks: a check still failing, or a change outside a strict scope. */
   unmet: 7,

@@ -14,6 +14,8 @@ import {scrubSecrets} from '../base/secrets.js'
 import {networkHostProblem} from '../base/process/proxy.js'
 import type {SandboxChoice} from '../base/process/sandbox.js'
 import type {CommandShape} from './usage-errors.js'
+import {outputSchemaArgument, type OutputSchema} from '../base/json-schema.js'
+import {appendedPrompt} from '../base/input.js'
 
 export const outputFormatFlag = Flags.option({
   description: 'Result format on stdout: text, one json object, or stream-json events (one per line)',
@@ -69,6 +71,10 @@ export function sessionFlags(maxTurns: number) {
     }),
     'strict-mcp-config': Flags.boolean({description: 'Only the --mcp-config servers: none from the settings files'}),
     'fallback-model': Flags.string({description: 'The model to go on with once --model is overloaded or unavailable after its retries'}),
+    'json-schema': Flags.string({
+      description:
+        'A JSON Schema (JSON, or @FILE) the result must match: the model gives it through the StructuredOutput tool, wave checks it (3 tries), and the JSON result carries it as structured_output',
+    }),
     'output-format': outputFormatFlag({default: 'text'}),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
   }
@@ -82,12 +88,19 @@ interface SessionFlagValues {
   'mcp-config'?: string[]
   'strict-mcp-config'?: boolean
   'fallback-model'?: string
+  'json-schema'?: string
   effort?: Effort
   'max-budget-usd'?: number
   'max-output-tokens'?: number
   'max-turns': number
   model?: string
   thinking?: ThinkingSetting
+}
+
+/** What sessionInputs read of the session flags. */
+export interface SessionInputs {
+  appendSystemPrompt?: string
+  outputSchema?: OutputSchema
 }
 
 /** `--sandbox on|off`, `--sandbox-network` and `--sandbox-network-allow`: how an approved run's commands are contained (approve, run --approve, run --task). */
@@ -244,12 +257,24 @@ export abstract class WaveCommand extends Command {
     return {config: this.config, onEvent, signal: this.interruption.signal, warn: (message) => this.output.warn(message)}
   }
 
+  /**
+   * What the session flags give that must be read first, before any session starts: `--append-system-prompt`'s
+   * text, and `--json-schema` checked and compiled (an invalid schema is exit 2 before any request).
+   */
+  protected async sessionInputs(flags: {'append-system-prompt'?: string; 'json-schema'?: string}): Promise<SessionInputs> {
+    const value = flags['json-schema']
+    return {
+      appendSystemPrompt: await appendedPrompt(flags['append-system-prompt']),
+      outputSchema: value === undefined ? undefined : await outputSchemaArgument(value),
+    }
+  }
+
   /** What every session driver takes from the session flags (sessionFlags), with the host reporting to `reporter`. */
-  protected sessionOptions(flags: SessionFlagValues, appendSystemPrompt: string | undefined, reporter: SessionReporter): SessionOptions {
+  protected sessionOptions(flags: SessionFlagValues, inputs: SessionInputs, reporter: SessionReporter): SessionOptions {
     const deny = checkedRules([...(flags.deny ?? []), ...toolList(flags['disallowed-tools'])])
     const servers = flags['mcp-config'] ? mcpConfigServers(flags['mcp-config'], (file) => readFileSync(file, 'utf8')) : undefined
     return {
-      appendSystemPrompt,
+      appendSystemPrompt: inputs.appendSystemPrompt,
       cwd: flags.cwd,
       deny: deny.length > 0 ? deny : undefined,
       fallbackModel: flags['fallback-model'],
@@ -260,6 +285,7 @@ export abstract class WaveCommand extends Command {
       maxOutputTokens: flags['max-output-tokens'],
       maxTurns: flags['max-turns'],
       model: flags.model,
+      outputSchema: inputs.outputSchema,
       thinking: flags.thinking,
     }
   }

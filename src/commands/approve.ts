@@ -26,6 +26,7 @@ const RUN_SETTINGS = [
   'allow',
   'effort',
   'fallback-model',
+  'json-schema',
   'max-budget-usd',
   'max-output-tokens',
   'mode',
@@ -55,6 +56,8 @@ It binds the plan's contract too: the paths of its ## Scope section (the run may
 --sandbox-network-allow HOST (repeatable) lets the run's sandboxed commands reach those hosts, and no other, through a filtering proxy wave starts outside the sandbox (recorded, and shown with the decision); --sandbox-network opens all of the network.
 
 --model, --effort, --thinking, --max-output-tokens and --fallback-model record how the model works in the run (the record's model section): wave run uses them, and refuses a flag of its own that says otherwise.
+
+--json-schema binds the JSON Schema the run's result must match (the record's outputSchema: the schema and its sha256): wave run uses it, and refuses a --json-schema of its own that differs.
 
 A plan's ## Units are bound too (each unit's name, paths and checks; wave plans units lists them for a CI matrix): a plan whose units overlap, reach outside its scope or are misnamed is refused (exit 2). --unit-budget-usd caps each unit's run, --max-budget-usd the plan's run; wave run's own --max-budget-usd can only lower them.`
 
@@ -93,12 +96,14 @@ A plan's ## Units are bound too (each unit's name, paths and checks; wave plans 
     verify: Flags.string({description: "A command that checks the work, replacing the plan's ## Verification; repeatable", multiple: true}),
     ...sandboxFlags,
     ...modelFlags,
+    'json-schema': Flags.string({description: "The JSON Schema (JSON, or @FILE) the run's result must match, bound by the approval"}),
   }
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Approve)
     const allow = checkedRules(flags.allow)
     const sandbox = sandboxFrom(flags)
+    const {outputSchema} = await this.sessionInputs(flags)
 
     if (flags['request-changes'] !== undefined && !flags['request-changes'].trim()) {
       throw usageError('--request-changes needs feedback saying what to change.')
@@ -176,6 +181,7 @@ A plan's ## Units are bound too (each unit's name, paths and checks; wave plans 
         model: flags.model,
         thinking: flags.thinking,
       },
+      outputSchema,
       out: flags.out,
       planBytes: bytes,
       planPath,

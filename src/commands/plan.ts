@@ -4,7 +4,7 @@ import {Flags} from '@oclif/core'
 
 import {checkedRules, sessionFlags, toolList, WaveCommand} from '../cli/command.js'
 import {usageError} from '../base/errors.js'
-import {appendedPrompt, taskText} from '../base/input.js'
+import {taskText} from '../base/input.js'
 import {parseRule} from '../policy/policy.js'
 import {formatCost, formatUsage} from '../output/progress.js'
 import {fencedBlock, inertMarkdown, markdownTable} from '../base/text.js'
@@ -52,10 +52,10 @@ Plan mode allows reads and the plan file whatever the rules say, so --allow take
     const allow = researchRules(checkedRules([...(flags.allow ?? []), ...toolList(flags['allowed-tools'])]))
     const task = await taskText(flags)
     if (!flags.revise && !task?.trim()) throw usageError('Missing --task: say what to plan.', 'wave plan --task "Add a --verbose flag"')
-    const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])
+    const inputs = await this.sessionInputs(flags)
     const outcome = await this.output.session('wave plan', (reporter) => {
       const common = {
-        ...this.sessionOptions(flags, appendSystemPrompt, reporter),
+        ...this.sessionOptions(flags, inputs, reporter),
         allow,
         onStart: (info: {mode: string; model: string; name?: string; planPath?: string; workspace: string}) => reporter.start({command: 'plan', ...info}),
       }

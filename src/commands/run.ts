@@ -3,7 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import {checkedRules, sandboxFlags, sandboxFrom, sessionFlags, toolList, WaveCommand} from '../cli/command.js'
 import {usageError} from '../base/errors.js'
 import {ENDINGS} from '../agent/outcome.js'
-import {appendedPrompt, taskText} from '../base/input.js'
+import {taskText} from '../base/input.js'
 import {defaultApprover} from '../plans/approval.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
 import {describeSandbox} from '../base/process/sandbox.js'
@@ -105,8 +105,8 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
     const allow = checkedRules([...(flags.allow ?? []), ...toolList(flags['allowed-tools'])])
     const mode = flags.mode ?? 'acceptEdits'
     const approve = flags.approve ? {allow, approver: await defaultApprover(), mode, sandbox} : undefined
-    const appendSystemPrompt = await appendedPrompt(flags['append-system-prompt'])
-    const common = (reporter: SessionReporter) => this.sessionOptions(flags, appendSystemPrompt, reporter)
+    const inputs = await this.sessionInputs(flags)
+    const common = (reporter: SessionReporter) => this.sessionOptions(flags, inputs, reporter)
 
     if (task) {
       const outcome = await this.output.session('wave run --task', (reporter) =>

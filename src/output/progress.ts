@@ -88,6 +88,10 @@ export function progressLine(event: AgentEvent): string | undefined {
       return event.questions.map((q) => `? ${q.question} (no one can answer now: recorded)`).join('\n')
     }
 
+    case 'structured_output': {
+      return '✓ structured result given (it matches --json-schema)'
+    }
+
     case 'compaction': {
       const what = [
         event.clearedToolResults > 0 ? `${event.clearedToolResults} old tool results cleared` : '',

@@ -145,6 +145,8 @@ abstract class Sink implements OutputSink {
   private readonly hookErrors: string[] = []
   /** The model a session went on with (`--fallback-model`), which the result then names. */
   private fellBackTo?: string
+  /** The session's result as StructuredOutput gave it (`--json-schema`), which the result carries as `structured_output`. */
+  private structured?: {value: unknown}
 
   constructor(protected readonly options: SinkOptions) {}
 
@@ -162,6 +164,14 @@ abstract class Sink implements OutputSink {
       work({
         event: (event) => {
           if (event.type === 'fallback') this.fellBackTo = event.to
+          // Carried by the result (its `structured_output`), not an event of its own.
+          if (event.type === 'structured_output') {
+            this.structured = {value: event.value}
+            progress.event(event)
+            this.options.observer?.event(event)
+            return
+          }
+
           progress.event(event)
           if (event.type === 'hook' && event.outcome === 'error') this.hookErrors.push(`${event.event} hook "${event.command}": ${event.message ?? 'failed'}`)
           this.emit(streamEventOf(event))
@@ -192,6 +202,7 @@ abstract class Sink implements OutputSink {
   async result(result: CommandResult): Promise<void> {
     if (this.fellBackTo) result = {...result, data: {...result.data, fallbackModel: this.fellBackTo}}
     if (this.hookErrors.length > 0) result = {...result, data: {...result.data, hookErrors: this.hookErrors}}
+    if (this.structured) result = {...result, data: {...result.data, structured_output: this.structured.value}}
     this.options.observer?.result(result.data)
     if (result.summary) await appendStepSummary(result.summary)
     this.printResult(result)
@@ -316,6 +327,7 @@ const SESSION_ENDINGS: Partial<Record<StopReason, string>> = {
   refusal: 'the model refused',
   stop_requested: 'the model finished',
   stop_sequence: 'the model finished',
+  structured_output: 'the result never matched --json-schema',
 }
 
 function failureSummary(command: string, failure: Failure): string {

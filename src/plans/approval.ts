@@ -12,6 +12,7 @@ import {ExitCode, WaveError} from '../base/errors.js'
 import {DEFAULT_SANDBOX, type SandboxChoice} from '../base/process/sandbox.js'
 import {networkHostProblem} from '../base/process/proxy.js'
 import {type JsonFileOptions, readJsonFile} from '../base/json.js'
+import {schemaDigest} from '../base/json-schema.js'
 import {type Decision, DECISIONS, decisionRecorded} from './lifecycle.js'
 import {planNameOf, planSidecars} from './store.js'
 import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
@@ -96,6 +97,21 @@ const modelSchema = z.object({
 })
 
 /**
+ * The JSON Schema the run's result must match (`wave approve --json-schema`): the schema, and the sha256
+ * of its canonical JSON (base/json-schema.ts), which must agree. A run uses it, and refuses a
+ * `--json-schema` of its own that differs (exit 2), as it refuses a model flag that contradicts `model`.
+ */
+const outputSchemaSchema = z
+  .object({
+    schema: z.record(z.string(), z.unknown()),
+    sha256,
+  })
+  .refine((bound) => schemaDigest(bound.schema) === bound.sha256.toLowerCase(), {
+    message: 'the sha256 is not that of the schema',
+    path: ['sha256'],
+  })
+
+/**
  * The hooks in effect when the plan was approved (settings' `hooks`): their digest (config/hooks.ts),
  * and each one as the approver was shown it. A run whose hooks differ warns, and refuses under a strict scope.
  */
@@ -129,6 +145,7 @@ export const approvalRecordSchema = z.object({
   hooks: hooksSchema.optional(),
   mode: z.enum(EXECUTION_MODES).default('acceptEdits'),
   model: modelSchema.optional(),
+  outputSchema: outputSchemaSchema.optional(),
   plan: z.object({name: z.string().optional(), sha256}),
   repository: repositorySchema.nullable().optional(),
   sandbox: sandboxSchema.default(DEFAULT_SANDBOX),
@@ -217,6 +234,8 @@ export interface DecisionInput {
   verify?: ApprovalRecord['verify']
   /** The approver's model settings; absent or empty, none is recorded. */
   model?: ApprovalRecord['model']
+  /** `--json-schema` as the approver gives it: the run's result must match it; absent, none is bound. */
+  outputSchema?: {schema: Record<string, unknown>; sha256: string}
   /** The hooks in effect as the approver decides (their digest is recorded); absent, none is recorded. */
   hooks?: readonly ConfiguredHook[]
   /** The dollar cap the approver was shown; absent, none. */
@@ -271,6 +290,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     maxBudgetUsd: input.maxBudgetUsd,
     mode: input.mode,
     model: input.model && Object.values(input.model).some((value) => value !== undefined) ? input.model : undefined,
+    outputSchema: input.outputSchema ? {schema: input.outputSchema.schema, sha256: input.outputSchema.sha256} : undefined,
     plan: {name: planNameOf(input.planPath), sha256: planSha},
     repository: input.repository ?? null,
     sandbox: input.sandbox ?? DEFAULT_SANDBOX,

@@ -67,6 +67,12 @@ export interface PolicyContext {
    * own, no questions or to-do list of the session's); the mode and rules are the agent's.
    */
   nested?: boolean
+  /**
+   * The session was given a JSON Schema for its result (`--json-schema`): StructuredOutput, the tool the
+   * model gives it through, is offered (and only then). It changes nothing in the workspace, so plan mode
+   * takes it as it takes its other control tools.
+   */
+  structuredOutput?: boolean
 }
 
 /** Whether plan mode runs Bash, and how (`wave doctor`, `wave tools` and `wave prompt` say which). */
@@ -224,6 +230,9 @@ export const PLAN_MODE_REFUSALS = {
   notActive: 'Plan mode is not active: there is no plan to exit.',
 } as const
 
+/** The tool a session given `--json-schema` ends with (tools/structured-output.ts): a control tool, in every mode, only then. */
+const RESULT_TOOL = 'StructuredOutput'
+
 /** Why an agent's control call is refused. */
 export const AGENT_REFUSAL =
   'is not available to an agent: agents start no agents, have no plan file and do not control the session. Finish with your findings as your final message.'
@@ -240,6 +249,11 @@ function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision
   if (tool.name === 'ExitPlanMode') {
     if (ctx.mode !== 'plan') return deny(PLAN_MODE_REFUSALS.notActive)
     return allow('Leaving plan mode.')
+  }
+
+  if (tool.name === RESULT_TOOL) {
+    if (!ctx.structuredOutput) return deny(`${RESULT_TOOL} is offered only to a session given a JSON Schema for its result (--json-schema).`)
+    return allow('Giving the structured result.')
   }
 
   return undefined

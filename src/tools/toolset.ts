@@ -14,6 +14,8 @@ import {SessionNotes} from './notes.js'
 import {skillListing, skillTool} from './skill.js'
 import {loadSkills, type Skill} from './skills/catalog.js'
 import type {ToolPlugin} from './tool.js'
+import type {OutputSchema} from '../base/json-schema.js'
+import {STRUCTURED_OUTPUT_TOOL, StructuredResult, structuredOutputTool} from './structured-output.js'
 
 export interface SessionTools {
   registry: ToolRegistry
@@ -23,6 +25,8 @@ export interface SessionTools {
   notes: SessionNotes
   /** The Agent Skills found (listed in the Skill tool, which is offered when there is one). */
   skills: Skill[]
+  /** The session's structured result, when it was given a JSON Schema for it (--json-schema): the StructuredOutput tool's. */
+  result?: StructuredResult
   /** Ends the background commands and stops the MCP servers this tool set started. Safe to call twice. */
   close(): Promise<void>
 }
@@ -36,6 +40,8 @@ interface SessionToolsOptions {
   config?: Config
   /** Where problems with plugins and servers go. */
   warn(message: string): void
+  /** `--json-schema` (or the approval record's): the StructuredOutput tool is in the set, with this schema. */
+  outputSchema?: OutputSchema
 }
 
 export async function openSessionTools(options: SessionToolsOptions): Promise<SessionTools> {
@@ -45,6 +51,11 @@ export async function openSessionTools(options: SessionToolsOptions): Promise<Se
   const taken = new Set(builtins.map((tool) => tool.name))
   const tools: ToolPlugin[] = [...builtins]
   let closeMcp = async () => {}
+  const result = options.outputSchema ? new StructuredResult(options.outputSchema) : undefined
+  if (result) {
+    tools.push(structuredOutputTool(result))
+    taken.add(STRUCTURED_OUTPUT_TOOL)
+  }
 
   // Skills are words for the model, from any place (as AGENTS.md): read once, each problem warned.
   const {skills, warnings} = loadSkills(options.workspace)
@@ -76,7 +87,7 @@ export async function openSessionTools(options: SessionToolsOptions): Promise<Se
   let closed: Promise<void> | undefined
   const close = () => (closed ??= Promise.all([tasks.close(), closeMcp().catch(() => {})]).then(() => {}))
   try {
-    return {close, notes: new SessionNotes(), registry: new ToolRegistry(tools), skills, tasks}
+    return {close, notes: new SessionNotes(), registry: new ToolRegistry(tools), result, skills, tasks}
   } catch (error) {
     await close()
     throw error

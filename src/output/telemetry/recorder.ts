@@ -96,7 +96,9 @@ export class CommandRecorder implements SessionObserver {
         at: now(),
         value: {content: '', denied: event.denied, id: event.id, isError: event.isError, name: event.name, type: 'tool_result'},
       })
-    } else if (event.type !== 'text' && event.type !== 'thinking') this.record.events.push({at: now(), value: event})
+      // The structured result is the model's words too: the record knows only that it was given.
+    } else if (event.type === 'structured_output') this.record.events.push({at: now(), value: {type: 'structured_output', value: undefined}})
+    else if (event.type !== 'text' && event.type !== 'thinking') this.record.events.push({at: now(), value: event})
   }
 
   result(data: Record<string, unknown>): void {

@@ -437,3 +437,30 @@ describe('rules', () => {
     expect(ruleSchema.safeParse(7).success).toBe(false)
   })
 })
+
+describe('StructuredOutput (--json-schema)', () => {
+  const Structured: ToolIdentity = {access: 'control', name: 'StructuredOutput'}
+  const session = (mode: PermissionMode, more: Partial<PolicyContext> = {}): PolicyContext => ({
+    headless: true,
+    mode,
+    planFile: mode === 'plan' ? PLAN : undefined,
+    rules: parseRules(),
+    workspaceRoot: ROOT,
+    ...more,
+  })
+
+  for (const mode of ['plan', 'default', 'acceptEdits', 'bypassPermissions'] as const) {
+    it(`is offered in ${mode} mode only to a session given a schema`, () => {
+      expect(offered(session(mode, {structuredOutput: true}), Structured)).toBe(true)
+      expect(offered(session(mode), Structured)).toBe(false)
+      expect(decide(session(mode), {input: {}, tool: Structured}).reason).toMatch(/only to a session given a JSON Schema/)
+    })
+  }
+
+  it('is never offered to an agent, nor taken from a plugin or MCP server under its name', () => {
+    expect(offered(session('acceptEdits', {nested: true, structuredOutput: true}), Structured)).toBe(false)
+    expect(offered(session('acceptEdits', {structuredOutput: true}), {...Structured, origin: 'mcp'})).toBe(false)
+    // Control: a deny rule naming it wins, as for any tool.
+    expect(offered(session('plan', {rules: parseRules([], ['StructuredOutput']), structuredOutput: true}), Structured)).toBe(false)
+  })
+})
