@@ -135,7 +135,7 @@ export interface LoopOptions {
 
 export interface LoopHooks {
   /** A message sending the model back to work, or undefined to let it stop; `active`: it goes on because of a Stop hook already. */
-  stop(active: boolean): Promise<string | undefined>
+  stop(active: boolean, lastMessage: string): Promise<string | undefined>
   preCompact(trigger: 'auto' | 'manual'): Promise<void>
 }
 
@@ -292,7 +292,7 @@ export class AgentLoop {
 
         if (next) return this.end(next)
         // The Stop hooks first, then the approved checks: a hook may ask for more work the checks should see.
-        const again = await options.hooks?.stop(this.stopHookActive)
+        const again = await options.hooks?.stop(this.stopHookActive, text)
         this.stopHookActive = again !== undefined
         if (again) {
           await this.append({content: again, role: 'user'})

@@ -15,6 +15,7 @@ import {emptyUsage, type PriceTable, type TokenUsage} from '../model/pricing.js'
 import type {PolicyContext} from '../policy/policy.js'
 import type {SandboxSettings} from '../base/process/sandbox.js'
 import type {BackgroundTasks} from '../tools/background.js'
+import type {SessionHooks} from '../tools/hooks/session-hooks.js'
 import type {ToolRegistry} from '../tools/registry.js'
 import {type AgentLauncher, type AgentRequest, type SessionControl, ToolError} from '../tools/tool.js'
 import {turnExecutor} from '../tools/turn.js'
@@ -61,6 +62,11 @@ export interface SubagentsOptions {
   onEvent(event: AgentEvent): void
   /** Records an agent's conversation once it ended. */
   record?(agent: AgentRecord): Promise<void>
+  /**
+   * The session's hooks: an agent's calls fire PreToolUse and PostToolUse as the session's do (a guard
+   * holds inside an agent too), and its end SubagentStop, which may send it back as Stop does the session.
+   */
+  hooks?: SessionHooks
 }
 
 /** Control tools an agent has none of: every call to one is refused by the policy before this is asked. */
@@ -111,7 +117,7 @@ export class Subagents implements AgentLauncher {
   }
 
   private async run(kind: SubagentKind, request: AgentRequest, signal: AbortSignal): Promise<string> {
-    const {limits, maxBudgetUsd, onEvent} = this.options
+    const {hooks, limits, maxBudgetUsd, onEvent} = this.options
     const clock = new AbortController()
     const timer = setTimeout(() => clock.abort(), limits.timeoutMs)
     const agentSignal = AbortSignal.any([signal, clock.signal])
@@ -120,9 +126,13 @@ export class Subagents implements AgentLauncher {
     onEvent({description: request.description, id: request.id, subagentType: request.subagentType, type: 'agent_start'})
     const loop = new AgentLoop({
       execute: turnExecutor(
-        {policy: kind.policy, registry: kind.registry, sandbox: kind.sandbox, session: NO_CONTROL, signal: agentSignal, tasks: kind.tasks},
+        {hooks, policy: kind.policy, registry: kind.registry, sandbox: kind.sandbox, session: NO_CONTROL, signal: agentSignal, tasks: kind.tasks},
         {started: (call) => onEvent({agent: request.id, id: call.id, input: call.input, name: call.name, type: 'agent_call'})},
       ),
+      hooks: hooks && {
+        preCompact: (trigger) => hooks.preCompact(trigger),
+        stop: (active, lastMessage) => hooks.subagentStop({id: request.id, lastMessage, messages, type: request.subagentType}, active),
+      },
       maxBudgetUsd: maxBudgetUsd === undefined ? undefined : maxBudgetUsd * limits.budgetShare,
       maxTurns: limits.maxTurns,
       messages,
@@ -139,6 +149,8 @@ export class Subagents implements AgentLauncher {
       request: turnRequest({client: this.options.client, model: this.options.model, signal: agentSignal}),
       shape: this.options.shape,
       signal: agentSignal,
+      // A hook that answered `continue: false` stops the agent too, as it stops the session.
+      stopRequested: () => hooks?.halted !== undefined,
       system: () => kind.system,
     })
 

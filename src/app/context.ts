@@ -12,7 +12,7 @@ import type {Config} from '@oclif/core'
 import {openSessionTools, type SessionTools} from '../tools/toolset.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {compileOutputSchema, type OutputSchema} from '../base/json-schema.js'
-import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings, type McpServerConfig} from '../config/settings.js'
+import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings, lowestBudget, type McpServerConfig} from '../config/settings.js'
 import {type SessionPlace, sessionWorkspace} from '../base/workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../base/workspace/snapshot.js'
 import type {SandboxChoice, SandboxSettings} from '../base/process/sandbox.js'
@@ -241,6 +241,23 @@ export class SessionContext {
     this.tableKnown = undefined
     this.choice = {...this.choice, ...defined(choice)}
     this.shaped(this.profile())
+  }
+
+  /**
+   * The approval record's dollar cap binds the run, whoever runs it: `--max-budget-usd` above it is
+   * refused (exit 2, naming both), below it is a tighter bound; without the flag, the record's cap applies.
+   */
+  useApprovedBudget(approved: number | undefined, recordFile: string): void {
+    if (approved === undefined) return
+    const given = this.options.maxBudgetUsd
+    if (given !== undefined && given > approved) {
+      throw usageError(
+        `--max-budget-usd ${given} is above the budget of ${approved} USD in the approval record ${recordFile}: the approved budget binds the run.`,
+        `Run without --max-budget-usd to run under the approved ${approved} USD, or with a lower cap.`,
+      )
+    }
+
+    this.options.maxBudgetUsd = lowestBudget(given, approved)
   }
 
   /**

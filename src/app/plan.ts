@@ -11,7 +11,7 @@ import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/appro
 import {type PlanContract, planContractOf} from '../plans/contract.js'
 import {createPlan, type PlanSource, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
 import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/store.js'
-import {appendTranscript} from '../plans/transcript.js'
+import {appendTranscript, transcriptPathOf} from '../plans/transcript.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
 import type {RepositorySnapshot} from '../base/workspace/snapshot.js'
@@ -148,6 +148,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
       opening: input.opening,
       recordAgent: (agent) => appendTranscript(planPath, {agent, session: input.transcriptLabel}),
       transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
+      transcriptPath: () => transcriptPathOf(planPath),
     })
   } catch (error) {
     // An API failure or an interrupt: the plan's state says why, and where the plan so far is.

@@ -11,7 +11,7 @@ import {ENDINGS, failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
 import {liveLockOwner, planNameOf, planSidecars, plansDir, readPlanFile, resolvePlanReference} from '../plans/store.js'
-import {appendTranscript, type TranscriptContent} from '../plans/transcript.js'
+import {appendTranscript, type TranscriptContent, transcriptPathOf} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
 import {assertSandboxForCommands, openSandboxNetwork} from '../base/process/runner.js'
@@ -144,6 +144,7 @@ async function executeIn(
   assertApproved(record, recordPath, options.planPath, bytes)
   checkApprovedHooks(record, session.settings.hooks, recordPath, options.host.warn)
   session.useApproved(record.model, recordPath)
+  session.useApprovedBudget(record.maxBudgetUsd, recordPath)
   await session.useApprovedSchema(record.outputSchema, recordPath)
   assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on.
@@ -291,6 +292,7 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
       sandbox: session.sandboxFor(record.sandbox, prepared.proxy),
       recordAgent: (agent) => entry({agent}),
       transcript: (message) => entry({message}),
+      transcriptPath: () => transcriptPathOf(planPath),
     })
     changed = result.changed
     Object.assign(run, {costUsd: result.costUsd, turns: result.turns, usage: {...result.usage}})

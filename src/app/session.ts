@@ -52,6 +52,8 @@ export interface ConversationSpec extends SessionProfile {
   prior?: SessionTotals
   /** Appends a message to the transcript (the opening included). */
   transcript(message: MessageParam): Promise<void>
+  /** The transcript's file now, which hooks are given as `transcript_path` (Claude Code always gives one). */
+  transcriptPath(): string
   /** After a compaction replaced the conversation: the transcript records the new starting point. */
   onCompacted?(messages: MessageParam[], compaction: CompactionEvent): Promise<void>
   /** Awaited before the first tool call runs: what must be read of the workspace before any tool can change it. */
@@ -105,6 +107,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     sandbox: spec.sandbox,
     sessionId: randomUUID(),
     signal: host.signal,
+    transcriptPath: spec.transcriptPath,
     warn: host.warn,
     workspace: session.workspace,
   })
@@ -116,7 +119,12 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const result = structuredGate(tools.result, spec, onEvent)
   const askedBefore = tools.notes.questions.length
   // Plan mode's commands take the settings' sandbox environment and size too (dispatch.ts makes them throwaway).
-  const sandbox = spec.sandbox ?? {enabled: true, env: settings.sandboxEnv, network: false, tmpSize: settings.sandboxTmpSize}
+  // The user's skills' folders lie outside the workspace, under a $HOME the sandbox hides: bound in read-only, so their scripts run.
+  const skillFolders = tools.skills.filter((skill) => skill.location === 'user').map((skill) => skill.dir)
+  const sandbox = {
+    ...(spec.sandbox ?? {enabled: true, env: settings.sandboxEnv, network: false, tmpSize: settings.sandboxTmpSize}),
+    ...(skillFolders.length > 0 ? {readOnly: skillFolders} : {}),
+  }
   try {
     const client = await session.client()
     // At once: the cached answer or the table's; the API's, asked once the first response has begun, shapes the turns after it comes.
@@ -126,6 +134,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
         new Subagents({
           charge: parent.charge,
           client,
+          hooks,
           kinds: (planMode) => agentKinds({planBash, planMode, policy, registry: tools.registry, sandbox, tasks: tools.tasks}),
           limits: settings.agents,
           maxBudgetUsd,
@@ -169,6 +178,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     unlisten()
     result.close()
     if (hooks.has('SessionEnd')) await hooks.sessionEnd('other')
+    hooks.close()
   }
 }
 
@@ -287,7 +297,7 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
     ...loop,
     hooks: hooks && {
       preCompact: (trigger) => hooks.preCompact(trigger),
-      stop: (active) => (hooks.has('Stop') ? hooks.stop(active) : Promise.resolve(undefined)),
+      stop: (active, lastMessage) => (hooks.has('Stop') ? hooks.stop(active, lastMessage) : Promise.resolve(undefined)),
     },
     // Reads run together, anything else alone and in order (src/tools/turn.ts); each call reported as it starts and ends.
     execute: turnExecutor(

@@ -3,6 +3,10 @@
  * ExitPlanMode ends the session: with --approve the plan runs in a fresh context, else the command
  * stops with the plan awaiting approval (exit 10).
  */
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
 import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 
 import {keepOpenQuestions} from '../tools/ask-user-question.js'
@@ -10,7 +14,7 @@ import type {AskedQuestion, Todo} from '../tools/notes.js'
 import {ExitCode, WaveError} from '../base/errors.js'
 import {type SessionTotals, type Stopped, stoppedBy} from '../agent/outcome.js'
 import {createPlan, planningEnded} from '../plans/lifecycle.js'
-import {appendTranscript} from '../plans/transcript.js'
+import {appendTranscript, appendTranscriptFile, transcriptPathOf} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
 import {assertSandboxForCommands} from '../base/process/runner.js'
@@ -71,6 +75,19 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome | Stopp
   // Until the model enters plan mode there is no plan to keep a transcript beside: hold the messages.
   const held: MessageParam[] = []
   let planPath: string | undefined
+  // Hooks are always given a transcript (as Claude Code gives one): until there is a plan, the held
+  // messages in a file of the task's own outside the workspace, made when a hook first asks, removed when the task ends.
+  let early: string | undefined
+  const transcriptPath = () => {
+    if (planPath) return transcriptPathOf(planPath)
+    if (!early) {
+      early = path.join(mkdtempSync(path.join(tmpdir(), 'wave-task-')), 'transcript.jsonl')
+      writeFileSync(early, '', {mode: 0o600})
+      for (const message of held) appendTranscriptFile(early, {message, session: 'task'})
+    }
+
+    return early
+  }
   const profile = taskProfile(options.mode, {
     async enter() {
       const dirty = repository?.dirty ?? (await snapshot.dirty())
@@ -105,7 +122,9 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome | Stopp
       async transcript(message) {
         held.push(message)
         if (planPath) await appendTranscript(planPath, {message, session: 'task'})
+        else if (early) appendTranscriptFile(early, {message, session: 'task'})
       },
+      transcriptPath,
     })
     const stopped = stoppedBy(result, outcomeDetails(result))
     if (stopped) {
@@ -165,6 +184,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome | Stopp
     const filesChanged = await filesChangedBy(workspace, await before, written, repository?.root)
     throw error.withDetails({filesChanged, planPath: planMode.planFile?.path ?? null})
   } finally {
+    if (early) rmSync(path.dirname(early), {force: true, recursive: true})
     await session.close()
   }
 }

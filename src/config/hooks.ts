@@ -7,7 +7,7 @@ import {createHash} from 'node:crypto'
 
 import {z} from 'zod'
 
-/** The events wave fires, with Claude Code's names. wave has no subagents: SubagentStop is accepted and never fires. */
+/** The events wave fires, with Claude Code's names (SubagentStop: when an agent of the Agent tool ends its turn). */
 export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SubagentStop', 'SessionStart', 'SessionEnd', 'PreCompact'] as const
 export type HookEventName = (typeof HOOK_EVENTS)[number]
 
@@ -33,7 +33,7 @@ export type HooksSetting = z.infer<typeof hooksSchema>
 /** One hook command in force: where it came from, and when it runs. */
 export interface ConfiguredHook {
   event: HookEventName
-  /** The group's matcher (tool names for PreToolUse/PostToolUse; absent, '' or '*' match all). */
+  /** The group's matcher (tool names for PreToolUse/PostToolUse, the agent's type for SubagentStop; absent, '' or '*' match all). */
   matcher?: string
   command: string
   /** Seconds. */
@@ -112,7 +112,7 @@ export function describeHook(hook: ConfiguredHook): string {
   return `${hook.event}${matcher} "${hook.command}" (${hook.scope}, ${hook.file})`
 }
 
-/** Whether a hook's matcher takes `subject` (a tool's name, SessionStart's source, PreCompact's trigger), as Claude Code matches. */
+/** Whether a hook's matcher takes `subject` (a tool's name, SessionStart's source, PreCompact's trigger, an agent's type), as Claude Code matches. */
 export function hookMatches(hook: ConfiguredHook, subject: string | undefined): boolean {
   if (!hook.matcher || hook.matcher === '*' || subject === undefined) return true
   return new RegExp(`^(?:${hook.matcher})$`).test(subject)

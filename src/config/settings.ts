@@ -1,7 +1,9 @@
 /**
  * Settings files: `$WAVE_HOME/settings.json` (the user's) and `<workspace>/.wave/settings.json` (the
- * project's), validated with zod. Flags override the project file, which overrides the user file;
- * permission rules add up across all three, and a deny rule beats any allow (the policy sees to that).
+ * project's), validated with zod, and the `hooks` of Claude Code's `.claude/settings.json` and
+ * `.claude/settings.local.json` as project files. Read in that order: flags override the project file,
+ * which overrides the user file; permission rules and hooks add up across all of them, and a deny rule
+ * beats any allow (the policy sees to that).
  */
 import path from 'node:path'
 
@@ -264,8 +266,16 @@ export function mcpConfigServers(values: readonly string[], read: (file: string)
 
 export const userSettingsPath = (home = waveHome()) => path.join(home, SETTINGS_FILE)
 export const projectSettingsPath = (workspace: string) => path.join(workspace, '.wave', SETTINGS_FILE)
-/** Claude Code's project settings: wave reads their `hooks` alone, as a project file (untrusted unless trusted). */
-export const claudeProjectSettingsPath = (workspace: string) => path.join(workspace, '.claude', SETTINGS_FILE)
+/**
+ * Claude Code's project settings, shared (`.claude/settings.json`) and local (`.claude/settings.local.json`,
+ * which Claude Code keeps out of git): wave reads their `hooks` alone, each as a project file (untrusted
+ * unless project settings are trusted: a file in the workspace is the repository's, whoever wrote it).
+ * In Claude Code's order of precedence, the local one last; hooks add up, so the order is the order they run in.
+ */
+export const claudeProjectSettingsPaths = (workspace: string) => [
+  path.join(workspace, '.claude', SETTINGS_FILE),
+  path.join(workspace, '.claude', 'settings.local.json'),
+]
 
 /** Claude Code's file holds keys wave does not read (its permissions, env, statusLine ...): only `hooks` is taken. */
 const claudeSettingsSchema = z.looseObject({hooks: hooksSchema.optional()})
@@ -421,7 +431,7 @@ export function loadSettings(workspace: string | undefined, flags: SettingsFlags
   if (workspace) {
     const project = projectSettingsPath(path.resolve(workspace))
     if (path.resolve(project) !== path.resolve(userSettingsPath())) layers.push(readSettingsFile(project, 'project'))
-    layers.push(readClaudeSettings(claudeProjectSettingsPath(path.resolve(workspace))))
+    for (const file of claudeProjectSettingsPaths(path.resolve(workspace))) layers.push(readClaudeSettings(file))
   }
 
   return mergeSettings(

@@ -17,6 +17,13 @@ import {formatCost, type Reporter, withProgress} from './progress.js'
 import {runReportSchema} from '../plans/report.js'
 import {failingChecksMarkdown, failingChecksText, reportMarkdown, reportTally} from './report-view.js'
 
+declare module '../base/errors.js' {
+  /** What the sink adds to a failure's details: the hooks that failed during the session, as a result names them. */
+  interface FailureDetails {
+    hookErrors?: string[]
+  }
+}
+
 export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
 
@@ -209,6 +216,8 @@ abstract class Sink implements OutputSink {
   }
 
   async failure(failure: Failure): Promise<void> {
+    // A session that stopped or failed names its failed hooks as a finished one does: they may be why it stopped.
+    if (this.hookErrors.length > 0) failure = {...failure, details: {...failure.details, hookErrors: this.hookErrors}}
     this.options.observer?.failure(failure)
     // A run stopped on its checks shows what they said (the kept output), whatever the format: the evidence, not only the verdict.
     const report = runReportSchema.safeParse(failure.details?.report)

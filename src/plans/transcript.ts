@@ -44,7 +44,15 @@ type TranscriptEntry = {session: TranscriptSession; startedAt?: string; progress
  * three trips through libuv's thread pool (bench/RESULTS.md, per-turn overhead).
  */
 export async function appendTranscript(planPath: string, entry: TranscriptEntry): Promise<void> {
-  appendFileSync(planSidecars(planPath).transcript, scrubSecrets(JSON.stringify(entry)) + '\n', {mode: 0o600})
+  appendTranscriptFile(transcriptPathOf(planPath), entry)
+}
+
+/** A plan's transcript file: what hooks are given as `transcript_path`. */
+export const transcriptPathOf = (planPath: string) => planSidecars(planPath).transcript
+
+/** Appends one entry to a transcript file of any place (a task's before it has a plan), as appendTranscript does. */
+export function appendTranscriptFile(file: string, entry: TranscriptEntry): void {
+  appendFileSync(file, scrubSecrets(JSON.stringify(entry)) + '\n', {mode: 0o600})
 }
 
 const messageSchema = z.object({

@@ -237,8 +237,20 @@ const RESULT_TOOL = 'StructuredOutput'
 export const AGENT_REFUSAL =
   'is not available to an agent: agents start no agents, have no plan file and do not control the session. Finish with your findings as your final message.'
 
+/**
+ * Why an agent's Agent (or Task) call is refused, in Claude Code's words ("subagents cannot spawn other
+ * subagents"): by this table, and again by the Agent tool itself when an agent's call reaches it
+ * (src/tools/agent.ts), in the same words.
+ */
+export const NESTED_AGENT_REFUSAL =
+  'Subagents cannot spawn other subagents: you are running as an agent, and Agent (Task) is not available to you. Do this part of the work with your own tools, then finish with your findings as your final message.'
+
+/** The Agent tool, by the name it is registered under (Task is its alias, resolved before the policy). */
+const AGENT_TOOL_NAME = 'Agent'
+
 function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision | undefined {
   if (isForeign(tool)) return undefined
+  if (ctx.nested && tool.name === AGENT_TOOL_NAME) return deny(NESTED_AGENT_REFUSAL)
   if (ctx.nested && tool.access === 'control') return deny(`${tool.name} ${AGENT_REFUSAL}`)
   if (tool.name === 'EnterPlanMode') {
     if (ctx.mode === 'plan') return deny(PLAN_MODE_REFUSALS.alreadyActive)
@@ -376,6 +388,16 @@ function outsideReason(ctx: PolicyContext, target: ResolvedPath): string {
  */
 export function offered(ctx: PolicyContext, tool: ToolIdentity): boolean {
   return decide(ctx, {tool}).decision !== 'deny'
+}
+
+/**
+ * What the model is told when it calls a tool it was not offered. An agent's control call is told the
+ * table's own reason (an Agent call: subagents cannot spawn other subagents), so that the words it gets
+ * are the policy's wherever the call is stopped; anything else, that the tool is not available in the mode.
+ */
+export function notOfferedReason(ctx: PolicyContext, tool: ToolIdentity): string {
+  if (ctx.nested && tool.access === 'control') return decide(ctx, {tool}).reason
+  return `${tool.name} is not available in ${ctx.mode} mode.`
 }
 
 const RULE_PATTERN = /^([A-Za-z_][\w-]*)(?:\((.*)\))?$/s

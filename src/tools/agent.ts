@@ -7,6 +7,7 @@
  */
 import {z} from 'zod'
 
+import {NESTED_AGENT_REFUSAL} from '../policy/policy.js'
 import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 export default defineTool({
@@ -30,6 +31,8 @@ export default defineTool({
   name: 'Agent',
   resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {
+    // The policy refuses an agent's Agent call before it gets here; should one reach the tool, the same words.
+    if (ctx.nested) throw new ToolError(NESTED_AGENT_REFUSAL)
     if (!ctx.agents) throw new ToolError('Agents cannot be started here: do the work with your own tools.')
     if (input.model !== undefined) {
       throw new ToolError(`model is not supported: every agent uses this session's model. Call Agent again without model.`)

@@ -4,7 +4,17 @@
  */
 import {z} from 'zod'
 
-import {decide, offered, type PolicyContext, type PolicyDecision, readDenials, ruleNamesHost, scopeDecision, type ToolIdentity} from '../policy/policy.js'
+import {
+  decide,
+  notOfferedReason,
+  offered,
+  type PolicyContext,
+  type PolicyDecision,
+  readDenials,
+  ruleNamesHost,
+  scopeDecision,
+  type ToolIdentity,
+} from '../policy/policy.js'
 import {DEFAULT_SANDBOX, type SandboxSettings} from '../base/process/sandbox.js'
 import {analyseShell, type ShellAnalysis} from '../policy/shell.js'
 import {secretValues} from '../base/secrets.js'
@@ -61,48 +71,37 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
       .join(', ')
     // A name wave does not know is a mistake, not something the policy refused: no denial is counted.
     if (!tool) return failure(`Unknown tool ${call.name}: there is no such tool here. Available tools: ${available}.`)
-    return refusal(`${call.name} is not available in ${policy.mode} mode. Available tools: ${available}.`)
+    return refusal(`${notOfferedReason(policy, tool)} Available tools: ${available}.`)
   }
 
-  // The key never leaves: not written to a file (Write, Edit, plugin and MCP write tools), not run
-  // (Bash), not sent (WebFetch, MCP). Checked on the raw input, which MCP tools receive as it is.
-  if (holdsSecret(call.input, secretValues())) {
-    return refusal(`the input of ${tool.name} holds wave's API key or another of its credentials, which no tool call may carry.`)
-  }
-
-  const parsed = strictInput(tool).safeParse(call.input ?? {})
-  if (!parsed.success) return failure(invalidInput(tool, parsed.error))
-
-  const input = parsed.data as Record<string, unknown>
-  const globProblem = checkGlobs(tool, input)
-  if (globProblem) return refusal(globProblem)
-
-  let target: ResolvedPath | undefined
-  if (tool.pathField) {
-    const spelled = input[tool.pathField]
-    if (spelled !== undefined && typeof spelled !== 'string') return failure(`${tool.pathField} must be a string.`)
-    if (spelled === '') return failure(`${tool.pathField} must not be empty.`)
-    try {
-      target = await resolvePath(policy.workspaceRoot, spelled ?? '.')
-    } catch (error) {
-      // A loop or an unreadable directory: what the path leads to is unknown, so nothing is allowed on it.
-      if (error instanceof PathResolutionError) return refusal(error.message)
-      throw error
-    }
-  }
-
-  // Rules match a command as the shell grammar reads it: parsed here, before any rule is asked.
-  let shell: ShellAnalysis | undefined
-  if (tool.access === 'execute' && typeof input.command === 'string') shell = await analyseShell(input.command)
-
-  const decision = decide(policy, {input, shell, target, tool})
-  if (decision.decision !== 'allow') return {content: `Permission denied: ${decision.reason}`, decision, isError: true}
+  const checked = await checkCall(tool, call.input, policy)
+  if ('refused' in checked) return checked.refused
+  let {decision, input, target} = checked
 
   // After the policy: a hook narrows what it allowed (deny, ask, block), and grants nothing it refused.
   // Before the re-check below: a (sandboxed) hook could swap a symlink in. Paths as Claude Code gives them to hooks: absolute.
-  const hookInput = target && tool.pathField ? {...input, [tool.pathField]: target.absolute} : input
-  const pre = env.hooks?.has('PreToolUse') ? await env.hooks.preToolUse({id: call.id, input: hookInput, name: tool.name}) : undefined
+  const hookInput = (input: Record<string, unknown>, target: ResolvedPath | undefined) =>
+    target && tool.pathField ? {...input, [tool.pathField]: target.absolute} : input
+  let given = hookInput(input, target)
+  const pre = env.hooks?.has('PreToolUse') ? await env.hooks.preToolUse({id: call.id, input: given, name: tool.name}) : undefined
   if (pre?.blocked) return refusal(pre.blocked)
+  const rewrite: string[] = []
+  if (pre?.updated) {
+    // Claude Code runs the tool with the hook's input in place of the model's. wave checks it as the
+    // model's was, from the start: a hook rewrites a call, it never turns it into one the policy refuses.
+    const {by, input: updated} = pre.updated
+    const again = await checkCall(tool, updated, policy)
+    if ('refused' in again) {
+      return {
+        ...again.refused,
+        content: `${again.refused.content}\n\n(wave: ${by} rewrote this call's input, and the rewritten call is what was refused; nothing ran.)`,
+      }
+    }
+
+    ;({decision, input, target} = again)
+    given = hookInput(input, target)
+    rewrite.push(`(wave: ${by} rewrote this call's input before it ran; it ran with ${capResult(JSON.stringify(given), 600)})`)
+  }
 
   try {
     // Re-check at the real path just before acting: a symlink swapped in since the decision is refused.
@@ -117,6 +116,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     const ctx: ToolContext = {
       agents: env.agents,
       callId: call.id,
+      nested: policy.nested,
       permissions: toolPermissions(policy, tool),
       readable: readableFor(policy, tool),
       root: policy.workspaceRoot,
@@ -131,8 +131,8 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
     }
     const output = await tool.run(input as never, ctx)
     const response = target ? {filePath: target.absolute, output} : {output}
-    const post = env.hooks ? await env.hooks.postToolUse({id: call.id, input: hookInput, name: tool.name, response}) : []
-    const notes = [...(pre?.notes ?? []), ...post]
+    const post = env.hooks ? await env.hooks.postToolUse({id: call.id, input: given, name: tool.name, response}) : []
+    const notes = [...rewrite, ...(pre?.notes ?? []), ...post]
     return {
       changed: tool.access === 'write' && target ? target.real : undefined,
       // A write outside a scope that warns goes ahead; the model is told it was recorded.
@@ -146,6 +146,55 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
   } catch (error) {
     return {content: describeFailure(tool, error), decision, isError: true}
   }
+}
+
+/** A call that passed the checks before it may run: its parsed input, resolved path and the policy's decision. */
+interface CheckedCall {
+  input: Record<string, unknown>
+  target?: ResolvedPath
+  decision: PolicyDecision
+}
+
+/**
+ * Everything a call's input must pass before it may run, in order: no credential in it, the tool's
+ * schema, its globs, its path resolved, the policy's decision. Asked of the model's input, and again of
+ * a PreToolUse hook's `updatedInput`.
+ */
+async function checkCall(tool: ToolPlugin, raw: unknown, policy: PolicyContext): Promise<CheckedCall | {refused: ToolCallOutcome}> {
+  // The key never leaves: not written to a file (Write, Edit, plugin and MCP write tools), not run
+  // (Bash), not sent (WebFetch, MCP). Checked on the raw input, which MCP tools receive as it is.
+  if (holdsSecret(raw, secretValues())) {
+    return {refused: refusal(`the input of ${tool.name} holds wave's API key or another of its credentials, which no tool call may carry.`)}
+  }
+
+  const parsed = strictInput(tool).safeParse(raw ?? {})
+  if (!parsed.success) return {refused: failure(invalidInput(tool, parsed.error))}
+
+  const input = parsed.data as Record<string, unknown>
+  const globProblem = checkGlobs(tool, input)
+  if (globProblem) return {refused: refusal(globProblem)}
+
+  let target: ResolvedPath | undefined
+  if (tool.pathField) {
+    const spelled = input[tool.pathField]
+    if (spelled !== undefined && typeof spelled !== 'string') return {refused: failure(`${tool.pathField} must be a string.`)}
+    if (spelled === '') return {refused: failure(`${tool.pathField} must not be empty.`)}
+    try {
+      target = await resolvePath(policy.workspaceRoot, spelled ?? '.')
+    } catch (error) {
+      // A loop or an unreadable directory: what the path leads to is unknown, so nothing is allowed on it.
+      if (error instanceof PathResolutionError) return {refused: refusal(error.message)}
+      throw error
+    }
+  }
+
+  // Rules match a command as the shell grammar reads it: parsed here, before any rule is asked.
+  let shell: ShellAnalysis | undefined
+  if (tool.access === 'execute' && typeof input.command === 'string') shell = await analyseShell(input.command)
+
+  const decision = decide(policy, {input, shell, target, tool})
+  if (decision.decision !== 'allow') return {refused: {content: `Permission denied: ${decision.reason}`, decision, isError: true}}
+  return {decision, input, target}
 }
 
 /** Whether any string in a tool's input, however deep, contains one of wave's secrets (secretValues). */

@@ -71,6 +71,8 @@ export interface ToolContext {
   notes?: SessionNotes
   /** The session's agents (Agent); absent outside a session and inside an agent. */
   agents?: AgentLauncher
+  /** The call is an agent's (the policy's `nested`): the Agent tool refuses it in the policy's words. */
+  nested?: boolean
   /** The tool_use id of this call. */
   callId?: string
 }

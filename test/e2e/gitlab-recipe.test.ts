@@ -89,9 +89,14 @@ describe('the GitLab recipe: the light first step of a note', {timeout: 120_000}
     expect(step.stdout).not.toContain('nothing to do')
     expect(step.child).toEqual({
       include: [{local: 'wave.gitlab-ci.yml'}],
-      variables: {WAVE_PARENT_PIPELINE_ID: '77', WAVE_THREAD: 'mr-7'},
+      variables: {WAVE_COMMAND: 'plan', WAVE_PARENT_PIPELINE_ID: '77', WAVE_THREAD: 'mr-7'},
     })
     expect(JSON.parse(readFileSync(path.join(project, 'wave-event', 'payload.json'), 'utf8'))).toEqual(step.event)
-    expect(JSON.parse(readFileSync(path.join(project, 'wave-triage.json'), 'utf8'))).toMatchObject({outcome: 'triaged', thread: 'mr-7', version: 1})
+    expect(JSON.parse(readFileSync(path.join(project, 'wave-triage.json'), 'utf8'))).toMatchObject({
+      command: 'plan',
+      outcome: 'triaged',
+      thread: 'mr-7',
+      version: 1,
+    })
   })
 })

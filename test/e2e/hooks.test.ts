@@ -3,13 +3,14 @@
  * scripted Messages server, judged by what a user would check (files on disk, what the model received,
  * exit codes, stderr, the approval record).
  */
-import {chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
 import {readJson, type Sandbox, writePlanFile} from '../support/cli.js'
-import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolResults, toolUse} from '../support/messages-server.js'
+import {hookLog as hookLogIn, hooks, lastUserText, nodeHook as nodeHookIn, script as scriptIn, userSettingsIn, writeJson} from '../support/hook-scripts.js'
+import {type MessagesServer, planPathIn, reply, toolResults, toolUse} from '../support/messages-server.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 
 let sandbox: Sandbox
@@ -17,52 +18,10 @@ let server: MessagesServer
 useScriptedSession((session) => ({sandbox, server} = session))
 const wave = waveIn(() => ({sandbox, server}))
 
-const userSettings = () => path.join(sandbox.home, '.wave', 'settings.json')
-
-function writeJson(file: string, content: unknown): void {
-  mkdirSync(path.dirname(file), {recursive: true})
-  writeFileSync(file, JSON.stringify(content))
-}
-
-/** An executable hook script outside the repository; returns its path (the hook's command). */
-function script(name: string, body: string): string {
-  const file = path.join(sandbox.root, 'hooks', name)
-  mkdirSync(path.dirname(file), {recursive: true})
-  writeFileSync(file, body)
-  chmodSync(file, 0o755)
-  return file
-}
-
-/** A Node hook: `main(input)` gets the parsed stdin; what it returns is printed as JSON (undefined: nothing). */
-function nodeHook(name: string, main: string): string {
-  return script(
-    name,
-    `#!/usr/bin/env node
-const fs = require('node:fs')
-const input = JSON.parse(fs.readFileSync(0, 'utf8'))
-fs.appendFileSync(${JSON.stringify(path.join(sandbox.root, `${name}.log`))}, JSON.stringify(input) + '\\n')
-const out = (${main})(input)
-if (out !== undefined) process.stdout.write(JSON.stringify(out))
-`,
-  )
-}
-
-const hookLog = (name: string) =>
-  readFileSync(path.join(sandbox.root, `${name}.log`), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line))
-
-const hooks = (event: string, command: string, extra: {matcher?: string; timeout?: number} = {}) => ({
-  hooks: {
-    [event]: [{...(extra.matcher ? {matcher: extra.matcher} : {}), hooks: [{command, type: 'command', ...(extra.timeout ? {timeout: extra.timeout} : {})}]}],
-  },
-})
-
-const lastUserText = (request: RecordedRequest): string => {
-  const last = request.body.messages.at(-1)
-  return typeof last.content === 'string' ? last.content : last.content.map((block: {text?: string}) => block.text ?? '').join('\n')
-}
+const userSettings = () => userSettingsIn(sandbox)
+const script = (name: string, body: string) => scriptIn(sandbox, name, body)
+const nodeHook = (name: string, main: string) => nodeHookIn(sandbox, name, main)
+const hookLog = (name: string) => hookLogIn(sandbox, name)
 
 describe('hooks', () => {
   it('a PostToolUse hook formats the written file; stream-json reports it; the hook gets Claude Code input', async () => {
@@ -190,6 +149,27 @@ describe('hooks', () => {
     expect(result.stderr).toContain(`PreToolUse hook "${hang}" (${userSettings()}) timed out after 1s`)
   })
 
+  it('failed hooks are named in a failed result too: a run stopped at its turn limit (--json), a prompt a failing hook blocked (stream-json)', async () => {
+    const noisy = script('noisy.sh', '#!/bin/bash\ncat >/dev/null\necho "formatter crashed" >&2\nexit 1\n')
+    writeJson(userSettings(), hooks('PostToolUse', noisy, {matcher: 'Write'}))
+    server.push(reply(toolUse('Write', {content: 'x\n', file_path: 'x.txt'})))
+    const stopped = await wave(['run', '--task', 'Write', '--mode', 'acceptEdits', '--max-turns', '1', '--json'])
+    expect(stopped.code, stopped.stderr).toBe(5)
+    const body = JSON.parse(stopped.stdout)
+    expect(body.ok).toBe(false)
+    expect(body.hookErrors).toEqual([`PostToolUse hook "${noisy}": formatter crashed`])
+
+    const hang = script('hang-prompt.sh', '#!/bin/bash\nsleep 30\n')
+    writeJson(userSettings(), hooks('UserPromptSubmit', hang, {timeout: 1}))
+    const requests = server.messageRequests.length
+    const thrown = await wave(['run', '--task', 'Write', '--mode', 'acceptEdits', '--output-format', 'stream-json'])
+    expect(thrown.code, thrown.stderr).toBe(2)
+    expect(server.messageRequests).toHaveLength(requests)
+    const result = JSON.parse(thrown.stdout.trim().split('\n').at(-1)!)
+    expect(result).toMatchObject({ok: false, type: 'result'})
+    expect(result.hookErrors).toEqual([`UserPromptSubmit hook "${hang}": timed out after 1s (its timeout; set "timeout" in seconds in ${userSettings()})`])
+  })
+
   it('a hook that prints JSON wave cannot read is an error naming it, not skipped', async () => {
     const bad = script('bad.sh', '#!/bin/bash\ncat >/dev/null\necho \'{"decision": "maybe"\'\n')
     writeJson(userSettings(), hooks('PreToolUse', bad, {matcher: 'Write'}))
@@ -201,32 +181,32 @@ describe('hooks', () => {
     expect(result.stderr).toContain(`PreToolUse hook "${bad}"`)
   })
 
-  it.each([
-    ['.wave/settings.json', '.wave'],
-    ['.claude/settings.json', '.claude'],
-  ])("a project's hook in %s: not run untrusted; trusted, run in the sandbox", async (_name, folder) => {
-    // A file beside the repository, which wave's own processes see and the sandbox hides (its /tmp is private).
-    const marker = path.join(sandbox.root, 'marker')
-    writeFileSync(marker, 'x')
-    const command = `touch hook-ran; if test -e ${marker}; then echo visible; else echo hidden; fi > hook-sees`
-    writeJson(path.join(sandbox.repo, folder, 'settings.json'), hooks('PostToolUse', command, {matcher: 'Write'}))
-    const turns = () => [reply(toolUse('Write', {content: 'x\n', file_path: 'x.txt'})), reply('Done.')]
-    server.push(...turns())
-    const untrusted = await wave(['run', '--task', 'Write', '--mode', 'acceptEdits'])
-    expect(untrusted.code, untrusted.stderr).toBe(0)
-    expect(existsSync(path.join(sandbox.repo, 'x.txt'))).toBe(true)
-    expect(existsSync(path.join(sandbox.repo, 'hook-ran'))).toBe(false)
-    expect(untrusted.stderr).toMatch(/hooks \(PostToolUse .*\) ignored, since project settings are not trusted/)
+  it.each([['.wave/settings.json'], ['.claude/settings.json'], ['.claude/settings.local.json']])(
+    "a project's hook in %s: not run untrusted; trusted, run in the sandbox",
+    async (file) => {
+      // A file beside the repository, which wave's own processes see and the sandbox hides (its /tmp is private).
+      const marker = path.join(sandbox.root, 'marker')
+      writeFileSync(marker, 'x')
+      const command = `touch hook-ran; if test -e ${marker}; then echo visible; else echo hidden; fi > hook-sees`
+      writeJson(path.join(sandbox.repo, file), hooks('PostToolUse', command, {matcher: 'Write'}))
+      const turns = () => [reply(toolUse('Write', {content: 'x\n', file_path: 'x.txt'})), reply('Done.')]
+      server.push(...turns())
+      const untrusted = await wave(['run', '--task', 'Write', '--mode', 'acceptEdits'])
+      expect(untrusted.code, untrusted.stderr).toBe(0)
+      expect(existsSync(path.join(sandbox.repo, 'x.txt'))).toBe(true)
+      expect(existsSync(path.join(sandbox.repo, 'hook-ran'))).toBe(false)
+      expect(untrusted.stderr).toContain(`${path.join(sandbox.repo, file)}: hooks (PostToolUse "${command}") ignored, since project settings are not trusted`)
 
-    // Control: the user's own hook, run as the user's command, sees the file.
-    writeJson(userSettings(), hooks('PostToolUse', `if test -e ${marker}; then echo visible; else echo hidden; fi > user-sees`))
-    server.push(...turns())
-    const trusted = await wave(['run', '--task', 'Write', '--mode', 'acceptEdits'], {WAVE_TRUST_PROJECT_SETTINGS: '1'})
-    expect(trusted.code, trusted.stderr).toBe(0)
-    expect(existsSync(path.join(sandbox.repo, 'hook-ran'))).toBe(true)
-    expect(readFileSync(path.join(sandbox.repo, 'hook-sees'), 'utf8')).toBe('hidden\n')
-    expect(readFileSync(path.join(sandbox.repo, 'user-sees'), 'utf8')).toBe('visible\n')
-  })
+      // Control: the user's own hook, run as the user's command, sees the file.
+      writeJson(userSettings(), hooks('PostToolUse', `if test -e ${marker}; then echo visible; else echo hidden; fi > user-sees`))
+      server.push(...turns())
+      const trusted = await wave(['run', '--task', 'Write', '--mode', 'acceptEdits'], {WAVE_TRUST_PROJECT_SETTINGS: '1'})
+      expect(trusted.code, trusted.stderr).toBe(0)
+      expect(existsSync(path.join(sandbox.repo, 'hook-ran'))).toBe(true)
+      expect(readFileSync(path.join(sandbox.repo, 'hook-sees'), 'utf8')).toBe('hidden\n')
+      expect(readFileSync(path.join(sandbox.repo, 'user-sees'), 'utf8')).toBe('visible\n')
+    },
+  )
 
   it('SessionStart and UserPromptSubmit add context to the first message; a prompt a hook blocks is never sent (exit 2)', async () => {
     const start = script('start.sh', '#!/bin/bash\ncat >/dev/null\necho "This repository builds with pnpm."\n')

@@ -254,7 +254,7 @@ describe('Explore agents', () => {
     const [a, b, c] = toolResults(parent[1])
     expect(a.text).toMatch(/^A: src\/util\.ts/)
     expect(b.text).toContain('ERR Permission denied: Write is not available in plan mode')
-    expect(b.text).toContain('ERR Permission denied: Agent is not available')
+    expect(b.text).toContain('ERR Permission denied: Subagents cannot spawn other subagents')
     expect(b.text).toContain('Read-only file system')
     expect(c.text).toMatch(/^\[Agent cut short: it reached its turn cap of 3 turns\. What it found so far follows\.\]\n\nC: still looking/)
     // Each agent: its own system prompt, plan mode's read-only tools and Bash, no plan file, and Agent among them only to be refused.

@@ -155,11 +155,15 @@ describe('wave approve binds the units', () => {
     expect(readJson(recordOf(planPath)).units).toBeUndefined()
   })
 
-  it('the budget approve binds stops the run (exit 5), whatever the run is given', async () => {
+  it('the budget approve binds stops the run (exit 5); a run given more is refused (exit 2)', async () => {
     const planPath = writePlanFile(sandbox, '# P\n\n## Scope\n- src\n')
     expect((await wave(['approve', planPath, '--max-budget-usd', '0.000001'])).code).toBe(0)
+    // Above the approved cap: refused before any request, naming both (record-budget.test.ts has the rest).
+    const above = await wave(['run', planPath, '--max-budget-usd', '100'])
+    expect(above.code, above.stderr).toBe(2)
+    expect(above.stderr).toContain('--max-budget-usd 100 is above the budget of 0.000001 USD')
     server.push(reply('Working on it at length.'))
-    const run = await wave(['run', planPath, '--max-budget-usd', '100'])
+    const run = await wave(['run', planPath])
     expect(run.code, run.stderr).toBe(5)
     expect(run.stderr).toMatch(/budget/i)
   })

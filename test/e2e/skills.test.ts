@@ -3,7 +3,7 @@
  * Skill tool's description), loaded with the Skill tool in a run and in plan mode, their scripts run
  * through Bash under the session's policy, and a malformed or duplicate skill warned, naming its file.
  */
-import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
@@ -81,6 +81,34 @@ describe('skills', () => {
     expect(allowed.code, allowed.stderr).toBe(0)
     expect(existsSync(path.join(sandbox.repo, 'STAMP'))).toBe(true)
   }, 60_000) // two sessions, each with a sandboxed command: slow on a loaded machine
+
+  it("a user skill's folders are in the sandbox read-only: its scripts run, nothing can be written into them", async () => {
+    const waveSkill = skill(path.join(sandbox.home, '.wave', 'skills'), 'stamp-user', 'Stamp as the user does', 'Run stamp.sh.', {
+      'stamp.sh': '#!/bin/bash\necho "stamped by $(basename "$(dirname "$0")")" > STAMP\n',
+    })
+    const claudeSkill = skill(path.join(sandbox.home, '.claude', 'skills'), 'sign-user', 'Sign as the user does', 'Run sign.sh.', {
+      'sign.sh': '#!/bin/bash\necho signed > SIGNED\n',
+    })
+    server.push(
+      reply(
+        toolUse('Bash', {command: `bash ${waveSkill}/stamp.sh && bash ${claudeSkill}/sign.sh`}),
+        toolUse('Bash', {command: `echo evil > ${waveSkill}/evil.txt`}),
+        toolUse('Bash', {command: `rm ${claudeSkill}/SKILL.md`}),
+      ),
+      reply('Done.'),
+    )
+    const result = await wave(['run', '--task', 'Stamp and sign', '--mode', 'bypassPermissions'])
+    expect(result.code, result.stderr).toBe(0)
+    // Control: the scripts ran, from where the Skill tool says the skills are.
+    expect(readFileSync(path.join(sandbox.repo, 'STAMP'), 'utf8')).toBe('stamped by stamp-user\n')
+    expect(readFileSync(path.join(sandbox.repo, 'SIGNED'), 'utf8')).toBe('signed\n')
+    // Hostile: a write into a skill's folder fails with the file system's error; nothing changed on disk.
+    const [, written, removed] = toolResults(server.messageRequests[1])
+    expect(written.text).toContain('Read-only file system')
+    expect(removed.text).toContain('Read-only file system')
+    expect(existsSync(path.join(waveSkill, 'evil.txt'))).toBe(false)
+    expect(existsSync(path.join(claudeSkill, 'SKILL.md'))).toBe(true)
+  }, 60_000) // sandboxed commands: slow on a loaded machine
 
   it('a malformed or duplicate skill is a warning naming its file; the others load', async () => {
     const good = skill(path.join(sandbox.repo, '.claude', 'skills'), 'good', 'A good skill', '# Good')

@@ -58,6 +58,11 @@ export const stickyStateSchema = z.object({
   requestedBy: z.string(),
   /** The forge's id of the requester: who they are, whatever they are called by the time of an approval. */
   requestedById: z.number().int().optional(),
+  /**
+   * What a run stopped at its checks or a limit left for `/wave resume`, by sha256 (carryover.ts): the
+   * resuming job uses the state a cache restored only when it has these bytes. Absent: nothing kept.
+   */
+  kept: z.object({approval: sha256, changes: sha256.optional(), state: sha256, transcript: sha256}).optional(),
   /** Planned versus actual, once the plan ran (outputs' tails shortened: the comment has a size limit). */
   report: runReportSchema.optional(),
   /** The workflow run that last changed the comment. */

@@ -25,7 +25,7 @@ import {planNamed} from './commands.js'
 import {deliver, type Delivery, type PrDelivery} from './delivery.js'
 import {assertDuties, type Duties} from './duties.js'
 import type {ChangeRequest, Forge, Thread} from './forge.js'
-import {keepStoppedRun, keptRun} from './carryover.js'
+import {keepStoppedRun, keptDigests, keptRun} from './carryover.js'
 import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
@@ -83,6 +83,8 @@ export interface ReviewOutcome {
   outcome: 'ignored' | 'triaged' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'approved' | 'ran' | 'merged'
   /** `wave gitlab --triage`: the thread a /wave command is about (mr-7, issue-12), for a resource group per thread. */
   thread?: string
+  /** `wave gitlab --triage`: which command the note's text is (plan, approve, resume, ...; `task` for a WAVE_TASK pipeline), so the recipe restores a stopped run's state for `resume` only. */
+  command?: string
   /** One line saying what happened. */
   message: string
   plan?: {
@@ -396,6 +398,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     delivery: undefined,
     failure: undefined,
     history: [...state.history, {at: now(), by: trigger.actor, event: 'approved', sha256: state.sha256, url: trigger.comment!.url}],
+    // A new run: what an earlier one kept for /wave resume is not this one's.
+    kept: undefined,
     maxBudgetUsd,
     mode,
     networkAllow: networkAllow.length > 0 ? networkAllow : undefined,
@@ -486,7 +490,33 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
     return refuse(run, trigger, error as WaveError)
   }
 
-  const kept = await keptRun(state.name, state.sha256)
+  // The comment holds the digests of what the stopped run kept: an edit after this note was written could change them.
+  if (trigger.comment && Date.parse(found.comment.updatedAt) > Date.parse(trigger.comment.createdAt)) {
+    const word = run.client.words.comment
+    return refuse(
+      run,
+      trigger,
+      new WaveError(
+        `The ${word} of plan ${state.name} changed after /wave resume was written (${word} updated ${found.comment.updatedAt}): what it records of the stopped run may not be what you asked to resume.`,
+        ExitCode.mismatch,
+        `Read the ${word} again and answer it anew: ${found.comment.url}`,
+      ),
+    )
+  }
+
+  const kept = await keptRun(state.name, state.sha256, state.kept)
+  if ('tampered' in kept) {
+    return refuse(
+      run,
+      trigger,
+      new WaveError(
+        `The state restored for plan ${state.name}'s stopped run is not what that run left (${kept.tampered}): it is not used, and nothing ran.`,
+        ExitCode.mismatch,
+        `Whatever wrote the cache, the run cannot go on from it. To start over: ${again}`,
+      ),
+    )
+  }
+
   if ('missing' in kept) {
     return refuse(
       run,
@@ -605,6 +635,8 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
       // What the next job goes on from: the run's changes beside its plan, kept by the recipe's cache.
       // Not kept (a git failure): /wave resume then says nothing was kept, and how to start over.
       await keepStoppedRun(run.remote, planPath).catch(() => {})
+      // What the next job may take from a cache, by digest: the comment is the authority, the cache only carries the bytes.
+      sticky.state = {...sticky.state, kept: await keptDigests(planPath).catch(() => undefined)}
       // The hint that works where this is read (the comment, the job's summary): the comment command, not the CLI's.
       failed = new WaveError(error.message, error.exitCode, `Continue the run where it stopped: answer with /wave resume ${state.name}.`, error.details)
     }

@@ -66,6 +66,7 @@ export function spawnFor(
     env: sandbox.env,
     network: sandbox.network,
     proxy: sandbox.proxy,
+    readOnly: sandbox.readOnly,
     root: where.root,
     tmpSize: sandbox.tmpSize,
   }

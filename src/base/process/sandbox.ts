@@ -34,6 +34,8 @@ export interface SandboxSettings extends SandboxChoice {
   env?: string[]
   /** The size of the private /tmp (and $HOME) in bytes (settings' `sandbox.tmpSize`); DEFAULT_TMP_SIZE when absent. */
   tmpSize?: number
+  /** Folders outside the workspace commands may read (the user's Agent Skills' folders), bound read-only where they are. */
+  readOnly?: string[]
   /**
    * Plan mode's commands: nothing they write survives them (see `Throwaway`). Always sandboxed, whatever
    * `enabled` says, and never with the network.
@@ -81,6 +83,8 @@ export interface CommandRequest {
   tmpSize?: number
   /** A throwaway command: the workspace behind an overlay, or read-only; absent, the workspace is writable. */
   throwaway?: Throwaway
+  /** Folders bound read-only at their own paths, over the private $HOME and /tmp (SandboxSettings.readOnly). */
+  readOnly?: string[]
 }
 
 const SHELL = '/bin/bash'
@@ -221,6 +225,7 @@ export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnP
     // Nothing to guard inside: .git and .wave are as read-only, or as throwaway, as the rest.
     if (request.throwaway === 'overlay') args.push('--overlay-src', root, '--tmp-overlay', root)
     else args.push('--ro-bind', root, root)
+    args.push(...readOnlyArgs(request))
     args.push('--chdir', request.cwd, '--', SHELL, '-c', request.command)
     return {args: ['-c', CLOSE_INHERITED, 'wave-sandbox', bwrap, ...args], env: commandEnvironment(request.env, {HOME: home}), file: SHELL}
   }
@@ -247,12 +252,27 @@ export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnP
     Object.assign(extra, {HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: '', no_proxy: ''})
   }
 
-  args.push('--chdir', request.cwd, '--', ...command)
+  args.push(...readOnlyArgs(request), '--chdir', request.cwd, '--', ...command)
   // The environment goes to bwrap as its own, not through --clearenv/--setenv: values on the command
   // line would be readable by every process on the machine (ps). bwrap passes it on unchanged.
   // bash starts bwrap once it has closed every descriptor but 0-2: those wave inherited (a CI runner's
   // socket or pipe, not close-on-exec) would otherwise reach the command, through the sandbox's walls.
   return {args: ['-c', CLOSE_INHERITED, 'wave-sandbox', bwrap, ...args], env: commandEnvironment(request.env, extra), file: SHELL}
+}
+
+/**
+ * The read-only folders, each bound at the path the model was told (its real directory behind it), after
+ * the private $HOME and /tmp that would hide it. One that no longer exists is left out; one inside the
+ * workspace is there already.
+ */
+function readOnlyArgs(request: CommandRequest): string[] {
+  const args: string[] = []
+  for (const dir of request.readOnly ?? []) {
+    const real = existing(dir)
+    if (real && !isInside(request.root, real) && !isInside(request.root, dir)) args.push('--ro-bind', real, dir)
+  }
+
+  return args
 }
 
 /** Where the proxy's socket directory appears inside the sandbox (over the empty /run). */

@@ -51,6 +51,8 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     const on = intent?.trigger.thread
     const thread = on ? `${on.pull ? 'mr' : 'issue'}-${on.number}` : 'task'
     return {
+      // As the webhook's body says it: the job believes only the note GitLab's API gives, and ignores one whose text differs.
+      command: intent ? intent.kind : 'task',
       event: intent ? 'note' : (environment.pipelineSource ?? 'pipeline'),
       message: `A /wave command for ${thread}: the job goes on to handle it.`,
       outcome: 'triaged',

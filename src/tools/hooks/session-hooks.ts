@@ -1,12 +1,18 @@
 /**
  * A session's hooks (Claude Code's format, config/hooks.ts), fired where Claude Code fires them: the
  * dispatcher asks PreToolUse after the policy allowed a call (a hook can only narrow: its "allow" grants
- * nothing the policy refused) and PostToolUse after it ran; the loop asks Stop and PreCompact; the
- * session asks SessionStart, UserPromptSubmit and SessionEnd. A user's hook runs as the user's own
+ * nothing the policy refused, its `updatedInput` is checked again as the model's input was) and
+ * PostToolUse after it ran, for the session's calls and its agents'; the loop asks Stop and PreCompact,
+ * an agent's loop SubagentStop; the session asks SessionStart, UserPromptSubmit and SessionEnd. A user's hook runs as the user's own
  * command; a project's (trusted, or it is not here) runs in the sandbox, through the one sandbox choice.
  * Every run is an event (`hook` in stream-json); a failure names the hook on stderr and in what the
  * model is told, never passed over in silence.
  */
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
+import {scrubSecrets} from '../../base/secrets.js'
 import {runCommand, spawnFor} from '../../base/process/runner.js'
 import {DEFAULT_SANDBOX, type SandboxSettings} from '../../base/process/sandbox.js'
 import {type ConfiguredHook, type HookEventName, hookMatches} from '../../config/hooks.js'
@@ -30,8 +36,8 @@ export interface HookContext {
   /** The workspace root: the hooks' working directory and CLAUDE_PROJECT_DIR. */
   workspace: string
   sessionId: string
-  /** The session's transcript file, where there is one. */
-  transcriptPath?: string
+  /** The session's transcript file now (it moves when a task makes its plan): `transcript_path`. */
+  transcriptPath(): string
   /** The permission mode now (Claude Code's `permission_mode`). */
   mode(): string
   /** The session's sandbox: a project hook runs in it (always enabled for them), with its network, environment and /tmp size. */
@@ -48,6 +54,11 @@ export interface GateAnswer {
   notes: string[]
 }
 
+/** PreToolUse's answer: a gate's, and the input a hook gave in place of the model's (`updatedInput`), with the hook's name. */
+export interface PreToolUseAnswer extends GateAnswer {
+  updated?: {by: string; input: Record<string, unknown>}
+}
+
 export class SessionHooks {
   /** Set when a hook answered `continue: false`: the session stops after the current step, with this reason. */
   halted?: string
@@ -62,10 +73,14 @@ export class SessionHooks {
     return this.hooks.some((hook) => hook.event === event)
   }
 
-  /** Before an allowed call runs. Fails closed: a guard that could not answer does not let the call through. */
-  async preToolUse(call: {id: string; name: string; input: unknown}): Promise<GateAnswer> {
+  /**
+   * Before an allowed call runs. Fails closed: a guard that could not answer does not let the call through.
+   * A hook's `updatedInput` is handed back for the dispatcher to check as it checked the model's (two
+   * hooks rewriting one call differently block it: wave does not pick one).
+   */
+  async preToolUse(call: {id: string; name: string; input: unknown}): Promise<PreToolUseAnswer> {
     const runs = await this.fire('PreToolUse', call.name, {tool_input: call.input, tool_name: call.name, tool_use_id: call.id})
-    return this.gate(runs, 'this call was not run', (answer) => {
+    const answer: PreToolUseAnswer = this.gate(runs, 'this call was not run', (answer) => {
       const specific = answer.hookSpecificOutput
       const why = specific?.permissionDecisionReason ?? answer.reason
       if (specific?.permissionDecision === 'deny') return `denied this call${why ? `: ${why}` : '.'}`
@@ -75,6 +90,19 @@ export class SessionHooks {
       if (answer.decision === 'block') return `blocked this call${why ? `: ${why}` : '.'}`
       return undefined
     })
+    if (answer.blocked) return answer
+    const rewrites = runs.flatMap((run) =>
+      run.kind === 'ok' && run.answer?.hookSpecificOutput?.updatedInput ? [{by: hookName(run.hook), input: run.answer.hookSpecificOutput.updatedInput}] : [],
+    )
+    if (new Set(rewrites.map((rewrite) => JSON.stringify(rewrite.input))).size > 1) {
+      return {
+        blocked: `${rewrites.map((rewrite) => rewrite.by).join(' and ')} rewrote this call's input differently; this call was not run.`,
+        notes: answer.notes,
+      }
+    }
+
+    if (rewrites.length > 0) answer.updated = {by: rewrites.map((rewrite) => rewrite.by).join(' and '), input: rewrites[0].input}
+    return answer
   }
 
   /** After a call ran: what its hooks tell the model (exit 2's stderr, a block's reason, additionalContext), appended to the result. */
@@ -119,15 +147,41 @@ export class SessionHooks {
    * The model ended its turn: a message that sends it back (exit 2's stderr, `decision: "block"`'s
    * reason), or undefined to let it stop. `active`: it is already going on because of a Stop hook.
    */
-  async stop(active: boolean): Promise<string | undefined> {
-    const runs = await this.fire('Stop', undefined, {stop_hook_active: active})
-    const reasons: string[] = []
-    for (const run of runs) {
-      if (run.kind === 'block' && run.stderr) reasons.push(run.stderr)
-      if (run.kind === 'ok' && run.answer?.decision === 'block') reasons.push(run.answer.reason ?? `${hookName(run.hook)} asks you to go on.`)
-    }
+  async stop(active: boolean, lastMessage: string): Promise<string | undefined> {
+    return sentBack(await this.fire('Stop', undefined, {last_assistant_message: lastMessage, stop_hook_active: active}))
+  }
 
-    return reasons.length > 0 ? reasons.join('\n\n') : undefined
+  /**
+   * An agent (the Agent tool) ended its turn: as Stop, for its own conversation. Its hooks match its type
+   * (`Explore`, `general-purpose`) and get its conversation so far in a file of their own
+   * (`agent_transcript_path`, JSON lines as the plan's transcript holds messages, kept until the session ends).
+   */
+  async subagentStop(agent: {id: string; type: string; messages: readonly unknown[]; lastMessage: string}, active: boolean): Promise<string | undefined> {
+    if (!this.has('SubagentStop')) return undefined
+    const file = this.scratchFile(`agent-${agent.id.replaceAll(/[^\w-]/g, '_')}.jsonl`)
+    writeFileSync(file, agent.messages.map((message) => scrubSecrets(JSON.stringify({message})) + '\n').join(''), {mode: 0o600})
+    const runs = await this.fire('SubagentStop', agent.type, {
+      agent_id: agent.id,
+      agent_transcript_path: file,
+      agent_type: agent.type,
+      last_assistant_message: agent.lastMessage,
+      stop_hook_active: active,
+    })
+    return sentBack(runs)
+  }
+
+  /** Removes what the session's hooks were given on disk (agents' transcripts). */
+  close(): void {
+    if (this.scratch) rmSync(this.scratch, {force: true, recursive: true})
+    this.scratch = undefined
+  }
+
+  private scratch?: string
+
+  /** A file in the session's own directory for its hooks, outside the workspace, made on first use. */
+  private scratchFile(name: string): string {
+    this.scratch ??= mkdtempSync(path.join(tmpdir(), 'wave-hooks-'))
+    return path.join(this.scratch, name)
   }
 
   /** Before the conversation is compacted. wave compacts anyway: the window is full. */
@@ -155,7 +209,7 @@ export class SessionHooks {
       hook_event_name: event,
       permission_mode: context.mode(),
       session_id: context.sessionId,
-      transcript_path: context.transcriptPath ?? '',
+      transcript_path: context.transcriptPath(),
       ...fields,
     })
     return Promise.all(hooks.map((hook) => this.runOne(hook, input)))
@@ -181,10 +235,6 @@ export class SessionHooks {
     if (run.kind === 'failed') context.warn(`${hookName(hook)} (${hook.file}) ${run.problem}`)
     if (run.kind === 'nonzero') context.warn(`${hookName(hook)} (${hook.file}) exited with ${run.exitCode}${run.stderr ? `: ${oneLine(run.stderr)}` : ''}`)
     if (run.kind === 'ok' && run.answer?.systemMessage) context.warn(`${hookName(hook)}: ${run.answer.systemMessage}`)
-    if (run.kind === 'ok' && run.answer?.hookSpecificOutput?.updatedInput) {
-      context.warn(`${hookName(hook)} answered with updatedInput, which wave does not apply: a call runs as the policy checked it.`)
-    }
-
     if (run.kind === 'ok' && run.answer?.continue === false) {
       this.halted ??= run.answer.stopReason ?? `${hookName(hook)} stopped the session.`
       context.warn(`${hookName(hook)} stopped the session${run.answer.stopReason ? `: ${run.answer.stopReason}` : ''}`)
@@ -239,6 +289,17 @@ export class SessionHooks {
       return []
     })
   }
+}
+
+/** What Stop or SubagentStop hooks send the model back with (exit 2's stderr, a block's reason), or undefined to let it stop. */
+function sentBack(runs: HookRun[]): string | undefined {
+  const reasons: string[] = []
+  for (const run of runs) {
+    if (run.kind === 'block' && run.stderr) reasons.push(run.stderr)
+    if (run.kind === 'ok' && run.answer?.decision === 'block') reasons.push(run.answer.reason ?? `${hookName(run.hook)} asks you to go on.`)
+  }
+
+  return reasons.length > 0 ? reasons.join('\n\n') : undefined
 }
 
 function blocks(answer: HookAnswer | undefined): boolean {

@@ -186,7 +186,9 @@ describe('the GitHub Actions workflow: structure', () => {
     expect(approve.env).not.toHaveProperty('ANTHROPIC_API_KEY')
 
     const run = stepRunning(apply, /wave run/)
-    expect(run.run).toMatch(/wave run "\$PLAN" --json --max-budget-usd "\$\{WAVE_MAX_BUDGET_USD:-5\}" > "\$RUNNER_TEMP\/wave-result\/result\.json"/)
+    expect(run.run).toMatch(
+      /wave run "\$PLAN" "\$\{resume\[@\]\}" --json --max-budget-usd "\$\{WAVE_MAX_BUDGET_USD:-5\}" > "\$RUNNER_TEMP\/wave-result\/result\.json"/,
+    )
     expect(run.env).toMatchObject({ANTHROPIC_API_KEY: '${{ secrets.ANTHROPIC_API_KEY }}', WAVE_HOME: '${{ runner.temp }}/wave'})
     // Every exit code of the design's table is annotated (docs/design.md's table, read from the design itself).
     const design = readRoot('docs/design.md')
@@ -195,6 +197,51 @@ describe('the GitHub Actions workflow: structure', () => {
     for (const code of table) expect(run.run).toMatch(new RegExp(`^\\s*${code}\\) echo "${code === 0 ? '' : '::error::'}`, 'm'))
     expect(run.run).toContain('exit "$status"')
     expect(apply.steps.indexOf(approve)).toBeLessThan(apply.steps.indexOf(run))
+  })
+
+  it('a re-run of apply after a stop (exit 7, 5) goes on from the state the stopped attempt kept as an artifact of the run', () => {
+    const named = (name: string) => {
+      const step = apply.steps.find((s) => s.name === name)
+      if (!step) throw new Error(`no step ${name}`)
+      return step
+    }
+
+    const approve = stepRunning(apply, /wave approve/)
+    const run = stepRunning(apply, /wave run/)
+    const collect = named('Collect the changes')
+    // The stopped attempt keeps the plan's files and its changes (Collect writes both into wave-result/), only at exit 7 or 5.
+    expect(run.run).toContain('echo "exit_code=$status" >> "$GITHUB_OUTPUT"')
+    expect(collect.run).toContain('cp "$WAVE_HOME/plans/$PLAN_NAME".* "$OUT/"')
+    expect(collect.run).toContain('git diff --cached --binary > "$OUT/changes.diff"')
+    const keep = named('Keep the stopped run for a re-run')
+    expect(keep.uses).toMatch(/^actions\/upload-artifact@/)
+    expect(keep.if).toBe("${{ !cancelled() && (steps.run.outputs.exit_code == '7' || steps.run.outputs.exit_code == '5') }}")
+    expect(keep.with).toMatchObject({name: 'wave-stopped-${{ needs.plan.outputs.name }}', overwrite: true, path: '${{ runner.temp }}/wave-result/'})
+    expect(apply.steps.indexOf(keep)).toBeGreaterThan(apply.steps.indexOf(collect))
+    // A re-run's result replaces the earlier attempt's: v4 refuses a second artifact of one name in a run otherwise.
+    expect(named('Upload the result').with).toMatchObject({overwrite: true})
+
+    // The re-run: that artifact, if any, before the approval; the plan in it checked against the plan job's sha256,
+    // its state and transcript taken, its approval record not (the step after approves again), its changes applied.
+    const restore = named('Restore a stopped run')
+    expect(restore.uses).toMatch(/^actions\/download-artifact@/)
+    expect(restore.if).toBe("github.run_attempt != '1'")
+    expect((restore as Step & {'continue-on-error'?: boolean})['continue-on-error']).toBe(true)
+    expect(restore.with).toMatchObject({name: 'wave-stopped-${{ needs.plan.outputs.name }}'})
+    const resume = named('Go on from the stopped run')
+    expect(resume.if).toBe("steps.stopped.outcome == 'success'")
+    expect(resume.env?.PLAN_SHA256).toBe('${{ needs.plan.outputs.sha256 }}')
+    const lines = resume.run!.split('\n')
+    const check = lines.findIndex((line) => line.includes('echo "$PLAN_SHA256  $KEPT/$PLAN_NAME.md" | sha256sum --check --strict'))
+    expect(check).toBe(1)
+    expect(resume.run).toContain('cp "$KEPT/$PLAN_NAME.state.json" "$KEPT/$PLAN_NAME.transcript.jsonl" "$WAVE_HOME/plans/"')
+    expect(resume.run).not.toContain('approval.json')
+    expect(resume.run).toContain('git apply --binary "$KEPT/changes.diff"')
+    expect(apply.steps.indexOf(restore)).toBeLessThan(apply.steps.indexOf(resume))
+    expect(apply.steps.indexOf(resume)).toBeLessThan(apply.steps.indexOf(approve))
+    // The run goes on with --resume only then.
+    expect(run.env?.RESUME).toBe('${{ steps.resume.outputs.resume }}')
+    expect(run.run).toContain('if [ "$RESUME" = true ]; then resume=(--resume); fi')
   })
 
   it('hands the API key only to the steps that call the model', () => {

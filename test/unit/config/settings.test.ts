@@ -275,6 +275,31 @@ describe('files', () => {
     expect(loadSettings(undefined)).toMatchObject({files: [userSettingsPath()], model: 'u'})
   })
 
+  it("reads the hooks of Claude Code's .claude/settings.json, then .claude/settings.local.json, as project files: only when trusted", () => {
+    const repo = path.join(root, 'repo')
+    const claude = path.join(repo, '.claude')
+    mkdirSync(claude)
+    const hook = (command: string) => ({hooks: {PostToolUse: [{hooks: [{command, type: 'command'}]}]}})
+    writeFileSync(userSettingsPath(), JSON.stringify(hook('user')))
+    writeFileSync(projectSettingsPath(repo), JSON.stringify(hook('wave')))
+    writeFileSync(path.join(claude, 'settings.json'), JSON.stringify({...hook('shared'), permissions: {allow: ['Bash']}}))
+    writeFileSync(path.join(claude, 'settings.local.json'), JSON.stringify({...hook('local'), env: {A: '1'}}))
+    const trusted = loadSettings(repo, {trustProject: true})
+    expect(trusted.hooks.map((h) => [h.command, h.scope, h.file])).toEqual([
+      ['user', 'user', userSettingsPath()],
+      ['wave', 'project', projectSettingsPath(repo)],
+      ['shared', 'project', path.join(claude, 'settings.json')],
+      ['local', 'project', path.join(claude, 'settings.local.json')],
+    ])
+    // Claude Code's other keys are its own: no allow rule comes from them.
+    expect(trusted.allow).toEqual([])
+    const untrusted = loadSettings(repo, {trustProject: false})
+    expect(untrusted.hooks.map((h) => h.command)).toEqual(['user'])
+    expect(untrusted.ignored).toContain(
+      `${path.join(claude, 'settings.local.json')}: hooks (PostToolUse "local") ignored, since project settings are not trusted (set "trustProjectSettings": true in ${userSettingsPath()} or WAVE_TRUST_PROJECT_SETTINGS=1)`,
+    )
+  })
+
   it('treats missing files as empty, and names a bad one', () => {
     const repo = path.join(root, 'repo')
     expect(loadSettings(repo)).toMatchObject({allow: [], files: []})

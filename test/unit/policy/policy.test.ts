@@ -1,8 +1,10 @@
 import {describe, expect, it} from 'vitest'
 
 import {
+  AGENT_REFUSAL,
   decide,
   type Decision,
+  NESTED_AGENT_REFUSAL,
   nextMode,
   offered,
   parseRule,
@@ -309,6 +311,17 @@ describe('decide', () => {
     const result = decide(context, {input, shell, target: path, tool})
     expect(result.decision).toBe(expected)
     expect(result.reason.length).toBeGreaterThan(10)
+  })
+
+  it("refuses an agent's Agent call in Claude Code's words, for Explore and general-purpose agents alike; its other control calls in the generic words", () => {
+    for (const agent of [ctx('plan', [], [], {nested: true, planFile: undefined}), ctx('bypassPermissions', [], [], {nested: true})]) {
+      expect(decide(agent, {input: {}, tool: Agent})).toEqual({decision: 'deny', reason: NESTED_AGENT_REFUSAL})
+      expect(decide(agent, {input: {}, tool: TodoWrite}).reason).toBe(`TodoWrite ${AGENT_REFUSAL}`)
+    }
+
+    expect(NESTED_AGENT_REFUSAL).toMatch(/^Subagents cannot spawn other subagents/)
+    // Control: the session itself may start agents.
+    expect(decide(ctx('bypassPermissions'), {input: {}, tool: Agent}).decision).toBe('allow')
   })
 
   it('explains plan-mode denials with the plan file', () => {

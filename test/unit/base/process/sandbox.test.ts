@@ -1,5 +1,5 @@
 import {spawn} from 'node:child_process'
-import {mkdtempSync, readdirSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -247,6 +247,23 @@ describe('the sandbox’s openings (issue #26)', () => {
     // Control: what fits is written.
     const under = await runPlan(sandboxedCommand(request(root, 'dd if=/dev/zero of=/tmp/fill bs=1M count=4 2>/dev/null && echo filled', small), bwrap()), root)
     expect(under.output.trim()).toBe('filled')
+  })
+
+  it('binds read-only folders (user skills) over the private /tmp and $HOME: readable, not writable; without them hidden (control)', async () => {
+    const root = emptyDir()
+    const skill = emptyDir() // under /tmp, which the sandbox hides behind its own
+    writeFileSync(path.join(skill, 'run.sh'), 'echo from-the-skill\n')
+    const command = `bash ${skill}/run.sh; touch ${skill}/planted; echo wrote-$?`
+    const bound = await runPlan(sandboxedCommand(request(root, command, {readOnly: [skill]}), bwrap()), root)
+    expect(bound.output).toContain('from-the-skill')
+    expect(bound.output).toContain('Read-only file system')
+    expect(existsSync(path.join(skill, 'planted'))).toBe(false)
+    const throwaway = await runPlan(sandboxedCommand(request(root, command, {readOnly: [skill], throwaway: 'read-only'}), bwrap()), root)
+    expect(throwaway.output).toContain('from-the-skill')
+    expect(existsSync(path.join(skill, 'planted'))).toBe(false)
+    const hidden = await runPlan(sandboxedCommand(request(root, command), bwrap()), root)
+    expect(hidden.output).not.toContain('from-the-skill')
+    expect(hidden.output).toContain('No such file or directory')
   })
 
   it('closes descriptors wave inherited before the command runs; without the sandbox they reach it (control)', async () => {
