@@ -12,7 +12,7 @@ import {reviewResult} from '../app/review/result.js'
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.
 
-Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN (or GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and delivers the changes), requests changes (then revises) or rejects; adding the label to a pull request, or a workflow_dispatch with a task input, plans. Each plan keeps one comment, updated in place. Only people with at least --min-permission on the repository may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. Any other event exits 0. Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
+Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN (or GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and delivers the changes; a plan with units is only approved, its units left for the next jobs: docs/ci/units.md), requests changes (then revises) or rejects; adding the label to a pull request, or a workflow_dispatch with a task input, plans. Each plan keeps one comment, updated in place. Only people with at least --min-permission on the repository may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. Any other event exits 0. Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
 
   static examples = ['<%= config.bin %> github', '<%= config.bin %> github --min-permission maintain --allow "Bash(npm test:*)" --pr-delivery pull-request']
 
@@ -38,6 +38,11 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
       options: PR_DELIVERIES,
     })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+    'units-merged': Flags.file({
+      description:
+        "The merge job of a plan's units: show this output of wave plans merge --json in the plan's comment (a row per unit, the plan's checks on the merged tree), then deliver the merged tree as a run's changes are (exit 7 when the merge was incomplete)",
+      exists: true,
+    }),
     remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
     ...dutyFlags(GITHUB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
@@ -51,6 +56,7 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
     const {flags} = await this.parse(GitHub)
     const outcome = await handleGitHubEvent({
       cwd: flags.cwd,
+      unitsMerged: flags['units-merged'],
       flags,
       sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),

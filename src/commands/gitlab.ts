@@ -12,7 +12,7 @@ import {reviewResult} from '../app/review/result.js'
 export default class GitLab extends WaveCommand {
   static description = `Handle one GitLab CI job: a /wave note (from a note webhook's TRIGGER_PAYLOAD) or a WAVE_TASK pipeline.
 
-Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline trigger URL), GitLab's predefined variables (CI_API_V4_URL, CI_PROJECT_ID, CI_PROJECT_URL, CI_SERVER_URL, ...) and GITLAB_TOKEN (a project access token with api and write_repository). On a merge request or an issue, a note starting with /wave plans, approves (then runs and delivers the changes), requests changes (then revises) or rejects; a manual or scheduled pipeline with WAVE_TASK plans into WAVE_MERGE_REQUEST_IID, WAVE_ISSUE_IID, or a new issue. Each plan keeps one note, updated in place. Only members with at least --min-access-level may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. A job that asks nothing of wave exits 0. Each option can also be set through its WAVE_GITLAB_* variable.`
+Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline trigger URL), GitLab's predefined variables (CI_API_V4_URL, CI_PROJECT_ID, CI_PROJECT_URL, CI_SERVER_URL, ...) and GITLAB_TOKEN (a project access token with api and write_repository). On a merge request or an issue, a note starting with /wave plans, approves (then runs and delivers the changes; a plan with units is only approved, its units left for the next jobs: docs/ci/units.md), requests changes (then revises) or rejects; a manual or scheduled pipeline with WAVE_TASK plans into WAVE_MERGE_REQUEST_IID, WAVE_ISSUE_IID, or a new issue. Each plan keeps one note, updated in place. Only members with at least --min-access-level may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. A job that asks nothing of wave exits 0. Each option can also be set through its WAVE_GITLAB_* variable.`
 
   static examples = ['<%= config.bin %> gitlab', '<%= config.bin %> gitlab --min-access-level maintainer --allow "Bash(npm test:*)" --require-other-approver']
 
@@ -38,6 +38,11 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       options: MR_DELIVERIES,
     })(),
     quiet: Flags.boolean({char: 'q', description: 'No progress on stderr'}),
+    'units-merged': Flags.file({
+      description:
+        "The merge job of a plan's units: show this output of wave plans merge --json in the plan's note (a row per unit, the plan's checks on the merged tree), then deliver the merged tree as a run's changes are (exit 7 when the merge was incomplete)",
+      exists: true,
+    }),
     triage: Flags.boolean({
       description:
         'Only say whether the job asks anything of wave (outcome ignored, or triaged with its thread, e.g. mr-7), from the event alone: no API call, no token needed',
@@ -58,6 +63,7 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       flags,
       sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       triage: flags.triage,
+      unitsMerged: flags['units-merged'],
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
       warn: (message) => this.output.warn(message),
     })

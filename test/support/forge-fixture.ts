@@ -140,3 +140,25 @@ export function expectRunReport(body: string, where: string): void {
   expect(body, where).toContain('| Denied calls | 1 |')
   expect(body, where).toContain(`| \`${CHECK}\` | ✅ passed |`)
 }
+
+/** A plan with two units, each with its own paths (farewell: its own check too). */
+export const UNITS_PLAN = `${PLAN}
+## Scope
+- src/**
+
+## Verification
+- \`test -f src/farewell.ts\`
+
+## Units
+
+### farewell
+Write src/farewell.ts.
+#### Scope
+- src/farewell.ts
+#### Verification
+- \`test -f src/farewell.ts\`
+
+### other
+#### Scope
+- src/other/**
+`

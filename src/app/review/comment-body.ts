@@ -15,6 +15,7 @@ import {runReportSchema} from '../../plans/report.js'
 import {NOTES_SHOWN, TODO_STATUSES, todosMarkdown} from '../../tools/notes.js'
 import {PLAN_NAME} from '../../plans/store.js'
 import type {ForgeWords} from './forge.js'
+import {checkRowSchema, unitRowSchema, unitsMarkdown} from './unit-rows.js'
 
 /** GitHub's words: what a sticky comment says where its forge is not named. */
 const DEFAULT_WORDS: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = {changeRequest: 'pull request', comment: 'comment', run: 'Workflow run'}
@@ -75,6 +76,13 @@ export const stickyStateSchema = z.object({
   questions: z.array(z.string()).optional(),
   /** How many of the model's notes the comment left out (cappedNotes): a comment has a size limit. */
   omitted: z.object({questions: z.number().int().nonnegative(), todos: z.number().int().nonnegative()}).optional(),
+  /**
+   * The units of an approved plan with a `## Units` section, each run as its own CI job (units.ts): a
+   * unit without an exit code has no result yet; `merged` once `wave plans merge` applied its patch.
+   */
+  units: z.array(unitRowSchema).optional(),
+  /** The plan's own checks as `wave plans merge` ran them on the merged tree. */
+  mergeChecks: z.array(checkRowSchema).optional(),
   /** The model's to-do list as its newest session left it. */
   todos: z.array(z.object({activeForm: z.string().default(''), content: z.string(), status: z.enum(TODO_STATUSES)})).optional(),
 })
@@ -182,6 +190,7 @@ export function renderSticky(
 function contractParts(state: StickyState, extras: StickyExtras): string[] {
   const parts: string[] = []
   if (extras.contract) parts.push(extras.contract, '')
+  if (state.units?.length) parts.push(unitsMarkdown(state.units, state.mergeChecks), '')
   if (state.report) parts.push(reportMarkdown(state.report), '')
   const said = state.report && state.status === 'failed' ? failingChecksMarkdown(state.report) : ''
   if (said) parts.push(said, '')
@@ -290,7 +299,8 @@ function answersOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): stri
   if (!approvable) return undefined
   const rules = state.allow.length > 0 ? `the rules ${state.allow.map((rule) => `\`${rule}\``).join(', ')}` : 'no extra rules'
   // A run stopped at its checks or a limit goes on from where it stopped, under the same approval.
-  const stopped = state.status === 'failed' && state.failure?.phase === 'run' && [5, 7].includes(state.failure.exitCode)
+  // A plan's units go on by re-running the failed units' jobs, not by /wave resume.
+  const stopped = state.status === 'failed' && state.failure?.phase === 'run' && [5, 7].includes(state.failure.exitCode) && !state.units?.length
   const resume = stopped
     ? [
         `**To continue the run where it stopped** (same approval, its changes and conversation kept by the job's cache), answer with:`,

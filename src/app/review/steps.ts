@@ -30,6 +30,7 @@ import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
 import {stickyStatusAfter} from './status.js'
+import {pendingRows, unitsContractMarkdown} from './unit-rows.js'
 import {type StickyState, type StickyStatus, stickyReport} from './comment-body.js'
 import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
 
@@ -79,7 +80,7 @@ export type ReviewSessionOptions = Pick<SessionOptions, 'model' | 'maxTurns'>
 
 export interface ReviewOutcome {
   event: string
-  outcome: 'ignored' | 'triaged' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'ran'
+  outcome: 'ignored' | 'triaged' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'approved' | 'ran' | 'merged'
   /** `wave gitlab --triage`: the thread a /wave command is about (mr-7, issue-12), for a resource group per thread. */
   thread?: string
   /** `wave gitlab --triage`: which command the note's text is (plan, approve, resume, ...; `task` for a WAVE_TASK pipeline), so the recipe restores a stopped run's state for `resume` only. */
@@ -101,6 +102,10 @@ export interface ReviewOutcome {
   /** What this event's session cost in US dollars (null: the model has no known price); absent, no session ran. */
   costUsd?: number | null
   delivery?: Delivery | null
+  /** A plan with units, approved: their names, in order, for the jobs that run one each (the forge writes them out). */
+  units?: string[]
+  /** The approved plan on disk (a plan with units: the next jobs run it from there). */
+  planPath?: string
 }
 
 /** A bound contract without its warnings (said when it was bound). */
@@ -161,7 +166,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
     const bytes = await readFile(outcome.planPath)
     const sha256 = sha256Of(bytes)
     sticky!.plan = bytes
-    const contract = showContract(sticky!, bindContract(shownOnly(outcome.contract)))
+    const contract = showContract(sticky!, bindContract(shownOnly(outcome.contract)), undefined, outcome.contract.unitErrors)
     sticky!.state = {
       ...sticky!.state,
       cost: {plan: meter.cost()},
@@ -298,7 +303,12 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
     const bytes = await readFile(outcome.planPath)
     const sha256 = sha256Of(bytes)
     sticky.plan = bytes
-    const contract = showContract(sticky, bindContract(shownOnly(outcome.contract)), await changesSinceReview(found, bytes, sha256, feedback))
+    const contract = showContract(
+      sticky,
+      bindContract(shownOnly(outcome.contract)),
+      await changesSinceReview(found, bytes, sha256, feedback),
+      outcome.contract.unitErrors,
+    )
     sticky.state = {
       ...sticky.state,
       cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())},
@@ -400,7 +410,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   // Its units too: a plan whose units overlap or leave its scope is refused here as at `wave approve`.
   const bound = bindContract(await parseContract(planBytes.toString('utf8')))
   const contract = showContract(sticky, bound)
-  return carryOut(run, {approvedBy: trigger.actor, contract, found, maxBudgetUsd, pull, sticky, trigger}, async () => {
+  const approval = async () => {
     await checkout(run, state.commit, state.thread)
     const planPath = await materializePlan({plan: planBytes, state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
     await approvePlan({
@@ -420,6 +430,27 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       task: state.task,
       units: bound.units,
     })
+    return planPath
+  }
+
+  if (bound.units?.length) {
+    // A plan with units fans out: this job approves and binds them, and the next jobs of the same
+    // workflow or pipeline run one unit each (the forge's outputs say which), then merge them.
+    const names = bound.units.map((unit) => unit.name)
+    sticky.state = {...sticky.state, mergeChecks: undefined, report: undefined, units: pendingRows(names)}
+    try {
+      const planPath = await approval()
+      await sticky.save()
+      const message = `Approved ${state.name} for @${trigger.actor}: ${names.length} units (${names.join(', ')}) run as their own jobs, then merge.`
+      return {...outcomeOf(run, 'approved', message, sticky, contract), planPath, units: names}
+    } catch (error) {
+      await sticky.fail('run', error).catch(() => {})
+      throw error
+    }
+  }
+
+  return carryOut(run, {approvedBy: trigger.actor, contract, found, maxBudgetUsd, pull, sticky, trigger}, async () => {
+    const planPath = await approval()
     await sticky.save()
     return {planPath, resume: false}
   })
@@ -698,9 +729,9 @@ const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').
 const shownOnly = (contract: PlanContract): PlanContract => ({...contract, unitErrors: []})
 
 /** Shows the plan's contract in its comment (with the changes since the last review, when there are any); answers it for the outcome. */
-function showContract(sticky: PlanComment, bound: BoundContract, changes?: string): ContractShown {
+function showContract(sticky: PlanComment, bound: BoundContract, changes?: string, unitErrors: string[] = []): ContractShown {
   const contract = {scope: bound.scope, verify: bound.verify}
-  sticky.extras = {changes, contract: contractMarkdown(contract)}
+  sticky.extras = {changes, contract: [contractMarkdown(contract), unitsContractMarkdown(bound.units ?? [], unitErrors)].filter(Boolean).join('\n\n')}
   return contract
 }
 

@@ -8,7 +8,9 @@ import {Remote} from '../../app/review/remote.js'
 import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../app/review/steps.js'
 import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
+import {readMergeResult, reportMerge} from '../../app/review/units.js'
 import {GitHubClient} from './client.js'
+import {writeStepOutputs} from './outputs.js'
 import {githubAccess, githubEnvironment, type GitHubFlags, githubOptions} from './env.js'
 import {intentOf, readEvent} from './event.js'
 
@@ -23,6 +25,8 @@ interface GitHubEventOptions {
   session: SessionRunner
   warn(message: string): void
   env?: NodeJS.ProcessEnv
+  /** `--units-merged FILE`: report `wave plans merge --json`'s output on the plan's comment, then deliver. */
+  unitsMerged?: string
 }
 
 export async function handleGitHubEvent(input: GitHubEventOptions): Promise<ReviewOutcome> {
@@ -31,45 +35,52 @@ export async function handleGitHubEvent(input: GitHubEventOptions): Promise<Revi
   const options = githubOptions(input.flags, env)
   const duties = dutiesOf(input.flags, env)
   const intent = intentOf(environment.eventName, await readEvent(environment.eventPath), options)
-  return handleReview({
-    event: environment.eventName,
-    intent,
-    async prepare() {
-      const access = githubAccess(env)
-      const client = new GitHubClient(access.repository, {
-        baseUrl: access.apiUrl,
-        minPermission: options.minPermission,
-        serverUrl: environment.serverUrl,
-        token: access.token,
-        warn: input.warn,
-      })
-      return {
-        client,
-        async complete() {
-          const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
-          if (!place.repository) {
-            throw usageError(
-              `${place.workspace} is not a git checkout: wave github works in a checkout of ${access.repository.owner}/${access.repository.repo}.`,
-              'Run actions/checkout first.',
-            )
-          }
+  const prepare = async () => {
+    const access = githubAccess(env)
+    const client = new GitHubClient(access.repository, {
+      baseUrl: access.apiUrl,
+      minPermission: options.minPermission,
+      serverUrl: environment.serverUrl,
+      token: access.token,
+      warn: input.warn,
+    })
+    return {
+      client,
+      async complete() {
+        const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
+        if (!place.repository) {
+          throw usageError(
+            `${place.workspace} is not a git checkout: wave github works in a checkout of ${access.repository.owner}/${access.repository.repo}.`,
+            'Run actions/checkout first.',
+          )
+        }
 
-          return {
-            author: (await client.viewer()) ?? options.botLogin,
-            authorSetting: 'bot-login (WAVE_GITHUB_BOT_LOGIN)',
-            client,
-            dispatched: {refName: environment.refName, sha: environment.sha},
-            duties,
-            event: environment.eventName,
-            sessionOptions: input.sessionOptions,
-            options,
-            remote: new Remote({name: options.remote, serverUrl: environment.serverUrl, token: access.token, workspace: place.workspace}),
-            runUrl: environment.runUrl,
-            session: input.session,
-            workspace: place.workspace,
-          }
-        },
-      }
-    },
-  })
+        return {
+          author: (await client.viewer()) ?? options.botLogin,
+          authorSetting: 'bot-login (WAVE_GITHUB_BOT_LOGIN)',
+          client,
+          dispatched: {refName: environment.refName, sha: environment.sha},
+          duties,
+          event: environment.eventName,
+          sessionOptions: input.sessionOptions,
+          options,
+          remote: new Remote({name: options.remote, serverUrl: environment.serverUrl, token: access.token, workspace: place.workspace}),
+          runUrl: environment.runUrl,
+          session: input.session,
+          workspace: place.workspace,
+        }
+      },
+    }
+  }
+
+  let outcome: ReviewOutcome
+  if (input.unitsMerged) {
+    // The merge job of a plan's units: the same workflow run, so the same event names the thread.
+    const merge = await readMergeResult(input.unitsMerged)
+    const thread = intent.kind === 'ignore' ? undefined : intent.trigger.thread
+    if (!thread) throw usageError(`--units-merged reports on a plan's comment: the ${environment.eventName} event names no issue or pull request.`)
+    outcome = await reportMerge(await (await prepare()).complete(), thread, merge)
+  } else outcome = await handleReview({event: environment.eventName, intent, prepare})
+  await writeStepOutputs(env.GITHUB_OUTPUT, outcome)
+  return outcome
 }

@@ -9,7 +9,10 @@ import {Remote} from '../../app/review/remote.js'
 import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../app/review/steps.js'
 import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
+import {readMergeResult, reportMerge} from '../../app/review/units.js'
+import type {Thread} from '../../app/review/forge.js'
 import {GitLabClient} from './client.js'
+import {writeUnitsPipeline} from './units-pipeline.js'
 import {gitlabAccess, gitlabEnvironment, type GitLabFlags, gitlabOptions} from './env.js'
 import {jobPipeline, noteIntent, readPayload, taskIntent, verifyNote} from './event.js'
 
@@ -28,6 +31,8 @@ interface GitLabJobOptions {
   /** Where a commit status that could not be set is reported. */
   warn?(message: string): void
   env?: NodeJS.ProcessEnv
+  /** `--units-merged FILE`: report `wave plans merge --json`'s output on the plan's note, then deliver. */
+  unitsMerged?: string
 }
 
 export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOutcome> {
@@ -36,7 +41,8 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   const options = gitlabOptions(input.flags, env)
   const duties = dutiesOf(input.flags, env)
   // Nothing is asked of the API (nor is a token needed) for a job that asks nothing of wave.
-  if (!environment.payloadPath && !environment.task)
+  // The merge job of a plan's units asks for its report whatever started its pipeline.
+  if (!environment.payloadPath && !environment.task && !input.unitsMerged)
     return ignored(environment.pipelineSource ?? 'pipeline', 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)')
   let intent = environment.payloadPath ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined) : undefined
   if (intent?.kind === 'ignore') return ignored('note', intent.reason)
@@ -67,6 +73,8 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   let event = 'note'
   if (intent) {
     intent = await verifyNote(intent, client, user.username)
+  } else if (input.unitsMerged) {
+    intent = {kind: 'ignore', reason: 'the merge job of a plan with units'}
   } else {
     // Who started a WAVE_TASK pipeline, and how, as GitLab says: not as the job's variables say.
     const pipeline = await jobPipeline(client, environment)
@@ -74,44 +82,58 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     intent = taskIntent(environment, pipeline)
   }
 
-  return handleReview({
-    event,
-    intent,
-    async prepare() {
-      return {
-        client,
-        async complete() {
-          const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
-          if (!place.repository)
-            throw usageError(
-              `${place.workspace} is not a git checkout: wave gitlab works in the job's checkout of the project.`,
-              'Leave GIT_STRATEGY at fetch or clone for the job.',
-            )
-          const host = new URL(environment.serverUrl).hostname
-          return {
-            author: user.username,
-            client,
-            dispatched: {refName: environment.refName, sha: environment.sha},
-            duties,
-            event,
-            sessionOptions: input.sessionOptions,
-            options,
-            remote: new Remote({
-              checkoutStep: "the job's checkout",
-              // A project access token's bot user commits as GitLab names it: <username>@noreply.<host>.
-              identity: {email: `${user.username}@noreply.${host}`, name: user.name || user.username},
-              name: options.remote,
-              serverUrl: environment.serverUrl,
-              token: access.token,
-              user: 'oauth2',
-              workspace: place.workspace,
-            }),
-            runUrl: environment.runUrl,
-            session: input.session,
+  const prepare = async () => {
+    return {
+      client,
+      async complete() {
+        const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
+        if (!place.repository)
+          throw usageError(
+            `${place.workspace} is not a git checkout: wave gitlab works in the job's checkout of the project.`,
+            'Leave GIT_STRATEGY at fetch or clone for the job.',
+          )
+        const host = new URL(environment.serverUrl).hostname
+        return {
+          author: user.username,
+          client,
+          dispatched: {refName: environment.refName, sha: environment.sha},
+          duties,
+          event,
+          sessionOptions: input.sessionOptions,
+          options,
+          remote: new Remote({
+            checkoutStep: "the job's checkout",
+            // A project access token's bot user commits as GitLab names it: <username>@noreply.<host>.
+            identity: {email: `${user.username}@noreply.${host}`, name: user.name || user.username},
+            name: options.remote,
+            serverUrl: environment.serverUrl,
+            token: access.token,
+            user: 'oauth2',
             workspace: place.workspace,
-          }
-        },
-      }
-    },
-  })
+          }),
+          runUrl: environment.runUrl,
+          session: input.session,
+          workspace: place.workspace,
+        }
+      },
+    }
+  }
+
+  let outcome: ReviewOutcome
+  if (input.unitsMerged) {
+    // The merge job of a plan's units, in the pipeline its approval started: WAVE_THREAD (mr-7,
+    // issue-12) names the thread as the recipe passes it down, else the note event does.
+    const merge = await readMergeResult(input.unitsMerged)
+    const thread = threadNamed(env.WAVE_THREAD) ?? (intent.kind === 'ignore' ? undefined : intent.trigger.thread)
+    if (!thread) throw usageError("--units-merged reports on a plan's note: set WAVE_THREAD (mr-7, issue-12), or give the note event in TRIGGER_PAYLOAD.")
+    outcome = await reportMerge(await (await prepare()).complete(), thread, merge)
+  } else outcome = await handleReview({event, intent, prepare})
+  await writeUnitsPipeline(outcome, env, input.cwd ?? process.cwd())
+  return outcome
+}
+
+/** A thread as the recipe names it (mr-7, issue-12), or undefined. */
+function threadNamed(name: string | undefined): Thread | undefined {
+  const match = /^(mr|issue)-(\d+)$/.exec(name?.trim() ?? '')
+  return match ? {number: Number(match[2]), pull: match[1] === 'mr'} : undefined
 }

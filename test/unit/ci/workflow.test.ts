@@ -327,7 +327,7 @@ describe('the units workflow (examples/github-actions/wave-units.yml)', () => {
   const scripts = Object.values(units.jobs).flatMap((job) => job.steps.flatMap((step) => (step.run ? [step.run] : [])))
 
   it('plans, approves in the reviewed environment, runs one job per unit, then merges', () => {
-    expect(Object.keys(units.jobs)).toEqual(['plan', 'approve', 'unit', 'merge'])
+    expect(Object.keys(units.jobs)).toEqual(['plan', 'approve', 'unit', 'merge', 'whole'])
     expect(approve.environment).toBe('wave-apply')
     expect([unit.needs].flat()).toContain('approve')
     expect([merge.needs].flat()).toEqual(expect.arrayContaining(['approve', 'unit']))
@@ -361,6 +361,24 @@ describe('the units workflow (examples/github-actions/wave-units.yml)', () => {
 
   it('keeps ${{ }} out of run: scripts', () => {
     for (const script of scripts) expect(script).not.toContain('${{')
+  })
+
+  it('a plan without units (an empty matrix, which GitHub refuses) skips the unit and merge jobs and runs whole', () => {
+    expect(approve.outputs?.['has-units']).toBe('${{ steps.approve.outputs.has-units }}')
+    const approveScript = stepRunning(approve, /wave plans units/).run!
+    expect(approveScript).toContain('--format lines')
+    expect(approveScript).toMatch(/has-units=true/)
+    expect(approveScript).toMatch(/has-units=false/)
+    expect(unit.if).toBe("${{ needs.approve.outputs.has-units == 'true' }}")
+    expect(merge.if).toContain("needs.approve.outputs.has-units == 'true'")
+    const {whole} = units.jobs
+    expect(whole.if).toBe("${{ needs.approve.outputs.has-units == 'false' }}")
+    expect([whole.needs].flat()).toEqual(['plan', 'approve'])
+    const run = stepRunning(whole, /wave run/).run!
+    expect(run).not.toContain('--unit')
+    const steps = whole.steps.map((step) => step.run ?? '')
+    expect(steps.findIndex((script) => script.includes('push'))).toBeGreaterThan(steps.findIndex((script) => script.includes('wave run')))
+    for (const script of scripts) execFileSync('bash', ['-n', '-c', script], {stdio: ['ignore', 'pipe', 'pipe']})
   })
 })
 
