@@ -186,7 +186,9 @@ describe('no plan is ever lost', () => {
     const result = await wave(['plan', '--task', 'Plan something'])
     expect(result.code, result.stderr).toBe(0)
     const system = server.messageRequests[0].body.system.map((block: {text: string}) => block.text).join('')
-    expect(system).toMatch(/End every planning turn .*in the plan file .*written with Write .*a call to ExitPlanMode\. A plan given only in your reply is not recorded/s)
+    expect(system).toMatch(
+      /End every planning turn .*in the plan file .*written with Write .*a call to ExitPlanMode\. A plan given only in your reply is not recorded/s,
+    )
     expect(system).toMatch(
       /## Plan File Info:\nNo plan file exists yet\. You should create your plan at .* using the Write tool if you need to\.\nYou should build your plan incrementally by writing to or editing this file\. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions\.$/,
     )
