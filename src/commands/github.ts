@@ -43,6 +43,12 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
         "The merge job of a plan's units: show this output of wave plans merge --json in the plan's comment (a row per unit, the plan's checks on the merged tree), then deliver the merged tree as a run's changes are (exit 7 when the merge was incomplete)",
       exists: true,
     }),
+    'unit-result': Flags.file({
+      description:
+        "A unit's job of a plan's units: show this unit result (wave run --unit's --result-out) as the unit's row of the plan's comment, after checking it is of the plan's bytes, approval and units; run it after the unit, whatever its outcome",
+      exclusive: ['units-merged'],
+      exists: true,
+    }),
     remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
     ...dutyFlags(GITHUB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
@@ -56,7 +62,11 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
     const {flags} = await this.parse(GitHub)
     const outcome = await handleGitHubEvent({
       cwd: flags.cwd,
-      unitsMerged: flags['units-merged'],
+      unitsReport: flags['units-merged']
+        ? {file: flags['units-merged'], kind: 'merged'}
+        : flags['unit-result']
+          ? {file: flags['unit-result'], kind: 'unit'}
+          : undefined,
       flags,
       sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),

@@ -43,6 +43,12 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
         "The merge job of a plan's units: show this output of wave plans merge --json in the plan's note (a row per unit, the plan's checks on the merged tree), then deliver the merged tree as a run's changes are (exit 7 when the merge was incomplete)",
       exists: true,
     }),
+    'unit-result': Flags.file({
+      description:
+        "A unit's job of a plan's units: show this unit result (wave run --unit's --result-out) as the unit's row of the plan's note, after checking it is of the plan's bytes, approval and units; run it after the unit, whatever its outcome",
+      exclusive: ['units-merged'],
+      exists: true,
+    }),
     triage: Flags.boolean({
       description:
         'Only say whether the job asks anything of wave (outcome ignored, or triaged with its thread, e.g. mr-7), from the event alone: no API call, no token needed',
@@ -63,7 +69,11 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       flags,
       sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       triage: flags.triage,
-      unitsMerged: flags['units-merged'],
+      unitsReport: flags['units-merged']
+        ? {file: flags['units-merged'], kind: 'merged'}
+        : flags['unit-result']
+          ? {file: flags['unit-result'], kind: 'unit'}
+          : undefined,
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
       warn: (message) => this.output.warn(message),
     })

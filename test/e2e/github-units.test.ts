@@ -1,25 +1,37 @@
 /**
  * A plan with units on GitHub, end to end (issue 36): `/wave plan` shows the units and what is wrong
  * with them in the sticky comment; `/wave approve` binds them and runs nothing, writing the matrix to
- * the step's outputs ($GITHUB_OUTPUT) for the workflow's next jobs; the merge job's `wave github
- * --units-merged` shows a row per unit and the plan's checks on the merged tree, then delivers, or
- * says the merge was incomplete (exit 7). Against the GitHub stand-in, a bare git remote, and the
- * scripted Messages API; every job a fresh clone and a fresh WAVE_HOME.
+ * the step's outputs ($GITHUB_OUTPUT) for the workflow's next jobs; each unit's job runs its unit
+ * (`wave run --unit`) and reports its row (`wave github --unit-result`), two of them interleaved so one
+ * writes over the other's row and the other writes it again; the merge job runs `wave plans merge` on
+ * the units' results and `wave github --units-merged` shows a row per unit and the plan's checks on the
+ * merged tree, then delivers, or says the merge was incomplete (exit 7). Against the GitHub stand-in, a
+ * bare git remote, and the scripted Messages API; every job a fresh clone and a fresh WAVE_HOME.
  */
-import {readFileSync, writeFileSync} from 'node:fs'
+import {copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
-import {fileURLToPath} from 'node:url'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
-import {expectTokenKept, FAREWELL, forgeRemote, freshRunner, git, nameIn, PLAN, planTurns, runTurns, statusOf, UNITS_PLAN} from '../support/forge-fixture.js'
-import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
-import type {MessagesServer} from '../support/messages-server.js'
-import {useScriptedSession} from '../support/session.js'
-
-const TOKEN = 'ghs_test-token-never-logged-0123456789'
-const FIXTURES = fileURLToPath(new URL('../fixtures/github/', import.meta.url))
+import {
+  expectTokenKept,
+  FAREWELL,
+  freshRunner,
+  GITHUB_TOKEN,
+  git,
+  githubComment,
+  githubJobEnv,
+  nameIn,
+  PLAN,
+  planTurns,
+  runTurns,
+  statusOf,
+  UNITS_PLAN,
+  useGitHubForge,
+} from '../support/forge-fixture.js'
+import type {GitHubServer, StoredComment} from '../support/github-server.js'
+import {type MessagesServer, reply} from '../support/messages-server.js'
 
 let sandbox: Sandbox
 let server: MessagesServer
@@ -27,18 +39,8 @@ let github: GitHubServer
 let remote: string
 let headSha: string
 let runs = 0
-useScriptedSession((session) => ({sandbox, server} = session))
-
-beforeEach(async () => {
-  const made = forgeRemote(sandbox)
-  remote = made.remote
-  headSha = made.headSha
-  github = await startGitHubServer({owner: 'octo', permissions: {alice: 'write', mona: 'maintain'}, remote, repo: 'demo', token: TOKEN})
-  github.addPull({base: {ref: 'main'}, body: 'Adds a greeting.', head: {ref: 'feature', sha: headSha}, number: 7, title: 'Greet people by name'})
-})
-
-afterEach(async () => {
-  await github.close()
+useGitHubForge({permissions: {alice: 'write', mona: 'maintain'}}, (made) => {
+  ;({forge: github, headSha, remote, sandbox, server} = made)
 })
 
 interface Job {
@@ -49,33 +51,23 @@ interface Job {
   runner: string
 }
 
-/** One job of the workflow run: a fresh clone (prepared by `before`, which answers wave github's arguments), the event in a file. */
-async function onGitHub(payload: unknown, before?: (job: {checkout: string; runner: string}) => string[]): Promise<Job> {
+/** Starts one `wave github` job of the workflow run: a fresh clone (prepared by `before`, which answers wave github's arguments), the event in a file. */
+async function startGitHub(payload: unknown, before?: (job: {checkout: string; runner: string}) => string[] | Promise<string[]>): Promise<Job> {
   const {checkout, runner} = freshRunner(sandbox, remote, ++runs)
-  const args = before?.({checkout, runner}) ?? []
+  const args = (await before?.({checkout, runner})) ?? []
   const eventPath = path.join(runner, 'event.json')
   const outputFile = path.join(runner, 'github-output')
   writeFileSync(eventPath, JSON.stringify(payload))
   writeFileSync(outputFile, '')
   const result = await runWave(['github', '--json', ...args], {
     cwd: checkout,
-    env: {
-      GITHUB_API_URL: github.url,
-      GITHUB_EVENT_NAME: 'issue_comment',
-      GITHUB_EVENT_PATH: eventPath,
-      GITHUB_OUTPUT: outputFile,
-      GITHUB_REPOSITORY: 'octo/demo',
-      GITHUB_RUN_ID: String(9000 + runs),
-      GITHUB_SERVER_URL: 'https://github.test',
-      GITHUB_TOKEN: TOKEN,
-      WAVE_HOME: path.join(runner, 'wave'),
-    },
+    env: {...githubJobEnv(github, {eventName: 'issue_comment', eventPath, run: runs, runner}), GITHUB_OUTPUT: outputFile},
     home: sandbox.home,
     server,
     timeoutMs: 90_000,
   })
   expectTokenKept(
-    TOKEN,
+    GITHUB_TOKEN,
     result,
     checkout,
     github.comments.map((c) => c.body),
@@ -89,21 +81,8 @@ async function onGitHub(payload: unknown, before?: (job: {checkout: string; runn
   return {checkout, outputs, result, runner}
 }
 
-function comment(body: string, by = 'alice'): unknown {
-  const stored = github.addComment(7, body, {login: by})
-  const event = JSON.parse(readFileSync(path.join(FIXTURES, 'issue_comment.pull_request.json'), 'utf8'))
-  event.comment = {
-    ...event.comment,
-    body,
-    created_at: stored.created_at,
-    html_url: stored.html_url,
-    id: stored.id,
-    updated_at: stored.updated_at,
-    user: {...event.comment.user, id: github.userId(by), login: by},
-  }
-  event.sender = {...event.sender, id: github.userId(by), login: by}
-  return event
-}
+const onGitHub = startGitHub
+const comment = (body: string, by = 'alice') => githubComment(github, 7, body, by).event
 
 function stickyOn(): StoredComment {
   const found = github.commentsOn(7).filter((c) => c.body.startsWith('<!-- wave:plan:'))
@@ -111,8 +90,14 @@ function stickyOn(): StoredComment {
   return found[0]
 }
 
+interface Approved {
+  approve: Job
+  name: string
+  event: unknown
+}
+
 /** `/wave plan` then `/wave approve` of UNITS_PLAN: the approval's job, the plan's name and its approve event. */
-async function approvedUnits(): Promise<{approve: Job; name: string; event: unknown}> {
+async function approvedUnits(): Promise<Approved> {
   server.push(...planTurns(UNITS_PLAN))
   expect((await onGitHub(comment('/wave plan Add a farewell function'))).result.code).toBe(0)
   const name = nameIn(stickyOn().body)
@@ -122,58 +107,74 @@ async function approvedUnits(): Promise<{approve: Job; name: string; event: unkn
   return {approve, event, name}
 }
 
-/** What `wave plans merge --json` prints for the plan: farewell merged (or failed with exit 7), other merged with no change. */
-function mergeResult(name: string, farewell: 'merged' | 'failed'): unknown {
-  const check = {command: 'test -f src/farewell.ts', exitCode: farewell === 'merged' ? 0 : 1}
-  return {
-    applied: farewell === 'merged',
-    base: headSha,
-    checks: farewell === 'merged' ? [{...check, outputTail: ''}] : [],
-    costUsd: 0.25,
-    failed: farewell === 'merged' ? [] : ['farewell'],
-    missing: [],
-    name,
-    outcome: farewell === 'merged' ? 'merged' : 'incomplete',
-    planPath: `/tmp/wave/plans/${name}.md`,
-    problem: farewell === 'merged' ? null : 'the unit farewell failed (exit 7)',
-    sha256: sha256(UNITS_PLAN),
-    units: [
-      {
-        changed: ['src/farewell.ts'],
-        checks: [check],
-        costUsd: 0.15,
-        exitCode: farewell === 'merged' ? 0 : 7,
-        outOfScope: [],
-        result: 'farewell.json',
-        status: farewell,
-        unit: 'farewell',
-      },
-      {
-        changed: [],
-        checks: [],
-        costUsd: 0.1,
-        exitCode: 0,
-        outOfScope: [],
-        result: 'other.json',
-        status: farewell === 'merged' ? 'merged' : 'skipped',
-        unit: 'other',
-      },
-    ],
-    version: 1,
-  }
+/** A job's machine with the approved plan and its record in its WAVE_HOME (the recipe's artifact), the planned commit checked out. */
+function jobWithPlan(approved: Approved, job: {checkout: string; runner: string}): string {
+  const plans = path.join(job.runner, 'wave', 'plans')
+  mkdirSync(plans, {recursive: true})
+  for (const file of [`${approved.name}.md`, `${approved.name}.approval.json`])
+    copyFileSync(path.join(approved.approve.runner, 'wave', 'plans', file), path.join(plans, file))
+  git(job.checkout, ['checkout', '-q', headSha])
+  return path.join(plans, `${approved.name}.md`)
 }
 
-/** The merge job: the planned commit checked out with the merged tree on it, then wave github --units-merged. */
-function mergeJob(event: unknown, merge: unknown): Promise<Job> {
-  return onGitHub(event, ({checkout, runner}) => {
-    git(checkout, ['checkout', '-q', headSha])
-    writeFileSync(path.join(checkout, 'src', 'farewell.ts'), FAREWELL)
-    writeFileSync(path.join(runner, 'merge.json'), JSON.stringify(merge))
-    return ['--units-merged', path.join(runner, 'merge.json')]
+/** A unit's job: `wave run --unit` on the scripted model's `turns`; its result's path (the patch beside it). */
+async function runUnit(approved: Approved, unit: string, expected: number, ...flags: string[]): Promise<string> {
+  const job = freshRunner(sandbox, remote, ++runs)
+  const plan = jobWithPlan(approved, job)
+  const run = await runWave(['run', plan, '--unit', unit, ...flags], {
+    cwd: job.checkout,
+    env: {WAVE_HOME: path.join(job.runner, 'wave')},
+    home: sandbox.home,
+    server,
+    timeoutMs: 90_000,
   })
+  expect(run.code, run.stderr).toBe(expected)
+  return plan.replace(/\.md$/, `.unit-${unit}.json`)
 }
 
-describe('wave github: a plan with units', {timeout: 240_000}, () => {
+/** Both units' jobs: farewell writes its file (or, `failing`, nothing: its check fails, exit 7); other changes nothing. */
+async function runUnits(approved: Approved, failing = false): Promise<Record<'farewell' | 'other', string>> {
+  server.push(...(failing ? [reply('Nothing to write.')] : runTurns()))
+  const farewell = await runUnit(approved, 'farewell', failing ? 7 : 0, '--verify-retries', '0')
+  server.push(reply('src/other/ needs no change.'))
+  const other = await runUnit(approved, 'other', 0)
+  return {farewell, other}
+}
+
+/** A unit's report: `wave github --unit-result` with its result. */
+const reportUnit = (approved: Approved, result: string) => startGitHub(approved.event, () => ['--unit-result', result])
+
+/** The merge job: the results and patches in one folder, `wave plans merge --json` on the planned commit, then `wave github --units-merged`. */
+async function mergeJob(
+  approved: Approved,
+  results: string[],
+  edit?: (merge: Record<string, unknown>) => void,
+): Promise<Job & {merge: Record<string, unknown>}> {
+  let merge: Record<string, unknown> = {}
+  const job = await startGitHub(approved.event, async (made) => {
+    const plan = jobWithPlan(approved, made)
+    const folder = path.join(made.runner, 'wave-units')
+    mkdirSync(folder)
+    for (const result of results) for (const file of [result, result.replace(/\.json$/, '.patch')]) copyFileSync(file, path.join(folder, path.basename(file)))
+    const merged = await runWave(['plans', 'merge', plan, folder, '--json'], {
+      cwd: made.checkout,
+      env: {WAVE_HOME: path.join(made.runner, 'wave')},
+      home: sandbox.home,
+      timeoutMs: 90_000,
+    })
+    expect([0, 7], merged.stderr).toContain(merged.code)
+    merge = JSON.parse(merged.stdout)
+    edit?.(merge)
+    writeFileSync(path.join(made.runner, 'merge.json'), JSON.stringify(merge))
+    return ['--units-merged', path.join(made.runner, 'merge.json')]
+  })
+  return {...job, merge}
+}
+
+const rowOf = (body: string, unit: string) => body.split('\n').find((line) => line.startsWith(`| \`${unit}\` |`))
+const commentWrites = () => github.writes().filter((r) => r.method === 'PATCH' && /\/issues\/comments\/\d+$/.test(r.path))
+
+describe('wave github: a plan with units', {timeout: 300_000}, () => {
   it("shows the units in the plan's comment, and what is wrong with them (control: a plan whose units are sound shows no problem)", async () => {
     const overlapping = `${PLAN}\n## Scope\n- src/**\n\n## Units\n\n### a\n#### Scope\n- src/**\n\n### b\n#### Scope\n- src/farewell.ts\n`
     server.push(...planTurns(overlapping))
@@ -224,15 +225,34 @@ describe('wave github: a plan with units', {timeout: 240_000}, () => {
     expect(git(remote, ['rev-parse', 'refs/heads/feature'])).not.toBe(headSha)
   })
 
-  it('the merge job shows a row per unit and the merged checks, then pushes the merged tree to the pull request', async () => {
-    const {event, name} = await approvedUnits()
-    const merge = await mergeJob(event, mergeResult(name, 'merged'))
+  it("each unit's job reports its row as it ends; the merge of their results shows every row and the merged checks, then pushes", async () => {
+    const approved = await approvedUnits()
+    const results = await runUnits(approved)
+
+    const farewell = await reportUnit(approved, results.farewell)
+    expect(farewell.result.code, farewell.result.stderr).toBe(0)
+    expect(JSON.parse(farewell.result.stdout)).toMatchObject({outcome: 'reported', plan: {name: approved.name, status: 'running'}})
+    let body = stickyOn().body
+    expect(rowOf(body, 'farewell')).toMatch(/^\| `farewell` \| ✅ succeeded \| test -f src\/farewell.ts passed \| \$/)
+    expect(rowOf(body, 'other')).toBe('| `other` | ⏳ pending |  |  |')
+    // A unit's row is not the plan's end: the plan runs on until the merge, and nothing is pushed.
+    expect(statusOf(body)).toBe('🏃 running')
+    expect(farewell.outputs).toEqual({'has-units': 'false'})
+
+    expect((await reportUnit(approved, results.other)).result.code).toBe(0)
+    body = stickyOn().body
+    expect(rowOf(body, 'farewell')).toContain('✅ succeeded')
+    expect(rowOf(body, 'other')).toMatch(/^\| `other` \| ✅ succeeded \| none \| \$/)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+
+    const merge = await mergeJob(approved, [results.farewell, results.other])
+    expect(merge.merge).toMatchObject({applied: true, problem: null, sha256: sha256(UNITS_PLAN)})
     expect(merge.result.code, merge.result.stderr).toBe(0)
     expect(JSON.parse(merge.result.stdout)).toMatchObject({outcome: 'merged'})
-    const body = stickyOn().body
+    body = stickyOn().body
     expect(statusOf(body)).toBe('✅ done')
-    expect(body).toContain('| `farewell` | ✅ merged | test -f src/farewell.ts passed | $0.1500 |')
-    expect(body).toContain('| `other` | ✅ merged | none | $0.1000 |')
+    expect(rowOf(body, 'farewell')).toMatch(/^\| `farewell` \| ✅ merged \| test -f src\/farewell.ts passed \| \$/)
+    expect(rowOf(body, 'other')).toMatch(/^\| `other` \| ✅ merged \| none \| \$/)
     expect(body).toContain("**The plan's checks on the merged tree:** test -f src/farewell.ts passed")
     const pushed = git(remote, ['rev-parse', 'refs/heads/feature'])
     expect(pushed).not.toBe(headSha)
@@ -240,26 +260,101 @@ describe('wave github: a plan with units', {timeout: 240_000}, () => {
     expect(merge.outputs).toEqual({'has-units': 'false'})
   })
 
-  it('a failed unit: the row says so with its exit code, the plan failed (exit 7), and nothing is pushed', async () => {
-    const {event, name} = await approvedUnits()
-    const merge = await mergeJob(event, mergeResult(name, 'failed'))
+  it("two units' reports interleaved: one writes over the other's row, which is written again; both rows end in the comment (control: one after the other, each written once)", async () => {
+    const approved = await approvedUnits()
+    const results = await runUnits(approved)
+    const listed = {method: 'GET', path: /\/issues\/7\/comments$/}
+    const before = commentWrites().length
+
+    // farewell's report reads the comment; its answer (both rows pending) is held until other's report has written.
+    const farewellRead = github.hold(listed, 'stale')
+    const farewell = reportUnit(approved, results.farewell)
+    await farewellRead.arrived
+    // other's report reads, writes its row, then reads again to verify: that read is held until farewell has written.
+    const otherVerify = github.hold({...listed, skip: 1}, 'fresh')
+    const other = reportUnit(approved, results.other)
+    await otherVerify.arrived
+    expect(rowOf(stickyOn().body, 'other')).toContain('✅ succeeded')
+    farewellRead.release()
+    const farewellJob = await farewell
+    expect(farewellJob.result.code, farewellJob.result.stderr).toBe(0)
+    // farewell wrote from its stale read: other's row is gone.
+    expect(rowOf(stickyOn().body, 'other')).toBe('| `other` | ⏳ pending |  |  |')
+    otherVerify.release()
+    const otherJob = await other
+    expect(otherJob.result.code, otherJob.result.stderr).toBe(0)
+    expect(JSON.parse(otherJob.result.stdout).message).toContain('(written 2 times: another job wrote over it)')
+    const body = stickyOn().body
+    expect(rowOf(body, 'farewell')).toContain('✅ succeeded')
+    expect(rowOf(body, 'other')).toContain('✅ succeeded')
+    expect(commentWrites().length - before).toBe(3)
+
+    // Control: the same two reports again, one after the other: each writes its row once.
+    const control = commentWrites().length
+    for (const result of [results.farewell, results.other]) {
+      const job = await reportUnit(approved, result)
+      expect(job.result.code, job.result.stderr).toBe(0)
+      expect(JSON.parse(job.result.stdout).message).not.toContain('written 2 times')
+    }
+    expect(commentWrites().length - control).toBe(2)
+    expect(rowOf(stickyOn().body, 'other')).toContain('✅ succeeded')
+  })
+
+  it("refuses a unit's result of another version of the plan (exit 4), of another approval or an unknown unit (exit 2), leaving the comment as it was", async () => {
+    const approved = await approvedUnits()
+    server.push(reply('src/other/ needs no change.'))
+    const result = await runUnit(approved, 'other', 0)
+    const real = JSON.parse(readFileSync(result, 'utf8'))
+    const before = stickyOn().body
+    const tampered = async (change: (result: Record<string, unknown>) => void) => {
+      const copy = JSON.parse(JSON.stringify(real))
+      change(copy)
+      const file = result.replace(/\.json$/, `.tampered-${runs}.json`)
+      writeFileSync(file, JSON.stringify(copy))
+      return (await reportUnit(approved, file)).result
+    }
+
+    const otherBytes = await tampered((copy) => Object.assign(copy.plan as object, {sha256: sha256('another plan')}))
+    expect(otherBytes.code).toBe(4)
+    expect(otherBytes.stderr).toContain(`The result of unit other is of plan ${approved.name} with sha256 ${sha256('another plan')}`)
+    const otherApproval = await tampered((copy) => Object.assign(copy, {approvalDecidedAt: '2030-01-01T00:00:00.000Z'}))
+    expect(otherApproval.code).toBe(2)
+    expect(otherApproval.stderr).toContain('ran under another approval')
+    const unknown = await tampered((copy) => Object.assign(copy, {unit: 'mobile'}))
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('has no such unit (its units: farewell, other)')
+    expect(stickyOn().body).toBe(before)
+
+    // Control: the result as the unit's job wrote it is reported.
+    expect((await reportUnit(approved, result)).result.code).toBe(0)
+    expect(rowOf(stickyOn().body, 'other')).toContain('✅ succeeded')
+  })
+
+  it('a failed unit: its row says so with its exit code, the merge names it, the plan failed (exit 7), and nothing is pushed', async () => {
+    const approved = await approvedUnits()
+    const results = await runUnits(approved, true)
+    expect((await reportUnit(approved, results.farewell)).result.code).toBe(0)
+    expect(rowOf(stickyOn().body, 'farewell')).toMatch(/^\| `farewell` \| ❌ failed \(exit 7\) \| test -f src\/farewell.ts exit 1 \| \$/)
+    const merge = await mergeJob(approved, [results.farewell, results.other])
+    expect(merge.merge).toMatchObject({applied: false, failed: ['farewell']})
     expect(merge.result.code).toBe(7)
     const body = stickyOn().body
     expect(statusOf(body)).toBe('❌ failed')
-    expect(body).toContain('| `farewell` | ❌ failed (exit 7) | test -f src/farewell.ts exit 1 | $0.1500 |')
-    expect(body).toContain('| `other` | ✅ succeeded | none | $0.1000 |')
-    expect(body).toContain('the unit farewell failed (exit 7)')
+    expect(rowOf(body, 'farewell')).toMatch(/^\| `farewell` \| ❌ failed \(exit 7\) \| test -f src\/farewell.ts exit 1 \|/)
+    expect(rowOf(body, 'other')).toMatch(/^\| `other` \| ✅ succeeded \| none \|/)
+    expect(body).toContain('unit farewell failed')
     // The failed unit's job is re-run, then the merge: no /wave resume for a plan's units.
     expect(body).not.toContain('/wave resume')
     expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
   })
 
   it('refuses a merge of another version of the plan (exit 4), leaving the comment as it was', async () => {
-    const {event, name} = await approvedUnits()
+    const approved = await approvedUnits()
+    const results = await runUnits(approved)
     const before = stickyOn().body
-    const merge = await mergeJob(event, {...(mergeResult(name, 'merged') as object), sha256: sha256('another plan')})
+    const merge = await mergeJob(approved, [results.farewell, results.other], (output) => Object.assign(output, {sha256: sha256('another plan')}))
     expect(merge.result.code).toBe(4)
-    expect(merge.result.stderr).toContain(`The merge is of plan ${name} with sha256 ${sha256('another plan')}`)
+    expect(merge.result.stderr).toContain(`The merge is of plan ${approved.name} with sha256 ${sha256('another plan')}`)
     expect(stickyOn().body).toBe(before)
   })
 })

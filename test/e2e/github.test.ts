@@ -6,10 +6,9 @@
  */
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
-import {fileURLToPath} from 'node:url'
 
 import {Marked, type Token} from 'marked'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
 import {
@@ -20,9 +19,12 @@ import {
   expectTokenKept,
   FAREWELL,
   firstUserText,
-  forgeRemote,
   freshRunner,
   git,
+  GITHUB_TOKEN,
+  githubComment,
+  githubFixture,
+  githubJobEnv,
   nameIn,
   notedPlanTurns,
   PLAN,
@@ -30,13 +32,12 @@ import {
   REVISED,
   runTurns,
   statusOf,
+  useGitHubForge,
 } from '../support/forge-fixture.js'
-import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
+import type {GitHubServer, StoredComment} from '../support/github-server.js'
 import {type MessagesServer, reply, toolResults, toolUse} from '../support/messages-server.js'
-import {useScriptedSession} from '../support/session.js'
 
-const TOKEN = 'ghs_test-token-never-logged-0123456789'
-const FIXTURES = fileURLToPath(new URL('../fixtures/github/', import.meta.url))
+const TOKEN = GITHUB_TOKEN
 
 let sandbox: Sandbox
 let server: MessagesServer
@@ -44,27 +45,9 @@ let github: GitHubServer
 let remote: string
 let headSha: string
 let runs = 0
-useScriptedSession((session) => ({sandbox, server} = session))
-
-beforeEach(async () => {
-  // The remote, holding main and a pull request's branch "feature" (one commit ahead).
-  const made = forgeRemote(sandbox)
-  remote = made.remote
-  headSha = made.headSha
-
-  github = await startGitHubServer({
-    owner: 'octo',
-    permissions: {alice: 'write', mona: 'maintain', paula: 'read', rita: 'read'},
-    remote,
-    repo: 'demo',
-    token: TOKEN,
-  })
-  github.addPull({base: {ref: 'main'}, body: 'Adds a greeting.', head: {ref: 'feature', sha: headSha}, number: 7, title: 'Greet people by name'})
-  github.addIssue({body: 'The app should also say goodbye.', number: 12, title: 'Say goodbye too'})
-})
-
-afterEach(async () => {
-  await github.close()
+// The remote, holding main and a pull request's branch "feature" (one commit ahead); pull request 7 and issue 12.
+useGitHubForge({issue: true, permissions: {alice: 'write', mona: 'maintain', paula: 'read', rita: 'read'}}, (made) => {
+  ;({forge: github, headSha, remote, sandbox, server} = made)
 })
 
 /** One workflow run: a fresh clone of the remote, a fresh WAVE_HOME, the event in a file. */
@@ -75,14 +58,7 @@ async function onGitHub(eventName: string, payload: unknown, env: Record<string,
   const result = await runWave(['github'], {
     cwd: checkout,
     env: {
-      GITHUB_API_URL: github.url,
-      GITHUB_EVENT_NAME: eventName,
-      GITHUB_EVENT_PATH: eventPath,
-      GITHUB_REPOSITORY: 'octo/demo',
-      GITHUB_RUN_ID: String(9000 + runs),
-      GITHUB_SERVER_URL: 'https://github.test',
-      GITHUB_TOKEN: TOKEN,
-      WAVE_HOME: path.join(runner, 'wave'),
+      ...githubJobEnv(github, {eventName, eventPath, run: runs, runner}),
       ...env,
     },
     home: sandbox.home,
@@ -98,25 +74,10 @@ async function onGitHub(eventName: string, payload: unknown, env: Record<string,
   return result
 }
 
-const fixture = (name: string) => JSON.parse(readFileSync(path.join(FIXTURES, name), 'utf8'))
+const fixture = githubFixture
 
 /** A person's comment, written in the thread now (or at `at`), and the issue_comment event it makes. */
-function comment(issue: number, body: string, by = 'alice', at?: string): {event: unknown; stored: StoredComment} {
-  const stored = github.addComment(issue, body, {login: by})
-  if (at) stored.created_at = stored.updated_at = at
-  const event = fixture(issue === 7 ? 'issue_comment.pull_request.json' : 'issue_comment.issue.json')
-  event.comment = {
-    ...event.comment,
-    body,
-    created_at: stored.created_at,
-    html_url: stored.html_url,
-    id: stored.id,
-    updated_at: stored.updated_at,
-    user: {...event.comment.user, id: github.userId(by), login: by},
-  }
-  event.sender = {...event.sender, id: github.userId(by), login: by}
-  return {event, stored}
-}
+const comment = (issue: number, body: string, by = 'alice', at?: string) => githubComment(github, issue, body, by, at)
 
 const stickies = (issue: number) => github.commentsOn(issue).filter((c) => c.body.startsWith('<!-- wave:plan:'))
 function stickyOn(issue: number): StoredComment {

@@ -13,14 +13,13 @@ import {chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmS
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {parse} from 'yaml'
 
 import {type Sandbox, sha256, waveEnv} from '../support/cli.js'
-import {FAREWELL, forgeRemote, freshRunner, git, nameIn, statusOf} from '../support/forge-fixture.js'
-import {type GitLabServer, startGitLabServer, type StoredNote} from '../support/gitlab-server.js'
+import {FAREWELL, freshRunner, git, GITLAB_TOKEN, gitlabJobEnv, MR, nameIn, noteEvent, statusOf, useGitLabForge} from '../support/forge-fixture.js'
+import type {GitLabServer, StoredNote} from '../support/gitlab-server.js'
 import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
-import {useScriptedSession} from '../support/session.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const recipe = parse(readFileSync(path.join(ROOT, 'examples/gitlab-ci/wave.gitlab-ci.yml'), 'utf8')) as Record<string, {script?: unknown[]}>
@@ -29,9 +28,7 @@ const restoreStep = shell(recipe['.wave-resume-restore'] as unknown as unknown[]
 const keepStep = shell(recipe['.wave-resume-keep'] as unknown as unknown[])
 const waveScript = shell(recipe['.wave'].script)
 
-const TOKEN = 'glpat-test-token-never-logged-0123456789'
-const PROJECT = 42
-const MR = {iid: 7, type: 'MergeRequest'} as const
+const TOKEN = GITLAB_TOKEN
 const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n\n## Verification\n- `test -f src/fixed.txt`\n'
 
 let sandbox: Sandbox
@@ -42,27 +39,9 @@ let headSha: string
 /** GitLab's cache of the merge request's thread (key wave-resume-mr-7), as a directory. */
 let cache: string
 let jobs = 0
-useScriptedSession((session) => ({sandbox, server} = session))
-
-beforeEach(async () => {
-  const made = forgeRemote(sandbox)
-  remote = made.remote
-  headSha = made.headSha
+useGitLabForge({members: {alice: 30, mona: 40, rita: 20}}, (made) => {
+  ;({forge: gitlab, headSha, remote, sandbox, server} = made)
   cache = path.join(sandbox.root, 'cache-wave-resume-mr-7')
-  gitlab = await startGitLabServer({members: {alice: 30, mona: 40, rita: 20}, path: 'group/demo', projectId: PROJECT, remote, token: TOKEN})
-  gitlab.addMergeRequest({
-    author: 'alice',
-    description: 'Adds a greeting.',
-    iid: 7,
-    sha: headSha,
-    source_branch: 'feature',
-    target_branch: 'main',
-    title: 'Greet people',
-  })
-})
-
-afterEach(async () => {
-  await gitlab.close()
 })
 
 /** bash as GitLab runs a job's script (errexit, pipefail); resolves once it exited. */
@@ -89,44 +68,15 @@ async function pipelineJob(body: string, by: string, command: string) {
   mkdirSync(bin)
   writeFileSync(path.join(bin, 'wave'), `#!/bin/sh\nexec "${process.execPath}" "${path.join(ROOT, 'bin', 'run.js')}" "$@"\n`)
   chmodSync(path.join(bin, 'wave'), 0o755)
-  const stored = gitlab.addNote(MR, body, by)
-  const payload = {
-    event_type: 'note',
-    merge_request: {iid: 7, source_branch: 'feature', target_branch: 'main', title: 'Greet people'},
-    object_attributes: {
-      author_id: stored.author.id,
-      created_at: stored.created_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'),
-      id: stored.id,
-      note: body,
-      noteable_type: 'MergeRequest',
-      system: false,
-      url: `https://gitlab.test/group/demo/-/merge_requests/7#note_${stored.id}`,
-    },
-    object_kind: 'note',
-    project: {id: PROJECT, path_with_namespace: 'group/demo', web_url: 'https://gitlab.test/group/demo'},
-    project_id: PROJECT,
-    user: {id: stored.author.id, name: by, username: by},
-  }
+  const {payload} = noteEvent(gitlab, MR, body, by)
   writeFileSync(path.join(runner, 'TRIGGER_PAYLOAD'), JSON.stringify(payload))
   const env = waveEnv({
     env: {
-      CI_API_V4_URL: gitlab.apiUrl,
-      CI_COMMIT_REF_NAME: 'main',
-      CI_COMMIT_SHA: git(remote, ['rev-parse', 'refs/heads/main']),
-      CI_PIPELINE_SOURCE: 'parent_pipeline',
-      CI_PIPELINE_URL: `https://gitlab.test/group/demo/-/pipelines/${9000 + jobs}`,
-      CI_PROJECT_DIR: checkout,
-      CI_PROJECT_ID: String(PROJECT),
-      CI_PROJECT_PATH: 'group/demo',
-      CI_PROJECT_URL: 'https://gitlab.test/group/demo',
-      CI_SERVER_URL: 'https://gitlab.test',
-      GITLAB_TOKEN: TOKEN,
+      ...gitlabJobEnv(gitlab, {checkout, job: jobs, remote, runner, source: 'parent_pipeline'}),
       PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`,
       TRIGGER_PAYLOAD: path.join(runner, 'TRIGGER_PAYLOAD'),
       WAVE_COMMAND: command,
       WAVE_GITLAB_ALLOW: 'Bash(npm test:*)',
-      WAVE_GITLAB_REMOTE: 'origin',
-      WAVE_HOME: path.join(runner, 'wave'),
       WAVE_JOB_TMP: path.join(runner, 'job'),
     },
     home: sandbox.home,

@@ -8,7 +8,7 @@
 import {readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
 import {
@@ -19,25 +19,28 @@ import {
   expectTokenKept,
   FAREWELL,
   firstUserText,
-  forgeRemote,
   freshRunner,
   git,
+  GITLAB_PROJECT,
+  GITLAB_TOKEN,
+  gitlabJobEnv,
+  ISSUE,
+  MR,
   nameIn,
+  noteEvent,
   notedPlanTurns,
   PLAN,
   planTurns,
   REVISED,
   runTurns,
   statusOf,
+  useGitLabForge,
 } from '../support/forge-fixture.js'
-import {type GitLabServer, startGitLabServer, type StoredNote} from '../support/gitlab-server.js'
+import type {GitLabServer, StoredNote} from '../support/gitlab-server.js'
 import type {MessagesServer} from '../support/messages-server.js'
-import {useScriptedSession} from '../support/session.js'
 
-const TOKEN = 'glpat-test-token-never-logged-0123456789'
-const PROJECT = 42
-const MR = {iid: 7, type: 'MergeRequest'} as const
-const ISSUE = {iid: 12, type: 'Issue'} as const
+const TOKEN = GITLAB_TOKEN
+const PROJECT = GITLAB_PROJECT
 
 /** Each test runs two to four pipeline jobs, each a fresh clone and a fresh wave process: more than the default 30 s on a busy machine. */
 const JOBS = {timeout: 120_000}
@@ -48,49 +51,17 @@ let gitlab: GitLabServer
 let remote: string
 let headSha: string
 let jobs = 0
-useScriptedSession((session) => ({sandbox, server} = session))
-
-beforeEach(async () => {
-  // The remote, holding main and a merge request's source branch "feature" (one commit ahead).
-  const made = forgeRemote(sandbox)
-  remote = made.remote
-  headSha = made.headSha
-
-  // alice and dave are developers, mona a maintainer, rita a reporter.
-  gitlab = await startGitLabServer({members: {alice: 30, dave: 30, mona: 40, rita: 20}, path: 'group/demo', projectId: PROJECT, remote, token: TOKEN})
-  gitlab.addMergeRequest({
-    author: 'alice',
-    description: 'Adds a greeting.',
-    iid: 7,
-    sha: headSha,
-    source_branch: 'feature',
-    target_branch: 'main',
-    title: 'Greet people by name',
-  })
-  gitlab.addIssue({description: 'The app should also say goodbye.', iid: 12, title: 'Say goodbye too'})
-})
-
-afterEach(async () => {
-  await gitlab.close()
+// The remote, holding main and a merge request's source branch "feature" (one commit ahead); !7 and issue 12.
+// alice and dave are developers, mona a maintainer, rita a reporter.
+useGitLabForge({issue: true, members: {alice: 30, dave: 30, mona: 40, rita: 20}}, (made) => {
+  ;({forge: gitlab, headSha, remote, sandbox, server} = made)
 })
 
 /** One pipeline job: a fresh clone of the remote, a fresh WAVE_HOME, GitLab's predefined variables. */
 async function job(env: Record<string, string>, payload?: unknown): Promise<RunWaveResult> {
   const {checkout, runner} = freshRunner(sandbox, remote, ++jobs)
   const variables: Record<string, string> = {
-    CI: 'true',
-    CI_API_V4_URL: gitlab.apiUrl,
-    CI_COMMIT_REF_NAME: 'main',
-    CI_COMMIT_SHA: git(remote, ['rev-parse', 'refs/heads/main']),
-    CI_PIPELINE_SOURCE: payload === undefined ? 'web' : 'trigger',
-    CI_PIPELINE_URL: `https://gitlab.test/group/demo/-/pipelines/${9000 + jobs}`,
-    CI_PROJECT_ID: String(PROJECT),
-    CI_PROJECT_PATH: 'group/demo',
-    CI_PROJECT_URL: 'https://gitlab.test/group/demo',
-    CI_SERVER_URL: 'https://gitlab.test',
-    GITLAB_TOKEN: TOKEN,
-    WAVE_GITLAB_REMOTE: 'origin',
-    WAVE_HOME: path.join(runner, 'wave'),
+    ...gitlabJobEnv(gitlab, {checkout, job: jobs, remote, runner, source: payload === undefined ? 'web' : 'trigger'}),
     ...env,
   }
   if (env.WAVE_TASK !== undefined && env.CI_PIPELINE_ID === undefined) {
@@ -122,31 +93,7 @@ async function job(env: Record<string, string>, payload?: unknown): Promise<RunW
 }
 
 /** A person's note, written on the merge request (or issue) now, and the note event GitLab's webhook sends for it. */
-function note(on: StoredNote['noteable'], body: string, by = 'alice'): {payload: unknown; stored: StoredNote} {
-  const stored = gitlab.addNote(on, body, by)
-  const noteable =
-    on.type === 'MergeRequest'
-      ? {merge_request: {iid: on.iid, source_branch: 'feature', target_branch: 'main', title: 'Greet people by name'}}
-      : {issue: {iid: on.iid, title: 'Say goodbye too'}}
-  const payload = {
-    event_type: 'note',
-    object_attributes: {
-      author_id: stored.author.id,
-      created_at: stored.created_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'),
-      id: stored.id,
-      note: body,
-      noteable_type: on.type,
-      system: false,
-      url: `https://gitlab.test/group/demo/-/${on.type === 'MergeRequest' ? 'merge_requests' : 'issues'}/${on.iid}#note_${stored.id}`,
-    },
-    object_kind: 'note',
-    project: {id: PROJECT, path_with_namespace: 'group/demo', web_url: 'https://gitlab.test/group/demo'},
-    project_id: PROJECT,
-    user: {id: stored.author.id, name: by, username: by},
-    ...noteable,
-  }
-  return {payload, stored}
-}
+const note = (on: StoredNote['noteable'], body: string, by = 'alice') => noteEvent(gitlab, on, body, by)
 
 const stickies = (on: StoredNote['noteable']) => gitlab.notesOn(on).filter((n) => n.body.startsWith('<!-- wave:plan:'))
 function stickyOn(on: StoredNote['noteable']): StoredNote {

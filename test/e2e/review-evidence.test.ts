@@ -11,37 +11,35 @@ import http from 'node:http'
 import type {AddressInfo} from 'node:net'
 import path from 'node:path'
 import {execFileSync} from 'node:child_process'
-import {fileURLToPath} from 'node:url'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
-import {expectTokenKept, FAREWELL, forgeRemote, freshRunner, git, nameIn, PLAN, statusOf} from '../support/forge-fixture.js'
-import {type GitHubServer, startGitHubServer, type StoredComment} from '../support/github-server.js'
+import {
+  expectTokenKept,
+  FAREWELL,
+  freshRunner,
+  git,
+  GITHUB_TOKEN,
+  githubComment,
+  githubJobEnv,
+  nameIn,
+  PLAN,
+  statusOf,
+  useGitHubForge,
+} from '../support/forge-fixture.js'
+import type {GitHubServer, StoredComment} from '../support/github-server.js'
 import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
-import {useScriptedSession} from '../support/session.js'
 
-const TOKEN = 'ghs_test-token-never-logged-0123456789'
-const FIXTURES = fileURLToPath(new URL('../fixtures/github/', import.meta.url))
+const TOKEN = GITHUB_TOKEN
 
 let sandbox: Sandbox
 let server: MessagesServer
 let github: GitHubServer
 let remote: string
-let headSha: string
 let runs = 0
-useScriptedSession((session) => ({sandbox, server} = session))
-
-beforeEach(async () => {
-  const made = forgeRemote(sandbox)
-  remote = made.remote
-  headSha = made.headSha
-  github = await startGitHubServer({owner: 'octo', permissions: {alice: 'write', mona: 'maintain', paula: 'read'}, remote, repo: 'demo', token: TOKEN})
-  github.addPull({base: {ref: 'main'}, body: 'Adds a greeting.', head: {ref: 'feature', sha: headSha}, number: 7, title: 'Greet people by name'})
-})
-
-afterEach(async () => {
-  await github.close()
+useGitHubForge({permissions: {alice: 'write', mona: 'maintain', paula: 'read'}}, (made) => {
+  ;({forge: github, remote, sandbox, server} = made)
 })
 
 interface Job {
@@ -57,31 +55,14 @@ async function onGitHub(body: string, by: string, restore?: string): Promise<Job
   const home = path.join(runner, 'wave')
   if (restore) cpSync(restore, home, {recursive: true})
   const summaryFile = path.join(runner, 'summary.md')
-  const stored = github.addComment(7, body, {login: by})
-  const event = JSON.parse(readFileSync(path.join(FIXTURES, 'issue_comment.pull_request.json'), 'utf8'))
-  event.comment = {
-    ...event.comment,
-    body,
-    created_at: stored.created_at,
-    html_url: stored.html_url,
-    id: stored.id,
-    updated_at: stored.updated_at,
-    user: {...event.comment.user, login: by},
-  }
-  event.sender = {...event.sender, login: by}
+  const {event} = githubComment(github, 7, body, by)
   const eventPath = path.join(runner, 'event.json')
   writeFileSync(eventPath, JSON.stringify(event))
   const result = await runWave(['github'], {
     cwd: checkout,
     env: {
-      GITHUB_API_URL: github.url,
-      GITHUB_EVENT_NAME: 'issue_comment',
-      GITHUB_EVENT_PATH: eventPath,
-      GITHUB_REPOSITORY: 'octo/demo',
-      GITHUB_RUN_ID: String(9000 + runs),
-      GITHUB_SERVER_URL: 'https://github.test',
+      ...githubJobEnv(github, {eventName: 'issue_comment', eventPath, run: runs, runner}),
       GITHUB_STEP_SUMMARY: summaryFile,
-      GITHUB_TOKEN: TOKEN,
       WAVE_HOME: home,
     },
     home: sandbox.home,

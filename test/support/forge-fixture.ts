@@ -2,16 +2,23 @@
  * What the `wave github` and `wave gitlab` end-to-end suites share: a bare repository as the forge's git
  * remote, holding main and a change request's branch "feature" one commit ahead; a fresh clone for each
  * CI job, as a fresh runner has; the plan and the run the scripted model gives; and the checks every job
- * makes (the token never shows) and reads of the plan's sticky comment.
+ * makes (the token never shows) and reads of the plan's sticky comment; each test's stand-in
+ * (useGitHubForge, useGitLabForge), the events a person's comment or note sends (githubComment,
+ * noteEvent), and the variables a CI job gives wave (githubJobEnv, gitlabJobEnv).
  */
 import {execFileSync} from 'node:child_process'
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {expect} from 'vitest'
+import {fileURLToPath} from 'node:url'
+
+import {afterEach, beforeEach, expect} from 'vitest'
 
 import type {RunWaveResult, Sandbox} from './cli.js'
+import {type GitHubServer, type Role, startGitHubServer, type StoredComment} from './github-server.js'
+import {type GitLabServer, startGitLabServer, type StoredNote} from './gitlab-server.js'
 import {planPathIn, type RecordedRequest, reply, toolUse} from './messages-server.js'
+import {type ScriptedSession, useScriptedSession} from './session.js'
 
 export const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n'
 export const REVISED = '# Plan: add a goodbye\n\n1. Create src/farewell.ts exporting goodbye(name).\n'
@@ -162,3 +169,176 @@ Write src/farewell.ts.
 #### Scope
 - src/other/**
 `
+
+// ------------------------------------------------------------------------------------- the stand-ins
+
+/** The token every forge suite's jobs hold: it must never show (expectTokenKept). */
+export const GITHUB_TOKEN = 'ghs_test-token-never-logged-0123456789'
+export const GITLAB_TOKEN = 'glpat-test-token-never-logged-0123456789'
+/** The GitLab project every suite's jobs are in. */
+export const GITLAB_PROJECT = 42
+/** The change request every suite works on (GitHub's pull request 7, GitLab's merge request !7), and the issue (12). */
+export const CHANGE_REQUEST_TITLE = 'Greet people by name'
+export const MR = {iid: 7, type: 'MergeRequest'} as const
+export const ISSUE = {iid: 12, type: 'Issue'} as const
+
+/** A test's forge: the scripted session's sandbox and server, the remote with main and "feature", the stand-in. */
+export interface ForgeOf<Server> extends ScriptedSession {
+  forge: Server
+  remote: string
+  /** The head of "feature", the change request's branch. */
+  headSha: string
+}
+
+/**
+ * Registers each test's GitHub: the scripted session (useScriptedSession), the remote, and octo/demo's
+ * stand-in with pull request 7 from "feature" (and issue 12, with `issue`); `onReady` receives them.
+ */
+export function useGitHubForge(options: {permissions: Record<string, Role>; issue?: boolean}, onReady: (made: ForgeOf<GitHubServer>) => void): void {
+  let session: ScriptedSession
+  let github: GitHubServer | undefined
+  useScriptedSession((made) => (session = made))
+  beforeEach(async () => {
+    const {headSha, remote} = forgeRemote(session.sandbox)
+    github = await startGitHubServer({owner: 'octo', permissions: options.permissions, remote, repo: 'demo', token: GITHUB_TOKEN})
+    github.addPull({base: {ref: 'main'}, body: 'Adds a greeting.', head: {ref: 'feature', sha: headSha}, number: 7, title: CHANGE_REQUEST_TITLE})
+    if (options.issue) github.addIssue({body: 'The app should also say goodbye.', number: 12, title: 'Say goodbye too'})
+    onReady({...session, forge: github, headSha, remote})
+  })
+  afterEach(async () => {
+    await github?.close()
+  })
+}
+
+/** The same for GitLab: group/demo's stand-in with `members` (name → access level), merge request !7 (and issue 12, with `issue`). */
+export function useGitLabForge(options: {members: Record<string, number>; issue?: boolean}, onReady: (made: ForgeOf<GitLabServer>) => void): void {
+  let session: ScriptedSession
+  let gitlab: GitLabServer | undefined
+  useScriptedSession((made) => (session = made))
+  beforeEach(async () => {
+    const {headSha, remote} = forgeRemote(session.sandbox)
+    gitlab = await startGitLabServer({members: options.members, path: 'group/demo', projectId: GITLAB_PROJECT, remote, token: GITLAB_TOKEN})
+    gitlab.addMergeRequest({
+      author: 'alice',
+      description: 'Adds a greeting.',
+      iid: 7,
+      sha: headSha,
+      source_branch: 'feature',
+      target_branch: 'main',
+      title: CHANGE_REQUEST_TITLE,
+    })
+    if (options.issue) gitlab.addIssue({description: 'The app should also say goodbye.', iid: 12, title: 'Say goodbye too'})
+    onReady({...session, forge: gitlab, headSha, remote})
+  })
+  afterEach(async () => {
+    await gitlab?.close()
+  })
+}
+
+const GITHUB_FIXTURES = fileURLToPath(new URL('../fixtures/github/', import.meta.url))
+
+/** A GitHub event as test/fixtures/github/ keeps it (a webhook's body as GitHub sends it). */
+export const githubFixture = (name: string): GitHubCommentEvent => JSON.parse(readFileSync(path.join(GITHUB_FIXTURES, name), 'utf8'))
+
+/** A person's comment, written in the thread now (or at `at`), and the issue_comment event GitHub sends for it (7: the pull request, else an issue). */
+export function githubComment(
+  github: GitHubServer,
+  issue: number,
+  body: string,
+  by = 'alice',
+  at?: string,
+): {event: GitHubCommentEvent; stored: StoredComment} {
+  const stored = github.addComment(issue, body, {login: by})
+  if (at) stored.created_at = stored.updated_at = at
+  const event = githubFixture(issue === 7 ? 'issue_comment.pull_request.json' : 'issue_comment.issue.json')
+  event.comment = {
+    ...event.comment,
+    body,
+    created_at: stored.created_at,
+    html_url: stored.html_url,
+    id: stored.id,
+    updated_at: stored.updated_at,
+    user: {...event.comment.user, id: github.userId(by), login: by},
+  }
+  event.sender = {...event.sender, id: github.userId(by), login: by}
+  return {event, stored}
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: GitHub's event, as tests change it freely
+export type GitHubCommentEvent = any
+
+/** The variables a GitHub Actions job gives `wave github`: the event in `eventPath`, WAVE_HOME in the runner. */
+export function githubJobEnv(github: GitHubServer, job: {eventName: string; eventPath: string; runner: string; run: number}): Record<string, string> {
+  return {
+    GITHUB_API_URL: github.url,
+    GITHUB_EVENT_NAME: job.eventName,
+    GITHUB_EVENT_PATH: job.eventPath,
+    GITHUB_REPOSITORY: 'octo/demo',
+    GITHUB_RUN_ID: String(9000 + job.run),
+    GITHUB_SERVER_URL: 'https://github.test',
+    GITHUB_TOKEN,
+    WAVE_HOME: path.join(job.runner, 'wave'),
+  }
+}
+
+/** The note event GitLab's webhook sends (TRIGGER_PAYLOAD). */
+export interface NoteEvent {
+  event_type: 'note'
+  object_kind: 'note'
+  object_attributes: {author_id: number; created_at: string; id: number; note: string; noteable_type: string; system: boolean; url: string}
+  project: {id: number; path_with_namespace: string; web_url: string}
+  project_id: number
+  user: {id: number; name: string; username: string}
+  merge_request?: {iid: number; source_branch: string; target_branch: string; title: string}
+  issue?: {iid: number; title: string}
+}
+
+/** A person's note, written on the merge request (or issue) now, and the note event GitLab's webhook sends for it. */
+export function noteEvent(gitlab: GitLabServer, on: StoredNote['noteable'], body: string, by = 'alice'): {payload: NoteEvent; stored: StoredNote} {
+  const stored = gitlab.addNote(on, body, by)
+  const pull = on.type === 'MergeRequest'
+  const payload: NoteEvent = {
+    event_type: 'note',
+    object_attributes: {
+      author_id: stored.author.id,
+      // As the webhook writes times: 2030-01-01 00:00:01 UTC.
+      created_at: stored.created_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'),
+      id: stored.id,
+      note: body,
+      noteable_type: on.type,
+      system: false,
+      url: `https://gitlab.test/group/demo/-/${pull ? 'merge_requests' : 'issues'}/${on.iid}#note_${stored.id}`,
+    },
+    object_kind: 'note',
+    project: {id: GITLAB_PROJECT, path_with_namespace: 'group/demo', web_url: 'https://gitlab.test/group/demo'},
+    project_id: GITLAB_PROJECT,
+    user: {id: stored.author.id, name: by, username: by},
+    ...(pull
+      ? {merge_request: {iid: on.iid, source_branch: 'feature', target_branch: 'main', title: CHANGE_REQUEST_TITLE}}
+      : {issue: {iid: on.iid, title: 'Say goodbye too'}}),
+  }
+  return {payload, stored}
+}
+
+/** GitLab's predefined variables for pipeline job `job` (of `source`), in `checkout`, with the project's token; WAVE_HOME in the runner. */
+export function gitlabJobEnv(
+  gitlab: GitLabServer,
+  job: {remote: string; runner: string; checkout: string; job: number; source: string},
+): Record<string, string> {
+  return {
+    CI: 'true',
+    CI_API_V4_URL: gitlab.apiUrl,
+    CI_COMMIT_REF_NAME: 'main',
+    CI_COMMIT_SHA: git(job.remote, ['rev-parse', 'refs/heads/main']),
+    CI_PIPELINE_SOURCE: job.source,
+    CI_PIPELINE_URL: `https://gitlab.test/group/demo/-/pipelines/${9000 + job.job}`,
+    CI_PROJECT_DIR: job.checkout,
+    CI_PROJECT_ID: String(GITLAB_PROJECT),
+    CI_PROJECT_PATH: 'group/demo',
+    CI_PROJECT_URL: 'https://gitlab.test/group/demo',
+    CI_SERVER_URL: 'https://gitlab.test',
+    GITLAB_TOKEN,
+    WAVE_GITLAB_REMOTE: 'origin',
+    WAVE_HOME: path.join(job.runner, 'wave'),
+  }
+}

@@ -41,7 +41,31 @@ export interface ForgeHttp {
   readonly requests: RecordedForgeRequest[]
   /** Requests other than reads. */
   writes(): RecordedForgeRequest[]
+  /** Holds the next request matching (after `skip` others that match): see Hold. */
+  hold(match: RequestMatch, answer: HeldAnswer): Hold
   close(): Promise<void>
+}
+
+/** Which requests a hold is for: the method, and the path (as recorded, without the API's prefix). */
+export interface RequestMatch {
+  method: string
+  path: RegExp
+  /** How many matching requests go by before the one held (default 0: the next). */
+  skip?: number
+}
+
+/**
+ * A held request is answered when released: `stale`, with the answer it had when it arrived (a read
+ * that saw the server as it was, delivered late: what a slow network does), or `fresh`, with the
+ * answer the server gives at release (a request that reached the server late).
+ */
+export type HeldAnswer = 'stale' | 'fresh'
+
+/** One request held by the stand-in, so a test can order two clients' requests by events, not by time. */
+export interface Hold {
+  /** Resolves once the request has arrived (and is held). */
+  readonly arrived: Promise<RecordedForgeRequest>
+  release(): void
 }
 
 export async function startForgeHttp(options: ForgeHttpOptions): Promise<ForgeHttp> {
@@ -69,13 +93,25 @@ export async function startForgeHttp(options: ForgeHttpOptions): Promise<ForgeHt
 
     if (!options.authorized(request.headers)) return send(options.unauthorized)
     if (!inside) return send(options.notFound)
-    for (const [method, pattern, handler] of options.routes()) {
-      const match = pattern.exec(recorded.path)
-      if (match && method === recorded.method) return send(handler(match, recorded))
+    const answer = (): Answer => {
+      for (const [method, pattern, handler] of options.routes()) {
+        const match = pattern.exec(recorded.path)
+        if (match && method === recorded.method) return handler(match, recorded)
+      }
+
+      return options.notFound
     }
 
-    send(options.notFound)
+    const held = holds.find((hold) => hold.method === recorded.method && hold.path.test(recorded.path) && hold.skip-- <= 0)
+    if (!held) return send(answer())
+    holds.splice(holds.indexOf(held), 1)
+    const early = held.answer === 'stale' ? answer() : undefined
+    held.arrived(recorded)
+    await held.released
+    send(early ?? answer())
   })
+  const holds: Array<Required<RequestMatch> & {answer: HeldAnswer; arrived(request: RecordedForgeRequest): void; released: Promise<void>}> = []
+  const releases: Array<() => void> = []
   server.on('connection', (socket) => {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
@@ -86,8 +122,21 @@ export async function startForgeHttp(options: ForgeHttpOptions): Promise<ForgeHt
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy()
+        // A request still held is let go: nothing waits on a closed server.
+        for (const release of releases.splice(0)) release()
         server.close(() => resolve())
       }),
+    hold(match, answer) {
+      let arrived!: (request: RecordedForgeRequest) => void
+      let release!: () => void
+      const hold = {
+        arrived: new Promise<RecordedForgeRequest>((resolve) => (arrived = resolve)),
+        release: () => release(),
+      }
+      holds.push({...match, answer, arrived, released: new Promise<void>((resolve) => (release = resolve)), skip: match.skip ?? 0})
+      releases.push(release)
+      return hold
+    },
     requests,
     url: `http://127.0.0.1:${port}`,
     writes: () => requests.filter((r) => r.method !== 'GET'),

@@ -9,7 +9,19 @@
  *   // GITHUB_API_URL=github.url ...
  *   await github.close()
  */
-import {type Answer, branchHead, ForgeClock, latestStatuses, type RecordedForgeRequest, type Route, type StoredStatus, startForgeHttp} from './forge-server.js'
+import {
+  type Answer,
+  type HeldAnswer,
+  type Hold,
+  type RequestMatch,
+  branchHead,
+  ForgeClock,
+  latestStatuses,
+  type RecordedForgeRequest,
+  type Route,
+  type StoredStatus,
+  startForgeHttp,
+} from './forge-server.js'
 
 export type Role = 'read' | 'triage' | 'write' | 'maintain' | 'admin'
 
@@ -103,6 +115,8 @@ export interface GitHubServer {
   now(): string
   /** Moves the clock one second on and returns the new time: a comment written "now", after everything so far. */
   tick(): string
+  /** Holds the next request matching, to order two clients' requests by events (forge-server.ts). */
+  hold(match: RequestMatch, answer: HeldAnswer): Hold
   /** Requests other than reads. */
   writes(): RecordedGitHubRequest[]
   close(): Promise<void>
@@ -411,6 +425,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
     statusesOf: (sha) => latestStatuses(statuses, sha),
     tick,
     url: http.url,
+    hold: http.hold,
     writes: http.writes,
   }
 }

@@ -11,7 +11,19 @@
  *   // CI_API_V4_URL=gitlab.apiUrl ...
  *   await gitlab.close()
  */
-import {type Answer, branchHead, ForgeClock, latestStatuses, type RecordedForgeRequest, type Route, type StoredStatus, startForgeHttp} from './forge-server.js'
+import {
+  type Answer,
+  type HeldAnswer,
+  type Hold,
+  type RequestMatch,
+  branchHead,
+  ForgeClock,
+  latestStatuses,
+  type RecordedForgeRequest,
+  type Route,
+  type StoredStatus,
+  startForgeHttp,
+} from './forge-server.js'
 
 export interface GitLabServerOptions {
   projectId: number
@@ -116,6 +128,8 @@ export interface GitLabServer {
   notesOn(noteable: StoredNote['noteable']): StoredNote[]
   now(): string
   tick(): string
+  /** Holds the next request matching, to order two clients' requests by events (forge-server.ts). */
+  hold(match: RequestMatch, answer: HeldAnswer): Hold
   /** Requests other than reads. */
   writes(): RecordedGitLabRequest[]
   close(): Promise<void>
@@ -452,6 +466,7 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     tick,
     url: http.url,
     userId,
+    hold: http.hold,
     writes: http.writes,
   }
 }

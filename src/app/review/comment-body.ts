@@ -81,6 +81,8 @@ export const stickyStateSchema = z.object({
    * unit without an exit code has no result yet; `merged` once `wave plans merge` applied its patch.
    */
   units: z.array(unitRowSchema).optional(),
+  /** When the approval that bound the units was recorded (its record's decidedAt): a unit's result must be of this approval. */
+  unitsApprovedAt: z.string().optional(),
   /** The plan's own checks as `wave plans merge` ran them on the merged tree. */
   mergeChecks: z.array(checkRowSchema).optional(),
   /** The model's to-do list as its newest session left it. */

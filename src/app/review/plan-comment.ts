@@ -48,12 +48,14 @@ export class PlanComment {
    * what the comment shows (cappedNotes), then, while the body is too large, the diff since the last
    * review goes, then (once the plan is past review) the plan's copy. A plan under review that cannot fit
    * with its plan is an error: the reviewer approves every byte. Then sets the commit statuses its state
-   * calls for (commit-status.ts).
+   * calls for (commit-status.ts), unless `statuses` is false.
    */
-  async save(): Promise<void> {
+  async save(options: {statuses?: boolean} = {}): Promise<void> {
     this.state = cappedNotes(this.state)
     const body = this.fit()
     this.current = this.current ? await this.client.updateComment(this.thread, this.current.id, body) : await this.client.createComment(this.thread, body)
+    // A unit's row changes no status: only the plan's own status calls for one.
+    if (options.statuses === false) return
     for (const {sha, status} of commitStatuses(this.state, this.url)) {
       const key = `${sha} ${status.context}`
       const value = `${status.state} ${status.description}`

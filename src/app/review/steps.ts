@@ -80,7 +80,7 @@ export type ReviewSessionOptions = Pick<SessionOptions, 'model' | 'maxTurns'>
 
 export interface ReviewOutcome {
   event: string
-  outcome: 'ignored' | 'triaged' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'approved' | 'ran' | 'merged'
+  outcome: 'ignored' | 'triaged' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'approved' | 'ran' | 'merged' | 'reported'
   /** `wave gitlab --triage`: the thread a /wave command is about (mr-7, issue-12), for a resource group per thread. */
   thread?: string
   /** `wave gitlab --triage`: which command the note's text is (plan, approve, resume, ...; `task` for a WAVE_TASK pipeline), so the recipe restores a stopped run's state for `resume` only. */
@@ -413,7 +413,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   const approval = async () => {
     await checkout(run, state.commit, state.thread)
     const planPath = await materializePlan({plan: planBytes, state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
-    await approvePlan({
+    const {record} = await approvePlan({
       scope: contract.scope,
       verify: contract.verify,
       allow,
@@ -430,16 +430,18 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
       task: state.task,
       units: bound.units,
     })
-    return planPath
+    return {decidedAt: record.decidedAt, planPath}
   }
 
   if (bound.units?.length) {
     // A plan with units fans out: this job approves and binds them, and the next jobs of the same
     // workflow or pipeline run one unit each (the forge's outputs say which), then merge them.
     const names = bound.units.map((unit) => unit.name)
-    sticky.state = {...sticky.state, mergeChecks: undefined, report: undefined, units: pendingRows(names)}
+    sticky.state = {...sticky.state, mergeChecks: undefined, report: undefined, units: pendingRows(names), unitsApprovedAt: undefined}
     try {
-      const planPath = await approval()
+      const {decidedAt, planPath} = await approval()
+      // The approval the units' jobs run under: a unit's result of another is not reported on this comment.
+      sticky.state = {...sticky.state, unitsApprovedAt: decidedAt}
       await sticky.save()
       const message = `Approved ${state.name} for @${trigger.actor}: ${names.length} units (${names.join(', ')}) run as their own jobs, then merge.`
       return {...outcomeOf(run, 'approved', message, sticky, contract), planPath, units: names}
@@ -450,7 +452,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   }
 
   return carryOut(run, {approvedBy: trigger.actor, contract, found, maxBudgetUsd, pull, sticky, trigger}, async () => {
-    const planPath = await approval()
+    const {planPath} = await approval()
     await sticky.save()
     return {planPath, resume: false}
   })

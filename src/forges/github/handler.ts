@@ -8,7 +8,7 @@ import {Remote} from '../../app/review/remote.js'
 import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../app/review/steps.js'
 import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
-import {readMergeResult, reportMerge} from '../../app/review/units.js'
+import {reportUnits, type UnitsReport, unitsReportFlag} from '../../app/review/units.js'
 import {GitHubClient} from './client.js'
 import {writeStepOutputs} from './outputs.js'
 import {githubAccess, githubEnvironment, type GitHubFlags, githubOptions} from './env.js'
@@ -25,8 +25,8 @@ interface GitHubEventOptions {
   session: SessionRunner
   warn(message: string): void
   env?: NodeJS.ProcessEnv
-  /** `--units-merged FILE`: report `wave plans merge --json`'s output on the plan's comment, then deliver. */
-  unitsMerged?: string
+  /** `--units-merged FILE` (the merge's output, then deliver) or `--unit-result FILE` (one unit's result): shown on the plan's comment. */
+  unitsReport?: UnitsReport
 }
 
 export async function handleGitHubEvent(input: GitHubEventOptions): Promise<ReviewOutcome> {
@@ -74,12 +74,12 @@ export async function handleGitHubEvent(input: GitHubEventOptions): Promise<Revi
   }
 
   let outcome: ReviewOutcome
-  if (input.unitsMerged) {
-    // The merge job of a plan's units: the same workflow run, so the same event names the thread.
-    const merge = await readMergeResult(input.unitsMerged)
+  if (input.unitsReport) {
+    // A job of a plan's units (a unit's, the merge's): the same workflow run, so the same event names the thread.
     const thread = intent.kind === 'ignore' ? undefined : intent.trigger.thread
-    if (!thread) throw usageError(`--units-merged reports on a plan's comment: the ${environment.eventName} event names no issue or pull request.`)
-    outcome = await reportMerge(await (await prepare()).complete(), thread, merge)
+    if (!thread)
+      throw usageError(`${unitsReportFlag(input.unitsReport)} reports on a plan's comment: the ${environment.eventName} event names no issue or pull request.`)
+    outcome = await reportUnits(input.unitsReport, thread, async () => (await prepare()).complete())
   } else outcome = await handleReview({event: environment.eventName, intent, prepare})
   await writeStepOutputs(env.GITHUB_OUTPUT, outcome)
   return outcome

@@ -9,7 +9,7 @@ import {Remote} from '../../app/review/remote.js'
 import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../app/review/steps.js'
 import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
-import {readMergeResult, reportMerge} from '../../app/review/units.js'
+import {reportUnits, type UnitsReport, unitsReportFlag} from '../../app/review/units.js'
 import type {Thread} from '../../app/review/forge.js'
 import {GitLabClient} from './client.js'
 import {writeUnitsPipeline} from './units-pipeline.js'
@@ -31,8 +31,8 @@ interface GitLabJobOptions {
   /** Where a commit status that could not be set is reported. */
   warn?(message: string): void
   env?: NodeJS.ProcessEnv
-  /** `--units-merged FILE`: report `wave plans merge --json`'s output on the plan's note, then deliver. */
-  unitsMerged?: string
+  /** `--units-merged FILE` (the merge's output, then deliver) or `--unit-result FILE` (one unit's result): shown on the plan's note. */
+  unitsReport?: UnitsReport
 }
 
 export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOutcome> {
@@ -41,8 +41,8 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   const options = gitlabOptions(input.flags, env)
   const duties = dutiesOf(input.flags, env)
   // Nothing is asked of the API (nor is a token needed) for a job that asks nothing of wave.
-  // The merge job of a plan's units asks for its report whatever started its pipeline.
-  if (!environment.payloadPath && !environment.task && !input.unitsMerged)
+  // A job of a plan's units (a unit's, the merge's) asks for its report whatever started its pipeline.
+  if (!environment.payloadPath && !environment.task && !input.unitsReport)
     return ignored(environment.pipelineSource ?? 'pipeline', 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)')
   let intent = environment.payloadPath ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined) : undefined
   if (intent?.kind === 'ignore') return ignored('note', intent.reason)
@@ -73,8 +73,8 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   let event = 'note'
   if (intent) {
     intent = await verifyNote(intent, client, user.username)
-  } else if (input.unitsMerged) {
-    intent = {kind: 'ignore', reason: 'the merge job of a plan with units'}
+  } else if (input.unitsReport) {
+    intent = {kind: 'ignore', reason: "a job of a plan's units"}
   } else {
     // Who started a WAVE_TASK pipeline, and how, as GitLab says: not as the job's variables say.
     const pipeline = await jobPipeline(client, environment)
@@ -120,13 +120,15 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   }
 
   let outcome: ReviewOutcome
-  if (input.unitsMerged) {
-    // The merge job of a plan's units, in the pipeline its approval started: WAVE_THREAD (mr-7,
-    // issue-12) names the thread as the recipe passes it down, else the note event does.
-    const merge = await readMergeResult(input.unitsMerged)
+  if (input.unitsReport) {
+    // A job of a plan's units (a unit's, the merge's), in the pipeline its approval started: WAVE_THREAD
+    // (mr-7, issue-12) names the thread as the recipe passes it down, else the note event does.
     const thread = threadNamed(env.WAVE_THREAD) ?? (intent.kind === 'ignore' ? undefined : intent.trigger.thread)
-    if (!thread) throw usageError("--units-merged reports on a plan's note: set WAVE_THREAD (mr-7, issue-12), or give the note event in TRIGGER_PAYLOAD.")
-    outcome = await reportMerge(await (await prepare()).complete(), thread, merge)
+    if (!thread)
+      throw usageError(
+        `${unitsReportFlag(input.unitsReport)} reports on a plan's note: set WAVE_THREAD (mr-7, issue-12), or give the note event in TRIGGER_PAYLOAD.`,
+      )
+    outcome = await reportUnits(input.unitsReport, thread, async () => (await prepare()).complete())
   } else outcome = await handleReview({event, intent, prepare})
   await writeUnitsPipeline(outcome, env, input.cwd ?? process.cwd())
   return outcome
