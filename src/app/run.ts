@@ -10,7 +10,7 @@ import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {ENDINGS, failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
 import {openSession, type SessionContext, type SessionOptions} from './context.js'
 import {type PlanRun, type PlanState, readPlanState, readPlanStateChecked, runRecorded} from '../plans/lifecycle.js'
-import {liveLockOwner, planNameOf, planSidecars, plansDir, readPlanFile, resolvePlanReference} from '../plans/store.js'
+import {checkLogPath, liveLockOwner, planNameOf, planSidecars, plansDir, readPlanFile, resolvePlanReference} from '../plans/store.js'
 import {appendTranscript, type TranscriptContent, transcriptPathOf} from '../plans/transcript.js'
 import type {ExecutionMode} from '../policy/policy.js'
 import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
@@ -25,7 +25,6 @@ import {resultRequired, runSession} from './session.js'
 import {displayPath} from '../base/workspace/paths.js'
 import {bindContract, parseContract} from '../plans/contract.js'
 import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
-import {checkOutputPath} from '../plans/checks.js'
 import type {RunReport} from '../plans/report.js'
 import {assertUnitUnspent, type BoundUnit, runsOf, unitOf, unitRecord, unitsLeft} from '../plans/unit-result.js'
 import {unitOpening} from './prompts/unit.js'
@@ -287,7 +286,8 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
   const enforcement = new Enforcement({
     checks: {
       onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
-      outputFile: (index) => checkOutputPath(planPath, index),
+      // Units run side by side, each its own logs: a unit's checks never write over another's.
+      outputFile: (index) => checkLogPath(planPath, index, prepared.units?.unit.name),
       root: workspace,
       sandbox: session.sandboxFor(record.sandbox, prepared.proxy),
       signal: options.host.signal,

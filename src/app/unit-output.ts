@@ -13,8 +13,8 @@ import {workTreePatch} from '../base/workspace/patch.js'
 import {type ApprovalRecord, sha256Of} from '../plans/approval.js'
 import type {PlanRun} from '../plans/lifecycle.js'
 import {buildReport} from '../plans/report.js'
-import {planNameOf, planSidecars} from '../plans/store.js'
-import {UNIT_RESULT_VERSION, type UnitResult, unitOutputPaths} from '../plans/unit-result.js'
+import {planNameOf, planSidecars, unitOutputPaths} from '../plans/store.js'
+import {UNIT_RESULT_VERSION, type UnitResult} from '../plans/unit-result.js'
 
 declare module '../base/errors.js' {
   interface FailureDetails {

@@ -11,17 +11,11 @@ import {runCommand, spawnFor} from '../base/process/runner.js'
 import type {SandboxSettings} from '../base/process/sandbox.js'
 import {OutputEvidence} from './evidence.js'
 import {type CheckResult, checkOutcome, checkPassed} from './report.js'
-import {planSidecars} from './store.js'
 
 /** How long one check may run before it is killed (and fails). `WAVE_CHECK_TIMEOUT_MS` sets it. */
 export const CHECK_TIMEOUT_MS = 600_000
 /** The most of one check's output its file keeps: a check printing without end must not fill the disk. */
 const MAX_FILE_BYTES = 64 * 1024 ** 2
-
-/** Where the whole output of the plan's `index`th check (from 0) goes: beside the plan's transcript, the newest round's. */
-export function checkOutputPath(planPath: string, index: number): string {
-  return planSidecars(planPath).transcript.replace(/\.transcript\.jsonl$/, `.check-${index + 1}.log`)
-}
 
 export interface CheckOptions {
   /** The workspace root, a real path: the checks start there, and it is the one writable tree. */
@@ -29,7 +23,7 @@ export interface CheckOptions {
   sandbox?: SandboxSettings
   signal: AbortSignal
   timeoutMs?: number
-  /** Where the whole output of the `index`th check goes (checkOutputPath); absent, only the kept output is. */
+  /** Where the whole output of the `index`th check goes (store.ts, checkLogPath); absent, only the kept output is. */
   outputFile?(index: number): string
   /** Before each check starts, and after it ends: progress on stderr. */
   onCheck?(event: {command: string; result?: CheckResult}): void

@@ -45,6 +45,47 @@ export function planSidecars(planPath: string): Record<keyof typeof SIDECAR_SUFF
 
 export const planNameOf = (planPath: string) => path.basename(planPath, PLAN_EXTENSION)
 
+const stemOf = (planPath: string) => (planPath.endsWith(PLAN_EXTENSION) ? planPath.slice(0, -PLAN_EXTENSION.length) : planPath)
+
+/** Where a unit's result and patch go by default: beside the plan, `<plan>.unit-<name>.json` and `.patch`. */
+export function unitOutputPaths(planPath: string, unit: string): {result: string; patch: string} {
+  const stem = stemOf(planPath)
+  return {patch: `${stem}.unit-${unit}.patch`, result: `${stem}.unit-${unit}.json`}
+}
+
+/**
+ * Where the whole output of a run's `index`th check (from 0) goes: beside the plan, `<plan>.check-N.log`,
+ * the newest run's; a unit's run its own, `<plan>.unit-<name>.check-N.log` (units run side by side).
+ */
+export function checkLogPath(planPath: string, index: number, unit?: string): string {
+  return `${stemOf(planPath)}${unit === undefined ? '' : `.unit-${unit}`}.check-${index + 1}.log`
+}
+
+/**
+ * The files a plan's runs left beside it besides its sidecars: the check logs, and each unit's result,
+ * patch and check logs (its units as its approval record and its state name them, read leniently: a
+ * damaged file names none).
+ */
+async function runFilesOf(planPath: string): Promise<string[]> {
+  const sidecars = planSidecars(planPath)
+  const units = new Set<string>()
+  const read = async (file: string) => JSON.parse(await readFile(file, 'utf8').catch(() => 'null')) as unknown
+  const named = (list: unknown, key: string) => (Array.isArray(list) ? list.map((item) => (item as Record<string, unknown> | null)?.[key]) : [])
+  for (const name of [
+    ...named(((await read(sidecars.approval).catch(() => null)) as {units?: unknown} | null)?.units, 'name'),
+    ...named(((await read(sidecars.state).catch(() => null)) as {runs?: unknown} | null)?.runs, 'unit'),
+  ]) {
+    if (typeof name === 'string' && PLAN_NAME.test(name)) units.add(name)
+  }
+
+  const stem = path.basename(stemOf(planPath))
+  const prefixes = ['', ...[...units].map((unit) => `.unit-${unit}`)]
+  const logs = new RegExp(`^(?:${prefixes.map((prefix) => (stem + prefix).replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})\\.check-\\d+\\.log$`)
+  const dir = path.dirname(planPath)
+  const beside = (await readdir(dir).catch(() => [] as string[])).filter((file) => logs.test(file)).map((file) => path.join(dir, file))
+  return [...beside.sort(), ...[...units].flatMap((unit) => Object.values(unitOutputPaths(planPath, unit)))]
+}
+
 /** A name `wave plans` could list (wave draws `gentle-breeze`): no directory part, nothing a path could climb with. */
 export const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 
@@ -208,7 +249,7 @@ export async function liveLockOwner(planPath: string): Promise<number | undefine
 export interface RemovedPlan {
   name: string
   path: string
-  /** The files removed (the plan and what wave kept beside it). */
+  /** The files removed (the plan and what wave kept beside it: its sidecars, check logs, units' results and patches). */
   files: string[]
 }
 
@@ -225,7 +266,7 @@ export async function removePlan(planPath: string): Promise<RemovedPlan> {
   const owner = await liveLockOwner(owned)
   if (owner) throw new WaveError(`The plan ${planNameOf(owned)} is running (pid ${owner}); it is left as it is.`, ExitCode.runtime)
   const files: string[] = []
-  for (const file of planFiles(owned)) {
+  for (const file of [...(await runFilesOf(owned)), ...planFiles(owned)]) {
     if (!(await lstat(file).catch(() => undefined))) continue
     await rm(file, {force: true})
     files.push(file)

@@ -11,7 +11,7 @@ import {lowestBudget} from '../config/settings.js'
 import type {ApprovalRecord} from './approval.js'
 import type {PlanRun, PlanState} from './lifecycle.js'
 import {runReportSchema} from './report.js'
-import {planNameOf, PLAN_EXTENSION} from './store.js'
+import {planNameOf} from './store.js'
 import {z} from 'zod'
 
 export const UNIT_RESULT_VERSION = 1
@@ -58,12 +58,6 @@ export function parseUnitResult(text: string, file: string): UnitResult {
     exitCode: ExitCode.usage,
     invalid: (problem) => `The unit result ${file} is malformed: ${problem}.`,
   })
-}
-
-/** Where a unit's result and patch go by default: beside the plan, `<plan>.unit-<name>.json` and `.patch`. */
-export function unitOutputPaths(planPath: string, unit: string): {result: string; patch: string} {
-  const stem = planPath.endsWith(PLAN_EXTENSION) ? planPath.slice(0, -PLAN_EXTENSION.length) : planPath
-  return {patch: `${stem}.unit-${unit}.patch`, result: `${stem}.unit-${unit}.json`}
 }
 
 /** The record's unit named `name`: a usage error when the plan has no units, or none of that name (naming them). */

@@ -171,7 +171,8 @@ async function mergeJob(
   return {...job, merge}
 }
 
-const rowOf = (body: string, unit: string) => body.split('\n').find((line) => line.startsWith(`| \`${unit}\` |`))
+/** A unit's row of the **Units** table (its status in the second column; the contract's table of units has its paths there). */
+const rowOf = (body: string, unit: string) => body.split('\n').find((line) => line.startsWith(`| \`${unit}\` | `) && /^\| `[^`]+` \| [⏳✅❌]/u.test(line))
 const commentWrites = () => github.writes().filter((r) => r.method === 'PATCH' && /\/issues\/comments\/\d+$/.test(r.path))
 
 describe('wave github: a plan with units', {timeout: 300_000}, () => {

@@ -2,26 +2,39 @@
  * A plan with units on GitLab, end to end (issue 36): `/wave approve` in a note binds the units and runs
  * nothing, leaving the child pipeline (one job per unit, extending the template of
  * examples/gitlab-ci/wave-unit.gitlab-ci.yml) in the job's report folder for wave.gitlab-ci.yml's
- * wave:units trigger; the note shows a pending row per unit; the merge job's `wave gitlab --units-merged`
- * (WAVE_THREAD naming the merge request, as the recipe passes it down) shows each unit's outcome and
- * delivers. Against the GitLab stand-in, a bare git remote and the scripted Messages API.
+ * wave:units trigger; the note shows a pending row per unit; each unit's job runs its unit and reports
+ * its row (`wave gitlab --unit-result`, WAVE_THREAD naming the merge request as the recipe passes it
+ * down), two of them interleaved so one writes over the other's row and the other writes it again; the
+ * merge job runs `wave plans merge` on the results and `wave gitlab --units-merged` shows each unit's
+ * outcome and delivers. Against the GitLab stand-in, a bare git remote and the scripted Messages API.
  */
-import {readFileSync, writeFileSync} from 'node:fs'
+import {copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {parse} from 'yaml'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
-import {expectTokenKept, FAREWELL, forgeRemote, freshRunner, git, nameIn, planTurns, statusOf, UNITS_PLAN} from '../support/forge-fixture.js'
-import {type GitLabServer, startGitLabServer, type StoredNote} from '../support/gitlab-server.js'
-import type {MessagesServer} from '../support/messages-server.js'
-import {useScriptedSession} from '../support/session.js'
+import {
+  expectTokenKept,
+  FAREWELL,
+  freshRunner,
+  GITLAB_TOKEN,
+  git,
+  gitlabJobEnv,
+  MR,
+  nameIn,
+  noteEvent,
+  planTurns,
+  runTurns,
+  statusOf,
+  UNITS_PLAN,
+  useGitLabForge,
+} from '../support/forge-fixture.js'
+import type {GitLabServer, StoredNote} from '../support/gitlab-server.js'
+import {type MessagesServer, reply} from '../support/messages-server.js'
 
-const TOKEN = 'glpat-test-token-never-logged-0123456789'
-const PROJECT = 42
-const MR = {iid: 7, type: 'MergeRequest'} as const
 const TEMPLATE = parse(readFileSync(fileURLToPath(new URL('../../examples/gitlab-ci/wave-unit.gitlab-ci.yml', import.meta.url)), 'utf8')) as Record<
   string,
   unknown
@@ -33,49 +46,15 @@ let gitlab: GitLabServer
 let remote: string
 let headSha: string
 let jobs = 0
-useScriptedSession((session) => ({sandbox, server} = session))
-
-beforeEach(async () => {
-  const made = forgeRemote(sandbox)
-  remote = made.remote
-  headSha = made.headSha
-  gitlab = await startGitLabServer({members: {alice: 30, mona: 40}, path: 'group/demo', projectId: PROJECT, remote, token: TOKEN})
-  gitlab.addMergeRequest({
-    author: 'alice',
-    description: 'Adds a greeting.',
-    iid: 7,
-    sha: headSha,
-    source_branch: 'feature',
-    target_branch: 'main',
-    title: 'Greet',
-  })
-})
-
-afterEach(async () => {
-  await gitlab.close()
+useGitLabForge({members: {alice: 30, mona: 40}}, (made) => {
+  ;({forge: gitlab, headSha, remote, sandbox, server} = made)
 })
 
 /** One pipeline job: a fresh clone (prepared by `before`, which answers wave gitlab's arguments), CI_PROJECT_DIR the checkout. */
-async function job(payload: unknown, env: Record<string, string> = {}, before?: (job: {checkout: string; runner: string}) => string[]) {
+async function job(payload: unknown, env: Record<string, string> = {}, before?: (job: {checkout: string; runner: string}) => string[] | Promise<string[]>) {
   const {checkout, runner} = freshRunner(sandbox, remote, ++jobs)
-  const args = before?.({checkout, runner}) ?? []
-  const variables: Record<string, string> = {
-    CI: 'true',
-    CI_API_V4_URL: gitlab.apiUrl,
-    CI_COMMIT_REF_NAME: 'main',
-    CI_COMMIT_SHA: git(remote, ['rev-parse', 'refs/heads/main']),
-    CI_PIPELINE_SOURCE: 'parent_pipeline',
-    CI_PIPELINE_URL: `https://gitlab.test/group/demo/-/pipelines/${9000 + jobs}`,
-    CI_PROJECT_DIR: checkout,
-    CI_PROJECT_ID: String(PROJECT),
-    CI_PROJECT_PATH: 'group/demo',
-    CI_PROJECT_URL: 'https://gitlab.test/group/demo',
-    CI_SERVER_URL: 'https://gitlab.test',
-    GITLAB_TOKEN: TOKEN,
-    WAVE_GITLAB_REMOTE: 'origin',
-    WAVE_HOME: path.join(runner, 'wave'),
-    ...env,
-  }
+  const args = (await before?.({checkout, runner})) ?? []
+  const variables: Record<string, string> = {...gitlabJobEnv(gitlab, {checkout, job: jobs, remote, runner, source: 'parent_pipeline'}), ...env}
   if (payload !== undefined) {
     const payloadPath = path.join(runner, 'TRIGGER_PAYLOAD')
     writeFileSync(payloadPath, JSON.stringify(payload))
@@ -84,7 +63,7 @@ async function job(payload: unknown, env: Record<string, string> = {}, before?: 
 
   const result: RunWaveResult = await runWave(['gitlab', '--json', ...args], {cwd: checkout, env: variables, home: sandbox.home, server, timeoutMs: 90_000})
   expectTokenKept(
-    TOKEN,
+    GITLAB_TOKEN,
     result,
     checkout,
     gitlab.notes.map((n) => n.body),
@@ -92,43 +71,7 @@ async function job(payload: unknown, env: Record<string, string> = {}, before?: 
   return {checkout, result, runner}
 }
 
-function note(body: string, by = 'alice'): unknown {
-  const stored = gitlab.addNote(MR, body, by)
-  return {
-    event_type: 'note',
-    merge_request: {iid: 7, source_branch: 'feature', target_branch: 'main', title: 'Greet'},
-    object_attributes: {
-      author_id: stored.author.id,
-      created_at: stored.created_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'),
-      id: stored.id,
-      note: body,
-      noteable_type: 'MergeRequest',
-      system: false,
-      url: `https://gitlab.test/group/demo/-/merge_requests/7#note_${stored.id}`,
-    },
-    object_kind: 'note',
-    project: {id: PROJECT, path_with_namespace: 'group/demo', web_url: 'https://gitlab.test/group/demo'},
-    project_id: PROJECT,
-    user: {id: stored.author.id, name: by, username: by},
-  }
-}
-
-/** What `wave plans merge --json` prints for UNITS_PLAN's units, both merged. */
-function mergeOf(name: string) {
-  const check = {command: 'test -f src/farewell.ts', exitCode: 0}
-  return {
-    checks: [check],
-    costUsd: 0.2,
-    name,
-    problem: null,
-    sha256: sha256(UNITS_PLAN),
-    units: [
-      {changed: ['src/farewell.ts'], checks: [check], costUsd: 0.2, exitCode: 0, status: 'merged', unit: 'farewell'},
-      {changed: [], checks: [], costUsd: 0, exitCode: 0, status: 'merged', unit: 'other'},
-    ],
-    version: 1,
-  }
-}
+const note = (body: string, by = 'alice') => noteEvent(gitlab, MR, body, by).payload
 
 function stickyOn(): StoredNote {
   const found = gitlab.notesOn(MR).filter((n) => n.body.startsWith('<!-- wave:plan:'))
@@ -136,20 +79,70 @@ function stickyOn(): StoredNote {
   return found[0]
 }
 
-describe('wave gitlab: a plan with units', {timeout: 240_000}, () => {
-  it('/wave approve leaves the child pipeline (a job per unit, with the template) and a pending row per unit; the merge job reports each unit and delivers', async () => {
-    server.push(...planTurns(UNITS_PLAN))
-    expect((await job(note('/wave plan Add a farewell function'))).result.code).toBe(0)
-    const name = nameIn(stickyOn().body)
+interface Approved {
+  name: string
+  /** The approval job's runner: its WAVE_HOME holds the approved plan (wave:run's artifact). */
+  runner: string
+  checkout: string
+}
 
-    const approve = await job(note(`/wave approve ${name} --sha256 ${sha256(UNITS_PLAN)}`, 'mona'), {
-      WAVE_GITLAB_UNITS_FILE: 'wave-artifacts/units.gitlab-ci.yml',
+/** `/wave plan` then `/wave approve` of UNITS_PLAN in notes; the approval's job. */
+async function approvedUnits(env: Record<string, string> = {}): Promise<Approved & {result: RunWaveResult}> {
+  server.push(...planTurns(UNITS_PLAN))
+  expect((await job(note('/wave plan Add a farewell function'))).result.code).toBe(0)
+  const name = nameIn(stickyOn().body)
+  const approve = await job(note(`/wave approve ${name} --sha256 ${sha256(UNITS_PLAN)}`, 'mona'), env)
+  expect(approve.result.code, approve.result.stderr).toBe(0)
+  return {...approve, name}
+}
+
+/** A job's machine with the approved plan and its record in its WAVE_HOME (from wave:run's artifacts), the planned commit checked out. */
+function jobWithPlan(approved: Approved, made: {checkout: string; runner: string}): string {
+  const plans = path.join(made.runner, 'wave', 'plans')
+  mkdirSync(plans, {recursive: true})
+  for (const file of [`${approved.name}.md`, `${approved.name}.approval.json`])
+    copyFileSync(path.join(approved.runner, 'wave', 'plans', file), path.join(plans, file))
+  git(made.checkout, ['checkout', '-q', headSha])
+  return path.join(plans, `${approved.name}.md`)
+}
+
+/** Both units' jobs, one after the other (farewell writes its file, other changes nothing): their results' paths. */
+async function runUnits(approved: Approved): Promise<Record<'farewell' | 'other', string>> {
+  const results: Record<string, string> = {}
+  for (const [unit, turns] of [
+    ['farewell', runTurns()],
+    ['other', [reply('src/other/ needs no change.')]],
+  ] as const) {
+    const made = freshRunner(sandbox, remote, ++jobs)
+    const plan = jobWithPlan(approved, made)
+    server.push(...turns)
+    const run = await runWave(['run', plan, '--unit', unit], {
+      cwd: made.checkout,
+      env: {WAVE_HOME: path.join(made.runner, 'wave')},
+      home: sandbox.home,
+      server,
+      timeoutMs: 90_000,
     })
-    expect(approve.result.code, approve.result.stderr).toBe(0)
-    expect(JSON.parse(approve.result.stdout)).toMatchObject({outcome: 'approved', units: ['farewell', 'other']})
+    expect(run.code, run.stderr).toBe(0)
+    results[unit] = plan.replace(/\.md$/, `.unit-${unit}.json`)
+  }
+
+  return results as Record<'farewell' | 'other', string>
+}
+
+/** A unit's report, in its own pipeline (no note event): the thread from WAVE_THREAD. */
+const reportUnit = (result: string) => job(undefined, {WAVE_THREAD: 'mr-7'}, () => ['--unit-result', result])
+
+/** A unit's row of the **Units** table (its status in the second column; the contract's table of units has its paths there). */
+const rowOf = (body: string, unit: string) => body.split('\n').find((line) => line.startsWith(`| \`${unit}\` | `) && /^\| `[^`]+` \| [⏳✅❌]/u.test(line))
+
+describe('wave gitlab: a plan with units', {timeout: 300_000}, () => {
+  it("/wave approve leaves the child pipeline and a pending row per unit; each unit's job reports its row; the merge of their results reports each unit and delivers", async () => {
+    const approved = await approvedUnits({WAVE_GITLAB_UNITS_FILE: 'wave-artifacts/units.gitlab-ci.yml'})
+    expect(JSON.parse(approved.result.stdout)).toMatchObject({outcome: 'approved', units: ['farewell', 'other']})
     // Only planning asked the model: the approval's job ran nothing.
     expect(server.messageRequests).toHaveLength(2)
-    const child = parse(readFileSync(path.join(approve.checkout, 'wave-artifacts', 'units.gitlab-ci.yml'), 'utf8')) as Record<string, unknown>
+    const child = parse(readFileSync(path.join(approved.checkout, 'wave-artifacts', 'units.gitlab-ci.yml'), 'utf8')) as Record<string, unknown>
     expect(child.include).toEqual([{local: 'wave-unit.gitlab-ci.yml'}])
     const jobsOf = {...TEMPLATE, ...child}
     const real = Object.keys(jobsOf).filter((key) => !key.startsWith('.') && !['stages', 'include', 'variables'].includes(key))
@@ -157,42 +150,99 @@ describe('wave gitlab: a plan with units', {timeout: 240_000}, () => {
     expect(child['wave-unit-farewell']).toEqual({
       extends: '.wave-unit-from-note',
       script: ['wave run "$WAVE_PLAN" --unit "$UNIT"'],
-      variables: {UNIT: 'farewell', WAVE_PLAN: name},
+      variables: {UNIT: 'farewell', WAVE_PLAN: approved.name},
     })
     // The approved plan is where wave:run's after_script keeps it for the unit jobs.
-    expect(JSON.parse(readFileSync(path.join(approve.runner, 'wave', 'plans', `${name}.approval.json`), 'utf8')).units).toHaveLength(2)
+    expect(JSON.parse(readFileSync(path.join(approved.runner, 'wave', 'plans', `${approved.name}.approval.json`), 'utf8')).units).toHaveLength(2)
     const pending = stickyOn().body
     expect(statusOf(pending)).toBe('🏃 running')
-    expect(pending).toContain('| `farewell` | ⏳ pending |  |  |')
-    expect(pending).toContain('| `other` | ⏳ pending |  |  |')
+    expect(rowOf(pending, 'farewell')).toBe('| `farewell` | ⏳ pending |  |  |')
+    expect(rowOf(pending, 'other')).toBe('| `other` | ⏳ pending |  |  |')
     expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
 
-    // The merge job: its own pipeline (no note event), the thread from WAVE_THREAD, the merged tree checked out.
-    const merge = mergeOf(name)
-    const merged = await job(undefined, {WAVE_THREAD: 'mr-7'}, ({checkout, runner}) => {
-      git(checkout, ['checkout', '-q', headSha])
-      writeFileSync(path.join(checkout, 'src', 'farewell.ts'), FAREWELL)
-      writeFileSync(path.join(runner, 'merge.json'), JSON.stringify(merge))
-      return ['--units-merged', path.join(runner, 'merge.json')]
+    const results = await runUnits(approved)
+    const farewell = await reportUnit(results.farewell)
+    expect(farewell.result.code, farewell.result.stderr).toBe(0)
+    expect(JSON.parse(farewell.result.stdout)).toMatchObject({outcome: 'reported', plan: {status: 'running'}})
+    expect(rowOf(stickyOn().body, 'farewell')).toMatch(/^\| `farewell` \| ✅ succeeded \| test -f src\/farewell.ts passed \| \$/)
+    expect(rowOf(stickyOn().body, 'other')).toBe('| `other` | ⏳ pending |  |  |')
+
+    // The merge job: its own pipeline (no note event), the thread from WAVE_THREAD, the results merged onto the planned commit.
+    const merged = await job(undefined, {WAVE_THREAD: 'mr-7'}, async (made) => {
+      const plan = jobWithPlan(approved, made)
+      const folder = path.join(made.runner, 'wave-units')
+      mkdirSync(folder)
+      for (const result of [results.farewell, results.other])
+        for (const file of [result, result.replace(/\.json$/, '.patch')]) copyFileSync(file, path.join(folder, path.basename(file)))
+      const merge = await runWave(['plans', 'merge', plan, folder, '--json'], {
+        cwd: made.checkout,
+        env: {WAVE_HOME: path.join(made.runner, 'wave')},
+        home: sandbox.home,
+        timeoutMs: 90_000,
+      })
+      expect(merge.code, merge.stderr).toBe(0)
+      writeFileSync(path.join(made.runner, 'wave-merge.json'), merge.stdout)
+      return ['--units-merged', path.join(made.runner, 'wave-merge.json')]
     })
     expect(merged.result.code, merged.result.stderr).toBe(0)
     const done = stickyOn().body
     expect(statusOf(done)).toBe('✅ done')
-    expect(done).toContain('| `farewell` | ✅ merged | test -f src/farewell.ts passed | $0.2000 |')
-    expect(done).toContain('| `other` | ✅ merged | none | $0.0000 |')
+    expect(rowOf(done, 'farewell')).toMatch(/^\| `farewell` \| ✅ merged \| test -f src\/farewell.ts passed \| \$/)
+    expect(rowOf(done, 'other')).toMatch(/^\| `other` \| ✅ merged \| none \| \$/)
     expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts'])).toBe(FAREWELL.trimEnd())
   })
 
-  it('control: --units-merged without a thread (no WAVE_THREAD, no note event) is a usage error, and no note changes', async () => {
-    server.push(...planTurns(UNITS_PLAN))
-    expect((await job(note('/wave plan Add a farewell function'))).result.code).toBe(0)
-    const before = stickyOn()
-    const merged = await job(undefined, {}, ({runner}) => {
-      writeFileSync(path.join(runner, 'merge.json'), JSON.stringify(mergeOf(nameIn(before.body))))
-      return ['--units-merged', path.join(runner, 'merge.json')]
-    })
-    expect(merged.result.code).toBe(2)
-    expect(merged.result.stderr).toContain("--units-merged reports on a plan's note: set WAVE_THREAD")
-    expect(stickyOn().body).toBe(before.body)
+  it("two units' reports interleaved: one writes over the other's row, which is written again; both rows end in the note (control: one after the other, each written once)", async () => {
+    const approved = await approvedUnits()
+    const results = await runUnits(approved)
+    const listed = {method: 'GET', path: /\/merge_requests\/7\/notes$/}
+    const noteWrites = () => gitlab.writes().filter((r) => r.method === 'PUT' && /\/merge_requests\/7\/notes\/\d+$/.test(r.path)).length
+    const before = noteWrites()
+
+    // farewell's report reads the note; its answer (both rows pending) is held until other's report has written.
+    const farewellRead = gitlab.hold(listed, 'stale')
+    const farewell = reportUnit(results.farewell)
+    await farewellRead.arrived
+    // other's report reads, writes its row, then reads again to verify: that read is held until farewell has written.
+    const otherVerify = gitlab.hold({...listed, skip: 1}, 'fresh')
+    const other = reportUnit(results.other)
+    await otherVerify.arrived
+    expect(rowOf(stickyOn().body, 'other')).toContain('✅ succeeded')
+    farewellRead.release()
+    expect((await farewell).result.code).toBe(0)
+    // farewell wrote from its stale read: other's row is gone.
+    expect(rowOf(stickyOn().body, 'other')).toBe('| `other` | ⏳ pending |  |  |')
+    otherVerify.release()
+    const otherJob = await other
+    expect(otherJob.result.code, otherJob.result.stderr).toBe(0)
+    expect(JSON.parse(otherJob.result.stdout).message).toContain('(written 2 times: another job wrote over it)')
+    expect(rowOf(stickyOn().body, 'farewell')).toContain('✅ succeeded')
+    expect(rowOf(stickyOn().body, 'other')).toContain('✅ succeeded')
+    expect(noteWrites() - before).toBe(3)
+
+    // Control: the same two reports again, one after the other: each writes its row once.
+    const control = noteWrites()
+    for (const result of [results.farewell, results.other]) {
+      const reported = await reportUnit(result)
+      expect(reported.result.code, reported.result.stderr).toBe(0)
+      expect(JSON.parse(reported.result.stdout).message).not.toContain('written 2 times')
+    }
+    expect(noteWrites() - control).toBe(2)
+  })
+
+  it('control: --units-merged or --unit-result without a thread (no WAVE_THREAD, no note event) is a usage error, and no note changes', async () => {
+    const approved = await approvedUnits()
+    const before = stickyOn().body
+    for (const flag of ['--units-merged', '--unit-result']) {
+      const reported = await job(undefined, {}, ({runner}) => {
+        writeFileSync(path.join(runner, 'report.json'), '{}')
+        return [flag, path.join(runner, 'report.json')]
+      })
+      expect(reported.result.code).toBe(2)
+      expect(reported.result.stderr).toContain(`${flag} reports on a plan's note: set WAVE_THREAD`)
+    }
+
+    expect(stickyOn().body).toBe(before)
+    expect(approved.name).toBe(nameIn(before))
   })
 })

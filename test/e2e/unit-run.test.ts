@@ -4,7 +4,7 @@
  * each writing its result and patch; a failed unit run again while the others stay done; the plan's state.
  */
 import {execFileSync} from 'node:child_process'
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {afterEach, describe, expect, it} from 'vitest'
@@ -165,6 +165,29 @@ describe('wave run --unit', () => {
     const spent = await run('web')
     expect(spent.code).toBe(3)
     expect(spent.stderr).toContain('every unit succeeded')
+
+    // Units on one machine each keep their checks' whole output in a log of their own, named in their reports.
+    const stem = planPath.replace(/\.md$/, '')
+    for (const unit of UNIT_NAMES) {
+      const log = `${stem}.unit-${unit}.check-1.log`
+      expect(readJson(`${stem}.unit-${unit}.json`).report.checks[0].outputFile).toBe(log)
+      expect(existsSync(log), log).toBe(true)
+    }
+
+    // wave plans rm removes the units' results, patches and check logs with the plan, and lists them;
+    // another plan's files beside it stay (control).
+    const other = writePlanFile(made.sandbox, '# Plan: another\n', 'three-parts-2')
+    writeFileSync(other.replace(/\.md$/, '.unit-api.json'), '{}')
+    const removed = await runWave(['plans', 'rm', 'three-parts', '--json'], {cwd: made.sandbox.repo, home})
+    expect(removed.code, removed.stderr).toBe(0)
+    const files: string[] = JSON.parse(removed.stdout).removed[0].files
+    for (const unit of UNIT_NAMES) {
+      for (const file of [`${stem}.unit-${unit}.json`, `${stem}.unit-${unit}.patch`, `${stem}.unit-${unit}.check-1.log`]) {
+        expect(files).toContain(file)
+        expect(existsSync(file), file).toBe(false)
+      }
+    }
+    expect(readdirSync(path.dirname(planPath)).sort()).toEqual(['three-parts-2.md', 'three-parts-2.unit-api.json'])
   })
 
   it("holds a unit's job to the budget the approver gave each unit (--unit-budget-usd)", {timeout: 60_000}, async () => {

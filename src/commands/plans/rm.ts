@@ -8,7 +8,8 @@ export default class PlansRm extends WaveCommand {
     plan: Args.string({description: 'The plan: its name (as wave plans lists it) or its path; several may follow', required: true}),
   }
 
-  static description = `Remove plans from the plans directory, with their approval records, states and transcripts.
+  static description =
+    `Remove plans from the plans directory, with everything wave keeps beside them: approval records, states, transcripts, check logs, and units' results and patches.
 
 Only plans in the plans directory (~/.wave/plans or $WAVE_HOME/plans) are removed; a plan being run is left alone (exit 1). stdout lists the removed plans' paths.`
 

@@ -5,7 +5,8 @@ import path from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {approvalRecordSchema} from '../../../src/plans/approval.js'
-import {checkOutputPath, failedChecksMessage, runChecks} from '../../../src/plans/checks.js'
+import {failedChecksMessage, runChecks} from '../../../src/plans/checks.js'
+import {checkLogPath} from '../../../src/plans/store.js'
 
 let root: string
 beforeEach(() => {
@@ -19,7 +20,7 @@ describe('the approved checks', () => {
     const command = `seq 1 300 | sed 's/^150$/not ok 64 should be equal/'; exit 1`
     // Unsandboxed here: what is kept does not depend on the sandbox (the e2e suites run it contained).
     const [result] = await runChecks([{command}], {
-      outputFile: (index) => checkOutputPath(planPath, index),
+      outputFile: (index) => checkLogPath(planPath, index),
       root,
       sandbox: {enabled: false, network: false},
       signal: new AbortController().signal,

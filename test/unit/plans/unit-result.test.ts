@@ -3,7 +3,8 @@ import {describe, expect, it} from 'vitest'
 
 import {type ApprovalRecord, approvalRecordSchema} from '../../../src/plans/approval.js'
 import type {PlanState} from '../../../src/plans/lifecycle.js'
-import {assertUnitUnspent, parseUnitResult, runsOf, unitOf, unitOutputPaths, unitRecord, unitsLeft} from '../../../src/plans/unit-result.js'
+import {checkLogPath, unitOutputPaths} from '../../../src/plans/store.js'
+import {assertUnitUnspent, parseUnitResult, runsOf, unitOf, unitRecord, unitsLeft} from '../../../src/plans/unit-result.js'
 
 const SHA = 'a'.repeat(64)
 const record: ApprovalRecord = approvalRecordSchema.parse({
@@ -108,5 +109,8 @@ describe('the unit result file', () => {
 
   it('lives beside the plan by default', () => {
     expect(unitOutputPaths('/plans/p.md', 'api')).toEqual({patch: '/plans/p.unit-api.patch', result: '/plans/p.unit-api.json'})
+    // Units run side by side on one machine too: each unit's checks keep their whole output in logs of their own.
+    expect(checkLogPath('/plans/p.md', 0)).toBe('/plans/p.check-1.log')
+    expect(checkLogPath('/plans/p.md', 1, 'api')).toBe('/plans/p.unit-api.check-2.log')
   })
 })
