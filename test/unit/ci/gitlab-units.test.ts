@@ -136,7 +136,12 @@ describe('the unit jobs template (examples/gitlab-ci/wave-unit.gitlab-ci.yml)', 
   it("keeps each unit's result and patch, and the plan, whatever its outcome; checks out the planned commit first", () => {
     const unit = resolved(template, '.wave-unit')
     expect(unit.artifacts).toMatchObject({paths: ['wave-units/', 'wave-plan/'], when: 'always'})
-    expect(lines(unit, 'after_script')).toContain('cp "$WAVE_HOME/plans/$WAVE_PLAN.unit-$UNIT".* wave-units/')
+    const after = lines(unit, 'after_script')
+    expect(after).toContain('cp "$WAVE_HOME/plans/$WAVE_PLAN.unit-$UNIT".* wave-units/')
+    // From a /wave note, the unit's row in the plan's note, after the run whatever its outcome; never failing the job.
+    const report = after.indexOf('wave gitlab --unit-result "$WAVE_HOME/plans/$WAVE_PLAN.unit-$UNIT.json"')
+    expect(report).toBeGreaterThan(after.indexOf('if [ -n "$WAVE_THREAD" ]'))
+    expect(after.slice(report).split('\n')[0]).toMatch(/\|\| echo /)
     const before = lines(unit, 'before_script')
     expect(before).toContain('git checkout --quiet --detach "$COMMIT"')
     expect(before.indexOf('git checkout')).toBeLessThan(before.indexOf('WAVE_INSTALL_COMMAND'))
