@@ -15,6 +15,7 @@ import {fileURLToPath} from 'node:url'
 import {afterEach, beforeEach, expect} from 'vitest'
 
 import type {RunWaveResult, Sandbox} from './cli.js'
+import type {ForgeStandIn} from './forge-server.js'
 import {type GitHubServer, type Role, startGitHubServer, type StoredComment} from './github-server.js'
 import {type GitLabServer, startGitLabServer, type StoredNote} from './gitlab-server.js'
 import {planPathIn, type RecordedRequest, reply, toolUse} from './messages-server.js'
@@ -191,48 +192,42 @@ export interface ForgeOf<Server> extends ScriptedSession {
 }
 
 /**
- * Registers each test's GitHub: the scripted session (useScriptedSession), the remote, and octo/demo's
- * stand-in with pull request 7 from "feature" (and issue 12, with `issue`); `onReady` receives them.
+ * Registers each test's forge: the scripted session (useScriptedSession), the remote (forgeRemote), and
+ * the stand-in `start` makes for it, closed after the test; `onReady` receives them.
  */
-export function useGitHubForge(options: {permissions: Record<string, Role>; issue?: boolean}, onReady: (made: ForgeOf<GitHubServer>) => void): void {
+function useForge<Server extends ForgeStandIn>(start: (remote: string, headSha: string) => Promise<Server>, onReady: (made: ForgeOf<Server>) => void): void {
   let session: ScriptedSession
-  let github: GitHubServer | undefined
+  let forge: Server | undefined
   useScriptedSession((made) => (session = made))
   beforeEach(async () => {
     const {headSha, remote} = forgeRemote(session.sandbox)
-    github = await startGitHubServer({owner: 'octo', permissions: options.permissions, remote, repo: 'demo', token: GITHUB_TOKEN})
-    github.addPull({base: {ref: 'main'}, body: 'Adds a greeting.', head: {ref: 'feature', sha: headSha}, number: 7, title: CHANGE_REQUEST_TITLE})
-    if (options.issue) github.addIssue({body: 'The app should also say goodbye.', number: 12, title: 'Say goodbye too'})
-    onReady({...session, forge: github, headSha, remote})
+    forge = await start(remote, headSha)
+    onReady({...session, forge, headSha, remote})
   })
   afterEach(async () => {
-    await github?.close()
+    await forge?.close()
   })
 }
 
-/** The same for GitLab: group/demo's stand-in with `members` (name → access level), merge request !7 (and issue 12, with `issue`). */
+/** Each test's GitHub: octo/demo's stand-in with pull request 7 from "feature" (and issue 12, with `issue`). */
+export function useGitHubForge(options: {permissions: Record<string, Role>; issue?: boolean}, onReady: (made: ForgeOf<GitHubServer>) => void): void {
+  useForge(async (remote, headSha) => {
+    const github = await startGitHubServer({owner: 'octo', permissions: options.permissions, remote, repo: 'demo', token: GITHUB_TOKEN})
+    github.addPull({base: {ref: 'main'}, body: 'Adds a greeting.', head: {ref: 'feature', sha: headSha}, number: 7, title: CHANGE_REQUEST_TITLE})
+    if (options.issue) github.addIssue({body: 'The app should also say goodbye.', number: 12, title: 'Say goodbye too'})
+    return github
+  }, onReady)
+}
+
+/** Each test's GitLab: group/demo's stand-in with `members` (name → access level), merge request !7 (and issue 12, with `issue`). */
 export function useGitLabForge(options: {members: Record<string, number>; issue?: boolean}, onReady: (made: ForgeOf<GitLabServer>) => void): void {
-  let session: ScriptedSession
-  let gitlab: GitLabServer | undefined
-  useScriptedSession((made) => (session = made))
-  beforeEach(async () => {
-    const {headSha, remote} = forgeRemote(session.sandbox)
-    gitlab = await startGitLabServer({members: options.members, path: 'group/demo', projectId: GITLAB_PROJECT, remote, token: GITLAB_TOKEN})
-    gitlab.addMergeRequest({
-      author: 'alice',
-      description: 'Adds a greeting.',
-      iid: 7,
-      sha: headSha,
-      source_branch: 'feature',
-      target_branch: 'main',
-      title: CHANGE_REQUEST_TITLE,
-    })
+  useForge(async (remote, headSha) => {
+    const gitlab = await startGitLabServer({members: options.members, path: 'group/demo', projectId: GITLAB_PROJECT, remote, token: GITLAB_TOKEN})
+    const mergeRequest = {author: 'alice', description: 'Adds a greeting.', iid: 7, sha: headSha, source_branch: 'feature', target_branch: 'main'}
+    gitlab.addMergeRequest({...mergeRequest, title: CHANGE_REQUEST_TITLE})
     if (options.issue) gitlab.addIssue({description: 'The app should also say goodbye.', iid: 12, title: 'Say goodbye too'})
-    onReady({...session, forge: gitlab, headSha, remote})
-  })
-  afterEach(async () => {
-    await gitlab?.close()
-  })
+    return gitlab
+  }, onReady)
 }
 
 const GITHUB_FIXTURES = fileURLToPath(new URL('../fixtures/github/', import.meta.url))

@@ -46,6 +46,14 @@ export interface ForgeHttp {
   close(): Promise<void>
 }
 
+/** What both stand-ins (github-server.ts, gitlab-server.ts) offer beside their own API's routes. */
+export interface ForgeStandIn {
+  readonly url: string
+  /** Holds the next request matching, to order two clients' requests by events: see Hold. */
+  hold(match: RequestMatch, answer: HeldAnswer): Hold
+  close(): Promise<void>
+}
+
 /** Which requests a hold is for: the method, and the path (as recorded, without the API's prefix). */
 export interface RequestMatch {
   method: string

@@ -9,19 +9,8 @@
  *   // GITHUB_API_URL=github.url ...
  *   await github.close()
  */
-import {
-  type Answer,
-  type HeldAnswer,
-  type Hold,
-  type RequestMatch,
-  branchHead,
-  ForgeClock,
-  latestStatuses,
-  type RecordedForgeRequest,
-  type Route,
-  type StoredStatus,
-  startForgeHttp,
-} from './forge-server.js'
+import type {Answer, ForgeStandIn, RecordedForgeRequest, Route, StoredStatus} from './forge-server.js'
+import {branchHead, ForgeClock, latestStatuses, startForgeHttp} from './forge-server.js'
 
 export type Role = 'read' | 'triage' | 'write' | 'maintain' | 'admin'
 
@@ -78,8 +67,7 @@ export interface StoredPull {
   reviews?: Array<{user: string; state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'DISMISSED'}>
 }
 
-export interface GitHubServer {
-  readonly url: string
+export interface GitHubServer extends ForgeStandIn {
   readonly requests: RecordedGitHubRequest[]
   readonly comments: StoredComment[]
   readonly issues: Map<number, StoredIssue>
@@ -115,11 +103,8 @@ export interface GitHubServer {
   now(): string
   /** Moves the clock one second on and returns the new time: a comment written "now", after everything so far. */
   tick(): string
-  /** Holds the next request matching, to order two clients' requests by events (forge-server.ts). */
-  hold(match: RequestMatch, answer: HeldAnswer): Hold
   /** Requests other than reads. */
   writes(): RecordedGitHubRequest[]
-  close(): Promise<void>
 }
 
 export async function startGitHubServer(options: GitHubServerOptions): Promise<GitHubServer> {

@@ -11,19 +11,8 @@
  *   // CI_API_V4_URL=gitlab.apiUrl ...
  *   await gitlab.close()
  */
-import {
-  type Answer,
-  type HeldAnswer,
-  type Hold,
-  type RequestMatch,
-  branchHead,
-  ForgeClock,
-  latestStatuses,
-  type RecordedForgeRequest,
-  type Route,
-  type StoredStatus,
-  startForgeHttp,
-} from './forge-server.js'
+import type {Answer, ForgeStandIn, RecordedForgeRequest, Route, StoredStatus} from './forge-server.js'
+import {branchHead, ForgeClock, latestStatuses, startForgeHttp} from './forge-server.js'
 
 export interface GitLabServerOptions {
   projectId: number
@@ -89,8 +78,7 @@ export interface StoredIssue {
   description: string
 }
 
-export interface GitLabServer {
-  readonly url: string
+export interface GitLabServer extends ForgeStandIn {
   /** CI_API_V4_URL. */
   readonly apiUrl: string
   readonly requests: RecordedGitLabRequest[]
@@ -128,11 +116,8 @@ export interface GitLabServer {
   notesOn(noteable: StoredNote['noteable']): StoredNote[]
   now(): string
   tick(): string
-  /** Holds the next request matching, to order two clients' requests by events (forge-server.ts). */
-  hold(match: RequestMatch, answer: HeldAnswer): Hold
   /** Requests other than reads. */
   writes(): RecordedGitLabRequest[]
-  close(): Promise<void>
 }
 
 export async function startGitLabServer(options: GitLabServerOptions): Promise<GitLabServer> {
