@@ -71,10 +71,10 @@ const mergeResultSchema = z.object({
   problem: z.string().nullable(),
 })
 
-export type MergeResult = z.infer<typeof mergeResultSchema>
+type MergeResult = z.infer<typeof mergeResultSchema>
 
 /** Reads `wave plans merge --json`'s output; a file that is not one is a usage error naming it. */
-export async function readMergeResult(file: string): Promise<MergeResult> {
+async function readMergeResult(file: string): Promise<MergeResult> {
   const text = await readFile(file, 'utf8').catch((error: Error) => {
     throw usageError(`Cannot read the merge result ${file}: ${error.message}.`, 'Pass the output of wave plans merge --json.')
   })
@@ -90,7 +90,7 @@ export async function readMergeResult(file: string): Promise<MergeResult> {
  * merge's problem); a merge without a problem is then delivered. Ends with exit 7 when the merge had a
  * problem, as `wave plans merge` did.
  */
-export async function reportMerge(run: ReviewRun, thread: Thread, merge: MergeResult): Promise<ReviewOutcome> {
+async function reportMerge(run: ReviewRun, thread: Thread, merge: MergeResult): Promise<ReviewOutcome> {
   const found = await planOn(run, thread, merge.name, 'The merge')
   const {state} = found
   assertSameBytes(run, state, merge.name, merge.sha256, 'The merge')
@@ -154,7 +154,7 @@ export async function reportMerge(run: ReviewRun, thread: Thread, merge: MergeRe
 }
 
 /** Reads a unit result (`wave run --unit` writes it); a file that is not one is a usage error naming it. */
-export async function readUnitResult(file: string): Promise<UnitResult> {
+async function readUnitResult(file: string): Promise<UnitResult> {
   const text = await readFile(file, 'utf8').catch((error: Error) => {
     throw usageError(`Cannot read the unit result ${file}: ${error.message}.`, 'Pass the result wave run --unit wrote (--result-out).')
   })
@@ -162,7 +162,7 @@ export async function readUnitResult(file: string): Promise<UnitResult> {
 }
 
 /** How many times a unit's job writes its row while another job's write takes it away. */
-export const UNIT_ROW_TRIES = 4
+const UNIT_ROW_TRIES = 4
 
 /**
  * Shows one unit's result as its row of the plan's comment, checked as the merge checks a result: of
@@ -171,7 +171,7 @@ export const UNIT_ROW_TRIES = 4
  * is done). Read right before each write and verified after it: another unit's job writing at the same
  * time can take the row away, and then it is written again, up to UNIT_ROW_TRIES times.
  */
-export async function reportUnit(run: ReviewRun, thread: Thread, result: UnitResult): Promise<ReviewOutcome> {
+async function reportUnit(run: ReviewRun, thread: Thread, result: UnitResult): Promise<ReviewOutcome> {
   const name = result.plan.name
   const row: UnitRow = {
     checks: result.report.checks.map((check) => ({command: check.command, exitCode: check.exitCode})),
