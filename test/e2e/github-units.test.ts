@@ -51,9 +51,14 @@ interface Job {
   runner: string
 }
 
-/** Starts one `wave github` job of the workflow run: a fresh clone (prepared by `before`, which answers wave github's arguments), the event in a file. */
-async function startGitHub(payload: unknown, before?: (job: {checkout: string; runner: string}) => string[] | Promise<string[]>): Promise<Job> {
-  const {checkout, runner} = freshRunner(sandbox, remote, ++runs)
+/** One `wave github` job of the workflow run: a fresh clone (prepared by `before`, which answers wave github's arguments) or an earlier job's (`place`), the event in a file. */
+async function startGitHub(
+  payload: unknown,
+  before?: (job: {checkout: string; runner: string}) => string[] | Promise<string[]>,
+  place?: {checkout: string; runner: string},
+): Promise<Job> {
+  runs++
+  const {checkout, runner} = place ?? freshRunner(sandbox, remote, runs)
   const args = (await before?.({checkout, runner})) ?? []
   const eventPath = path.join(runner, 'event.json')
   const outputFile = path.join(runner, 'github-output')
@@ -141,8 +146,11 @@ async function runUnits(approved: Approved, failing = false): Promise<Record<'fa
   return {farewell, other}
 }
 
-/** A unit's report: `wave github --unit-result` with its result. */
-const reportUnit = (approved: Approved, result: string) => startGitHub(approved.event, () => ['--unit-result', result])
+/** A unit's report: `wave github --unit-result` with its result, in the unit's job after its run (its checkout with the unit's changes, its WAVE_HOME). */
+const reportUnit = (approved: Approved, result: string) => {
+  const runner = path.resolve(result, '..', '..', '..')
+  return startGitHub(approved.event, () => ['--unit-result', result], {checkout: path.join(runner, 'checkout'), runner})
+}
 
 /** The merge job: the results and patches in one folder, `wave plans merge --json` on the planned commit, then `wave github --units-merged`. */
 async function mergeJob(

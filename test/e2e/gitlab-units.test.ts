@@ -50,9 +50,18 @@ useGitLabForge({members: {alice: 30, mona: 40}}, (made) => {
   ;({forge: gitlab, headSha, remote, sandbox, server} = made)
 })
 
-/** One pipeline job: a fresh clone (prepared by `before`, which answers wave gitlab's arguments), CI_PROJECT_DIR the checkout. */
-async function job(payload: unknown, env: Record<string, string> = {}, before?: (job: {checkout: string; runner: string}) => string[] | Promise<string[]>) {
-  const {checkout, runner} = freshRunner(sandbox, remote, ++jobs)
+/**
+ * One pipeline job: a fresh clone (prepared by `before`, which answers wave gitlab's arguments), or the
+ * runner and checkout of an earlier job (`place`: a unit's job reporting after its run); CI_PROJECT_DIR the checkout.
+ */
+async function job(
+  payload: unknown,
+  env: Record<string, string> = {},
+  before?: (job: {checkout: string; runner: string}) => string[] | Promise<string[]>,
+  place?: {checkout: string; runner: string},
+) {
+  jobs++
+  const {checkout, runner} = place ?? freshRunner(sandbox, remote, jobs)
   const args = (await before?.({checkout, runner})) ?? []
   const variables: Record<string, string> = {...gitlabJobEnv(gitlab, {checkout, job: jobs, remote, runner, source: 'parent_pipeline'}), ...env}
   if (payload !== undefined) {
@@ -130,8 +139,14 @@ async function runUnits(approved: Approved): Promise<Record<'farewell' | 'other'
   return results as Record<'farewell' | 'other', string>
 }
 
-/** A unit's report, in its own pipeline (no note event): the thread from WAVE_THREAD. */
-const reportUnit = (result: string) => job(undefined, {WAVE_THREAD: 'mr-7'}, () => ['--unit-result', result])
+/**
+ * A unit's report, as the template's after_script makes it: in the unit's job (its checkout with the
+ * unit's changes, its WAVE_HOME), in the child pipeline (no note event): the thread from WAVE_THREAD.
+ */
+const reportUnit = (result: string) => {
+  const runner = path.resolve(result, '..', '..', '..')
+  return job(undefined, {WAVE_THREAD: 'mr-7'}, () => ['--unit-result', result], {checkout: path.join(runner, 'checkout'), runner})
+}
 
 /** A unit's row of the **Units** table (its status in the second column; the contract's table of units has its paths there). */
 const rowOf = (body: string, unit: string) => body.split('\n').find((line) => line.startsWith(`| \`${unit}\` | `) && /^\| `[^`]+` \| [⏳✅❌]/u.test(line))
