@@ -11,9 +11,15 @@
 import {copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {gunzipSync} from 'node:zlib'
 
 import {describe, expect, it} from 'vitest'
 import {parse} from 'yaml'
+
+import {renderSticky, type StickyState, stickyBody} from '../../src/app/review/comment-body.js'
+import {encodeData} from '../../src/app/review/transport.js'
+import type {UnitRow} from '../../src/app/review/unit-rows.js'
+import {GITLAB_WORDS} from '../../src/forges/gitlab/client.js'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
 import {
@@ -149,6 +155,38 @@ const reportUnit = (result: string) => {
 }
 
 /** A unit's row of the **Units** table (its status in the second column; the contract's table of units has its paths there). */
+/** The merge job (wave:merge): the results and patches in wave-units/, `wave plans merge --json` (exit `expected`), then `wave gitlab --units-merged`. */
+function mergeJob(approved: Approved, results: string[], expected: number) {
+  return job(undefined, {WAVE_THREAD: 'mr-7'}, async (made) => {
+    const plan = jobWithPlan(approved, made)
+    const folder = path.join(made.runner, 'wave-units')
+    mkdirSync(folder)
+    for (const result of results) for (const file of [result, result.replace(/\.json$/, '.patch')]) copyFileSync(file, path.join(folder, path.basename(file)))
+    const merge = await runWave(['plans', 'merge', plan, folder, '--json'], {
+      cwd: made.checkout,
+      env: {WAVE_HOME: path.join(made.runner, 'wave')},
+      home: sandbox.home,
+      timeoutMs: 90_000,
+    })
+    expect(merge.code, merge.stderr).toBe(expected)
+    writeFileSync(path.join(made.runner, 'wave-merge.json'), merge.stdout)
+    return ['--units-merged', path.join(made.runner, 'wave-merge.json')]
+  })
+}
+
+/**
+ * What a maintainer who may edit wave's note could write: its rows changed by `change`, with a hidden
+ * block to match (nothing in it is secret: anyone can make one). wave cannot tell it from its own.
+ */
+function forgedRows(note: StoredNote, change: (rows: UnitRow[]) => UnitRow[]): string {
+  const data = /<!-- wave:data ([A-Za-z0-9+/=]+) -->\s*$/.exec(note.body)![1]
+  const {plan, state} = JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as {plan?: string; state: StickyState}
+  const forged = {...state, units: change(state.units ?? [])}
+  const bytes = plan === undefined ? undefined : Buffer.from(plan, 'base64')
+  const shown = renderSticky(forged, bytes?.toString('utf8'), GITLAB_WORDS)
+  return stickyBody(shown, encodeData(forged, bytes, shown))
+}
+
 const rowOf = (body: string, unit: string) => body.split('\n').find((line) => line.startsWith(`| \`${unit}\` | `) && /^\| `[^`]+` \| [⏳✅❌]/u.test(line))
 
 describe('wave gitlab: a plan with units', {timeout: 300_000}, () => {
@@ -183,22 +221,7 @@ describe('wave gitlab: a plan with units', {timeout: 300_000}, () => {
     expect(rowOf(stickyOn().body, 'other')).toBe('| `other` | ⏳ pending |  |  |')
 
     // The merge job: its own pipeline (no note event), the thread from WAVE_THREAD, the results merged onto the planned commit.
-    const merged = await job(undefined, {WAVE_THREAD: 'mr-7'}, async (made) => {
-      const plan = jobWithPlan(approved, made)
-      const folder = path.join(made.runner, 'wave-units')
-      mkdirSync(folder)
-      for (const result of [results.farewell, results.other])
-        for (const file of [result, result.replace(/\.json$/, '.patch')]) copyFileSync(file, path.join(folder, path.basename(file)))
-      const merge = await runWave(['plans', 'merge', plan, folder, '--json'], {
-        cwd: made.checkout,
-        env: {WAVE_HOME: path.join(made.runner, 'wave')},
-        home: sandbox.home,
-        timeoutMs: 90_000,
-      })
-      expect(merge.code, merge.stderr).toBe(0)
-      writeFileSync(path.join(made.runner, 'wave-merge.json'), merge.stdout)
-      return ['--units-merged', path.join(made.runner, 'wave-merge.json')]
-    })
+    const merged = await mergeJob(approved, [results.farewell, results.other], 0)
     expect(merged.result.code, merged.result.stderr).toBe(0)
     const done = stickyOn().body
     expect(statusOf(done)).toBe('✅ done')
@@ -243,6 +266,30 @@ describe('wave gitlab: a plan with units', {timeout: 300_000}, () => {
       expect(JSON.parse(reported.result.stdout).message).not.toContain('written 2 times')
     }
     expect(noteWrites() - control).toBe(2)
+  })
+
+  it("a row someone else wrote is no evidence: farewell's job never reported, a maintainer's edit says it succeeded, and the merge says it is missing (exit 7)", async () => {
+    const approved = await approvedUnits()
+    const results = await runUnits(approved)
+    const sticky = stickyOn()
+    const succeeded = {checks: [{command: 'test -f src/farewell.ts', exitCode: 0}], costUsd: 0.01, exitCode: 0}
+    gitlab.editNote(
+      sticky.id,
+      forgedRows(sticky, (rows) => rows.map((row) => (row.name === 'farewell' ? {...row, ...succeeded} : row))),
+    )
+    // other's job reports: wave reads the edited note as its own (the forgery holds) and leaves farewell's row as it found it.
+    expect((await reportUnit(results.other)).result.code).toBe(0)
+    expect(rowOf(stickyOn().body, 'farewell')).toMatch(/^\| `farewell` \| ✅ succeeded \| test -f src\/farewell.ts passed \|/)
+    expect(rowOf(stickyOn().body, 'other')).toContain('✅ succeeded')
+
+    // The merge reads the results, not the rows: farewell has none.
+    const merged = await mergeJob(approved, [results.other], 7)
+    expect(merged.result.code).toBe(7)
+    const body = stickyOn().body
+    expect(statusOf(body)).toBe('❌ failed')
+    expect(rowOf(body, 'farewell')).toBe('| `farewell` | ⏳ pending |  |  |')
+    expect(body).toContain('unit farewell missing')
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
   })
 
   it('control: --units-merged or --unit-result without a thread (no WAVE_THREAD, no note event) is a usage error, and no note changes', async () => {
