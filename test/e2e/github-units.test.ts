@@ -8,7 +8,7 @@
  * merged tree, then delivers, or says the merge was incomplete (exit 7). Against the GitHub stand-in, a
  * bare git remote, and the scripted Messages API; every job a fresh clone and a fresh WAVE_HOME.
  */
-import {copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
@@ -22,6 +22,8 @@ import {
   git,
   githubComment,
   githubJobEnv,
+  jobWithPlan,
+  mergeResults,
   nameIn,
   PLAN,
   planTurns,
@@ -112,20 +114,13 @@ async function approvedUnits(): Promise<Approved> {
   return {approve, event, name}
 }
 
-/** A job's machine with the approved plan and its record in its WAVE_HOME (the recipe's artifact), the planned commit checked out. */
-function jobWithPlan(approved: Approved, job: {checkout: string; runner: string}): string {
-  const plans = path.join(job.runner, 'wave', 'plans')
-  mkdirSync(plans, {recursive: true})
-  for (const file of [`${approved.name}.md`, `${approved.name}.approval.json`])
-    copyFileSync(path.join(approved.approve.runner, 'wave', 'plans', file), path.join(plans, file))
-  git(job.checkout, ['checkout', '-q', headSha])
-  return path.join(plans, `${approved.name}.md`)
-}
+const withPlan = (approved: Approved, job: {checkout: string; runner: string}) =>
+  jobWithPlan(job, {name: approved.name, runner: approved.approve.runner}, headSha)
 
 /** A unit's job: `wave run --unit` on the scripted model's `turns`; its result's path (the patch beside it). */
 async function runUnit(approved: Approved, unit: string, expected: number, ...flags: string[]): Promise<string> {
   const job = freshRunner(sandbox, remote, ++runs)
-  const plan = jobWithPlan(approved, job)
+  const plan = withPlan(approved, job)
   const run = await runWave(['run', plan, '--unit', unit, ...flags], {
     cwd: job.checkout,
     env: {WAVE_HOME: path.join(job.runner, 'wave')},
@@ -160,16 +155,7 @@ async function mergeJob(
 ): Promise<Job & {merge: Record<string, unknown>}> {
   let merge: Record<string, unknown> = {}
   const job = await startGitHub(approved.event, async (made) => {
-    const plan = jobWithPlan(approved, made)
-    const folder = path.join(made.runner, 'wave-units')
-    mkdirSync(folder)
-    for (const result of results) for (const file of [result, result.replace(/\.json$/, '.patch')]) copyFileSync(file, path.join(folder, path.basename(file)))
-    const merged = await runWave(['plans', 'merge', plan, folder, '--json'], {
-      cwd: made.checkout,
-      env: {WAVE_HOME: path.join(made.runner, 'wave')},
-      home: sandbox.home,
-      timeoutMs: 90_000,
-    })
+    const merged = await mergeResults(made, withPlan(approved, made), results, sandbox.home)
     expect([0, 7], merged.stderr).toContain(merged.code)
     merge = JSON.parse(merged.stdout)
     edit?.(merge)

@@ -8,7 +8,7 @@
  * merge job runs `wave plans merge` on the results and `wave gitlab --units-merged` shows each unit's
  * outcome and delivers. Against the GitLab stand-in, a bare git remote and the scripted Messages API.
  */
-import {copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {gunzipSync} from 'node:zlib'
@@ -29,6 +29,8 @@ import {
   GITLAB_TOKEN,
   git,
   gitlabJobEnv,
+  jobWithPlan,
+  mergeResults,
   MR,
   nameIn,
   noteEvent,
@@ -111,15 +113,7 @@ async function approvedUnits(env: Record<string, string> = {}): Promise<Approved
   return {...approve, name}
 }
 
-/** A job's machine with the approved plan and its record in its WAVE_HOME (from wave:run's artifacts), the planned commit checked out. */
-function jobWithPlan(approved: Approved, made: {checkout: string; runner: string}): string {
-  const plans = path.join(made.runner, 'wave', 'plans')
-  mkdirSync(plans, {recursive: true})
-  for (const file of [`${approved.name}.md`, `${approved.name}.approval.json`])
-    copyFileSync(path.join(approved.runner, 'wave', 'plans', file), path.join(plans, file))
-  git(made.checkout, ['checkout', '-q', headSha])
-  return path.join(plans, `${approved.name}.md`)
-}
+const withPlan = (approved: Approved, job: {checkout: string; runner: string}) => jobWithPlan(job, approved, headSha)
 
 /** Both units' jobs, one after the other (farewell writes its file, other changes nothing): their results' paths. */
 async function runUnits(approved: Approved): Promise<Record<'farewell' | 'other', string>> {
@@ -129,7 +123,7 @@ async function runUnits(approved: Approved): Promise<Record<'farewell' | 'other'
     ['other', [reply('src/other/ needs no change.')]],
   ] as const) {
     const made = freshRunner(sandbox, remote, ++jobs)
-    const plan = jobWithPlan(approved, made)
+    const plan = withPlan(approved, made)
     server.push(...turns)
     const run = await runWave(['run', plan, '--unit', unit], {
       cwd: made.checkout,
@@ -158,16 +152,7 @@ const reportUnit = (result: string) => {
 /** The merge job (wave:merge): the results and patches in wave-units/, `wave plans merge --json` (exit `expected`), then `wave gitlab --units-merged`. */
 function mergeJob(approved: Approved, results: string[], expected: number) {
   return job(undefined, {WAVE_THREAD: 'mr-7'}, async (made) => {
-    const plan = jobWithPlan(approved, made)
-    const folder = path.join(made.runner, 'wave-units')
-    mkdirSync(folder)
-    for (const result of results) for (const file of [result, result.replace(/\.json$/, '.patch')]) copyFileSync(file, path.join(folder, path.basename(file)))
-    const merge = await runWave(['plans', 'merge', plan, folder, '--json'], {
-      cwd: made.checkout,
-      env: {WAVE_HOME: path.join(made.runner, 'wave')},
-      home: sandbox.home,
-      timeoutMs: 90_000,
-    })
+    const merge = await mergeResults(made, withPlan(approved, made), results, sandbox.home)
     expect(merge.code, merge.stderr).toBe(expected)
     writeFileSync(path.join(made.runner, 'wave-merge.json'), merge.stdout)
     return ['--units-merged', path.join(made.runner, 'wave-merge.json')]

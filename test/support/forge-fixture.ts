@@ -7,14 +7,14 @@
  * noteEvent), and the variables a CI job gives wave (githubJobEnv, gitlabJobEnv).
  */
 import {execFileSync} from 'node:child_process'
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {fileURLToPath} from 'node:url'
 
 import {afterEach, beforeEach, expect} from 'vitest'
 
-import type {RunWaveResult, Sandbox} from './cli.js'
+import {runWave, type RunWaveResult, type Sandbox} from './cli.js'
 import type {ForgeStandIn} from './forge-server.js'
 import {type GitHubServer, type Role, startGitHubServer, type StoredComment} from './github-server.js'
 import {type GitLabServer, startGitLabServer, type StoredNote} from './gitlab-server.js'
@@ -336,4 +336,27 @@ export function gitlabJobEnv(
     WAVE_GITLAB_REMOTE: 'origin',
     WAVE_HOME: path.join(job.runner, 'wave'),
   }
+}
+
+// ------------------------------------------------------------------------------- a plan's units' jobs
+
+/**
+ * A CI job's machine given the approved plan (the approving job's artifact: the plan and its record from
+ * its WAVE_HOME, `<runner>/wave`), with the planned commit checked out; the plan's path there.
+ */
+export function jobWithPlan(job: {checkout: string; runner: string}, approved: {runner: string; name: string}, commit: string): string {
+  const plans = path.join(job.runner, 'wave', 'plans')
+  mkdirSync(plans, {recursive: true})
+  for (const file of [`${approved.name}.md`, `${approved.name}.approval.json`])
+    copyFileSync(path.join(approved.runner, 'wave', 'plans', file), path.join(plans, file))
+  git(job.checkout, ['checkout', '-q', commit])
+  return path.join(plans, `${approved.name}.md`)
+}
+
+/** The merge job's `wave plans merge <plan> --json`, over `results` (each with its patch beside it) gathered in one folder as the recipes' artifacts are. */
+export function mergeResults(job: {checkout: string; runner: string}, plan: string, results: string[], home: string): Promise<RunWaveResult> {
+  const folder = path.join(job.runner, 'wave-units')
+  mkdirSync(folder)
+  for (const result of results) for (const file of [result, result.replace(/\.json$/, '.patch')]) copyFileSync(file, path.join(folder, path.basename(file)))
+  return runWave(['plans', 'merge', plan, folder, '--json'], {cwd: job.checkout, env: {WAVE_HOME: path.join(job.runner, 'wave')}, home, timeoutMs: 90_000})
 }
