@@ -286,10 +286,14 @@ describe('wave github: a plan with units', {timeout: 300_000}, () => {
 
     // Control: the same two reports again, one after the other: each writes its row once.
     const control = commentWrites().length
+    const reads = () => github.requests.filter((r) => r.method === 'GET' && listed.path.test(r.path)).length
     for (const result of [results.farewell, results.other]) {
+      const readsBefore = reads()
       const job = await reportUnit(approved, result)
       expect(job.result.code, job.result.stderr).toBe(0)
       expect(JSON.parse(job.result.stdout).message).not.toContain('written 2 times')
+      // A report uncontended: the comment read right before its write, and once after it to verify.
+      expect(reads() - readsBefore).toBe(2)
     }
     expect(commentWrites().length - control).toBe(2)
     expect(rowOf(stickyOn().body, 'other')).toContain('✅ succeeded')

@@ -245,10 +245,14 @@ describe('wave gitlab: a plan with units', {timeout: 300_000}, () => {
 
     // Control: the same two reports again, one after the other: each writes its row once.
     const control = noteWrites()
+    const reads = () => gitlab.requests.filter((r) => r.method === 'GET' && listed.path.test(r.path)).length
     for (const result of [results.farewell, results.other]) {
+      const readsBefore = reads()
       const reported = await reportUnit(result)
       expect(reported.result.code, reported.result.stderr).toBe(0)
       expect(JSON.parse(reported.result.stdout).message).not.toContain('written 2 times')
+      // A report uncontended: the note read right before its write, and once after it to verify.
+      expect(reads() - readsBefore).toBe(2)
     }
     expect(noteWrites() - control).toBe(2)
   })
