@@ -18,7 +18,7 @@ import {STRUCTURED_OUTPUT_TOOL, type StructuredResult, structuredOutputReminder}
 import {SessionHooks} from '../tools/hooks/session-hooks.js'
 import {ExitCode, WaveError} from '../base/errors.js'
 import {offered, parseRules, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
-import {primeThrowawayStatus, type SandboxSettings} from '../base/process/sandbox.js'
+import {DEFAULT_SANDBOX, primeThrowawayStatus, type SandboxSettings} from '../base/process/sandbox.js'
 import type {Scope} from '../policy/scope.js'
 import {DEFAULT_MAX_TURNS, type SessionContext} from './context.js'
 import {environmentSection, readEnvironment} from './environment.js'
@@ -118,11 +118,12 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const unlisten = tools.notes.listen(onEvent)
   const result = structuredGate(tools.result, spec, onEvent)
   const askedBefore = tools.notes.questions.length
-  // Plan mode's commands take the settings' sandbox environment and size too (dispatch.ts makes them throwaway).
+  // A planning session has no approval to take a sandbox from: the default one, made as every other is
+  // (sandboxFor: the settings' environment and size; dispatch.ts makes plan mode's commands throwaway).
   // The user's skills' folders lie outside the workspace, under a $HOME the sandbox hides: bound in read-only, so their scripts run.
   const skillFolders = tools.skills.filter((skill) => skill.location === 'user').map((skill) => skill.dir)
   const sandbox = {
-    ...(spec.sandbox ?? {enabled: true, env: settings.sandboxEnv, network: false, tmpSize: settings.sandboxTmpSize}),
+    ...(spec.sandbox ?? session.sandboxFor(DEFAULT_SANDBOX)),
     ...(skillFolders.length > 0 ? {readOnly: skillFolders} : {}),
   }
   try {
