@@ -25,6 +25,7 @@ import {taskProfile} from './profiles.js'
 import {taskOpening} from './prompts/task.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
 import {resultRequired, runSession} from './session.js'
+import {roundUsd} from '../model/pricing.js'
 
 interface TaskOptions extends SessionOptions {
   task: string
@@ -170,7 +171,7 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome | Stopp
         budget: options.budget && {
           // run --task's cap is only ever --max-budget-usd's.
           source: {kind: 'flag', leftOf: options.budget.usd},
-          usd: Math.max(0, options.budget.usd - (result.costUsd ?? 0)),
+          usd: roundUsd(Math.max(0, options.budget.usd - (result.costUsd ?? 0))),
         },
         // The model the task ran with, whatever a settings file it wrote now names.
         model,
