@@ -344,21 +344,51 @@ copyFileSync(createRequire(join(root, 'package.json')).resolve('tree-sitter-bash
  * script compiled with V8's cached data loses its dynamic-import callback (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING),
  * so the import is made by the loader, an ES module, instead. Found by parsing, not by text: only import
  * expressions change, never the word in a string or comment.
+ *
+ * And every bundle becomes pure ASCII, so that the loader can read it as Latin-1: decoding 1.6 MB of UTF-8
+ * took ~7 ms of each start for a handful of characters (esbuild escapes strings, not comments or regular
+ * expressions), Latin-1 under 1 ms. A character outside ASCII becomes its `\uXXXX` escape, which means the
+ * same character in a string, a template, a regular expression (with or without the u flag, a surrogate
+ * pair's two escapes are its code point) and, unread, in a comment; one the escape would change (in a
+ * tagged template's raw text, or an identifier) stops the build instead.
  */
-function routeDynamicImports(file) {
+function finishBundle(file) {
   const source = readFileSync(file, 'utf8')
   const starts = []
+  /** Ranges where an escape is not the character: tagged templates' text and identifiers. */
+  const literal = []
   simple(parse(source, {allowHashBang: true, ecmaVersion: 'latest', sourceType: 'script', allowReturnOutsideFunction: true}), {
+    Identifier(node) {
+      if (/[^\x00-\x7f]/.test(node.name)) literal.push([node.start, node.end, 'an identifier'])
+    },
     ImportExpression(node) {
       starts.push(node.start)
     },
+    TaggedTemplateExpression(node) {
+      literal.push([node.quasi.start, node.quasi.end, 'a tagged template'])
+    },
   })
+  const edits = starts.map((start) => {
+    if (source.slice(start, start + 6) !== 'import') throw new Error(`${file}: an import expression at ${start} does not start with "import"`)
+    return {end: start + 6, start, text: '__waveImport'}
+  })
+  for (const match of source.matchAll(/(\\*)([^\x00-\x7f])/g)) {
+    const at = match.index + match[1].length
+    const inside = literal.find(([start, end]) => at >= start && at < end)
+    if (inside) {
+      throw new Error(
+        `${file}: a character outside ASCII in ${inside[2]} at ${at} (${JSON.stringify(match[2])}): the bundle must stay ASCII (src/base/bundles.ts reads it as Latin-1)`,
+      )
+    }
+    // An odd run of backslashes escaped the character itself (`\·` is `·`): the \u escape replaces that escape.
+    const start = match[1].length % 2 === 1 ? at - 1 : at
+    edits.push({end: at + 1, start, text: `\\u${match[2].charCodeAt(0).toString(16).padStart(4, '0')}`})
+  }
   let out = ''
   let at = 0
-  for (const start of starts.sort((a, b) => a - b)) {
-    if (source.slice(start, start + 6) !== 'import') throw new Error(`${file}: an import expression at ${start} does not start with "import"`)
-    out += `${source.slice(at, start)}__waveImport`
-    at = start + 6
+  for (const edit of edits.sort((x, y) => x.start - y.start)) {
+    out += source.slice(at, edit.start) + edit.text
+    at = edit.end
   }
   writeFileSync(file, out + source.slice(at))
 }
@@ -367,7 +397,7 @@ function routeDynamicImports(file) {
 const digests = {}
 for (const file of readdirSync(bundles, {recursive: true}).sort()) {
   if (!file.endsWith('.cjs')) continue
-  routeDynamicImports(join(bundles, file))
+  finishBundle(join(bundles, file))
   const name = file.replace(/\\/g, '/').replace(/\.cjs$/, '')
   digests[name] = createHash('sha256')
     .update(readFileSync(join(bundles, file)))

@@ -18,6 +18,7 @@ import type {PriceTable, TokenUsage} from '../model/pricing.js'
 import {sendableBlocks} from './conversation.js'
 import {charsOf, interrupted, PromptTooLong, type StreamParams, type ThinkingParams, type TurnRequest, turnParams} from './request.js'
 import {Tally} from './tally.js'
+import type {BudgetCap} from '../model/budget.js'
 
 export type {CompactionEvent} from './compaction.js'
 export type {AgentOutcome, StopReason} from './outcome.js'
@@ -122,11 +123,11 @@ export interface LoopOptions {
   contextWindow?: number
   /** Prices over the built-in table (pricing.ts), by model ID prefix (settings). */
   prices?: PriceTable
-  /** End with the budget outcome once the session has spent more than this many USD (--max-budget-usd). */
-  maxBudgetUsd?: number
+  /** End with the budget outcome once the session has spent more than this cap (which names where it was set). */
+  budget?: BudgetCap
   /**
    * What the session's earlier part spent (a resumed run): turns, usage and cost go on from these, so
-   * `maxTurns` and `maxBudgetUsd` bound the whole session. `costUsd` null: the earlier cost is unknown.
+   * `maxTurns` and `budget` bound the whole session. `costUsd` null: the earlier cost is unknown.
    */
   prior?: Partial<SessionTotals>
   /** Each response's usage as it comes (an agent's, added to the session's that started it). */
@@ -182,7 +183,7 @@ export class AgentLoop {
   constructor(private readonly options: LoopOptions) {
     const {model, prior} = options
     this.messages = options.messages
-    this.tally = new Tally(model, options.prices, options.maxBudgetUsd, prior)
+    this.tally = new Tally(model, options.prices, options.budget, prior)
     const limits = modelLimits(model)
     this.fixedShape = {
       ...options.reasoning,

@@ -4,8 +4,9 @@
  * ending to its exit code, message and hint, in one table.
  */
 import {ExitCode, type ExitCodeValue, type FailureDetails, WaveError} from '../base/errors.js'
+import {type BudgetSource, capName, capRaise} from '../model/budget.js'
 import type {TokenUsage} from '../model/pricing.js'
-import {formatUsd} from '../model/pricing.js'
+import {formatUsd, roundUsd} from '../model/pricing.js'
 import type {RunReport} from '../plans/report.js'
 
 declare module '../base/errors.js' {
@@ -15,6 +16,8 @@ declare module '../base/errors.js' {
     usage?: TokenUsage
     /** A run of a plan: planned versus actual as it stopped (exit 7 above all: which checks failed). */
     report?: RunReport
+    /** A session stopped at its budget: the cap, where it was set (model/budget.ts), and what it spent as the budget counts it. */
+    budget?: {maxBudgetUsd: number; source: BudgetSource; spentUsd: number}
   }
 }
 
@@ -41,7 +44,8 @@ export type Ending =
   /** A control tool asked the session to end after its round of calls (ExitPlanMode). */
   | {stopReason: 'stop_requested'}
   | {stopReason: 'max_turns'; maxTurns: number}
-  | {stopReason: 'budget'; spentUsd: number; maxBudgetUsd: number}
+  /** Past the lowest cap given; `source` says where it was set (the flag, the settings, the approval, a unit). */
+  | {stopReason: 'budget'; spentUsd: number; maxBudgetUsd: number; source: BudgetSource}
   | {stopReason: 'refusal'; category?: string | null}
   /** The final answer stayed cut after its one continuation (at max_tokens, or the window full). */
   | {stopReason: 'max_tokens'; cutBy: string; maxTokens: number}
@@ -117,9 +121,9 @@ export const ENDINGS: {
   awaiting_approval: {exitCode: ExitCode.awaitsApproval},
   budget: {
     exitCode: ExitCode.limit,
-    hint: ({spentUsd}) => `${formatUsd(spentUsd)} spent so far; raise --max-budget-usd to let it go on.`,
-    message: ({maxBudgetUsd, spentUsd}) =>
-      `Stopped at the budget: ${formatUsd(spentUsd)} spent, more than --max-budget-usd ${maxBudgetUsd}, before the agent finished.`,
+    hint: ({source, spentUsd}) => `${formatUsd(spentUsd)} spent so far; ${capRaise(source)} to let it go on.`,
+    message: ({maxBudgetUsd, source, spentUsd}) =>
+      `Stopped at the budget: ${formatUsd(spentUsd)} spent, more than ${capName({source, usd: maxBudgetUsd})}, before the agent finished.`,
   },
   end_turn: {exitCode: ExitCode.ok},
   max_tokens: {
@@ -160,7 +164,8 @@ type Rule = {exitCode: ExitCodeValue; message?: (ending: DriverEnding) => string
 /** How a session ended, as a driver returns it: stopped (with `details`, what it did), or undefined for a finished one. */
 export function stoppedBy(ending: Ending, details: FailureDetails): Stopped | undefined {
   if ((ENDINGS[ending.stopReason] as Rule).message === undefined) return undefined
-  return {details: {...details, stopReason: ending.stopReason}, ending: ending as StoppedEnding, kind: 'stopped'}
+  const budget = ending.stopReason === 'budget' ? {budget: {maxBudgetUsd: ending.maxBudgetUsd, source: ending.source, spentUsd: roundUsd(ending.spentUsd)}} : {}
+  return {details: {...details, ...budget, stopReason: ending.stopReason}, ending: ending as StoppedEnding, kind: 'stopped'}
 }
 
 /** What a stopped session ends the command with: its exit code, one line, hint and details, from ENDINGS. */

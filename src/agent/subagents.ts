@@ -12,6 +12,7 @@ import type {Message, MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import {errorLine, WaveError} from '../base/errors.js'
 import type {AgentLimits} from '../config/settings.js'
 import {emptyUsage, type PriceTable, type TokenUsage} from '../model/pricing.js'
+import type {BudgetCap} from '../model/budget.js'
 import type {PolicyContext} from '../policy/policy.js'
 import type {SandboxSettings} from '../base/process/sandbox.js'
 import type {BackgroundTasks} from '../tools/background.js'
@@ -52,8 +53,8 @@ export interface SubagentsOptions {
   /** The session's request shape (limits, reasoning), asked before every turn. */
   shape(): RequestShape
   prices?: PriceTable
-  /** The session's --max-budget-usd: each agent may spend `limits.budgetShare` of it. */
-  maxBudgetUsd?: number
+  /** The session's budget: each agent may spend `limits.budgetShare` of it. */
+  budget?: BudgetCap
   limits: AgentLimits
   /** The types offered in plan mode or out of it, by name. */
   kinds(planMode: boolean): Record<string, SubagentKind>
@@ -117,7 +118,7 @@ export class Subagents implements AgentLauncher {
   }
 
   private async run(kind: SubagentKind, request: AgentRequest, signal: AbortSignal): Promise<string> {
-    const {hooks, limits, maxBudgetUsd, onEvent} = this.options
+    const {budget, hooks, limits, onEvent} = this.options
     const clock = new AbortController()
     const timer = setTimeout(() => clock.abort(), limits.timeoutMs)
     const agentSignal = AbortSignal.any([signal, clock.signal])
@@ -133,7 +134,7 @@ export class Subagents implements AgentLauncher {
         preCompact: (trigger) => hooks.preCompact(trigger),
         stop: (active, lastMessage) => hooks.subagentStop({id: request.id, lastMessage, messages, type: request.subagentType}, active),
       },
-      maxBudgetUsd: maxBudgetUsd === undefined ? undefined : maxBudgetUsd * limits.budgetShare,
+      budget: budget && {source: budget.source, usd: budget.usd * limits.budgetShare},
       maxTurns: limits.maxTurns,
       messages,
       model: this.options.model,

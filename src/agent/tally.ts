@@ -1,9 +1,11 @@
 /**
  * What a session has spent: usage and cost added up response by response (a price may depend on each
- * prompt's size), and whether that is past the session's budget.
+ * prompt's size), and whether that is past the session's budget (the lowest cap given, which carries
+ * where it was set, so that the ending names it: model/budget.ts).
  */
 import type {Message} from '@anthropic-ai/sdk/resources/messages'
 
+import type {BudgetCap, BudgetSource} from '../model/budget.js'
 import {budgetPriceOf, costAt, costOf, emptyUsage, type ModelPrice, type PriceTable, roundUsd, type TokenUsage} from '../model/pricing.js'
 
 export class Tally {
@@ -16,7 +18,7 @@ export class Tally {
   constructor(
     private readonly model: string,
     private readonly prices?: PriceTable,
-    private readonly maxBudgetUsd?: number,
+    private readonly budget?: BudgetCap,
     prior: {usage?: TokenUsage; costUsd?: number | null} = {},
   ) {
     this.usage = {...emptyUsage(), ...prior.usage}
@@ -44,9 +46,9 @@ export class Tally {
   }
 
   /** The budget ending once more than the budget is spent, else undefined. */
-  overBudget(): {stopReason: 'budget'; spentUsd: number; maxBudgetUsd: number} | undefined {
+  overBudget(): {stopReason: 'budget'; spentUsd: number; maxBudgetUsd: number; source: BudgetSource} | undefined {
     const spent = this.budgetSpent
-    if (this.maxBudgetUsd === undefined || spent <= this.maxBudgetUsd) return undefined
-    return {maxBudgetUsd: this.maxBudgetUsd, spentUsd: spent, stopReason: 'budget'}
+    if (this.budget === undefined || spent <= this.budget.usd) return undefined
+    return {maxBudgetUsd: this.budget.usd, source: this.budget.source, spentUsd: spent, stopReason: 'budget'}
   }
 }

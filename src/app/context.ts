@@ -12,7 +12,8 @@ import type {Config} from '@oclif/core'
 import {openSessionTools, type SessionTools} from '../tools/toolset.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {compileOutputSchema, type OutputSchema} from '../base/json-schema.js'
-import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings, lowestBudget, type McpServerConfig} from '../config/settings.js'
+import {type BudgetCap, capName} from '../model/budget.js'
+import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings, type McpServerConfig} from '../config/settings.js'
 import {type SessionPlace, sessionWorkspace} from '../base/workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../base/workspace/snapshot.js'
 import type {SandboxChoice, SandboxSettings} from '../base/process/sandbox.js'
@@ -50,8 +51,11 @@ export interface SessionOptions {
   model?: string
   /** `--max-turns`: the session stops (exit 5) after this many turns; absent, DEFAULT_MAX_TURNS of its kind. */
   maxTurns?: number
-  /** `--max-budget-usd`: the session stops (exit 5) once it has spent more. */
-  maxBudgetUsd?: number
+  /**
+   * `--max-budget-usd` (or a caller's cap, naming where it was set: the forge's WAVE_MAX_BUDGET_USD, what
+   * planning left of it): the session stops (exit 5) once it has spent more.
+   */
+  budget?: BudgetCap
   /** `--fallback-model`: the model asked once the session's is overloaded or unavailable after its retries. */
   fallbackModel?: string
   /** `--deny`, `--disallowed-tools`: deny rules over the settings' (a deny rule only ever narrows). */
@@ -245,19 +249,16 @@ export class SessionContext {
 
   /**
    * The approval record's dollar cap binds the run, whoever runs it: `--max-budget-usd` above it is
-   * refused (exit 2, naming both), below it is a tighter bound; without the flag, the record's cap applies.
+   * refused (exit 2, naming both), below it is a tighter bound; without the flag, the record's cap applies
+   * (the run's conversation is given it: runSession takes the lowest).
    */
-  useApprovedBudget(approved: number | undefined, recordFile: string): void {
-    if (approved === undefined) return
-    const given = this.options.maxBudgetUsd
-    if (given !== undefined && given > approved) {
-      throw usageError(
-        `--max-budget-usd ${given} is above the budget of ${approved} USD in the approval record ${recordFile}: the approved budget binds the run.`,
-        `Run without --max-budget-usd to run under the approved ${approved} USD, or with a lower cap.`,
-      )
-    }
-
-    this.options.maxBudgetUsd = lowestBudget(given, approved)
+  assertWithinApprovedBudget(approved: number | undefined, recordFile: string): void {
+    const given = this.options.budget
+    if (approved === undefined || given === undefined || given.usd <= approved) return
+    throw usageError(
+      `${capName(given)} is above the budget of ${approved} USD in the approval record ${recordFile}: the approved budget binds the run.`,
+      `Run without --max-budget-usd to run under the approved ${approved} USD, or with a lower cap.`,
+    )
   }
 
   /**

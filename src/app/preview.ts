@@ -23,7 +23,7 @@ type PromptKind = (typeof PROMPT_KINDS)[number]
 /** Stands for the plan's name, which is drawn when a planning session starts. */
 export const PLAN_NAME_PLACEHOLDER = '<name>'
 
-interface PreviewOptions extends Pick<SessionOptions, 'appendSystemPrompt' | 'cwd' | 'host'> {
+interface PreviewOptions extends Pick<SessionOptions, 'appendSystemPrompt' | 'cwd' | 'host' | 'outputSchema'> {
   kind: PromptKind
   /** The task, for the first message (plan and task kinds). */
   task?: string

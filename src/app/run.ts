@@ -26,7 +26,7 @@ import {displayPath} from '../base/workspace/paths.js'
 import {bindContract, parseContract} from '../plans/contract.js'
 import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../plans/enforcement.js'
 import type {RunReport} from '../plans/report.js'
-import {assertUnitUnspent, type BoundUnit, runsOf, unitOf, unitRecord, unitsLeft} from '../plans/unit-result.js'
+import {approvedBudget, assertUnitUnspent, type BoundUnit, runsOf, unitOf, unitRecord, unitsLeft} from '../plans/unit-result.js'
 import {unitOpening} from './prompts/unit.js'
 import {type UnitFiles, writeUnitOutputs} from './unit-output.js'
 
@@ -123,7 +123,7 @@ async function executeIn(
       await approvePlan({
         ...options.approve,
         // The approver is the one running: the cap they run with is the one approved.
-        maxBudgetUsd: options.maxBudgetUsd,
+        maxBudgetUsd: options.budget?.usd,
         scope: contract.scope,
         units: contract.units,
         verify: contract.verify,
@@ -157,7 +157,7 @@ async function executeIn(
   if (unit) record = unitRecord(record, unit)
   checkApprovedHooks(record, session.settings.hooks, recordPath, options.host.warn)
   session.useApproved(record.model, recordPath)
-  session.useApprovedBudget(record.maxBudgetUsd, recordPath)
+  session.assertWithinApprovedBudget(record.maxBudgetUsd, recordPath)
   await session.useApprovedSchema(record.outputSchema, recordPath)
   assertSandboxForCommands(record)
   // A resumed run is not a second run of a spent plan: it is the unfinished one, going on. A unit's runs are its own.
@@ -327,8 +327,8 @@ async function execute(session: SessionContext, options: RunOptions, prepared: P
           beforeChecks = union(beforeChecks ?? [], await filesChangedBy(workspace, await before, new Set(), prepared.current?.root, planPath))
         }),
       scope: record.scope,
-      // The budget the approver bound (wave approve --max-budget-usd): the run's own flag can only lower it.
-      maxBudgetUsd: record.maxBudgetUsd,
+      // The budget the approver bound (wave approve --max-budget-usd, a unit's --unit-budget-usd): the run's own flag can only lower it.
+      budget: approvedBudget(units?.decided ?? record, units?.unit),
       onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
       opening,
       prior: point?.prior,

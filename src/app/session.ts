@@ -18,7 +18,7 @@ import {STRUCTURED_OUTPUT_TOOL, type StructuredResult, structuredOutputReminder}
 import {SessionHooks} from '../tools/hooks/session-hooks.js'
 import {ExitCode, WaveError} from '../base/errors.js'
 import {offered, parseRules, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
-import {primeThrowawayStatus, type SandboxSettings} from '../base/process/sandbox.js'
+import {DEFAULT_SANDBOX, primeThrowawayStatus, type SandboxSettings} from '../base/process/sandbox.js'
 import type {Scope} from '../policy/scope.js'
 import {DEFAULT_MAX_TURNS, type SessionContext} from './context.js'
 import {environmentSection, readEnvironment} from './environment.js'
@@ -26,7 +26,7 @@ import {instructionsSections, readInstructionFiles} from './instructions.js'
 import {type AgentEvent, AgentLoop, type CompactionEvent, type LoopOptions} from '../agent/loop.js'
 import type {AgentOutcome, SessionTotals} from '../agent/outcome.js'
 import {budgetPriceOf} from '../model/pricing.js'
-import {lowestBudget} from '../config/settings.js'
+import {type BudgetCap, lowestCap} from '../model/budget.js'
 import type {SessionProfile} from './profiles.js'
 import {turnRequest} from '../agent/request.js'
 import {type AgentRecord, Subagents} from '../agent/subagents.js'
@@ -64,8 +64,8 @@ export interface ConversationSpec extends SessionProfile {
   followUp?: LoopOptions['followUp']
   /** The approved scope every write is held to (a run's approval record). */
   scope?: Scope
-  /** The approval's dollar cap (`wave approve --max-budget-usd`): the lowest of it, the flag's and the settings' applies. */
-  maxBudgetUsd?: number
+  /** The approval's dollar cap (`wave approve --max-budget-usd`, or a unit's): the lowest of it, the flag's and the settings' applies. */
+  budget?: BudgetCap
   /** Around each allowed command: what it changed outside the scope (enforcement.ts). */
   commandWatch?: CommandWatch
   /** When the model ends its turn: the approved checks, and a message for another turn when they fail. */
@@ -92,9 +92,9 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const {planBash, system} = built
   // Read tools may read the session's background output files (their paths are given when they start).
   const policy = (): PolicyContext => ({...built.policy(), taskOutputs: tools.tasks.outputDir})
-  // The settings' maxBudgetUsd caps every session too: the lower of the two applies.
-  const maxBudgetUsd = lowestBudget(lowestBudget(options.maxBudgetUsd, settings.maxBudgetUsd), spec.maxBudgetUsd)
-  const budgetNote = maxBudgetUsd === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
+  // The settings' maxBudgetUsd caps every session too: the lowest applies, and the ending names which it was (the flag's on a tie).
+  const budget = lowestCap(options.budget, settings.budget, spec.budget)
+  const budgetNote = budget === undefined ? undefined : budgetPriceOf(session.model, settings.prices).note
   if (budgetNote) host.warn(budgetNote)
   const onEvent = (event: AgentEvent) => {
     spec.observe?.(event)
@@ -118,11 +118,12 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const unlisten = tools.notes.listen(onEvent)
   const result = structuredGate(tools.result, spec, onEvent)
   const askedBefore = tools.notes.questions.length
-  // Plan mode's commands take the settings' sandbox environment and size too (dispatch.ts makes them throwaway).
+  // A planning session has no approval to take a sandbox from: the default one, made as every other is
+  // (sandboxFor: the settings' environment and size; dispatch.ts makes plan mode's commands throwaway).
   // The user's skills' folders lie outside the workspace, under a $HOME the sandbox hides: bound in read-only, so their scripts run.
   const skillFolders = tools.skills.filter((skill) => skill.location === 'user').map((skill) => skill.dir)
   const sandbox = {
-    ...(spec.sandbox ?? {enabled: true, env: settings.sandboxEnv, network: false, tmpSize: settings.sandboxTmpSize}),
+    ...(spec.sandbox ?? session.sandboxFor(DEFAULT_SANDBOX)),
     ...(skillFolders.length > 0 ? {readOnly: skillFolders} : {}),
   }
   try {
@@ -138,7 +139,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
           hooks,
           kinds: (planMode) => agentKinds({planBash, planMode, policy, registry: tools.registry, sandbox, tasks: tools.tasks}),
           limits: settings.agents,
-          maxBudgetUsd,
+          budget,
           model: session.model,
           onEvent,
           prices: settings.prices,
@@ -149,7 +150,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       client,
       commandWatch: spec.commandWatch,
       onEndTurn: spec.onEndTurn,
-      maxBudgetUsd,
+      budget,
       followUp: result.followUp,
       maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS[spec.mode === 'plan' ? 'plan' : 'run'],
       messages,

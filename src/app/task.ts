@@ -25,6 +25,7 @@ import {taskProfile} from './profiles.js'
 import {taskOpening} from './prompts/task.js'
 import {executePlan, filesChangedBy, type InlineApproval, type RunOutcome} from './run.js'
 import {resultRequired, runSession} from './session.js'
+import {roundUsd} from '../model/pricing.js'
 
 interface TaskOptions extends SessionOptions {
   task: string
@@ -166,8 +167,12 @@ export async function runTask(options: TaskOptions): Promise<TaskOutcome | Stopp
         ...options,
         allowStale: false,
         approve: options.approve,
-        // The budget covers both sessions: the run gets what planning left.
-        maxBudgetUsd: options.maxBudgetUsd === undefined ? undefined : Math.max(0, options.maxBudgetUsd - (result.costUsd ?? 0)),
+        // The budget covers both sessions: the run gets what planning left (and says so when it stops there).
+        budget: options.budget && {
+          // run --task's cap is only ever --max-budget-usd's.
+          source: {kind: 'flag', leftOf: options.budget.usd},
+          usd: roundUsd(Math.max(0, options.budget.usd - (result.costUsd ?? 0))),
+        },
         // The model the task ran with, whatever a settings file it wrote now names.
         model,
         onStart: undefined,

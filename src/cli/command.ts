@@ -16,6 +16,7 @@ import type {SandboxChoice} from '../base/process/sandbox.js'
 import type {CommandShape} from './usage-errors.js'
 import {outputSchemaArgument, type OutputSchema} from '../base/json-schema.js'
 import {appendedPrompt} from '../base/input.js'
+import {capOf} from '../model/budget.js'
 
 export const outputFormatFlag = Flags.option({
   description: 'Result format on stdout: text, one json object, or stream-json events (one per line)',
@@ -281,7 +282,7 @@ export abstract class WaveCommand extends Command {
       mcp: servers || flags['strict-mcp-config'] ? {servers: servers ?? {}, strict: flags['strict-mcp-config'] === true} : undefined,
       host: this.sessionHost((event) => reporter.event(event)),
       effort: flags.effort,
-      maxBudgetUsd: flags['max-budget-usd'],
+      budget: capOf(flags['max-budget-usd'], {kind: 'flag'}),
       maxOutputTokens: flags['max-output-tokens'],
       maxTurns: flags['max-turns'],
       model: flags.model,

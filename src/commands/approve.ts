@@ -1,21 +1,14 @@
 import {Args, Flags} from '@oclif/core'
 
-import {type ApprovalRecord, approvalPathFor, defaultApprover, lastDecidedSha256} from '../plans/approval.js'
-import {formatCost} from '../output/progress.js'
-import {approvePlan} from '../plans/decision.js'
-import {bindContract, parseContract} from '../plans/contract.js'
-import {contractMarkdown} from '../output/report-view.js'
-import {revisionDiff} from '../plans/revisions.js'
-import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
-import {checkedRules, maxBudgetFlag, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../cli/command.js'
+import {approve} from '../app/approve.js'
 import {describeSandbox} from '../base/process/sandbox.js'
 import {usageError} from '../base/errors.js'
-import {type Decision, readPlanState} from '../plans/lifecycle.js'
-import {readPlanFile, resolvePlanReference} from '../plans/store.js'
+import {checkedRules, maxBudgetFlag, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../cli/command.js'
+import {interactiveProblem} from '../output/interactive-review.js'
+import {formatCost} from '../output/progress.js'
+import type {ApprovalRecord} from '../plans/approval.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
-import {loadSettings} from '../config/settings.js'
-import {describeHook} from '../config/hooks.js'
-import {interactiveProblem, reviewPlan, type ReviewOutcome} from '../output/interactive-review.js'
+import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 
 // The run's own model flags, the same definitions, recorded as approved (the record's model section).
 const {effort, 'fallback-model': fallbackModel, 'max-output-tokens': maxOutputTokens, model, thinking} = sessionFlags(1)
@@ -127,83 +120,41 @@ A plan's ## Units are bound too (each unit's name, paths and checks; wave plans 
       }
     }
 
-    const planPath = await resolvePlanReference(args.plan)
-    const {bytes, text} = await readPlanFile(planPath)
-    const state = await readPlanState(planPath)
-    const contract = bindContract(await parseContract(text), {
-      enforce: flags['scope-enforce'],
-      noVerify: flags['no-verify'],
-      scope: flags.scope,
-      unitBudgetUsd: flags['unit-budget-usd'],
-      verify: flags.verify,
-    })
-    // The hooks a run of it would run (read where it was planned), shown and bound by their digest.
-    const {hooks} = loadSettings(state?.workspace)
-    const recordFile = flags.out ?? approvalPathFor(planPath)
-    // What the reviewer last decided on, compared before this revision is recorded as the newest.
-    const decided = lastDecidedSha256(recordFile)
-    // What the plan says it needs (ExitPlanMode's allowedPrompts): shown, never granted without --allow.
-    const asked = state?.allowedPrompts ?? []
-    if (asked.length > 0) {
-      this.output.note(
-        `The plan asks for: ${asked.map((p) => `${p.tool} (${p.prompt})`).join('; ')}. Grant what it needs with --allow rules, e.g. --allow "Bash(npm test:*)".`,
-      )
-    }
-
-    let review: ReviewOutcome | undefined
-    if (flags.interactive) {
-      const changes = decided ? await revisionDiff({current: bytes, decidedSha256: decided, planPath}) : undefined
-      review = await reviewPlan({
+    const outcome = await approve(
+      {
         allow,
-        changes: changes?.patch ? changes : undefined,
-        contract: contractMarkdown(contract),
+        approver: flags.approver,
+        contract: {
+          enforce: flags['scope-enforce'],
+          noVerify: flags['no-verify'],
+          scope: flags.scope,
+          unitBudgetUsd: flags['unit-budget-usd'],
+          verify: flags.verify,
+        },
+        decision: flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested',
+        feedback: flags['request-changes'] ?? flags.feedback,
+        interactive: flags.interactive ? {signal: this.interruption.signal} : undefined,
+        maxBudgetUsd: flags['max-budget-usd'],
         mode: flags.mode,
-        planLabel: planPath,
-        planText: text,
-        sandbox: describeSandbox(sandbox),
-        signal: this.interruption.signal,
-        task: state?.task,
-      })
-    }
-
-    const decision: Decision = review?.decision ?? (flags.reject ? 'rejected' : flags['request-changes'] === undefined ? 'approved' : 'changes_requested')
-    const {path, record} = await approvePlan({
-      allow,
-      approver: flags.approver ?? (await defaultApprover()),
-      decision,
-      feedback: review ? review.feedback : (flags['request-changes'] ?? flags.feedback),
-      hooks,
-      mode: review?.mode ?? flags.mode,
-      model: {
-        effort: flags.effort,
-        fallbackModel: flags['fallback-model'],
-        maxOutputTokens: flags['max-output-tokens'],
-        model: flags.model,
-        thinking: flags.thinking,
+        model: {
+          effort: flags.effort,
+          fallbackModel: flags['fallback-model'],
+          maxOutputTokens: flags['max-output-tokens'],
+          model: flags.model,
+          thinking: flags.thinking,
+        },
+        out: flags.out,
+        outputSchema,
+        plan: args.plan,
+        sandbox,
       },
-      outputSchema,
-      out: flags.out,
-      planBytes: bytes,
-      planPath,
-      repository: state?.repository ?? null,
-      maxBudgetUsd: flags['max-budget-usd'],
-      sandbox,
-      scope: contract.scope,
-      task: state?.task,
-      units: contract.units,
-      verify: contract.verify,
-    })
-    if (decision === 'approved') for (const warning of contract.warnings) this.output.warn(warning)
-    if (decision === 'approved') {
-      this.output.note(
-        hooks.length === 0 ? 'Hooks in effect: none.' : `Hooks in effect (their digest is recorded): ${hooks.map((hook) => describeHook(hook)).join('; ')}.`,
-      )
-    }
-
-    if (decision === 'approved') for (const unit of record.units ?? []) this.output.note(unitLine(unit))
-
+      (line) => this.output.note(line),
+    )
+    for (const warning of outcome.warnings) this.output.warn(warning)
+    for (const line of outcome.notes) this.output.note(line)
+    const {decision, path, planPath, record} = outcome
     await this.output.result({
-      data: {...record, allowedPrompts: asked, recordPath: path},
+      data: {...record, allowedPrompts: outcome.asked, recordPath: path},
       tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)}; ${contractTally(record)})`,
       text: path,
     })
@@ -219,11 +170,4 @@ function contractTally(record: ApprovalRecord): string {
   const each = record.units?.[0]?.budgetUsd === undefined ? '' : `, at most ${formatCost(record.units[0].budgetUsd)} each`
   const units = count === 0 ? '' : `; ${count} ${count === 1 ? 'unit' : 'units'}${each}`
   return `${scope}, ${checks}${budget}${units}`
-}
-
-/** A bound unit, as the approver is shown it: "Unit api: src/api/**; checks: npm test (at most $2.00)". */
-function unitLine(unit: NonNullable<ApprovalRecord['units']>[number]): string {
-  const checks = unit.verify.length > 0 ? `checks: ${unit.verify.map((check) => check.command).join(', ')}` : 'no checks'
-  const budget = unit.budgetUsd === undefined ? '' : ` (at most ${formatCost(unit.budgetUsd)})`
-  return `Unit ${unit.name}: ${unit.paths.join(', ')}; ${checks}${budget}`
 }

@@ -1,7 +1,6 @@
 import {Flags} from '@oclif/core'
 
 import {checkedRules, WaveCommand} from '../cli/command.js'
-import {appendedPrompt} from '../base/input.js'
 import {describeThrowaway} from '../base/process/sandbox.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
 import {PLAN_NAME_PLACEHOLDER, previewPrompt, PROMPT_KINDS, type PromptPreview} from '../app/preview.js'
@@ -15,12 +14,16 @@ Built as a session of that kind builds them in this workspace (environment block
     '<%= config.bin %> prompt --mode plan',
     '<%= config.bin %> prompt --mode run --permission-mode bypassPermissions --allow "Bash(npm test:*)"',
     '<%= config.bin %> prompt --mode task --task "Fix the flaky date test" --json',
+    '<%= config.bin %> prompt --mode run --json-schema @result.schema.json',
   ]
 
   static flags = {
     allow: Flags.string({description: "Run and task kinds: a permission rule beyond the settings files', as --allow gives it; repeatable", multiple: true}),
     'append-system-prompt': Flags.string({description: 'Text added at the end of the system prompt, as a session takes it; @FILE reads it from a file'}),
     cwd: Flags.directory({description: 'Workspace root (default: the top of the git repository holding the current directory)'}),
+    'json-schema': Flags.string({
+      description: 'A JSON Schema (JSON, or @FILE) for the result, as plan and run take it: the StructuredOutput tool is offered with it as its input_schema',
+    }),
     mode: Flags.option({
       description: 'The kind of session: plan (and --revise), run (an approved plan), task (run --task)',
       options: PROMPT_KINDS,
@@ -32,10 +35,13 @@ Built as a session of that kind builds them in this workspace (environment block
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Prompt)
+    // What a session reads of these before it starts, read the same way (an invalid schema is exit 2).
+    const {appendSystemPrompt, outputSchema} = await this.sessionInputs(flags)
     const preview = await previewPrompt({
       allow: checkedRules(flags.allow),
-      appendSystemPrompt: await appendedPrompt(flags['append-system-prompt']),
+      appendSystemPrompt,
       cwd: flags.cwd,
+      outputSchema,
       host: this.sessionHost(),
       kind: flags.mode,
       mode: flags['permission-mode'],

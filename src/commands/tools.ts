@@ -12,9 +12,18 @@ export default class Tools extends WaveCommand {
 
 Lists the built-ins, the tools of installed plugins and those of the MCP servers in the settings files (which it starts, then stops). Each cell is the policy's answer for a headless session of the mode under the settings files' rules: yes; plan file only (Write and Edit in plan mode); run --task only (EnterPlanMode: only wave run --task lets the model plan first); already active (EnterPlanMode in plan mode); with a rule (once an --allow or settings rule such as Bash(npm test:*) allows it; TaskOutput and TaskStop go with Bash); - (never).`
 
-  static examples = ['<%= config.bin %> tools', '<%= config.bin %> tools --mode plan', '<%= config.bin %> tools --verbose', '<%= config.bin %> tools --json']
+  static examples = [
+    '<%= config.bin %> tools',
+    '<%= config.bin %> tools --mode plan',
+    '<%= config.bin %> tools --verbose',
+    '<%= config.bin %> tools --json',
+    `<%= config.bin %> tools --json-schema '{"type":"object","properties":{"ok":{"type":"boolean"}}}' --verbose`,
+  ]
 
   static flags = {
+    'json-schema': Flags.string({
+      description: 'As a session given --json-schema (JSON, or @FILE) lists them: with the StructuredOutput tool, its input_schema this schema',
+    }),
     mode: Flags.option({description: 'Show only this mode', options: PERMISSION_MODES})(),
     verbose: Flags.boolean({description: "Also print each tool's whole description and input schema, as the model is sent them"}),
   }
@@ -23,15 +32,17 @@ Lists the built-ins, the tools of installed plugins and those of the MCP servers
     const {flags} = await this.parse(Tools)
     const modes: readonly PermissionMode[] = flags.mode ? [flags.mode] : PERMISSION_MODES
     // The project settings a session started here would read: the repository's, from any subdirectory.
-    const session = await openSession({host: this.sessionHost()}, {preview: true})
+    const {outputSchema} = await this.sessionInputs(flags)
+    const session = await openSession({host: this.sessionHost(), outputSchema}, {preview: true})
     const {settings} = session
     const rules = parseRules(settings.allow, settings.deny)
     const {registry} = await session.tools()
     await session.close()
     // Plan mode's Bash depends on the sandbox here: asked only when plan mode is listed.
     const planBash = modes.includes('plan') ? planBashOf(settings) : undefined
+    const context = {planBash, structuredOutput: outputSchema !== undefined}
     const tools = registry.tools.map((tool) => {
-      const offers = Object.fromEntries(modes.map((mode) => [mode, offerOf(mode, tool, rules, registry.tools, planBash)])) as Record<PermissionMode, Offer>
+      const offers = Object.fromEntries(modes.map((mode) => [mode, offerOf(mode, tool, rules, registry.tools, context)])) as Record<PermissionMode, Offer>
       return {
         access: tool.access,
         origin: tool.origin ?? 'builtin',

@@ -13,6 +13,7 @@ import {codeCacheDirectory} from '../base/bundles.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {type JsonFileOptions, parseJsonText, readJsonFile} from '../base/json.js'
 import {waveHome} from '../base/home.js'
+import {type BudgetCap, capOf, lowestCap} from '../model/budget.js'
 import {type PriceTable, priceTableSchema} from '../model/pricing.js'
 import {type Provider, PROVIDERS} from '../model/providers.js'
 import {EFFORTS, MIN_THINKING_BUDGET, type ReasoningChoice} from '../model/reasoning.js'
@@ -203,8 +204,8 @@ export interface EffectiveSettings {
   agents: AgentLimits
   /** The hooks in force, user file's first (a project's only when trusted). */
   hooks: ConfiguredHook[]
-  /** The lowest `maxBudgetUsd` of the files: a cap on every session's spending, with --max-budget-usd. */
-  maxBudgetUsd?: number
+  /** The lowest `maxBudgetUsd` of the files, naming its file: a cap on every session's spending, with --max-budget-usd. */
+  budget?: BudgetCap
 }
 
 /** What bounds the agents a session starts (the Agent tool). */
@@ -345,7 +346,7 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
   const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
   for (const {file, scope, settings} of ordered) {
     merged.files.push(file)
-    merged.maxBudgetUsd = lowestBudget(merged.maxBudgetUsd, settings.maxBudgetUsd)
+    merged.budget = lowestCap(merged.budget, capOf(settings.maxBudgetUsd, {file, kind: 'settings'}))
     // Words for the model, as the repository's AGENTS.md are: used from any file. They grant nothing.
     if (settings.instructions?.trim()) merged.instructions.push(settings.instructions)
     if (scope === 'user' && settings.provider) merged.provider = settings.provider

@@ -203,11 +203,15 @@ function readCache(file: string): z.infer<typeof cacheEntrySchema> | undefined {
   }
 }
 
-/** Best effort: a cache that cannot be written only means asking again next time. */
+/**
+ * Best effort: a cache that cannot be written only means asking again next time. Written whole or not at
+ * all (a rename), but not flushed to disk: a flush held the session's one thread for the disk's time
+ * (5 ms idle, tens loaded) in the middle of its turns, and a cache lost in a crash is only asked again.
+ */
 function writeCache(file: string, entry: z.infer<typeof cacheEntrySchema>): void {
   try {
     mkdirSync(path.dirname(file), {mode: 0o700, recursive: true})
-    writeFileAtomic.sync(file, `${JSON.stringify(entry)}\n`)
+    writeFileAtomic.sync(file, `${JSON.stringify(entry)}\n`, {fsync: false})
   } catch {
     // ignored on purpose
   }

@@ -118,6 +118,15 @@ interface ClientOptions {
 }
 
 /**
+ * What every client of wave's is built with, whichever the provider. Logging off: wave says what went
+ * wrong in its own one line. The SDK's OpenTelemetry off: its spans go to a tracer provider registered
+ * with the global OpenTelemetry API, and wave registers none (its own telemetry is written from the
+ * session's record, output/telemetry/), so each request paid for headers, attributes and a span that
+ * went nowhere, and for trace-context headers no one set.
+ */
+export const CLIENT_DEFAULTS = {logLevel: 'off', openTelemetry: {propagation: false, traces: false}} as const
+
+/**
  * The cloud's client, imported now and only now. Both speak the Messages API to wave (same `messages`
  * resource, same stream events; Bedrock's binary event stream is turned back into SSE by its SDK), so
  * the loop is unaware of the provider. Base URLs come from ANTHROPIC_BEDROCK_BASE_URL and
@@ -129,12 +138,12 @@ export async function createCloudClient(provider: CloudProvider, options: Client
     const {AnthropicBedrock} = await import('@anthropic-ai/bedrock-sdk')
     // Claude Code's switch for a gateway that signs the requests itself (ANTHROPIC_BEDROCK_BASE_URL): wave sends them unsigned too.
     const skipAuth = switchedOn('CLAUDE_CODE_SKIP_BEDROCK_AUTH')
-    return new AnthropicBedrock({awsRegion: awsRegion(), logLevel: 'off', ...(skipAuth ? {skipAuth} : {}), ...options}) as unknown as Anthropic
+    return new AnthropicBedrock({...CLIENT_DEFAULTS, awsRegion: awsRegion(), ...(skipAuth ? {skipAuth} : {}), ...options}) as unknown as Anthropic
   }
 
   const {AnthropicVertex} = await import('@anthropic-ai/vertex-sdk')
   return new AnthropicVertex({
-    logLevel: 'off',
+    ...CLIENT_DEFAULTS,
     projectId: process.env.ANTHROPIC_VERTEX_PROJECT_ID?.trim(),
     region: process.env.CLOUD_ML_REGION?.trim(),
     ...options,

@@ -4,7 +4,7 @@ import type {Middleware} from '@anthropic-ai/sdk'
 import {loadBundle, runningFromBundles} from '../base/bundles.js'
 import {ExitCode, WaveError} from '../base/errors.js'
 import {scrubSecrets} from '../base/secrets.js'
-import {assertCloudSettings, chooseProvider, createCloudClient, type Provider} from './providers.js'
+import {assertCloudSettings, CLIENT_DEFAULTS, chooseProvider, createCloudClient, type Provider} from './providers.js'
 
 const DEFAULT_MODEL = 'claude-sonnet-5-5'
 
@@ -79,7 +79,7 @@ export async function createClient(settingsProvider?: Provider): Promise<Anthrop
   const {maxRetries, provider, timeoutMs} = checkedApi(settingsProvider)
   if (provider !== 'anthropic') return createCloudClient(provider, {maxRetries, timeout: timeoutMs})
   const {default: AnthropicClient} = await loadSdk()
-  return new AnthropicClient({logLevel: 'off', maxRetries, timeout: timeoutMs})
+  return new AnthropicClient({...CLIENT_DEFAULTS, maxRetries, timeout: timeoutMs})
 }
 
 /**

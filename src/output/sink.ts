@@ -13,6 +13,7 @@ import type {FailureDetails} from '../base/errors.js'
 import {inertMarkdown, markdownTable, visible} from '../base/text.js'
 import {scrubSecrets} from '../base/secrets.js'
 import type {StopReason} from '../agent/outcome.js'
+import {capName} from '../model/budget.js'
 import {formatCost, type Reporter, withProgress} from './progress.js'
 import {runReportSchema} from '../plans/report.js'
 import {failingChecksMarkdown, failingChecksText, reportMarkdown, reportTally} from './report-view.js'
@@ -326,7 +327,7 @@ async function appendStepSummary(markdown: string): Promise<void> {
 /** How a session ended, in the words of a job summary's row. */
 const SESSION_ENDINGS: Partial<Record<StopReason, string>> = {
   api_error: 'the model API failed',
-  budget: 'stopped at the budget (--max-budget-usd)',
+  budget: 'stopped at the budget',
   end_turn: 'the model finished',
   interrupted: 'interrupted',
   max_tokens: "the model's answer stayed cut at the output limit",
@@ -339,6 +340,12 @@ const SESSION_ENDINGS: Partial<Record<StopReason, string>> = {
   structured_output: 'the result never matched --json-schema',
 }
 
+/** A stopped session's ending in words; at a budget, the cap it reached as the error names it (the approval's, a unit's, ...). */
+function sessionEnding({budget, stopReason}: FailureDetails & {stopReason: StopReason}): string {
+  const words = SESSION_ENDINGS[stopReason] ?? stopReason.replaceAll('_', ' ')
+  return budget ? `${words} (${capName({source: budget.source, usd: budget.maxBudgetUsd})})` : words
+}
+
 function failureSummary(command: string, failure: Failure): string {
   const details = failure.details ?? {}
   const rows: Array<[string, string]> = [
@@ -349,7 +356,7 @@ function failureSummary(command: string, failure: Failure): string {
   if (failure.hint) rows.push(['Hint', inertMarkdown(failure.hint, 2000)])
   // Words and money for a reader, never the JSON's keys: the --json result has those.
   if (details.planPath) rows.push(['Plan', `\`${details.planPath}\``])
-  if (details.stopReason) rows.push(['Session ended', SESSION_ENDINGS[details.stopReason] ?? details.stopReason.replaceAll('_', ' ')])
+  if (details.stopReason) rows.push(['Session ended', sessionEnding({...details, stopReason: details.stopReason})])
   if (details.turns !== undefined) rows.push(['Model turns', String(details.turns)])
   if (details.costUsd !== undefined) rows.push(['Cost', formatCost(details.costUsd)])
   if (details.filesChanged?.length) rows.push(['Files changed', details.filesChanged.map((file) => `\`${file}\``).join(', ')])

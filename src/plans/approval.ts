@@ -229,7 +229,7 @@ export interface DecisionInput {
   repository?: {head: string | null; branch?: string | null; dirty?: boolean} | null
   /** Default: enabled, no network. */
   sandbox?: SandboxChoice
-  /** The contract the run is held to (contract.ts's boundContract); absent, none. */
+  /** The contract the run is held to (contract.ts's bindContract); absent, none. */
   scope?: ApprovalRecord['scope']
   verify?: ApprovalRecord['verify']
   /** The approver's model settings; absent or empty, none is recorded. */

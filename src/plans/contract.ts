@@ -286,7 +286,7 @@ export function contractLine(contract: Pick<PlanContract, 'scope' | 'verify' | '
 }
 
 /** What the approver says over the plan: `--scope` (replaces), `--scope-enforce`, `--verify` (replaces), `--no-verify`. */
-interface ContractOverrides {
+export interface ContractOverrides {
   scope?: string[]
   enforce?: ScopeEnforcement
   verify?: string[]

@@ -1,6 +1,7 @@
 /**
  * The one way a decision on a plan is recorded, whoever decides: `wave approve` (and its --reject,
- * --request-changes), `run --approve` and `run --task --approve`, and the forge review. The record is
+ * --request-changes), `run --approve` and `run --task --approve`, and the forge review's approval and
+ * request for changes (its rejection is the comment's alone). The record is
  * written (approval.ts), the plan's state learns of it (lifecycle.ts), and the bytes decided on are
  * kept as a revision (revisions.ts), so `wave plans diff` can say what changed since, however the plan
  * was approved.

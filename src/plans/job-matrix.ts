@@ -34,8 +34,9 @@ export interface PipelineOptions {
 }
 
 /**
- * The job list in one format. Names are quoted as JSON strings wherever YAML reads them: a unit named
- * `1.0`, `true` or `null` stays a string. An empty list (a plan without units) is an empty matrix.
+ * The job list in one format. What YAML reads is built as data and written as JSON, which is YAML too
+ * (GitLab reads it as such): a unit named `1.0`, `true` or `null` stays a string, whatever its name holds,
+ * with no quoting of our own. An empty list (a plan without units) is an empty matrix.
  */
 export function formatJobList(list: JobList, format: Exclude<MatrixFormat, 'json'>, options: PipelineOptions = {}): string {
   const names = list.units.map((unit) => unit.name)
@@ -46,11 +47,12 @@ export function formatJobList(list: JobList, format: Exclude<MatrixFormat, 'json
     }
 
     case 'gitlab': {
-      return `parallel:\n  matrix:\n    - UNIT: [${names.map((name) => JSON.stringify(name)).join(', ')}]\n`
+      // A snippet pasted into a job, so block style a reader knows; the one value, the list, is a JSON array (a YAML flow sequence).
+      return `parallel:\n  matrix:\n    - UNIT: ${JSON.stringify(names)}\n`
     }
 
     case 'gitlab-pipeline': {
-      return gitlabPipeline(list, options)
+      return pipelineText(gitlabPipeline(list, options))
     }
 
     case 'lines': {
@@ -59,22 +61,31 @@ export function formatJobList(list: JobList, format: Exclude<MatrixFormat, 'json
   }
 }
 
+/** A GitLab CI file's content: its top-level keys (`include`, the jobs) and what each holds. */
+export type Pipeline = Record<string, unknown>
+
+/** A child pipeline written for GitLab: JSON, which GitLab reads as the YAML it is. */
+export const pipelineText = (pipeline: Pipeline): string => `${JSON.stringify(pipeline, null, 2)}\n`
+
+/**
+ * A child pipeline that runs nothing, saying why in its one job: GitLab refuses a pipeline without jobs.
+ * The words are a variable the job echoes, so that nothing in them is ever read by the shell.
+ */
+export function idlePipeline(job: string, why: string, extra: Record<string, unknown> = {}): Pipeline {
+  return {[job]: {...extra, script: ['echo "$WAVE_NOTE"'], variables: {WAVE_NOTE: why}}}
+}
+
 /** A child pipeline: one job per unit, each running `wave run <plan> --unit NAME`. */
-function gitlabPipeline(list: JobList, options: PipelineOptions): string {
-  const q = (value: string) => JSON.stringify(value)
-  const lines = [`# wave plans units --format gitlab-pipeline: one job per unit of the approved plan ${list.plan.name} (sha256 ${list.plan.sha256}).`]
-  if (options.include) lines.push('include:', `  - local: ${q(options.include)}`)
-  if (list.units.length === 0) {
-    // GitLab refuses a pipeline without jobs: a plan without units gets one that says so.
-    lines.push('wave-no-units:', '  script:', `    - echo ${q(`The plan ${list.plan.name} has no units: it runs as one job.`)}`)
-    return lines.join('\n') + '\n'
-  }
-
+function gitlabPipeline(list: JobList, options: PipelineOptions): Pipeline {
+  const pipeline: Pipeline = options.include ? {include: [{local: options.include}]} : {}
+  if (list.units.length === 0) return {...pipeline, ...idlePipeline('wave-no-units', `The plan ${list.plan.name} has no units: it runs as one job.`)}
   for (const unit of list.units) {
-    lines.push(`${q(`wave-unit-${unit.name}`)}:`)
-    if (options.extends) lines.push(`  extends: ${q(options.extends)}`)
-    lines.push('  variables:', `    WAVE_PLAN: ${q(list.plan.name)}`, `    UNIT: ${q(unit.name)}`, '  script:', `    - wave run "$WAVE_PLAN" --unit "$UNIT"`)
+    pipeline[`wave-unit-${unit.name}`] = {
+      ...(options.extends ? {extends: options.extends} : {}),
+      variables: {UNIT: unit.name, WAVE_PLAN: list.plan.name},
+      script: ['wave run "$WAVE_PLAN" --unit "$UNIT"'],
+    }
   }
 
-  return lines.join('\n') + '\n'
+  return pipeline
 }

@@ -7,7 +7,7 @@
  */
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {parseJsonText} from '../base/json.js'
-import {lowestBudget} from '../config/settings.js'
+import {type BudgetCap, capOf, lowestCap} from '../model/budget.js'
 import type {ApprovalRecord} from './approval.js'
 import type {PlanRun, PlanState} from './lifecycle.js'
 import {runReportSchema} from './report.js'
@@ -83,10 +83,18 @@ export function unitOf(record: ApprovalRecord, name: string, planPath: string): 
 export function unitRecord(record: ApprovalRecord, unit: BoundUnit): ApprovalRecord {
   return {
     ...record,
-    maxBudgetUsd: lowestBudget(record.maxBudgetUsd, unit.budgetUsd),
+    maxBudgetUsd: approvedBudget(record, unit)?.usd,
     scope: {enforce: 'strict', paths: [...unit.paths]},
     verify: [...unit.verify],
   }
+}
+
+/**
+ * The cap an approval binds a run to, naming where it was set: the record's `maxBudgetUsd`, and for a
+ * unit's run the unit's `budgetUsd` within it (the lower; the approval's on a tie).
+ */
+export function approvedBudget(record: ApprovalRecord, unit?: BoundUnit): BudgetCap | undefined {
+  return lowestCap(capOf(record.maxBudgetUsd, {kind: 'approval'}), unit && capOf(unit.budgetUsd, {kind: 'unit', unit: unit.name}))
 }
 
 /** A run of `unit` under this approval that succeeded: started after the decision, of these bytes. */

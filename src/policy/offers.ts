@@ -40,18 +40,27 @@ export const OFFER_LABELS: Record<Offer, string> = {
 /** A placeholder plan file for the queries: plan mode always has one. */
 const PLAN_FILE = '/plan.md'
 
+/** What else of the session the offer depends on. */
+export interface OfferContext {
+  /** Whether plan mode runs Bash here (absent: it does not). */
+  planBash?: PlanBash
+  /** The session is given a JSON Schema for its result (`--json-schema`): StructuredOutput is offered. */
+  structuredOutput?: boolean
+}
+
 /**
  * Whether, and when, `tool` is offered in `mode`. `tools` is every tool listed: a rule naming each stands
- * for "some rule allows it". `planBash`: whether plan mode runs Bash here (absent: it does not).
+ * for "some rule allows it".
  */
-export function offerOf(mode: PermissionMode, tool: ToolIdentity, rules: Rules, tools: readonly ToolIdentity[], planBash?: PlanBash): Offer {
+export function offerOf(mode: PermissionMode, tool: ToolIdentity, rules: Rules, tools: readonly ToolIdentity[], context: OfferContext = {}): Offer {
   const base: PolicyContext = {
     canEnterPlanMode: false,
     headless: true,
     mode,
-    planBash: mode === 'plan' ? planBash : undefined,
+    planBash: mode === 'plan' ? context.planBash : undefined,
     planFile: mode === 'plan' ? PLAN_FILE : undefined,
     rules,
+    structuredOutput: context.structuredOutput,
     workspaceRoot: '/',
   }
   if (offered(base, tool)) {

@@ -5,6 +5,7 @@
  * no npm warnings (no install scripts, none of the manifest's own), exactly the files that run.
  * Needs the build (npm test builds first) and the npm registry.
  */
+import {isAscii} from 'node:buffer'
 import {cpSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -90,6 +91,13 @@ describe('the packed package', () => {
     expect(tarManifest.bugs.url).toMatch(/^https:\/\//)
     expect(Object.keys(tarManifest.dependencies).sort()).toEqual(['re2js', 'web-tree-sitter'])
     expect(readFileSync(path.join(installed.root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/)
+  })
+
+  it('carries its bundles as pure ASCII, which the loader reads as Latin-1 (src/base/bundles.ts)', () => {
+    const bundles = packed.files.map((file) => file.path).filter((file) => file.startsWith('dist/bundles/') && file.endsWith('.cjs'))
+    expect(bundles.length).toBeGreaterThan(10)
+    const notAscii = bundles.filter((file) => !isAscii(readFileSync(path.join(installed.root, file))))
+    expect(notAscii).toEqual([])
   })
 })
 

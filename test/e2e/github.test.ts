@@ -560,7 +560,7 @@ describe('wave github: commit statuses and the dollar cap', {timeout: 120_000}, 
       WAVE_MAX_BUDGET_USD: '0.000001',
     })
     expect(stopped.code, stopped.stderr).toBe(5)
-    expect(stopped.stderr).toMatch(/Stopped at the budget: \$\d+\.\d{4} spent, more than --max-budget-usd 0\.000001/)
+    expect(stopped.stderr).toMatch(/Stopped at the budget: \$\d+\.\d{4} spent, more than WAVE_MAX_BUDGET_USD 0\.000001/)
     const failed = stickyOn(7)
     expect(statusOf(failed.body)).toBe('❌ failed')
     expect(failed.body).toMatch(
@@ -572,7 +572,7 @@ describe('wave github: commit statuses and the dollar cap', {timeout: 120_000}, 
     expect(github.statusesOf(headSha)['wave/plan'].description).toMatch(/^Planning [a-z-]+ failed \(exit 5: the agent stopped at a limit\)$/)
     // The job summary in words and money, never the JSON's keys.
     const summary = readFileSync(summaryFile, 'utf8')
-    expect(summary).toContain('| Session ended | stopped at the budget (--max-budget-usd) |')
+    expect(summary).toContain('| Session ended | stopped at the budget (WAVE_MAX_BUDGET_USD 0.000001) |')
     expect(summary).toMatch(/^\| Cost \| \$\d+\.\d{4} \|$/m)
     expect(summary).not.toMatch(/costUsd|stopReason|planPath/)
 

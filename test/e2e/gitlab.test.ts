@@ -474,7 +474,7 @@ describe('wave gitlab: commit statuses', JOBS, () => {
     expect(stopped.code, stopped.stderr).toBe(5)
     expect(gitlab.statusesOf(headSha)['wave/plan']).toMatchObject({state: 'failed'})
     const sticky = stickyOn(MR)
-    expect(sticky.body).toMatch(/> Stopped at the budget: \$\d+\.\d{4} spent, more than --max-budget-usd 0\.000001/)
+    expect(sticky.body).toMatch(/> Stopped at the budget: \$\d+\.\d{4} spent, more than WAVE_MAX_BUDGET_USD 0\.000001/)
     expect(sticky.body).toMatch(/^\| Cost \| planning \$\d+\.\d{4} \|$/m)
   })
 })

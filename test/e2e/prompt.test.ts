@@ -1,7 +1,8 @@
 /**
  * What the model is told: every kind of session's first request carries the environment block and its
  * kind's instructions (the plan template, the reviewer's feedback, the execution guidance), and
- * `wave prompt` prints what the scripted server then receives, byte for byte.
+ * `wave prompt` prints what the scripted server then receives, byte for byte; with `--json-schema` too,
+ * as `wave tools` lists StructuredOutput as such a session is offered it.
  */
 import {writeFileSync} from 'node:fs'
 import path from 'node:path'
@@ -201,5 +202,62 @@ describe('what the model is told', () => {
     expect(text.stdout).toContain(
       `----- Edit (write, builtin) -----\n${tools.find((tool: {name: string}) => tool.name === 'Edit').description}\n\ninput_schema: {`,
     )
+  })
+})
+
+/** A schema for the session's result, as `--json-schema` takes it. */
+const SCHEMA = {properties: {count: {type: 'integer'}}, required: ['count'], type: 'object'}
+
+describe('wave prompt and wave tools with --json-schema: what such a session sends and offers', () => {
+  it('plan: the same system prompt and tools, StructuredOutput among them with the schema; without it, none (control)', async () => {
+    const printed = await preview('--mode', 'plan', '--task', 'Count the files', '--json-schema', JSON.stringify(SCHEMA))
+    const without = await preview('--mode', 'plan', '--task', 'Count the files')
+    server.push(
+      (request) => reply(toolUse('Write', {content: PLAN, file_path: planPathIn(request)})),
+      reply(toolUse('StructuredOutput', {count: 3}), toolUse('ExitPlanMode', {})),
+    )
+    const result = await wave(['plan', '--task', 'Count the files', '--json-schema', JSON.stringify(SCHEMA)])
+    expect(result.code, result.stderr).toBe(0)
+
+    const [first] = server.messageRequests
+    const placeholder = path.join(sandbox.plansDir, '<name>.md')
+    expect(systemText(first)).toBe(printed.system.replaceAll(placeholder, planPathIn(first)))
+    expect(toolsSent(first)).toBe(JSON.stringify(printed.tools))
+    expect(printed.tools.find((tool) => tool.name === 'StructuredOutput')).toMatchObject({input_schema: SCHEMA})
+    expect(without.tools.map((tool) => tool.name)).not.toContain('StructuredOutput')
+  })
+
+  it('run --task from @FILE: the same tools; wave tools --json-schema lists StructuredOutput as sent, offered in every mode', async () => {
+    const file = path.join(sandbox.home, 'schema.json')
+    writeFileSync(file, JSON.stringify(SCHEMA, null, 2))
+    const printed = await preview('--mode', 'task', '--task', 'Count the files', '--json-schema', `@${file}`)
+    server.push(reply(toolUse('StructuredOutput', {count: 3})), reply('Counted.'))
+    const result = await wave(['run', '--task', 'Count the files', '--json-schema', `@${file}`])
+    expect(result.code, result.stderr).toBe(0)
+    const [first] = server.messageRequests
+    expect(systemText(first)).toBe(printed.system)
+    expect(toolsSent(first)).toBe(JSON.stringify(printed.tools))
+
+    const listed = await wave(['tools', '--json-schema', `@${file}`, '--verbose', '--json'])
+    expect(listed.code, listed.stderr).toBe(0)
+    const sent = JSON.parse(toolsSent(first)).find((tool: {name: string}) => tool.name === 'StructuredOutput')
+    const structured = JSON.parse(listed.stdout).tools.find((tool: {name: string}) => tool.name === 'StructuredOutput')
+    expect(structured).toMatchObject({
+      description: sent.description,
+      input_schema: sent.input_schema,
+      offers: {acceptEdits: 'yes', bypassPermissions: 'yes', default: 'yes', plan: 'yes'},
+    })
+    expect((await wave(['tools', '--json-schema', JSON.stringify(SCHEMA)])).stdout).toMatch(/^StructuredOutput\s+control\s+yes\s+yes\s+yes\s+yes$/m)
+    // Control: without the flag, no session is offered it, and wave tools does not list it.
+    expect(JSON.parse((await wave(['tools', '--json'])).stdout).tools.map((tool: {name: string}) => tool.name)).not.toContain('StructuredOutput')
+  })
+
+  it('an invalid schema is exit 2 in both, as in a session, before anything is listed', async () => {
+    for (const command of [['prompt', '--mode', 'plan'], ['tools']]) {
+      const result = await wave([...command, '--json-schema', '{"type":"string"}'])
+      expect(result.code, command.join(' ')).toBe(2)
+      expect(result.stderr).toMatch(/--json-schema/)
+      expect(result.stdout).toBe('')
+    }
   })
 })

@@ -3,14 +3,18 @@
  * bin/run.js and the scripted server: without the flag the record's cap stops the run (exit 5, the
  * budget ending of the design's table); `--max-budget-usd` above it is refused before any request (exit
  * 2, naming both); below it, it is the tighter bound. A record with a cap the run stays under runs (control).
+ * Whichever cap stops a session (the flag, the settings, the approval, a unit's), the line, the hint, the
+ * `--json` failure and the job summary name that one, and how to raise it.
  */
-import {readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {type Sandbox, writePlanFile} from '../support/cli.js'
-import {type MessagesServer, reply, toolUse} from '../support/messages-server.js'
+import {readJson, runWave, type Sandbox, writePlanFile} from '../support/cli.js'
+import {type MessagesServer, reply, startMessagesServer, toolUse} from '../support/messages-server.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
+import {unitsSandbox, unitTurns} from '../support/units.js'
 
 const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n'
 
@@ -42,8 +46,9 @@ describe("the approval record's budget", {timeout: 60_000}, () => {
     server.push(costlyTurn(), reply('Done.'))
     const result = await wave(['run', planPath, '--json'])
     expect(result.code, result.stderr).toBe(5)
-    expect(result.stderr).toMatch(/Stopped at the budget: \$\d+\.\d{4} spent, more than --max-budget-usd 0\.01,/)
-    expect(JSON.parse(result.stdout)).toMatchObject({stopReason: 'budget'})
+    expect(result.stderr).toMatch(/Stopped at the budget: \$\d+\.\d{4} spent, more than the approval's --max-budget-usd 0\.01,/)
+    expect(result.stderr).toMatch(/Hint: \$\d+\.\d{4} spent so far; the approval binds it: approve the plan again with a higher --max-budget-usd/)
+    expect(JSON.parse(result.stdout)).toMatchObject({budget: {maxBudgetUsd: 0.01, source: {kind: 'approval'}}, stopReason: 'budget'})
     // One response, then the cap: the second scripted turn was never asked for.
     expect(server.messageRequests).toHaveLength(1)
   })
@@ -60,6 +65,7 @@ describe("the approval record's budget", {timeout: 60_000}, () => {
     const below = await wave(['run', planPath, '--max-budget-usd', '0.005'])
     expect(below.code, below.stderr).toBe(5)
     expect(below.stderr).toMatch(/more than --max-budget-usd 0\.005,/)
+    expect(below.stderr).toMatch(/raise --max-budget-usd to let it go on/)
   })
 
   it('control: a run that stays under the record’s cap finishes', async () => {
@@ -68,5 +74,70 @@ describe("the approval record's budget", {timeout: 60_000}, () => {
     const result = await wave(['run', planPath, '--json'])
     expect(result.code, result.stderr).toBe(0)
     expect(readFileSync(`${sandbox.repo}/src/farewell.ts`, 'utf8')).toContain('bye')
+  })
+})
+
+/** Whichever cap is lowest stops the session, and is the one named: never the flag for a cap the flag did not set. */
+describe('the budget ending names the cap that stopped it', {timeout: 60_000}, () => {
+  const stoppedRun = async (args: string[], env?: Record<string, string>) => {
+    server.push(costlyTurn(), reply('Done.'))
+    const summary = path.join(sandbox.root, 'summary.md')
+    const result = await wave([...args, '--json'], {GITHUB_STEP_SUMMARY: summary, ...env})
+    expect(result.code, result.stderr).toBe(5)
+    expect(server.messageRequests).toHaveLength(1)
+    return {failure: JSON.parse(result.stdout), stderr: result.stderr, summary: readFileSync(summary, 'utf8')}
+  }
+
+  it('--max-budget-usd: the flag, and raising it', async () => {
+    const {failure, stderr, summary} = await stoppedRun(['plan', '--task', 'Add a farewell', '--max-budget-usd', '0.02'])
+    expect(stderr).toMatch(/more than --max-budget-usd 0\.02, before the agent finished/)
+    expect(stderr).toMatch(/raise --max-budget-usd to let it go on/)
+    expect(failure).toMatchObject({budget: {maxBudgetUsd: 0.02, source: {kind: 'flag'}}, error: {exitCode: 5}, ok: false, stopReason: 'budget'})
+    expect(failure.budget.spentUsd).toBeGreaterThan(0.02)
+    expect(summary).toContain('| Session ended | stopped at the budget (--max-budget-usd 0.02) |')
+  })
+
+  it("the settings' maxBudgetUsd: the file, not the flag (a higher flag given)", async () => {
+    const settings = path.join(sandbox.home, '.wave', 'settings.json')
+    mkdirSync(path.dirname(settings), {recursive: true})
+    writeFileSync(settings, JSON.stringify({maxBudgetUsd: 0.03}))
+    const {failure, stderr, summary} = await stoppedRun(['plan', '--task', 'Add a farewell', '--max-budget-usd', '5'])
+    expect(stderr).toContain(`more than maxBudgetUsd 0.03 in ${settings}, before the agent finished`)
+    expect(stderr).toContain(`raise maxBudgetUsd in ${settings} to let it go on`)
+    expect(stderr).not.toMatch(/more than --max-budget-usd/)
+    expect(failure).toMatchObject({budget: {maxBudgetUsd: 0.03, source: {file: settings, kind: 'settings'}}, error: {exitCode: 5}, stopReason: 'budget'})
+    expect(summary).toContain(`stopped at the budget (maxBudgetUsd 0.03 in ${settings})`)
+  })
+
+  it("the approval's cap with a lower --max-budget-usd given: the flag's", async () => {
+    const {planPath} = await approvedWithBudget(0.04)
+    const {failure, stderr} = await stoppedRun(['run', planPath, '--max-budget-usd', '0.03'])
+    expect(stderr).toMatch(/more than --max-budget-usd 0\.03,/)
+    expect(failure.budget).toMatchObject({maxBudgetUsd: 0.03, source: {kind: 'flag'}})
+  })
+
+  it("a unit's --unit-budget-usd: the unit's, under a higher approval cap", async () => {
+    const made = await unitsSandbox('--unit-budget-usd', '0.001', '--max-budget-usd', '5')
+    const unitServer = await startMessagesServer(unitTurns(3))
+    try {
+      const result = await runWave(['run', made.planPath, '--unit', 'api', '--json'], {
+        cwd: made.sandbox.repo,
+        home: made.sandbox.home,
+        server: unitServer,
+        timeoutMs: 45_000,
+      })
+      expect(result.code, result.stderr).toBe(5)
+      expect(result.stderr).toMatch(/more than unit api's --unit-budget-usd 0\.001, before the agent finished/)
+      expect(result.stderr).toMatch(/approve the plan again with a higher --unit-budget-usd/)
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        budget: {maxBudgetUsd: 0.001, source: {kind: 'unit', unit: 'api'}},
+        error: {exitCode: 5},
+        stopReason: 'budget',
+      })
+      expect(readJson(made.planPath.replace(/\.md$/, '.unit-api.json'))).toMatchObject({exitCode: 5, unit: 'api'})
+    } finally {
+      await unitServer.close()
+      made.sandbox.cleanup()
+    }
   })
 })

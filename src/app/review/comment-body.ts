@@ -7,6 +7,7 @@
  */
 import {z} from 'zod'
 
+import {ExitCode, type ExitCodeValue} from '../../base/errors.js'
 import {EXECUTION_MODES} from '../../policy/modes.js'
 import {cappedList, fencedBlock, inertMarkdown, markdownTable} from '../../base/text.js'
 import {formatCost} from '../../output/progress.js'
@@ -92,21 +93,22 @@ export const stickyStateSchema = z.object({
 export type StickyState = z.infer<typeof stickyStateSchema>
 type HistoryEntry = z.infer<typeof historySchema>
 
-/** What each exit code of the design's table means, for a failure a reviewer reads. */
-export const EXIT_MEANINGS: Record<number, string> = {
-  1: 'runtime failure (the model API unreachable after retries, or an internal error)',
-  2: 'usage or input error',
-  3: 'not approved',
-  4: 'the approval does not match: the plan changed since approval, or the plan is stale',
-  5: 'the agent stopped at a limit (max turns, budget) before finishing',
-  6: 'the model refused, or its answer stayed cut at the output limit',
-  7: 'the run did not meet its approved checks: a check still failing, or a change outside a strict scope',
-  10: 'a plan awaits approval',
-  130: 'interrupted (SIGINT)',
-  143: 'terminated (SIGTERM: the job was cancelled or timed out)',
+/** What each exit code of the one table (base/errors.ts, docs/design.md) means, for a failure a reviewer reads. */
+export const EXIT_MEANINGS: Partial<Record<ExitCodeValue, string>> = {
+  [ExitCode.runtime]: 'runtime failure (the model API unreachable after retries, or an internal error)',
+  [ExitCode.usage]: 'usage or input error',
+  [ExitCode.notApproved]: 'not approved',
+  [ExitCode.mismatch]: 'the approval does not match: the plan changed since approval, or the plan is stale',
+  [ExitCode.limit]: 'the agent stopped at a limit (max turns, budget) before finishing',
+  [ExitCode.refused]:
+    'the result is not as asked: the model refused, ended without a result, its answer stayed cut at the output limit, or its result never matched the JSON Schema',
+  [ExitCode.unmet]: 'the run did not meet its approved checks: a check still failing, a change outside a strict scope, or a merge of units incomplete',
+  [ExitCode.awaitsApproval]: 'a plan awaits approval',
+  [ExitCode.interrupted]: 'interrupted (SIGINT)',
+  [ExitCode.terminated]: 'terminated (SIGTERM: the job was cancelled or timed out)',
 }
 
-const exitMeaning = (code: number) => EXIT_MEANINGS[code] ?? 'failure'
+const exitMeaning = (code: number) => EXIT_MEANINGS[code as ExitCodeValue] ?? 'failure'
 
 const STATUS_LABELS: Record<StickyStatus, string> = {
   awaiting_approval: '⏳ awaiting approval',

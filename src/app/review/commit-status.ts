@@ -6,6 +6,7 @@
  * request's head) and, once a run delivered, on the commit it delivered. Each links the comment.
  */
 import type {CommitStatus} from './forge.js'
+import type {ExitCodeValue} from '../../base/errors.js'
 import {EXIT_MEANINGS, type StickyState} from './comment-body.js'
 
 export interface StatusOnCommit {
@@ -86,4 +87,4 @@ export function commitStatuses(state: StickyState, commentUrl: string | undefine
 }
 
 /** An exit code's meaning up to its first parenthesis or colon: a status description is one short line. */
-const shortMeaning = (code: number) => (EXIT_MEANINGS[code] ?? 'failure').split(/ \(|:/)[0]
+const shortMeaning = (code: number) => (EXIT_MEANINGS[code as ExitCodeValue] ?? 'failure').split(/ \(|:/)[0]

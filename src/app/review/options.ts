@@ -4,7 +4,8 @@
  */
 import {usageError} from '../../base/errors.js'
 import {networkHostProblem} from '../../base/process/proxy.js'
-import {loadSettings, lowestBudget} from '../../config/settings.js'
+import {loadSettings} from '../../config/settings.js'
+import {type BudgetCap, capOf, lowestCap} from '../../model/budget.js'
 import {ruleSchema} from '../../policy/policy.js'
 
 export const given = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim())
@@ -48,17 +49,18 @@ export function optionReader<F extends object>(flags: F, env: NodeJS.ProcessEnv)
 
     /**
      * The dollar cap of each plan and run: --max-budget-usd, else WAVE_MAX_BUDGET_USD, and the user
-     * settings' maxBudgetUsd; the lowest of those given applies. Undefined: no cap.
+     * settings' maxBudgetUsd; the lowest of those given applies, naming where it was set. Undefined: no cap.
      */
-    budget(flagged: number | undefined): number | undefined {
+    budget(flagged: number | undefined): BudgetCap | undefined {
       const variable = given(env.WAVE_MAX_BUDGET_USD)
-      let budget = flagged
+      let budget = capOf(flagged, {kind: 'flag'})
       if (budget === undefined && variable !== undefined) {
-        budget = Number(variable)
-        if (!Number.isFinite(budget) || budget <= 0) throw usageError(`WAVE_MAX_BUDGET_USD must be a positive number of US dollars (got "${variable}").`)
+        budget = {source: {kind: 'variable'}, usd: Number(variable)}
+        if (!Number.isFinite(budget.usd) || budget.usd <= 0)
+          throw usageError(`WAVE_MAX_BUDGET_USD must be a positive number of US dollars (got "${variable}").`)
       }
 
-      return lowestBudget(budget, loadSettings(undefined).maxBudgetUsd)
+      return lowestCap(budget, loadSettings(undefined).budget)
     },
   }
 }

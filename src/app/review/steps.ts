@@ -16,7 +16,7 @@ import {contractMarkdown, revisionDiffMarkdown} from '../../output/report-view.j
 import {type RunReport, runReportSchema} from '../../plans/report.js'
 import {textDiff} from '../../plans/revisions.js'
 import {addCost} from '../../plans/lifecycle.js'
-import {lowestBudget} from '../../config/settings.js'
+import {type BudgetCap, capOf, lowestCap} from '../../model/budget.js'
 import {makePlan, revisePlan} from '../plan.js'
 import {executePlan} from '../run.js'
 import type {ExecutionMode} from '../../policy/modes.js'
@@ -48,8 +48,8 @@ export interface ReviewOptions {
   sandbox: boolean
   /** The hosts the sandbox may reach through wave's filtering proxy, proposed with every plan; an approval can name others. Empty: none. */
   networkAllow: string[]
-  /** The dollar cap of each plan, revision and run (--max-budget-usd); shown in the comment, recorded in the approval. */
-  maxBudgetUsd?: number
+  /** The dollar cap of each plan, revision and run (--max-budget-usd, naming where it was set); shown in the comment, recorded in the approval. */
+  budget?: BudgetCap
 }
 
 /** Everything a step needs, made once per event (handler.ts). */
@@ -132,8 +132,8 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
           allow: [],
           cwd: run.workspace,
           ...run.sessionOptions,
+          budget: run.options.budget,
           host: meter.watch(host),
-          maxBudgetUsd: run.options.maxBudgetUsd,
           onStart(info) {
             const state: StickyState = {
               allow: run.options.allow,
@@ -141,7 +141,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
               commit: target.commit,
               cost: {},
               history: [],
-              maxBudgetUsd: run.options.maxBudgetUsd,
+              maxBudgetUsd: run.options.budget?.usd,
               mode: run.options.mode,
               model: info.model,
               networkAllow: run.options.sandbox && run.options.networkAllow.length > 0 ? run.options.networkAllow : undefined,
@@ -259,7 +259,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       ...sticky.state.history,
       {at: now(), by: actor, event: 'changes_requested', sha256: found.state.sha256, text: feedback, url: intent.trigger.comment?.url},
     ],
-    maxBudgetUsd: run.options.maxBudgetUsd,
+    maxBudgetUsd: run.options.budget?.usd,
     runUrl: run.runUrl,
     status: stickyStatusAfter({decision: 'changes_requested', kind: 'decided'}),
   }
@@ -288,8 +288,8 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
           cwd: run.workspace,
           feedback,
           ...run.sessionOptions,
+          budget: run.options.budget,
           host: meter.watch(host),
-          maxBudgetUsd: run.options.maxBudgetUsd,
           onStart() {
             sticky.state = {...sticky.state, status: stickyStatusAfter({kind: 'planning', revising: true})}
             saving = sticky.save()
@@ -390,7 +390,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   // The hosts the sandbox may reach: the approval's, else the ones proposed with the plan (none by default).
   const networkAllow = run.options.sandbox ? (intent.networkAllow ?? state.networkAllow ?? []) : []
   // The budget the approver was shown binds the run; the job's own can only lower it.
-  const maxBudgetUsd = lowestBudget(state.maxBudgetUsd, run.options.maxBudgetUsd)
+  const budget = approvedRunBudget(run, state)
+  const maxBudgetUsd = budget?.usd
   const sticky = PlanComment.of(run.client, found)
   sticky.state = {
     ...state,
@@ -451,7 +452,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     }
   }
 
-  return carryOut(run, {approvedBy: trigger.actor, contract, found, maxBudgetUsd, pull, sticky, trigger}, async () => {
+  return carryOut(run, {approvedBy: trigger.actor, budget, contract, found, pull, sticky, trigger}, async () => {
     const {planPath} = await approval()
     await sticky.save()
     return {planPath, resume: false}
@@ -541,16 +542,17 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
   }
   const contract = showContract(sticky, bindContract(await parseContract(kept.text)))
   const approvedBy = [...state.history].reverse().find((entry) => entry.event === 'approved')?.by ?? trigger.actor
-  return carryOut(
-    run,
-    {approvedBy, contract, found, maxBudgetUsd: lowestBudget(state.maxBudgetUsd, run.options.maxBudgetUsd), pull, sticky, trigger},
-    async () => {
-      await checkout(run, state.commit, state.thread)
-      if (kept.patch) await run.remote.applyPatch(kept.patch)
-      await sticky.save()
-      return {planPath: kept.planPath, resume: true}
-    },
-  )
+  return carryOut(run, {approvedBy, budget: approvedRunBudget(run, state), contract, found, pull, sticky, trigger}, async () => {
+    await checkout(run, state.commit, state.thread)
+    if (kept.patch) await run.remote.applyPatch(kept.patch)
+    await sticky.save()
+    return {planPath: kept.planPath, resume: true}
+  })
+}
+
+/** The budget the approver was shown binds the run; the job's own can only lower it (and is named on a tie). */
+function approvedRunBudget(run: ReviewRun, state: StickyState): BudgetCap | undefined {
+  return lowestCap(run.options.budget, capOf(state.maxBudgetUsd, {kind: 'approval'}))
 }
 
 /** The exits a run can go on from: its checks still failing (7), a limit reached (5). */
@@ -565,7 +567,7 @@ interface CarryOut {
   /** Who approved the run (a resume keeps the approval it goes on under). */
   approvedBy: string
   /** The run's dollar cap: the approval's, lowered by the job's own. */
-  maxBudgetUsd?: number
+  budget?: BudgetCap
 }
 
 /**
@@ -587,7 +589,7 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
         await executePlan({
           ...run.sessionOptions,
           allowStale: false,
-          maxBudgetUsd: ctx.maxBudgetUsd,
+          budget: ctx.budget,
           cwd: run.workspace,
           host: meter.watch(host),
           planPath: prepared.planPath,

@@ -8,6 +8,7 @@ import {EXECUTION_MODES, type ExecutionMode} from '../../policy/modes.js'
 import type {RepositoryName} from './client.js'
 import {PR_DELIVERIES, type PrDelivery} from '../../app/review/delivery.js'
 import {given, optionReader} from '../../app/review/options.js'
+import type {BudgetCap} from '../../model/budget.js'
 import {type Role, ROLES} from './permissions.js'
 
 interface GitHubEnvironment {
@@ -90,8 +91,8 @@ interface GitHubOptions {
   networkAllow: string[]
   /** Who wave's own comments are by when the token cannot say (a GITHUB_TOKEN cannot): only its comments are plans. */
   botLogin: string
-  /** The dollar cap of each plan and run (--max-budget-usd, WAVE_MAX_BUDGET_USD, the user settings' maxBudgetUsd). */
-  maxBudgetUsd?: number
+  /** The dollar cap of each plan and run (--max-budget-usd, WAVE_MAX_BUDGET_USD, the user settings' maxBudgetUsd), naming which. */
+  budget?: BudgetCap
 }
 
 export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = process.env): GitHubOptions {
@@ -103,7 +104,7 @@ export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = proce
     allow,
     botLogin: pick('bot-login', 'WAVE_GITHUB_BOT_LOGIN', 'github-actions[bot]'),
     label: pick('label', 'WAVE_GITHUB_LABEL', 'wave'),
-    maxBudgetUsd: read.budget(flags['max-budget-usd']),
+    budget: read.budget(flags['max-budget-usd']),
     minPermission: oneOf(pick('min-permission', 'WAVE_GITHUB_MIN_PERMISSION', 'write'), ROLES, 'The minimum permission'),
     mode: oneOf(pick('mode', 'WAVE_GITHUB_MODE', 'acceptEdits'), EXECUTION_MODES, 'The default mode'),
     prDelivery: oneOf(pick('pr-delivery', 'WAVE_GITHUB_PR_DELIVERY', 'push'), PR_DELIVERIES, 'The pull request delivery'),

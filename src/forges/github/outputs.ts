@@ -1,7 +1,7 @@
 /**
  * The step's outputs (`$GITHUB_OUTPUT`) `wave github` writes itself: for a plan with units just
  * approved, `has-units=true` and `units`, the GitHub Actions matrix (`{"include":[{"unit":"api"},...]}`,
- * one line for `fromJSON`) that the workflow's next jobs fan out over, and `plan`, the approved plan's
+ * one line for `fromJSON`) that the workflow's next jobs fan out over, and `plan-path`, the approved plan's
  * path; any other outcome `has-units=false`, so a job with `if: ... has-units == 'true'` is skipped (an
  * empty matrix is an error in GitHub Actions). Written only where the variable names a file.
  */

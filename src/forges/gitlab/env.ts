@@ -124,7 +124,7 @@ export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = proce
   const projectUrl = given(env.CI_PROJECT_URL)
   return {
     allow,
-    maxBudgetUsd: budget(flags['max-budget-usd']),
+    budget: budget(flags['max-budget-usd']),
     minAccessLevel: parseAccessLevel(pick('min-access-level', 'WAVE_GITLAB_MIN_ACCESS_LEVEL') ?? 'developer'),
     mode: oneOf(pick('mode', 'WAVE_GITLAB_MODE') ?? 'acceptEdits', EXECUTION_MODES, 'The default mode') as ExecutionMode,
     prDelivery: (delivery === 'push' ? 'push' : 'pull-request') satisfies PrDelivery,

@@ -11,7 +11,7 @@ import {mkdir, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 
 import type {ReviewOutcome} from '../../app/review/steps.js'
-import {formatJobList} from '../../plans/job-matrix.js'
+import {formatJobList, idlePipeline, pipelineText} from '../../plans/job-matrix.js'
 
 /** The template job each unit's job extends, and the file (in the project) that defines it. */
 export const UNIT_TEMPLATE = {extends: '.wave-unit-from-note', include: 'wave-unit.gitlab-ci.yml'}
@@ -37,7 +37,7 @@ export async function writeUnitsPipeline(outcome: ReviewOutcome, env: NodeJS.Pro
             include: env.WAVE_GITLAB_UNITS_TEMPLATE?.trim() || UNIT_TEMPLATE.include,
           },
         )
-      : `# wave gitlab: ${outcome.outcome}, no plan units to run.\n"wave:no-units":\n  when: manual\n  script: ["true"]\n`
+      : pipelineText(idlePipeline('wave:no-units', `wave gitlab: ${outcome.outcome}, no plan units to run.`, {when: 'manual'}))
   await mkdir(path.dirname(file), {recursive: true})
   await writeFile(file, text)
   return file

@@ -337,7 +337,7 @@ describe('cost and budget', () => {
     server.push(reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), reply(toolUse('Write', {content: 'x', file_path: 'b.md'})), reply('Done.'))
     // $1 per thousand tokens: the first turn alone costs several dollars.
     const prices = {'claude-test': {cacheRead: 0, cacheWrite: 0, input: 1000, output: 1000}}
-    const {error} = await session({maxBudgetUsd: 0.5, model: 'claude-test', prices})
+    const {error} = await session({budget: {source: {kind: 'flag'}, usd: 0.5}, model: 'claude-test', prices})
 
     expect(error?.exitCode).toBe(ExitCode.limit)
     expect(error?.message).toMatch(/budget/)
@@ -352,7 +352,7 @@ describe('cost and budget', () => {
     // Big usage so that even a family's price passes the budget on the first turn.
     const usage = {input_tokens: 2_000_000, output_tokens: 10}
     server.push({...reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), usage}, reply('never'))
-    const {error, result} = await session({maxBudgetUsd: 1, model: 'claude-test'})
+    const {error, result} = await session({budget: {source: {kind: 'flag'}, usd: 1}, model: 'claude-test'})
     expect(error?.exitCode).toBe(ExitCode.limit)
     expect(error?.details).toMatchObject({costUsd: null, stopReason: 'budget', turns: 1})
     expect(result).toBeUndefined()

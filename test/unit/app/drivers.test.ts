@@ -7,7 +7,7 @@
 import {appendFileSync, existsSync, readFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {failureOf, type Stopped} from '../../../src/agent/outcome.js'
 import type {SessionHost} from '../../../src/app/context.js'
@@ -19,35 +19,18 @@ import {approvalPathFor, approvalRecordSchema, lastDecidedSha256} from '../../..
 import {approvePlan} from '../../../src/plans/decision.js'
 import {listPlans, readPlanState} from '../../../src/plans/lifecycle.js'
 import {readRevisions, revisionDiff} from '../../../src/plans/revisions.js'
-import {makeSandbox, type Sandbox, sha256, TEST_API_KEY, writePlanFile} from '../../support/cli.js'
+import {type Sandbox, sha256, writePlanFile} from '../../support/cli.js'
 import {CONTRACT_PLAN, FAREWELL, PLAN, planTurns, runTurns} from '../../support/forge-fixture.js'
-import {type MessagesServer, reply, startMessagesServer, toolUse} from '../../support/messages-server.js'
-
-const ENV = ['WAVE_HOME', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'WAVE_MODEL'] as const
-const saved = Object.fromEntries(ENV.map((name) => [name, process.env[name]]))
+import {type MessagesServer, planPathIn, reply, toolUse} from '../../support/messages-server.js'
+import {useInProcessSession} from '../../support/session.js'
 
 let server: MessagesServer
 let sandbox: Sandbox
 let warnings: string[]
 
-beforeEach(async () => {
-  server = await startMessagesServer()
-  sandbox = makeSandbox()
+useInProcessSession((session) => {
+  ;({sandbox, server} = session)
   warnings = []
-  process.env.WAVE_HOME = path.join(sandbox.home, '.wave')
-  process.env.ANTHROPIC_API_KEY = TEST_API_KEY
-  process.env.ANTHROPIC_BASE_URL = server.url
-  delete process.env.WAVE_MODEL
-})
-
-afterEach(async () => {
-  for (const name of ENV) {
-    if (saved[name] === undefined) delete process.env[name]
-    else process.env[name] = saved[name]
-  }
-
-  await server.close()
-  sandbox.cleanup()
 })
 
 const host = (): SessionHost => ({signal: new AbortController().signal, warn: (message) => warnings.push(message)})
@@ -62,6 +45,10 @@ function ran(outcome: RunOutcome | Stopped): RunOutcome {
   if (outcome.kind === 'stopped') throw new Error(`stopped: ${failureOf(outcome).message}`)
   return outcome
 }
+
+/** alice's decision on PLAN at `planPath`, as `wave approve` records it. */
+const decidedByAlice = (planPath: string, decision: Pick<Parameters<typeof approvePlan>[0], 'decision' | 'feedback' | 'repository'>) =>
+  approvePlan({allow: [], approver: 'alice', mode: 'acceptEdits', planBytes: Buffer.from(PLAN), planPath, ...decision})
 
 async function refusal(work: Promise<unknown>): Promise<WaveError> {
   const error = await work.then(
@@ -135,15 +122,7 @@ describe('run --approve', () => {
 
   it('does not overturn a rejection (exit 3, nothing written) unless forced, and the forced approval keeps both decisions', async () => {
     const planPath = writePlanFile(sandbox, PLAN)
-    await approvePlan({
-      allow: [],
-      approver: 'alice',
-      decision: 'rejected',
-      feedback: 'Not now',
-      mode: 'acceptEdits',
-      planBytes: Buffer.from(PLAN),
-      planPath,
-    })
+    await decidedByAlice(planPath, {decision: 'rejected', feedback: 'Not now'})
     const before = readFileSync(approvalPathFor(planPath), 'utf8')
     const error = await refusal(executePlan({allowStale: false, approve: inline, cwd: sandbox.repo, host: host(), planPath}))
     expect(error.exitCode).toBe(ExitCode.notApproved)
@@ -162,15 +141,7 @@ describe('run --approve', () => {
 
   it('refuses a stale plan (exit 4) unless --allow-stale', async () => {
     const planPath = writePlanFile(sandbox, PLAN)
-    await approvePlan({
-      allow: [],
-      approver: 'alice',
-      decision: 'approved',
-      mode: 'acceptEdits',
-      planBytes: Buffer.from(PLAN),
-      planPath,
-      repository: {head: 'f'.repeat(40)},
-    })
+    await decidedByAlice(planPath, {decision: 'approved', repository: {head: 'f'.repeat(40)}})
     const error = await refusal(executePlan({allowStale: false, cwd: sandbox.repo, host: host(), planPath}))
     expect(error.exitCode).toBe(ExitCode.mismatch)
     expect(error.message).toMatch(/^The plan is stale: it was made against commit ffffffffffff/)
@@ -198,16 +169,13 @@ describe('run --approve', () => {
 })
 
 describe('run --task', () => {
+  /** `wave run --task "Add a farewell"`, with what else a test gives it. */
+  const task = (more: Partial<Parameters<typeof runTask>[0]> = {}) =>
+    runTask({allow: [], cwd: sandbox.repo, host: host(), mode: 'acceptEdits', sandbox: {enabled: true, network: false}, task: 'Add a farewell', ...more})
+
   it('completes a task without a plan', async () => {
     server.push(reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Added it.'))
-    const outcome = await runTask({
-      allow: [],
-      cwd: sandbox.repo,
-      host: host(),
-      mode: 'acceptEdits',
-      sandbox: {enabled: true, network: false},
-      task: 'Add a farewell',
-    })
+    const outcome = await task()
     expect(outcome).toMatchObject({filesChanged: ['src/farewell.ts'], finalText: 'Added it.', kind: 'completed'})
   })
 
@@ -217,19 +185,34 @@ describe('run --task', () => {
       stop_details: {category: 'cyber', explanation: null, type: 'refusal'},
       stop_reason: 'refusal',
     })
-    const outcome = await runTask({
-      allow: [],
-      cwd: sandbox.repo,
-      host: host(),
-      mode: 'acceptEdits',
-      sandbox: {enabled: true, network: false},
-      task: 'Add a farewell',
-    })
+    const outcome = await task()
     expect(outcome.kind).toBe('stopped')
     const failure = failureOf(outcome as Stopped)
     expect(failure.exitCode).toBe(ExitCode.refused)
     expect(failure.message).toBe('The model refused to go on (stop_reason refusal, category cyber).')
     expect(failure.details).toMatchObject({filesChanged: ['src/farewell.ts'], planPath: null, stopReason: 'refusal'})
     expect(existsSync(path.join(sandbox.repo, 'src/farewell.ts'))).toBe(true)
+  })
+
+  it('--approve with --max-budget-usd: the run is held to what planning left, and its ending says so (exit 5)', async () => {
+    server.push(
+      reply(toolUse('EnterPlanMode', {})),
+      (request) => reply(toolUse('Write', {content: PLAN, file_path: planPathIn(request)})),
+      reply(toolUse('ExitPlanMode', {})),
+      // The run's first turn: 300,000 input tokens, far past what is left of half a dollar.
+      {...reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), usage: {input_tokens: 300_000, output_tokens: 10}},
+      reply('never asked for'),
+    )
+    const outcome = await task({approve: inline, budget: {source: {kind: 'flag'}, usd: 0.5}})
+    expect(outcome.kind).toBe('stopped')
+    const failure = failureOf(outcome as Stopped)
+    expect(failure.exitCode).toBe(ExitCode.limit)
+    const left = (failure.details.budget as {maxBudgetUsd: number}).maxBudgetUsd
+    expect(left).toBeGreaterThan(0.4)
+    expect(left).toBeLessThan(0.5)
+    expect(failure.message).toMatch(new RegExp(`more than the ${String(left).replace('.', '\\.')} USD planning left of --max-budget-usd 0\\.5, before`))
+    expect(failure.hint).toMatch(/raise --max-budget-usd to let it go on/)
+    expect(failure.details.budget).toMatchObject({source: {kind: 'flag', leftOf: 0.5}})
+    expect(server.messageRequests).toHaveLength(4)
   })
 })

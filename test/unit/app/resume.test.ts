@@ -21,6 +21,7 @@ import {agentLoop} from '../../../src/app/session.js'
 import {costOf} from '../../../src/model/pricing.js'
 import {resumableRun, resumePoint} from '../../../src/app/resume.js'
 import {builtinRegistry} from '../../../src/tools/registry.js'
+import type {BudgetCap} from '../../../src/model/budget.js'
 import {type MessagesServer, reply, startMessagesServer} from '../../support/messages-server.js'
 
 const SHA = 'a'.repeat(64)
@@ -216,7 +217,7 @@ describe('the loop of a resumed run', () => {
   afterEach(() => server.close())
 
   const MODEL = 'claude-sonnet-5-5'
-  const agent = async ({priorCostUsd, priorTurns, ...options}: {priorTurns: number; maxTurns: number; priorCostUsd?: number | null; maxBudgetUsd?: number}) => {
+  const agent = async ({priorCostUsd, priorTurns, ...options}: {priorTurns: number; maxTurns: number; priorCostUsd?: number | null; budget?: BudgetCap}) => {
     const outcome = await agentLoop({
       client: new Anthropic({apiKey: 'test-key', baseURL: server.url, maxRetries: 0}),
       messages: [user('go on')],
@@ -252,8 +253,11 @@ describe('the loop of a resumed run', () => {
   it('stops at --max-turns and --max-budget-usd counted over the whole run, before any request', async () => {
     const turns = await agent({maxTurns: 3, priorTurns: 3}).catch((error: unknown) => error as WaveError)
     expect(turns).toMatchObject({exitCode: ExitCode.limit, details: {stopReason: 'max_turns', turns: 3}})
-    const budget = await agent({maxBudgetUsd: 0.4, maxTurns: 10, priorCostUsd: 0.5, priorTurns: 1}).catch((error: unknown) => error as WaveError)
+    const budget = await agent({budget: {source: {kind: 'flag'}, usd: 0.4}, maxTurns: 10, priorCostUsd: 0.5, priorTurns: 1}).catch(
+      (error: unknown) => error as WaveError,
+    )
     expect(budget).toMatchObject({exitCode: ExitCode.limit, details: {costUsd: 0.5, stopReason: 'budget'}})
+    expect((budget as WaveError).message).toBe('Stopped at the budget: $0.5000 spent, more than --max-budget-usd 0.4, before the agent finished.')
     expect(server.messageRequests).toHaveLength(0)
   })
 })

@@ -197,11 +197,46 @@ describe('the child pipelines, with the template', () => {
         {CI_PROJECT_DIR: dir, WAVE_GITLAB_UNITS_FILE: UNITS_PIPELINE_FILE},
         '/nowhere',
       )
-      expect(parse(readFileSync(other!, 'utf8'))).toEqual({'wave:no-units': {script: ['true'], when: 'manual'}})
+      expect(parse(readFileSync(other!, 'utf8'))).toEqual({
+        'wave:no-units': {script: ['echo "$WAVE_NOTE"'], variables: {WAVE_NOTE: 'wave gitlab: planned, no plan units to run.'}, when: 'manual'},
+      })
       // ... and a job not told so writes nothing.
       expect(await writeUnitsPipeline({event: 'note', message: 'Planned', outcome: 'planned'}, {CI_PROJECT_DIR: dir}, '/nowhere')).toBeUndefined()
     } finally {
       rmSync(dir, {force: true, recursive: true})
     }
+  })
+})
+
+describe('the GitLab formats of wave plans units, as data', () => {
+  it('the child pipeline is JSON (which GitLab reads as YAML): both parsers read the same jobs', () => {
+    const text = formatJobList(LIST, 'gitlab-pipeline', {extends: '.wave-unit', include: 'wave-unit.gitlab-ci.yml'})
+    const asJson = JSON.parse(text)
+    expect(parse(text)).toEqual(asJson)
+    expect(asJson['wave-unit-1.0']).toEqual({
+      extends: '.wave-unit',
+      script: ['wave run "$WAVE_PLAN" --unit "$UNIT"'],
+      variables: {UNIT: '1.0', WAVE_PLAN: 'gentle-breeze'},
+    })
+  })
+
+  it('names YAML would read as something else stay strings, in both GitLab formats; a template name full of YAML syntax stays whole', () => {
+    const list = {...LIST, units: ['1.0', 'true', 'null', '0x10', '1e3', '.inf', 'NO', '-'].map((name) => ({name, paths: [], verify: []}))}
+    const names = list.units.map((unit) => unit.name)
+    expect(parse(formatJobList(list, 'gitlab'))).toEqual({parallel: {matrix: [{UNIT: names}]}})
+    const hostile = `.t: "x" # y\n- *z 'q'`
+    const child = parse(formatJobList(list, 'gitlab-pipeline', {extends: hostile, include: '{a}: [b]'})) as Pipeline
+    expect(child.include).toEqual([{local: '{a}: [b]'}])
+    expect(Object.keys(child).filter((key) => key !== 'include')).toEqual(names.map((name) => `wave-unit-${name}`))
+    for (const name of names) expect(child[`wave-unit-${name}`]).toMatchObject({extends: hostile, variables: {UNIT: name}})
+  })
+
+  it('the snippet stays the block YAML a reader pastes into a job; a plan without units is an empty matrix, and a child pipeline of one job saying so', () => {
+    expect(formatJobList(LIST, 'gitlab')).toBe('parallel:\n  matrix:\n    - UNIT: ["api","web","1.0"]\n')
+    const empty = {...LIST, units: []}
+    expect(parse(formatJobList(empty, 'gitlab'))).toEqual({parallel: {matrix: [{UNIT: []}]}})
+    expect(JSON.parse(formatJobList(empty, 'gitlab-pipeline'))).toEqual({
+      'wave-no-units': {script: ['echo "$WAVE_NOTE"'], variables: {WAVE_NOTE: 'The plan gentle-breeze has no units: it runs as one job.'}},
+    })
   })
 })

@@ -498,7 +498,7 @@ describe('the Action (action.yml)', () => {
     expect(githubOptions({}, env)).toMatchObject({
       allow: ['Bash(make test)', 'Read(docs/**)'],
       label: 'wave-please',
-      maxBudgetUsd: 2.5,
+      budget: {source: {kind: 'variable'}, usd: 2.5},
       minPermission: 'maintain',
       mode: 'bypassPermissions',
       networkAllow: ['registry.npmjs.org', '*.pythonhosted.org'],

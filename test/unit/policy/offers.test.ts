@@ -36,6 +36,14 @@ describe('offerOf', () => {
     expect(row(BUILTINS.find((tool) => tool.name === name)!)).toEqual(expected)
   })
 
+  it('StructuredOutput: offered in every mode to a session given --json-schema, in none otherwise', () => {
+    const structured: ToolIdentity = {access: 'control', name: 'StructuredOutput'}
+    const modes = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const
+    const offers = (structuredOutput: boolean) => modes.map((mode) => offerOf(mode, structured, NO_RULES, [...ALL, structured], {structuredOutput}))
+    expect(offers(true)).toEqual(['yes', 'yes', 'yes', 'yes'])
+    expect(offers(false)).toEqual(['no', 'no', 'no', 'no'])
+  })
+
   it("a plugin's write tool is never the plan file's, and an MCP read tool is offered everywhere", () => {
     expect(row(PLUGIN_WRITE)).toEqual({acceptEdits: 'yes', bypassPermissions: 'yes', default: 'withRule', plan: 'no'})
     expect(row(MCP_READ)).toEqual({acceptEdits: 'yes', bypassPermissions: 'yes', default: 'yes', plan: 'yes'})

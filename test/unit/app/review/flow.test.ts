@@ -8,7 +8,7 @@
 import {mkdirSync, readFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import type {SessionHost} from '../../../../src/app/context.js'
 import type {ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Thread} from '../../../../src/app/review/forge.js'
@@ -23,9 +23,10 @@ import {approvalPathFor, approvalRecordSchema} from '../../../../src/plans/appro
 import {readPlanState} from '../../../../src/plans/lifecycle.js'
 import {readRevisions} from '../../../../src/plans/revisions.js'
 import {plansDir} from '../../../../src/plans/store.js'
-import {makeSandbox, type Sandbox, sha256, TEST_API_KEY} from '../../../support/cli.js'
+import {type Sandbox, sha256} from '../../../support/cli.js'
 import {FAREWELL, forgeRemote, freshRunner, git, PLAN, planTurns, runTurns} from '../../../support/forge-fixture.js'
-import {type MessagesServer, reply, startMessagesServer, toolUse} from '../../../support/messages-server.js'
+import {type MessagesServer, reply, toolUse} from '../../../support/messages-server.js'
+import {useInProcessSession} from '../../../support/session.js'
 
 const BOT = 'wave-bot'
 const PULL: Thread = {number: 7, pull: true}
@@ -139,34 +140,17 @@ class MemoryForge implements Forge {
   }
 }
 
-const ENV = ['WAVE_HOME', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'WAVE_MODEL'] as const
-const saved = Object.fromEntries(ENV.map((name) => [name, process.env[name]]))
-
 let server: MessagesServer
 let sandbox: Sandbox
 let remote: string
 let forge: MemoryForge
 let jobs = 0
 
-beforeEach(async () => {
-  server = await startMessagesServer()
-  sandbox = makeSandbox()
+useInProcessSession((session) => {
+  ;({sandbox, server} = session)
   const made = forgeRemote(sandbox)
   remote = made.remote
   forge = new MemoryForge({ref: 'feature', sha: made.headSha})
-  process.env.ANTHROPIC_API_KEY = TEST_API_KEY
-  process.env.ANTHROPIC_BASE_URL = server.url
-  delete process.env.WAVE_MODEL
-})
-
-afterEach(async () => {
-  for (const name of ENV) {
-    if (saved[name] === undefined) delete process.env[name]
-    else process.env[name] = saved[name]
-  }
-
-  await server.close()
-  sandbox.cleanup()
 })
 
 const host = (): SessionHost => ({signal: new AbortController().signal, warn() {}})

@@ -1,47 +1,12 @@
-/**
- * Patches made and applied with wave's git (base/workspace/patch.ts), on real repositories: a work tree
- * against a commit, binary and new files included, wave's own files left out; patches applied in order
- * all or nothing, a conflict or a file outside what a patch may change refused with nothing written.
- */
-import {execFileSync} from 'node:child_process'
-import {mkdir, mkdtemp, readFile, realpath, rm, writeFile} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
+import {readFile, rm, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {applyPatches, workTreePatch} from '../../../../src/base/workspace/patch.js'
+import {git, put, useRepositories} from '../../../support/repository.js'
 
-const made: string[] = []
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, {force: true, recursive: true})))
-})
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    env: {...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1'},
-    input: '',
-  })
-    .toString()
-    .trim()
-
-async function put(root: string, files: Record<string, string | Buffer>): Promise<void> {
-  for (const [name, content] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(root, name)), {recursive: true})
-    await writeFile(path.join(root, name), content)
-  }
-}
-
-async function repository(files: Record<string, string>): Promise<{root: string; head: string}> {
-  const root = await realpath(await mkdtemp(path.join(tmpdir(), 'wave-patch-')))
-  made.push(root)
-  await put(root, files)
-  git(root, '-c', 'init.defaultBranch=main', 'init', '-q')
-  git(root, 'add', '-A')
-  git(root, 'commit', '-q', '-m', 'first')
-  return {head: git(root, 'rev-parse', 'HEAD'), root}
-}
+const {repository, tempDir} = useRepositories('patch')
 
 const BINARY = Buffer.from([0, 1, 2, 255, 254, 10, 0, 13])
 const status = (root: string) => git(root, 'status', '--porcelain', '--untracked-files=all')
@@ -59,8 +24,7 @@ describe('workTreePatch', () => {
     expect(text).not.toContain('p.state.json')
 
     // Applied at the commit in a clone, it makes the same tree.
-    const clone = await realpath(await mkdtemp(path.join(tmpdir(), 'wave-patch-clone-')))
-    made.push(clone)
+    const clone = await tempDir()
     git(clone, 'clone', '-q', root, '.')
     await writeFile(path.join(clone, '..', path.basename(clone) + '.patch'), patch)
     git(clone, 'apply', path.join(clone, '..', path.basename(clone) + '.patch'))

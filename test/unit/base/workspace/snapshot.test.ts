@@ -1,38 +1,16 @@
 import {execFileSync} from 'node:child_process'
-import {mkdir, mkdtemp, realpath, rm, writeFile} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
+import {mkdir, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {beginStartupSnapshot, LARGE_WORK_TREE, RepositorySnapshot, sessionSnapshot, startupToplevel} from '../../../../src/base/workspace/snapshot.js'
+import {git, useRepositories} from '../../../support/repository.js'
 
-const made: string[] = []
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, {force: true, recursive: true})))
-})
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    env: {...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1'},
-    input: '',
-  }).toString()
-
+const repositories = useRepositories('snapshot')
+const {tempDir} = repositories
 /** A repository with one commit of `files`, as a real path. */
-async function repository(files: Record<string, string>): Promise<string> {
-  const root = await realpath(await mkdtemp(path.join(tmpdir(), 'wave-snapshot-')))
-  made.push(root)
-  for (const [name, content] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(root, name)), {recursive: true})
-    await writeFile(path.join(root, name), content)
-  }
-
-  git(root, '-c', 'init.defaultBranch=main', 'init', '-q')
-  git(root, 'add', '-A')
-  git(root, 'commit', '-q', '-m', 'first commit')
-  return root
-}
+const repository = async (files: Record<string, string>) => (await repositories.repository(files)).root
 
 describe('RepositorySnapshot', () => {
   it('reads what git says of a small work tree: head, branch, short status, subjects, changes', async () => {
@@ -60,8 +38,7 @@ describe('RepositorySnapshot', () => {
     const root = await repository({'a.txt': 'a\n'})
     expect(await new RepositorySnapshot(root).dirty()).toBe(false)
 
-    const empty = await realpath(await mkdtemp(path.join(tmpdir(), 'wave-snapshot-')))
-    made.push(empty)
+    const empty = await tempDir()
     git(empty, '-c', 'init.defaultBranch=trunk', 'init', '-q')
     const snapshot = new RepositorySnapshot(empty)
     expect(await snapshot.head()).toEqual({branch: 'trunk', head: null, root: empty})
@@ -69,8 +46,7 @@ describe('RepositorySnapshot', () => {
   })
 
   it('is empty outside a work tree', async () => {
-    const dir = await realpath(await mkdtemp(path.join(tmpdir(), 'wave-snapshot-')))
-    made.push(dir)
+    const dir = await tempDir()
     const snapshot = new RepositorySnapshot(dir, {changes: true})
     expect(await snapshot.toplevel()).toBeUndefined()
     expect(await snapshot.head()).toBeNull()

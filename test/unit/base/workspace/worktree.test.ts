@@ -1,45 +1,14 @@
-/**
- * What a run's contract compares (worktree.ts), on real repositories: every change between two
- * readings, the ones `git status` leaves out by default included, and no change where there is none.
- */
-import {execFileSync} from 'node:child_process'
-import {mkdir, mkdtemp, realpath, rm, stat, symlink, utimes, writeFile} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
+import {mkdir, rm, stat, symlink, utimes, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {changedBetween, WorkTreeWatch} from '../../../../src/base/workspace/worktree.js'
+import {git, put, useRepositories} from '../../../support/repository.js'
 
-const made: string[] = []
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, {force: true, recursive: true})))
-})
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', '-c', 'protocol.file.allow=always', ...args], {
-    cwd,
-    env: {...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1'},
-    input: '',
-  }).toString()
-
-async function put(root: string, files: Record<string, string>): Promise<void> {
-  for (const [name, content] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(root, name)), {recursive: true})
-    await writeFile(path.join(root, name), content)
-  }
-}
-
+const repositories = useRepositories('worktree')
 /** A repository with one commit of `files`, as a real path. */
-async function repository(files: Record<string, string>): Promise<string> {
-  const root = await realpath(await mkdtemp(path.join(tmpdir(), 'wave-worktree-')))
-  made.push(root)
-  await put(root, files)
-  git(root, '-c', 'init.defaultBranch=main', 'init', '-q')
-  git(root, 'add', '-A')
-  git(root, 'commit', '-q', '-m', 'first commit')
-  return root
-}
+const repository = async (files: Record<string, string>) => (await repositories.repository(files)).root
 
 /** What `change` changed, by two readings of one watch around it. */
 async function changedBy(root: string, change: () => Promise<unknown>, own?: Set<string>): Promise<string[]> {

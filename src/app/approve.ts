@@ -1,0 +1,137 @@
+/**
+ * The approve driver: what `wave approve` does between reading its flags and printing, in one call, as
+ * the plan, run and task drivers are for theirs. It reads the plan and its state, binds its contract
+ * (the flags may replace the scope and the checks), shows what the plan asks for, lets a person decide
+ * at a terminal when asked to, and writes the decision through the one writer of decisions
+ * (plans/decision.ts `approvePlan`, which `run --approve` and the forge review use too).
+ */
+import type {OutputSchema} from '../base/json-schema.js'
+import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
+import {describeHook} from '../config/hooks.js'
+import {loadSettings} from '../config/settings.js'
+import {reviewPlan, type ReviewOutcome} from '../output/interactive-review.js'
+import {formatCost} from '../output/progress.js'
+import {contractMarkdown} from '../output/report-view.js'
+import {type ApprovalRecord, approvalPathFor, defaultApprover, lastDecidedSha256} from '../plans/approval.js'
+import {bindContract, type ContractOverrides, parseContract} from '../plans/contract.js'
+import {approvePlan, type PlanDecision} from '../plans/decision.js'
+import {type Decision, readPlanState} from '../plans/lifecycle.js'
+import {revisionDiff} from '../plans/revisions.js'
+import {readPlanFile, resolvePlanReference} from '../plans/store.js'
+import type {ExecutionMode} from '../policy/modes.js'
+
+export interface ApproveRequest {
+  /** The plan as the user named it: its name or its path. */
+  plan: string
+  /** The decision the flags give; `interactive` asks the person at the terminal instead. */
+  decision: Decision
+  feedback?: string
+  /** Decide at the terminal (`--interactive`): the decision, its feedback and the mode are the person's. */
+  interactive?: {signal: AbortSignal}
+  approver?: string
+  allow: string[]
+  mode: ExecutionMode
+  model: PlanDecision['model']
+  sandbox: SandboxChoice
+  outputSchema?: OutputSchema
+  out?: string
+  maxBudgetUsd?: number
+  /** The flags that replace or add to the plan's contract (--scope, --verify, --no-verify, --scope-enforce, --unit-budget-usd). */
+  contract: ContractOverrides
+}
+
+export interface ApproveOutcome {
+  planPath: string
+  /** Where the record was written. */
+  path: string
+  record: ApprovalRecord
+  decision: Decision
+  /** What the plan asked for (ExitPlanMode's allowedPrompts): shown, never granted. */
+  asked: NonNullable<Awaited<ReturnType<typeof readPlanState>>>['allowedPrompts']
+  /** What an approval tells the approver after the fact: the contract's warnings, the hooks in effect, the units bound. */
+  warnings: string[]
+  notes: string[]
+}
+
+/**
+ * Decides on a plan. `note` is told, before any decision is asked for, what the plan asks to be
+ * allowed (a person deciding at the terminal reads it first).
+ */
+export async function approve(request: ApproveRequest, note: (line: string) => void): Promise<ApproveOutcome> {
+  const planPath = await resolvePlanReference(request.plan)
+  const {bytes, text} = await readPlanFile(planPath)
+  const state = await readPlanState(planPath)
+  const contract = bindContract(await parseContract(text), request.contract)
+  // The hooks a run of it would run (read where it was planned), shown and bound by their digest.
+  const {hooks} = loadSettings(state?.workspace)
+  const recordFile = request.out ?? approvalPathFor(planPath)
+  // What the reviewer last decided on, compared before this revision is recorded as the newest.
+  const decided = lastDecidedSha256(recordFile)
+  const asked = state?.allowedPrompts ?? []
+  if (asked.length > 0) {
+    note(
+      `The plan asks for: ${asked.map((p) => `${p.tool} (${p.prompt})`).join('; ')}. Grant what it needs with --allow rules, e.g. --allow "Bash(npm test:*)".`,
+    )
+  }
+
+  let review: ReviewOutcome | undefined
+  if (request.interactive) {
+    const changes = decided ? await revisionDiff({current: bytes, decidedSha256: decided, planPath}) : undefined
+    review = await reviewPlan({
+      allow: request.allow,
+      changes: changes?.patch ? changes : undefined,
+      contract: contractMarkdown(contract),
+      mode: request.mode,
+      planLabel: planPath,
+      planText: text,
+      sandbox: describeSandbox(request.sandbox),
+      signal: request.interactive.signal,
+      task: state?.task,
+    })
+  }
+
+  const decision = review?.decision ?? request.decision
+  const {path, record} = await approvePlan({
+    allow: request.allow,
+    approver: request.approver ?? (await defaultApprover()),
+    decision,
+    feedback: review ? review.feedback : request.feedback,
+    hooks,
+    maxBudgetUsd: request.maxBudgetUsd,
+    mode: review?.mode ?? request.mode,
+    model: request.model,
+    out: request.out,
+    outputSchema: request.outputSchema,
+    planBytes: bytes,
+    planPath,
+    repository: state?.repository ?? null,
+    sandbox: request.sandbox,
+    scope: contract.scope,
+    task: state?.task,
+    units: contract.units,
+    verify: contract.verify,
+  })
+
+  const approved = decision === 'approved'
+  return {
+    asked,
+    decision,
+    notes: approved
+      ? [
+          hooks.length === 0 ? 'Hooks in effect: none.' : `Hooks in effect (their digest is recorded): ${hooks.map((hook) => describeHook(hook)).join('; ')}.`,
+          ...(record.units ?? []).map((unit) => unitLine(unit)),
+        ]
+      : [],
+    path,
+    planPath,
+    record,
+    warnings: approved ? contract.warnings : [],
+  }
+}
+
+/** A bound unit, as the approver is shown it: "Unit api: src/api/**; checks: npm test (at most $2.00)". */
+function unitLine(unit: NonNullable<ApprovalRecord['units']>[number]): string {
+  const checks = unit.verify.length > 0 ? `checks: ${unit.verify.map((check) => check.command).join(', ')}` : 'no checks'
+  const budget = unit.budgetUsd === undefined ? '' : ` (at most ${formatCost(unit.budgetUsd)})`
+  return `Unit ${unit.name}: ${unit.paths.join(', ')}; ${checks}${budget}`
+}
