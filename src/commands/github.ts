@@ -8,6 +8,7 @@ import {ROLES} from '../forges/github/permissions.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
 import {dutyFlags} from '../app/review/duties.js'
 import {reviewResult} from '../app/review/result.js'
+import {unitsReportOf} from '../app/review/units.js'
 
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.
@@ -62,11 +63,7 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
     const {flags} = await this.parse(GitHub)
     const outcome = await handleGitHubEvent({
       cwd: flags.cwd,
-      unitsReport: flags['units-merged']
-        ? {file: flags['units-merged'], kind: 'merged'}
-        : flags['unit-result']
-          ? {file: flags['unit-result'], kind: 'unit'}
-          : undefined,
+      unitsReport: unitsReportOf(flags),
       flags,
       sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),

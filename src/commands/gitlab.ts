@@ -8,6 +8,7 @@ import {handleGitLabJob} from '../forges/gitlab/handler.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
 import {dutyFlags} from '../app/review/duties.js'
 import {reviewResult} from '../app/review/result.js'
+import {unitsReportOf} from '../app/review/units.js'
 
 export default class GitLab extends WaveCommand {
   static description = `Handle one GitLab CI job: a /wave note (from a note webhook's TRIGGER_PAYLOAD) or a WAVE_TASK pipeline.
@@ -69,11 +70,7 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
       flags,
       sessionOptions: {maxTurns: flags['max-turns'], model: flags.model},
       triage: flags.triage,
-      unitsReport: flags['units-merged']
-        ? {file: flags['units-merged'], kind: 'merged'}
-        : flags['unit-result']
-          ? {file: flags['unit-result'], kind: 'unit'}
-          : undefined,
+      unitsReport: unitsReportOf(flags),
       session: (title, work) => this.output.session(title, (reporter) => work(this.sessionHost((event) => reporter.event(event)))),
       warn: (message) => this.output.warn(message),
     })

@@ -33,6 +33,12 @@ export interface UnitsReport {
   file: string
 }
 
+/** The report the flags ask for (they exclude each other), or none. */
+export function unitsReportOf(flags: {'units-merged'?: string; 'unit-result'?: string}): UnitsReport | undefined {
+  if (flags['units-merged']) return {file: flags['units-merged'], kind: 'merged'}
+  return flags['unit-result'] ? {file: flags['unit-result'], kind: 'unit'} : undefined
+}
+
 /** The flag a report comes from, for messages. */
 export const unitsReportFlag = (report: UnitsReport) => (report.kind === 'merged' ? '--units-merged' : '--unit-result')
 
