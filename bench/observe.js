@@ -93,7 +93,12 @@ async function agentsWindow(count) {
   const scripted = await server.startMessagesServer(Array.from({length: 4 + 2 * count}, () => router))
   responseEnds.length = 0
   try {
-    const result = await runWave(['plan', '--task', 'bench', '--json'], {cwd: sandbox.repo, env: {WAVE_COMPILE_CACHE: codeCache}, home: sandbox.home, server: scripted})
+    const result = await runWave(['plan', '--task', 'bench', '--json'], {
+      cwd: sandbox.repo,
+      env: {WAVE_COMPILE_CACHE: codeCache},
+      home: sandbox.home,
+      server: scripted,
+    })
     if (result.code !== 0) throw new Error(`wave plan failed: ${result.stderr}`)
     const parent = scripted.messageRequests.filter((request) => !server.systemText(request).includes('You are an Explore agent'))
     // From the end of the response that asked for the agents to the request carrying their results.
@@ -158,7 +163,12 @@ async function agentsWindow(count) {
   writeFileSync(path.join(sandbox.home, '.wave', 'settings.json'), JSON.stringify({agents: {maxTurns}}))
   const scripted = await server.startMessagesServer(Array.from({length: 40}, () => router))
   try {
-    const result = await runWave(['plan', '--task', 'bench', '--json'], {cwd: sandbox.repo, env: {WAVE_COMPILE_CACHE: codeCache}, home: sandbox.home, server: scripted})
+    const result = await runWave(['plan', '--task', 'bench', '--json'], {
+      cwd: sandbox.repo,
+      env: {WAVE_COMPILE_CACHE: codeCache},
+      home: sandbox.home,
+      server: scripted,
+    })
     if (result.code !== 0) throw new Error(`wave plan failed: ${result.stderr}`)
     const body = JSON.parse(result.stdout)
     const cap = (parentTurns + maxTurns) * usage.input_tokens
