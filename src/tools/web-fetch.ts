@@ -1,6 +1,5 @@
-import {lookup as dnsLookup, type LookupAddress} from 'node:dns'
-import http from 'node:http'
-import https from 'node:https'
+import type {lookup as dnsLookup, LookupAddress} from 'node:dns'
+import type http from 'node:http'
 import {BlockList, isIP} from 'node:net'
 
 import type TurndownService from 'turndown'
@@ -87,7 +86,7 @@ export async function fetchPage(url: string, options: FetchOptions = {}): Promis
 
     let response: http.IncomingMessage
     try {
-      response = await request(current, {guard: addressGuard(current, permissions), lookup: options.lookup ?? dnsLookup, signal})
+      response = await request(current, {guard: addressGuard(current, permissions), lookup: options.lookup ?? (await import('node:dns')).lookup, signal})
     } catch (error) {
       if (error instanceof ToolError) throw error
       if (timeout.aborted) throw new ToolError(`Fetching ${current.href} timed out after ${timeoutMs} ms.`)
@@ -202,12 +201,16 @@ interface RequestOptions {
   signal: AbortSignal
 }
 
-function request(url: URL, options: RequestOptions): Promise<http.IncomingMessage> {
+/**
+ * One GET. node's HTTP clients and resolver are imported on the first fetch, not with the module: every
+ * session loads the tools, few fetch, and the three cost ~5 ms of every start before its first request.
+ */
+async function request(url: URL, options: RequestOptions): Promise<http.IncomingMessage> {
   const literal = url.hostname.replace(/^\[(.*)\]$/, '$1')
   if (isIP(literal)) {
     // No lookup happens for an address literal: check it here.
     const problem = options.guard(literal)
-    if (problem) return Promise.reject(new ToolError(problem))
+    if (problem) throw new ToolError(problem)
   }
 
   const guardedLookup = ((hostname: string, opts: {all?: boolean}, callback: (...args: unknown[]) => void) => {
@@ -224,7 +227,7 @@ function request(url: URL, options: RequestOptions): Promise<http.IncomingMessag
     })
   }) as unknown as http.RequestOptions['lookup']
 
-  const client = url.protocol === 'https:' ? https : http
+  const client = url.protocol === 'https:' ? await import('node:https') : await import('node:http')
   return new Promise((resolve, reject) => {
     const req = client.request(url, {
       headers: {

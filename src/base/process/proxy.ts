@@ -7,7 +7,7 @@
  * connection to anywhere else finds no route: only what goes through the proxy leaves.
  */
 import {mkdtempSync, rmSync} from 'node:fs'
-import http from 'node:http'
+import type http from 'node:http'
 import net from 'node:net'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -63,7 +63,10 @@ export async function startNetworkProxy(hosts: readonly string[], onRefused?: (h
   }
 
   const why = (host: string) => `wave: ${host} is not among the hosts the approval allows (${hosts.join(', ')}).\n`
-  const server = http.createServer((request, response) => {
+  // Imported here, not with the module: only a run with an allow-list starts the proxy, and every other
+  // command would load node's HTTP server before its first request for nothing.
+  const {createServer, request: forward} = await import('node:http')
+  const server = createServer((request, response) => {
     // Plain HTTP through a proxy: the request names its absolute URL.
     let url: URL
     try {
@@ -83,7 +86,7 @@ export async function startNetworkProxy(hosts: readonly string[], onRefused?: (h
     const headers = {...request.headers}
     delete headers['proxy-connection']
     delete headers['proxy-authorization']
-    const upstream = http.request({headers, host: url.hostname, method: request.method, path: `${url.pathname}${url.search}`, port}, (answer) => {
+    const upstream = forward({headers, host: url.hostname, method: request.method, path: `${url.pathname}${url.search}`, port}, (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers)
       answer.pipe(response)
     })
