@@ -5,13 +5,12 @@
  * apart by the unit the run's first message names (the jobs run at once, so the order of their requests
  * is not known).
  */
-import {execFileSync} from 'node:child_process'
-import {copyFileSync, mkdirSync} from 'node:fs'
+import {copyFileSync, mkdirSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {gitHead, makeSandbox, runWave, type Sandbox, sha256, writePlanFile} from './cli.js'
+import {git} from './forge-fixture.js'
 import {type RecordedRequest, reply, type StaticTurn, toolUse, type Turn} from './messages-server.js'
-import {writeFileSync} from 'node:fs'
 
 export const UNIT_FILES: Readonly<Record<string, string>> = {
   '.gitignore': 'ignored/\n',
@@ -69,15 +68,6 @@ export const UNIT_NAMES = ['api', 'web', 'docs'] as const
 
 /** The logo's bytes: not text (NUL, 0xff, no final newline), so the patch must be binary-safe. */
 export const LOGO = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff, 0xfe, 0x0a, 0x00])
-
-function git(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', HOME: cwd, LC_ALL: 'C', PATH: process.env.PATH ?? '/usr/bin:/bin'},
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim()
-}
 
 /** A repository with three parts and the plan written into its HOME's plans directory, approved with `wave approve` (its units bound from the plan). */
 export async function unitsSandbox(...approveFlags: string[]): Promise<{sandbox: Sandbox; planPath: string; head: string}> {
