@@ -14,20 +14,24 @@ export type HookEventName = (typeof HOOK_EVENTS)[number]
 /** Claude Code's default: a hook may take a minute. */
 export const DEFAULT_HOOK_TIMEOUT_SECONDS = 60
 
-const hookCommandSchema = z.looseObject({
-  type: z.string(),
-  command: z.string().optional(),
-  /** Seconds, as Claude Code reads it. */
-  timeout: z.number().positive().optional(),
-})
+const hookCommandSchema = z.lazy(() =>
+  z.looseObject({
+    type: z.string(),
+    command: z.string().optional(),
+    /** Seconds, as Claude Code reads it. */
+    timeout: z.number().positive().optional(),
+  }),
+)
 
-const matcherGroupSchema = z.looseObject({
-  matcher: z.string().optional(),
-  hooks: z.array(hookCommandSchema),
-})
+const matcherGroupSchema = z.lazy(() =>
+  z.looseObject({
+    matcher: z.string().optional(),
+    hooks: z.array(hookCommandSchema),
+  }),
+)
 
 /** Loose where Claude Code's format is wider than what wave runs: the rest is reported by `configuredHooks`, not refused. */
-export const hooksSchema = z.record(z.string(), z.array(matcherGroupSchema))
+export const hooksSchema = z.lazy(() => z.record(z.string(), z.array(matcherGroupSchema)))
 export type HooksSetting = z.infer<typeof hooksSchema>
 
 /** One hook command in force: where it came from, and when it runs. */

@@ -23,33 +23,39 @@ import {type ConfiguredHook, configuredHooks, hooksSchema} from './hooks.js'
 
 const SETTINGS_FILE = 'settings.json'
 
-const envSchema = z.record(z.string(), z.string())
+const envSchema = z.lazy(() => z.record(z.string(), z.string()))
 
-const stdioServerSchema = z.strictObject({
-  args: z.array(z.string()).optional(),
-  command: z.string().min(1, 'must not be empty'),
-  /** Relative to the workspace root (default: the workspace root). */
-  cwd: z.string().optional(),
-  env: envSchema.optional(),
-  /** Milliseconds a tool call may take (default 60000). */
-  timeout: z.number().int().positive().optional(),
-  type: z.literal('stdio'),
-})
+const stdioServerSchema = z.lazy(() =>
+  z.strictObject({
+    args: z.array(z.string()).optional(),
+    command: z.string().min(1, 'must not be empty'),
+    /** Relative to the workspace root (default: the workspace root). */
+    cwd: z.string().optional(),
+    env: envSchema.optional(),
+    /** Milliseconds a tool call may take (default 60000). */
+    timeout: z.number().int().positive().optional(),
+    type: z.literal('stdio'),
+  }),
+)
 
-const httpServerSchema = z.strictObject({
-  headers: z.record(z.string(), z.string()).optional(),
-  timeout: z.number().int().positive().optional(),
-  type: z.literal('http'),
-  url: z.url({protocol: /^https?$/, error: 'must be an http:// or https:// URL'}),
-})
+const httpServerSchema = z.lazy(() =>
+  z.strictObject({
+    headers: z.record(z.string(), z.string()).optional(),
+    timeout: z.number().int().positive().optional(),
+    type: z.literal('http'),
+    url: z.url({protocol: /^https?$/, error: 'must be an http:// or https:// URL'}),
+  }),
+)
 
 /** `type` may be left out: `url` means streamable HTTP, anything else stdio. */
-const mcpServerSchema = z.preprocess(
-  (value) => {
-    if (!value || typeof value !== 'object' || Array.isArray(value) || 'type' in value) return value
-    return {...value, type: 'url' in value ? 'http' : 'stdio'}
-  },
-  z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema], {error: 'type must be "stdio" (with command) or "http" (with url)'}),
+const mcpServerSchema = z.lazy(() =>
+  z.preprocess(
+    (value) => {
+      if (!value || typeof value !== 'object' || Array.isArray(value) || 'type' in value) return value
+      return {...value, type: 'url' in value ? 'http' : 'stdio'}
+    },
+    z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema], {error: 'type must be "stdio" (with command) or "http" (with url)'}),
+  ),
 )
 
 export type McpServerConfig = z.infer<typeof mcpServerSchema>
@@ -67,101 +73,103 @@ function sizeInBytes(size: number | string): number {
 
 const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/
 
-const settingsSchema = z.strictObject({
-  $schema: z.string().optional(),
-  /**
-   * Text added to every session's system prompt, after the repository's AGENTS.md / CLAUDE.md: the
-   * user file's first, then the project file's. Only words for the model: it grants nothing.
-   */
-  instructions: z.string().optional(),
-  /** The model's context window in tokens, where wave's table does not know it (compaction starts near it). */
-  contextWindow: z.number().int().min(1000).optional(),
-  /** Prices per million tokens by model ID, over wave's table (costUsd, --max-budget-usd). */
-  prices: priceTableSchema.optional(),
-  mcpServers: z
-    .record(
-      z.string().regex(MCP_SERVER_NAME, 'server names are letters, digits and "-" (at most 32), so tools can be named mcp__<server>__<tool>'),
-      mcpServerSchema,
-    )
-    .optional(),
-  model: z.string().trim().min(1, 'must not be empty').optional(),
-  /** How hard the model works (`output_config.effort`); --effort comes first. */
-  effort: z.enum(EFFORTS).optional(),
-  /** adaptive (the default where the model takes it), off, or a thinking budget in tokens; --thinking comes first. */
-  thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
-  /** `max_tokens` of each request (default 64000, within the model's limit); --max-output-tokens comes first. */
-  maxOutputTokens: z.number().int().min(1).optional(),
-  /**
-   * A dollar cap on every session (plan, run, and the forge flow's each plan and run): the lowest of this
-   * key in either file and --max-budget-usd applies. A cap only ever lowers spending, so a project's file
-   * sets it too, trusted or not.
-   */
-  maxBudgetUsd: z.number().positive().optional(),
-  permissions: z
-    .strictObject({
-      allow: z.array(ruleSchema).optional(),
-      deny: z.array(ruleSchema).optional(),
-    })
-    .optional(),
-  /** Where plans go (user settings only); relative to the settings file's directory. */
-  plansDirectory: z.string().trim().min(1, 'must not be empty').optional(),
-  /**
-   * Commands run at events of the session, in Claude Code's format (config/hooks.ts). A project file's
-   * run only when project settings are trusted, and then in the sandbox.
-   */
-  hooks: hooksSchema.optional(),
-  /** Installed oclif plugins whose tools to use (true) or ignore (false); plugins not named are used. */
-  plugins: z.record(z.string(), z.boolean()).optional(),
-  /**
-   * User settings only (WAVE_PROVIDER overrides): whose client reaches the model. A repository does
-   * not choose which of the user's cloud credentials wave spends.
-   */
-  provider: z.enum(PROVIDERS).optional(),
-  /**
-   * The OS sandbox Bash runs in: `env` names further environment variables commands may see (`NAME`,
-   * or `PREFIX_*`); a credential-like name passes only when named exactly. From a project file only
-   * when trusted, like allow rules: a listed name is a secret handed to the model's commands.
-   */
-  sandbox: z
-    .strictObject({
-      env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'an environment variable name, or a prefix ending in *')).optional(),
-      /** The private /tmp's (and $HOME's) size: bytes, or a number with KiB, MiB or GiB (default 1 GiB). */
-      tmpSize: z
-        .union([
-          z
-            .number()
-            .int()
-            .min(1024 * 1024),
-          z.string().regex(SIZE, 'a size such as "512MiB" or "2GiB"'),
-        ])
-        .optional(),
-    })
-    .optional(),
-  /**
-   * Plan mode: `bash: false` turns off plan mode's Bash (a throwaway sandbox; on where the sandbox can
-   * start). Turning it off takes any settings file: it narrows what a session may do.
-   */
-  planMode: z.strictObject({bash: z.boolean().optional()}).optional(),
-  /**
-   * Explore and general-purpose agents (the Agent tool): how many of one turn run at once (default 3),
-   * each one's turn cap (default 25), its share of --max-budget-usd (default 0.25) and its wall-clock
-   * limit in seconds (default 600). Spending: from a project file only when trusted.
-   */
-  agents: z
-    .strictObject({
-      budgetShare: z.number().positive().max(1).optional(),
-      maxConcurrent: z.number().int().min(1).max(16).optional(),
-      maxTurns: z.number().int().min(1).max(500).optional(),
-      timeoutSeconds: z.number().positive().max(86_400).optional(),
-    })
-    .optional(),
-  /**
-   * User settings only: let a repository's own .wave/settings.json grant capabilities (allow rules,
-   * MCP servers). Off by default: in CI the repository is often a pull request's, and its files must
-   * not widen what wave may do. Deny rules and the model always apply.
-   */
-  trustProjectSettings: z.boolean().optional(),
-})
+const settingsSchema = z.lazy(() =>
+  z.strictObject({
+    $schema: z.string().optional(),
+    /**
+     * Text added to every session's system prompt, after the repository's AGENTS.md / CLAUDE.md: the
+     * user file's first, then the project file's. Only words for the model: it grants nothing.
+     */
+    instructions: z.string().optional(),
+    /** The model's context window in tokens, where wave's table does not know it (compaction starts near it). */
+    contextWindow: z.number().int().min(1000).optional(),
+    /** Prices per million tokens by model ID, over wave's table (costUsd, --max-budget-usd). */
+    prices: priceTableSchema.optional(),
+    mcpServers: z
+      .record(
+        z.string().regex(MCP_SERVER_NAME, 'server names are letters, digits and "-" (at most 32), so tools can be named mcp__<server>__<tool>'),
+        mcpServerSchema,
+      )
+      .optional(),
+    model: z.string().trim().min(1, 'must not be empty').optional(),
+    /** How hard the model works (`output_config.effort`); --effort comes first. */
+    effort: z.enum(EFFORTS).optional(),
+    /** adaptive (the default where the model takes it), off, or a thinking budget in tokens; --thinking comes first. */
+    thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
+    /** `max_tokens` of each request (default 64000, within the model's limit); --max-output-tokens comes first. */
+    maxOutputTokens: z.number().int().min(1).optional(),
+    /**
+     * A dollar cap on every session (plan, run, and the forge flow's each plan and run): the lowest of this
+     * key in either file and --max-budget-usd applies. A cap only ever lowers spending, so a project's file
+     * sets it too, trusted or not.
+     */
+    maxBudgetUsd: z.number().positive().optional(),
+    permissions: z
+      .strictObject({
+        allow: z.array(ruleSchema).optional(),
+        deny: z.array(ruleSchema).optional(),
+      })
+      .optional(),
+    /** Where plans go (user settings only); relative to the settings file's directory. */
+    plansDirectory: z.string().trim().min(1, 'must not be empty').optional(),
+    /**
+     * Commands run at events of the session, in Claude Code's format (config/hooks.ts). A project file's
+     * run only when project settings are trusted, and then in the sandbox.
+     */
+    hooks: hooksSchema.optional(),
+    /** Installed oclif plugins whose tools to use (true) or ignore (false); plugins not named are used. */
+    plugins: z.record(z.string(), z.boolean()).optional(),
+    /**
+     * User settings only (WAVE_PROVIDER overrides): whose client reaches the model. A repository does
+     * not choose which of the user's cloud credentials wave spends.
+     */
+    provider: z.enum(PROVIDERS).optional(),
+    /**
+     * The OS sandbox Bash runs in: `env` names further environment variables commands may see (`NAME`,
+     * or `PREFIX_*`); a credential-like name passes only when named exactly. From a project file only
+     * when trusted, like allow rules: a listed name is a secret handed to the model's commands.
+     */
+    sandbox: z
+      .strictObject({
+        env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'an environment variable name, or a prefix ending in *')).optional(),
+        /** The private /tmp's (and $HOME's) size: bytes, or a number with KiB, MiB or GiB (default 1 GiB). */
+        tmpSize: z
+          .union([
+            z
+              .number()
+              .int()
+              .min(1024 * 1024),
+            z.string().regex(SIZE, 'a size such as "512MiB" or "2GiB"'),
+          ])
+          .optional(),
+      })
+      .optional(),
+    /**
+     * Plan mode: `bash: false` turns off plan mode's Bash (a throwaway sandbox; on where the sandbox can
+     * start). Turning it off takes any settings file: it narrows what a session may do.
+     */
+    planMode: z.strictObject({bash: z.boolean().optional()}).optional(),
+    /**
+     * Explore and general-purpose agents (the Agent tool): how many of one turn run at once (default 3),
+     * each one's turn cap (default 25), its share of --max-budget-usd (default 0.25) and its wall-clock
+     * limit in seconds (default 600). Spending: from a project file only when trusted.
+     */
+    agents: z
+      .strictObject({
+        budgetShare: z.number().positive().max(1).optional(),
+        maxConcurrent: z.number().int().min(1).max(16).optional(),
+        maxTurns: z.number().int().min(1).max(500).optional(),
+        timeoutSeconds: z.number().positive().max(86_400).optional(),
+      })
+      .optional(),
+    /**
+     * User settings only: let a repository's own .wave/settings.json grant capabilities (allow rules,
+     * MCP servers). Off by default: in CI the repository is often a pull request's, and its files must
+     * not widen what wave may do. Deny rules and the model always apply.
+     */
+    trustProjectSettings: z.boolean().optional(),
+  }),
+)
 
 export type Settings = z.infer<typeof settingsSchema>
 type SettingsScope = 'project' | 'user'
@@ -235,7 +243,7 @@ export interface SettingsFlags {
 }
 
 /** What `--mcp-config` takes: Claude Code's file (`{"mcpServers": {...}}`), as JSON text or a file's path. */
-const mcpConfigSchema = z.strictObject({mcpServers: settingsSchema.shape.mcpServers.unwrap()})
+const mcpConfigSchema = z.lazy(() => z.strictObject({mcpServers: settingsSchema.unwrap().shape.mcpServers.unwrap()}))
 
 /**
  * The servers of `--mcp-config` values (each JSON text, `@FILE` or a file's path, as Claude Code takes
@@ -279,7 +287,7 @@ export const claudeProjectSettingsPaths = (workspace: string) => [
 ]
 
 /** Claude Code's file holds keys wave does not read (its permissions, env, statusLine ...): only `hooks` is taken. */
-const claudeSettingsSchema = z.looseObject({hooks: hooksSchema.optional()})
+const claudeSettingsSchema = z.lazy(() => z.looseObject({hooks: hooksSchema.optional()}))
 
 function readClaudeSettings(file: string): SettingsLayer | undefined {
   const read = readJsonFile(file, claudeSettingsSchema, settingsFileOptions(file))

@@ -74,26 +74,28 @@ interface KnowModelOptions {
 }
 
 /** The API's description of a model, as much of it as wave reads (SDK 1.x ModelInfo). */
-const modelInfoSchema = z.object({
-  capabilities: z
-    .object({
-      effort: z.object({supported: z.boolean()}).catchall(z.unknown()).nullish(),
-      thinking: z
-        .object({
-          supported: z.boolean(),
-          types: z.object({adaptive: z.object({supported: z.boolean()}).nullish(), enabled: z.object({supported: z.boolean()}).nullish()}).passthrough(),
-        })
-        .nullish(),
-    })
-    .passthrough()
-    .nullish(),
-  id: z.string(),
-  max_input_tokens: z.number().int().positive().nullish(),
-  max_tokens: z.number().int().positive().nullish(),
-})
+const modelInfoSchema = z.lazy(() =>
+  z.object({
+    capabilities: z
+      .object({
+        effort: z.object({supported: z.boolean()}).catchall(z.unknown()).nullish(),
+        thinking: z
+          .object({
+            supported: z.boolean(),
+            types: z.object({adaptive: z.object({supported: z.boolean()}).nullish(), enabled: z.object({supported: z.boolean()}).nullish()}).passthrough(),
+          })
+          .nullish(),
+      })
+      .passthrough()
+      .nullish(),
+    id: z.string(),
+    max_input_tokens: z.number().int().positive().nullish(),
+    max_tokens: z.number().int().positive().nullish(),
+  }),
+)
 type ModelInfo = z.infer<typeof modelInfoSchema>
 
-const cacheEntrySchema = z.object({fetchedAt: z.number(), info: modelInfoSchema.nullable(), model: z.string()})
+const cacheEntrySchema = z.lazy(() => z.object({fetchedAt: z.number(), info: modelInfoSchema.nullable(), model: z.string()}))
 
 /** The window to plan for and the betas it takes: the model's own past 200k only with the 1M beta, which is then sent. */
 function planWindow(maxInput: number, settingsWindow?: number): {contextWindow: number; betas: string[]} {

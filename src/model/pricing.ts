@@ -24,20 +24,24 @@ export const emptyUsage = (): TokenUsage => ({
 })
 
 /** USD per million tokens. `cacheWrite` is the 5-minute write: the only cache wave asks for. */
-const tokenPricesSchema = z.object({
-  cacheRead: z.number().nonnegative(),
-  cacheWrite: z.number().nonnegative(),
-  input: z.number().nonnegative(),
-  output: z.number().nonnegative(),
-})
+const tokenPricesSchema = z.lazy(() =>
+  z.object({
+    cacheRead: z.number().nonnegative(),
+    cacheWrite: z.number().nonnegative(),
+    input: z.number().nonnegative(),
+    output: z.number().nonnegative(),
+  }),
+)
 
-const modelPriceSchema = tokenPricesSchema.extend({
-  /** Rates for a request whose prompt (input, cache reads and writes) is over `above` tokens, on all its tokens. */
-  longPrompt: tokenPricesSchema.extend({above: z.number().int().positive()}).optional(),
-})
+const modelPriceSchema = z.lazy(() =>
+  tokenPricesSchema.unwrap().extend({
+    /** Rates for a request whose prompt (input, cache reads and writes) is over `above` tokens, on all its tokens. */
+    longPrompt: tokenPricesSchema.unwrap().extend({above: z.number().int().positive()}).optional(),
+  }),
+)
 
 /** Settings' `prices`: model ID → prices, e.g. `{"claude-sonnet-5-5": {"input": 2, ...}}`; its snapshots match too. */
-export const priceTableSchema = z.record(z.string().min(1), modelPriceSchema)
+export const priceTableSchema = z.lazy(() => z.record(z.string().min(1), modelPriceSchema))
 
 type TokenPrices = z.infer<typeof tokenPricesSchema>
 export type ModelPrice = z.infer<typeof modelPriceSchema>

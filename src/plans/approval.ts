@@ -23,63 +23,73 @@ import {type ConfiguredHook, describeHook, hooksDigest} from '../config/hooks.js
 
 const APPROVAL_VERSION = 1
 
-const sha256 = z.string().regex(/^[0-9a-f]{64}$/i, 'a sha256 is 64 hex digits')
+const sha256 = z.lazy(() => z.string().regex(/^[0-9a-f]{64}$/i, 'a sha256 is 64 hex digits'))
 
-const repositorySchema = z.object({
-  branch: z.string().nullable().optional(),
-  dirty: z.boolean().optional(),
-  head: z.string().nullable(),
-})
+const repositorySchema = z.lazy(() =>
+  z.object({
+    branch: z.string().nullable().optional(),
+    dirty: z.boolean().optional(),
+    head: z.string().nullable(),
+  }),
+)
 
-const historyEntrySchema = z.object({
-  approver: z.string().optional(),
-  decidedAt: z.string(),
-  decision: z.enum(DECISIONS),
-  feedback: z.string().nullable().optional(),
-  planSha256: sha256,
-})
+const historyEntrySchema = z.lazy(() =>
+  z.object({
+    approver: z.string().optional(),
+    decidedAt: z.string(),
+    decision: z.enum(DECISIONS),
+    feedback: z.string().nullable().optional(),
+    planSha256: sha256,
+  }),
+)
 
 /**
  * The OS sandbox the run's commands get (src/base/process/sandbox.ts). A record without it means on, with
  * no network: running unsandboxed is only ever asked for, and then recorded.
  */
-const sandboxSchema = z
-  .object({
-    enabled: z.boolean().default(true),
-    /** All of the network. Applies only when `enabled`. */
-    network: z.boolean().default(false),
-    /**
-     * The only hosts commands may reach (`--sandbox-network-allow`), through wave's filtering proxy
-     * (base/process/proxy.ts): a host name or address, `*.` for its subdomains, `:port` for one port.
-     */
-    networkAllow: z
-      .array(z.string().refine((host) => networkHostProblem(host) === undefined, {message: 'a network host is a host name such as registry.npmjs.org'}))
-      .optional(),
-  })
-  .refine((sandbox) => !(sandbox.networkAllow?.length && (sandbox.network || !sandbox.enabled)), {
-    message: 'networkAllow names the hosts of a sandbox without the whole network: not with network true or enabled false',
-  })
+const sandboxSchema = z.lazy(() =>
+  z
+    .object({
+      enabled: z.boolean().default(true),
+      /** All of the network. Applies only when `enabled`. */
+      network: z.boolean().default(false),
+      /**
+       * The only hosts commands may reach (`--sandbox-network-allow`), through wave's filtering proxy
+       * (base/process/proxy.ts): a host name or address, `*.` for its subdomains, `:port` for one port.
+       */
+      networkAllow: z
+        .array(z.string().refine((host) => networkHostProblem(host) === undefined, {message: 'a network host is a host name such as registry.npmjs.org'}))
+        .optional(),
+    })
+    .refine((sandbox) => !(sandbox.networkAllow?.length && (sandbox.network || !sandbox.enabled)), {
+      message: 'networkAllow names the hosts of a sandbox without the whole network: not with network true or enabled false',
+    }),
+)
 
 /** A scope path as the record holds it: relative to the workspace root, never climbing out of it. */
-const scopePath = z
-  .string()
-  .min(1)
-  .refine(
-    (entry) => !entry.startsWith('/') && !entry.startsWith('~') && !entry.split(/[\\/]/).includes('..'),
-    'a scope path is relative to the workspace and stays inside it',
-  )
+const scopePath = z.lazy(() =>
+  z
+    .string()
+    .min(1)
+    .refine(
+      (entry) => !entry.startsWith('/') && !entry.startsWith('~') && !entry.split(/[\\/]/).includes('..'),
+      'a scope path is relative to the workspace and stays inside it',
+    ),
+)
 
 /**
  * The plan's `## Scope` (or the approver's `--scope`): the paths the run may change, and how it is held
  * to them. A record without it (written before plans were contracts) holds the run to no scope.
  */
-const scopeSchema = z.object({
-  enforce: z.enum(SCOPE_ENFORCEMENTS).default('warn'),
-  paths: z.array(scopePath),
-})
+const scopeSchema = z.lazy(() =>
+  z.object({
+    enforce: z.enum(SCOPE_ENFORCEMENTS).default('warn'),
+    paths: z.array(scopePath),
+  }),
+)
 
 /** The plan's `## Verification` (or `--verify`): commands wave runs in the run's sandbox when the model is done. The record is their grant. */
-const verifySchema = z.array(z.object({command: z.string().trim().min(1, 'a check needs a command')}))
+const verifySchema = z.lazy(() => z.array(z.object({command: z.string().trim().min(1, 'a check needs a command')})))
 
 /**
  * How the approver wants the model to work (`wave approve --model/--effort/--thinking/--max-output-tokens/--fallback-model`):
@@ -87,86 +97,96 @@ const verifySchema = z.array(z.object({command: z.string().trim().min(1, 'a chec
  * approver set is here; a record without it (or without a field) leaves that to the run's flags and
  * settings.
  */
-const modelSchema = z.object({
-  effort: z.enum(EFFORTS).optional(),
-  /** `--fallback-model`: the model the run may go on with once its own is overloaded or unavailable. */
-  fallbackModel: z.string().trim().min(1).optional(),
-  maxOutputTokens: z.number().int().min(1).optional(),
-  model: z.string().trim().min(1).optional(),
-  thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
-})
+const modelSchema = z.lazy(() =>
+  z.object({
+    effort: z.enum(EFFORTS).optional(),
+    /** `--fallback-model`: the model the run may go on with once its own is overloaded or unavailable. */
+    fallbackModel: z.string().trim().min(1).optional(),
+    maxOutputTokens: z.number().int().min(1).optional(),
+    model: z.string().trim().min(1).optional(),
+    thinking: z.union([z.enum(['adaptive', 'off']), z.number().int().min(MIN_THINKING_BUDGET)]).optional(),
+  }),
+)
 
 /**
  * The JSON Schema the run's result must match (`wave approve --json-schema`): the schema, and the sha256
  * of its canonical JSON (base/json-schema.ts), which must agree. A run uses it, and refuses a
  * `--json-schema` of its own that differs (exit 2), as it refuses a model flag that contradicts `model`.
  */
-const outputSchemaSchema = z
-  .object({
-    schema: z.record(z.string(), z.unknown()),
-    sha256,
-  })
-  .refine((bound) => schemaDigest(bound.schema) === bound.sha256.toLowerCase(), {
-    message: 'the sha256 is not that of the schema',
-    path: ['sha256'],
-  })
+const outputSchemaSchema = z.lazy(() =>
+  z
+    .object({
+      schema: z.record(z.string(), z.unknown()),
+      sha256,
+    })
+    .refine((bound) => schemaDigest(bound.schema) === bound.sha256.toLowerCase(), {
+      message: 'the sha256 is not that of the schema',
+      path: ['sha256'],
+    }),
+)
 
 /**
  * The hooks in effect when the plan was approved (settings' `hooks`): their digest (config/hooks.ts),
  * and each one as the approver was shown it. A run whose hooks differ warns, and refuses under a strict scope.
  */
-const hooksSchema = z.object({
-  digest: sha256,
-  list: z.array(z.string()).default([]),
-})
+const hooksSchema = z.lazy(() =>
+  z.object({
+    digest: sha256,
+    list: z.array(z.string()).default([]),
+  }),
+)
 
 /**
  * A plan's units as the approval binds them (plans/units.ts): each runs as its own job (`wave run --unit`),
  * held to its paths (strict) and checks, within `budgetUsd` when the approver set `--unit-budget-usd`.
  */
-const unitSchema = z.object({
-  budgetUsd: z.number().positive().optional(),
-  name: z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'a unit name is letters, digits, -, _ and .'),
-  paths: z.array(scopePath).min(1),
-  verify: verifySchema.default([]),
-})
+const unitSchema = z.lazy(() =>
+  z.object({
+    budgetUsd: z.number().positive().optional(),
+    name: z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'a unit name is letters, digits, -, _ and .'),
+    paths: z.array(scopePath).min(1),
+    verify: verifySchema.default([]),
+  }),
+)
 
 /**
  * The approval record: written by `wave approve`, or by any tool that follows this schema (docs/reference.md
  * documents it). Only `version`, `decision` and `plan.sha256` are required.
  */
-export const approvalRecordSchema = z.object({
-  allow: z.array(ruleSchema).default([]),
-  approver: z.string().optional(),
-  decidedAt: z.string().optional(),
-  decision: z.enum(DECISIONS),
-  feedback: z.string().nullable().optional(),
-  history: z.array(historyEntrySchema).default([]),
-  hooks: hooksSchema.optional(),
-  mode: z.enum(EXECUTION_MODES).default('acceptEdits'),
-  model: modelSchema.optional(),
-  outputSchema: outputSchemaSchema.optional(),
-  plan: z.object({name: z.string().optional(), sha256}),
-  repository: repositorySchema.nullable().optional(),
-  sandbox: sandboxSchema.default(DEFAULT_SANDBOX),
-  scope: scopeSchema.optional(),
-  verify: verifySchema.optional(),
-  /**
-   * When a run of this approval succeeded: the approval is spent, and the plan runs again only after a
-   * new decision (which writes a record without it). Kept in the record, not only in the state beside
-   * the plan, so that a plan copied elsewhere with its record after it ran does not run twice.
-   */
-  spentAt: z.string().optional(),
-  /**
-   * The dollar cap the approver was shown (the forge flow's --max-budget-usd, in the plan's comment): what
-   * the approved run was held to. Absent, none was set.
-   */
-  maxBudgetUsd: z.number().positive().optional(),
-  task: z.string().optional(),
-  /** The plan's `## Units`, bound (absent: the plan runs as one job). */
-  units: z.array(unitSchema).optional(),
-  version: z.literal(APPROVAL_VERSION),
-})
+export const approvalRecordSchema = z.lazy(() =>
+  z.object({
+    allow: z.array(ruleSchema).default([]),
+    approver: z.string().optional(),
+    decidedAt: z.string().optional(),
+    decision: z.enum(DECISIONS),
+    feedback: z.string().nullable().optional(),
+    history: z.array(historyEntrySchema).default([]),
+    hooks: hooksSchema.optional(),
+    mode: z.enum(EXECUTION_MODES).default('acceptEdits'),
+    model: modelSchema.optional(),
+    outputSchema: outputSchemaSchema.optional(),
+    plan: z.object({name: z.string().optional(), sha256}),
+    repository: repositorySchema.nullable().optional(),
+    sandbox: sandboxSchema.default(DEFAULT_SANDBOX),
+    scope: scopeSchema.optional(),
+    verify: verifySchema.optional(),
+    /**
+     * When a run of this approval succeeded: the approval is spent, and the plan runs again only after a
+     * new decision (which writes a record without it). Kept in the record, not only in the state beside
+     * the plan, so that a plan copied elsewhere with its record after it ran does not run twice.
+     */
+    spentAt: z.string().optional(),
+    /**
+     * The dollar cap the approver was shown (the forge flow's --max-budget-usd, in the plan's comment): what
+     * the approved run was held to. Absent, none was set.
+     */
+    maxBudgetUsd: z.number().positive().optional(),
+    task: z.string().optional(),
+    /** The plan's `## Units`, bound (absent: the plan runs as one job). */
+    units: z.array(unitSchema).optional(),
+    version: z.literal(APPROVAL_VERSION),
+  }),
+)
 
 export type ApprovalRecord = z.infer<typeof approvalRecordSchema>
 

@@ -29,65 +29,71 @@ export type PlanStatus = (typeof PLAN_STATUSES)[number]
 export const DECISIONS = ['approved', 'rejected', 'changes_requested'] as const satisfies readonly PlanStatus[]
 export type Decision = (typeof DECISIONS)[number]
 
-const repositorySchema = z.object({
-  branch: z.string().nullable(),
-  /** Whether the work tree had changes. Absent until known: in a large work tree it is recorded after the session started (snapshot.ts). */
-  dirty: z.boolean().optional(),
-  head: z.string().nullable(),
-  root: z.string(),
-})
+const repositorySchema = z.lazy(() =>
+  z.object({
+    branch: z.string().nullable(),
+    /** Whether the work tree had changes. Absent until known: in a large work tree it is recorded after the session started (snapshot.ts). */
+    dirty: z.boolean().optional(),
+    head: z.string().nullable(),
+    root: z.string(),
+  }),
+)
 
-const runSchema = z.object({
-  approvalSha256: z.string().optional(),
-  changedFiles: z.array(z.string()).default([]),
-  endedAt: z.string().optional(),
-  exitCode: z.number().optional(),
-  startedAt: z.string(),
-  /** What the run spent so far (kept when it fails, so `--resume` keeps counting). */
-  turns: z.number().optional(),
-  /** The git HEAD when the run stopped: a resumed run finds HEAD where the run itself may have moved it. */
-  head: z.string().nullable().optional(),
-  costUsd: z.number().nullable().optional(),
-  usage: z.record(z.string(), z.number()).optional(),
-  /** Planned versus actual, as the run ended (report.ts): `wave plans <name>` shows the last one. */
-  report: runReportSchema.optional(),
-  /** The plan unit this run was (`wave run --unit`); absent, the run was of the whole plan. */
-  unit: z.string().optional(),
-})
+const runSchema = z.lazy(() =>
+  z.object({
+    approvalSha256: z.string().optional(),
+    changedFiles: z.array(z.string()).default([]),
+    endedAt: z.string().optional(),
+    exitCode: z.number().optional(),
+    startedAt: z.string(),
+    /** What the run spent so far (kept when it fails, so `--resume` keeps counting). */
+    turns: z.number().optional(),
+    /** The git HEAD when the run stopped: a resumed run finds HEAD where the run itself may have moved it. */
+    head: z.string().nullable().optional(),
+    costUsd: z.number().nullable().optional(),
+    usage: z.record(z.string(), z.number()).optional(),
+    /** Planned versus actual, as the run ended (report.ts): `wave plans <name>` shows the last one. */
+    report: runReportSchema.optional(),
+    /** The plan unit this run was (`wave run --unit`); absent, the run was of the whole plan. */
+    unit: z.string().optional(),
+  }),
+)
 
-const planStateSchema = z.object({
-  createdAt: z.string(),
-  model: z.string(),
-  name: z.string(),
-  repository: repositorySchema.nullable(),
-  runs: z.array(runSchema).default([]),
-  status: z.enum(PLAN_STATUSES).default('draft'),
-  task: z.string(),
-  updatedAt: z.string(),
-  version: z.literal(1),
-  workspace: z.string(),
-  /** What planning (plan and revise sessions) spent, in USD; null once a session's model had no price. */
-  costUsd: z.number().nullable().optional(),
-  /**
-   * The `decidedAt` of the approval record beside the plan when this state was last written: a record
-   * that says otherwise now was written since (by another tool, or copied in), and its decision is the
-   * newer status. Absent in states written before wave kept it.
-   */
-  decisionSeen: z.string().nullable().optional(),
-  /** How the model was asked to think when the plan was made: effort, thinking, max_tokens (model/reasoning.ts). */
-  reasoning: z
-    .object({effort: z.string().optional(), thinking: z.union([z.string(), z.number()]).optional(), maxOutputTokens: z.number().optional()})
-    .optional(),
-  /** `final_message`: the model wrote no plan file, and its final message was saved as the plan. */
-  planSource: z.enum(['plan_file', 'final_message']).optional(),
-  /**
-   * The permissions the plan says it needs (ExitPlanMode's `allowedPrompts`, such as Bash: "run tests"):
-   * shown to the approver, never granted by themselves (the approval's rules are).
-   */
-  allowedPrompts: z.array(z.object({prompt: z.string(), tool: z.string()})).optional(),
-  /** Why the newest planning session failed (one line), so `wave plans` can say it; cleared when one succeeds. */
-  failure: z.string().optional(),
-})
+const planStateSchema = z.lazy(() =>
+  z.object({
+    createdAt: z.string(),
+    model: z.string(),
+    name: z.string(),
+    repository: repositorySchema.nullable(),
+    runs: z.array(runSchema).default([]),
+    status: z.enum(PLAN_STATUSES).default('draft'),
+    task: z.string(),
+    updatedAt: z.string(),
+    version: z.literal(1),
+    workspace: z.string(),
+    /** What planning (plan and revise sessions) spent, in USD; null once a session's model had no price. */
+    costUsd: z.number().nullable().optional(),
+    /**
+     * The `decidedAt` of the approval record beside the plan when this state was last written: a record
+     * that says otherwise now was written since (by another tool, or copied in), and its decision is the
+     * newer status. Absent in states written before wave kept it.
+     */
+    decisionSeen: z.string().nullable().optional(),
+    /** How the model was asked to think when the plan was made: effort, thinking, max_tokens (model/reasoning.ts). */
+    reasoning: z
+      .object({effort: z.string().optional(), thinking: z.union([z.string(), z.number()]).optional(), maxOutputTokens: z.number().optional()})
+      .optional(),
+    /** `final_message`: the model wrote no plan file, and its final message was saved as the plan. */
+    planSource: z.enum(['plan_file', 'final_message']).optional(),
+    /**
+     * The permissions the plan says it needs (ExitPlanMode's `allowedPrompts`, such as Bash: "run tests"):
+     * shown to the approver, never granted by themselves (the approval's rules are).
+     */
+    allowedPrompts: z.array(z.object({prompt: z.string(), tool: z.string()})).optional(),
+    /** Why the newest planning session failed (one line), so `wave plans` can say it; cleared when one succeeds. */
+    failure: z.string().optional(),
+  }),
+)
 
 export type PlanSource = NonNullable<PlanState['planSource']>
 

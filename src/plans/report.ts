@@ -8,43 +8,49 @@ import {z} from 'zod'
 
 import {scopeMatcher} from '../policy/scope.js'
 
-const checkSchema = z.object({
-  /** The command, as the approval record lists it. */
-  command: z.string(),
-  durationMs: z.number(),
-  exitCode: z.number().nullable(),
-  /**
-   * The kept output (checks.ts, evidence.ts): its head, its tail and the lines that look like failures,
-   * numbered, within a cap. Named for what it held before (its last 4,000 characters): records keep it.
-   */
-  outputTail: z.string(),
-  /** The file holding the whole output, beside the plan's transcript (the newest round's). */
-  outputFile: z.string().optional(),
-})
+const checkSchema = z.lazy(() =>
+  z.object({
+    /** The command, as the approval record lists it. */
+    command: z.string(),
+    durationMs: z.number(),
+    exitCode: z.number().nullable(),
+    /**
+     * The kept output (checks.ts, evidence.ts): its head, its tail and the lines that look like failures,
+     * numbered, within a cap. Named for what it held before (its last 4,000 characters): records keep it.
+     */
+    outputTail: z.string(),
+    /** The file holding the whole output, beside the plan's transcript (the newest round's). */
+    outputFile: z.string().optional(),
+  }),
+)
 
-const denialSchema = z.object({
-  reason: z.string(),
-  /** What the call was about: its file, command or URL. */
-  summary: z.string(),
-  tool: z.string(),
-})
+const denialSchema = z.lazy(() =>
+  z.object({
+    reason: z.string(),
+    /** What the call was about: its file, command or URL. */
+    summary: z.string(),
+    tool: z.string(),
+  }),
+)
 
-export const runReportSchema = z.object({
-  /** Every file the run changed, workspace-relative. */
-  changed: z.array(z.string()),
-  checks: z.array(checkSchema),
-  denials: z.array(denialSchema),
-  /** How the scope was held to; null with no scope. */
-  enforce: z.enum(['warn', 'strict', 'off']).nullable().default(null),
-  /** Changes outside the scope: files changed outside it, and what commands changed outside it (even if undone later). */
-  outOfScope: z.array(z.string()),
-  /** Of those, what changed while the approved checks ran (absent when nothing did). */
-  outOfScopeDuringChecks: z.array(z.string()).optional(),
-  /** The approved scope; null when the approval binds none (a record from before plans were contracts). */
-  scope: z.array(z.string()).nullable(),
-  /** Scope entries no change matched. */
-  untouched: z.array(z.string()),
-})
+export const runReportSchema = z.lazy(() =>
+  z.object({
+    /** Every file the run changed, workspace-relative. */
+    changed: z.array(z.string()),
+    checks: z.array(checkSchema),
+    denials: z.array(denialSchema),
+    /** How the scope was held to; null with no scope. */
+    enforce: z.enum(['warn', 'strict', 'off']).nullable().default(null),
+    /** Changes outside the scope: files changed outside it, and what commands changed outside it (even if undone later). */
+    outOfScope: z.array(z.string()),
+    /** Of those, what changed while the approved checks ran (absent when nothing did). */
+    outOfScopeDuringChecks: z.array(z.string()).optional(),
+    /** The approved scope; null when the approval binds none (a record from before plans were contracts). */
+    scope: z.array(z.string()).nullable(),
+    /** Scope entries no change matched. */
+    untouched: z.array(z.string()),
+  }),
+)
 
 export type RunReport = z.infer<typeof runReportSchema>
 export type CheckResult = z.infer<typeof checkSchema>

@@ -12,15 +12,17 @@ import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {sha256Of} from './approval.js'
 import {planSidecars} from './store.js'
 
-const revisionSchema = z.object({
-  at: z.string(),
-  /** The feedback that asked for this revision (a request for changes), or null (the first draft, an edit by hand). */
-  feedback: z.string().nullable(),
-  revision: z.number().int().positive(),
-  sha256: z.string(),
-  /** The plan's bytes, as UTF-8 text (a plan is checked to be UTF-8 before anything reads it). */
-  text: z.string(),
-})
+const revisionSchema = z.lazy(() =>
+  z.object({
+    at: z.string(),
+    /** The feedback that asked for this revision (a request for changes), or null (the first draft, an edit by hand). */
+    feedback: z.string().nullable(),
+    revision: z.number().int().positive(),
+    sha256: z.string(),
+    /** The plan's bytes, as UTF-8 text (a plan is checked to be UTF-8 before anything reads it). */
+    text: z.string(),
+  }),
+)
 
 type Revision = z.infer<typeof revisionSchema>
 

@@ -55,26 +55,32 @@ export function appendTranscriptFile(file: string, entry: TranscriptEntry): void
   appendFileSync(file, scrubSecrets(JSON.stringify(entry)) + '\n', {mode: 0o600})
 }
 
-const messageSchema = z.object({
-  content: z.union([z.string(), z.array(z.looseObject({type: z.string()}))]),
-  role: z.enum(['user', 'assistant']),
-})
+const messageSchema = z.lazy(() =>
+  z.object({
+    content: z.union([z.string(), z.array(z.looseObject({type: z.string()}))]),
+    role: z.enum(['user', 'assistant']),
+  }),
+)
 
-const progressSchema = z.object({
-  costUsd: z.number().nullable(),
-  turns: z.number().int().nonnegative(),
-  usage: z.record(z.string(), z.number()),
-})
+const progressSchema = z.lazy(() =>
+  z.object({
+    costUsd: z.number().nullable(),
+    turns: z.number().int().nonnegative(),
+    usage: z.record(z.string(), z.number()),
+  }),
+)
 
 /** An entry as read back: loose, since transcripts written by earlier versions of wave must still resume. */
-const entrySchema = z.looseObject({
-  compacted: z.array(messageSchema).optional(),
-  conversation: z.array(messageSchema).optional(),
-  message: messageSchema.optional(),
-  progress: progressSchema.optional(),
-  session: z.string().optional(),
-  startedAt: z.string().optional(),
-})
+const entrySchema = z.lazy(() =>
+  z.looseObject({
+    compacted: z.array(messageSchema).optional(),
+    conversation: z.array(messageSchema).optional(),
+    message: messageSchema.optional(),
+    progress: progressSchema.optional(),
+    session: z.string().optional(),
+    startedAt: z.string().optional(),
+  }),
+)
 
 /** An entry as read back: any of its kinds' fields may be there. */
 export interface RecordedEntry {

@@ -18,37 +18,39 @@ export const UNIT_RESULT_VERSION = 1
 
 export type BoundUnit = NonNullable<ApprovalRecord['units']>[number]
 
-const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 lowercase hex digits')
+const sha256 = z.lazy(() => z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 lowercase hex digits'))
 /** A unit name as the record's schema allows it. */
-const unitName = z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'a unit name is letters, digits, -, _ and .')
+const unitName = z.lazy(() => z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'a unit name is letters, digits, -, _ and .'))
 
-export const unitResultSchema = z.object({
-  version: z.literal(UNIT_RESULT_VERSION),
-  plan: z.object({name: z.string().max(200), sha256}),
-  /** When the approval the unit ran under was decided: a result of an earlier approval of the same bytes is not this one's. */
-  approvalDecidedAt: z.string().max(100).nullable(),
-  unit: unitName,
-  exitCode: z.number().int(),
-  outcome: z.enum(['succeeded', 'failed']),
-  costUsd: z.number().nullable(),
-  turns: z.number().int().min(0),
-  startedAt: z.string().max(100),
-  endedAt: z.string().max(100),
-  /** The commit the patch applies to: the plan's base. */
-  base: z.string().regex(/^[0-9a-f]{40,64}$/, 'a commit is 40 or 64 hex digits'),
-  /** Planned versus actual for the unit: its paths (strict), the files changed, its checks. */
-  report: runReportSchema,
-  patch: z.object({
-    /** The patch's file name, beside the result (a name, never a path). */
-    file: z
-      .string()
-      .min(1)
-      .max(255)
-      .refine((name) => !name.includes('/') && !name.includes('\\') && name !== '.' && name !== '..', 'the patch is named by a file name beside the result'),
-    sha256,
-    bytes: z.number().int().min(0),
+export const unitResultSchema = z.lazy(() =>
+  z.object({
+    version: z.literal(UNIT_RESULT_VERSION),
+    plan: z.object({name: z.string().max(200), sha256}),
+    /** When the approval the unit ran under was decided: a result of an earlier approval of the same bytes is not this one's. */
+    approvalDecidedAt: z.string().max(100).nullable(),
+    unit: unitName,
+    exitCode: z.number().int(),
+    outcome: z.enum(['succeeded', 'failed']),
+    costUsd: z.number().nullable(),
+    turns: z.number().int().min(0),
+    startedAt: z.string().max(100),
+    endedAt: z.string().max(100),
+    /** The commit the patch applies to: the plan's base. */
+    base: z.string().regex(/^[0-9a-f]{40,64}$/, 'a commit is 40 or 64 hex digits'),
+    /** Planned versus actual for the unit: its paths (strict), the files changed, its checks. */
+    report: runReportSchema,
+    patch: z.object({
+      /** The patch's file name, beside the result (a name, never a path). */
+      file: z
+        .string()
+        .min(1)
+        .max(255)
+        .refine((name) => !name.includes('/') && !name.includes('\\') && name !== '.' && name !== '..', 'the patch is named by a file name beside the result'),
+      sha256,
+      bytes: z.number().int().min(0),
+    }),
   }),
-})
+)
 
 export type UnitResult = z.infer<typeof unitResultSchema>
 

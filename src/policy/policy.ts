@@ -430,13 +430,15 @@ export function parseRule(source: string): Rule {
  * A permission rule as written in settings files, approval records and --allow: a string parseRule
  * accepts, kept as written; its issue is parseRule's message. The one check of a rule's syntax.
  */
-export const ruleSchema = z.string().superRefine((source, ctx) => {
-  try {
-    parseRule(source)
-  } catch (error) {
-    ctx.addIssue({code: 'custom', message: (error as Error).message})
-  }
-})
+export const ruleSchema = z.lazy(() =>
+  z.string().superRefine((source, ctx) => {
+    try {
+      parseRule(source)
+    } catch (error) {
+      ctx.addIssue({code: 'custom', message: (error as Error).message})
+    }
+  }),
+)
 
 export function parseRules(allow: string[] = [], denyRules: string[] = []): Rules {
   return {allow: allow.map((r) => parseRule(r)), deny: denyRules.map((r) => parseRule(r))}

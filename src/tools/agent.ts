@@ -20,13 +20,14 @@ export default defineTool({
     'Outside plan mode also "general-purpose": this session\'s tools and permissions, for a self-contained piece of work. ' +
     'The agent sees none of this conversation: the prompt must say all it needs, and what to report. Agents called in one turn run concurrently. ' +
     'Each is bounded by a turn cap, a share of the budget and a time limit; one that reaches a bound returns what it found so far, marked as cut. Agents cannot start agents; model and run_in_background are not supported.',
-  input: z.object({
-    description: z.string().describe('3-5 words'),
-    prompt: z.string(),
-    subagent_type: z.string(),
-    model: z.enum(['sonnet', 'opus', 'haiku']).optional(),
-    run_in_background: z.boolean().optional(),
-  }),
+  input: () =>
+    z.object({
+      description: z.string().describe('3-5 words'),
+      prompt: z.string(),
+      subagent_type: z.string(),
+      model: z.enum(['sonnet', 'opus', 'haiku']).optional(),
+      run_in_background: z.boolean().optional(),
+    }),
   name: 'Agent',
   resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {

@@ -5,18 +5,20 @@ import {z} from 'zod'
 import {type AskedQuestion, normalise} from './notes.js'
 import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
-const option = z.strictObject({
-  description: z.string(),
-  label: z.string().min(1),
-  preview: z.string().optional(),
-})
+const option = () =>
+  z.strictObject({
+    description: z.string(),
+    label: z.string().min(1),
+    preview: z.string().optional(),
+  })
 
-const question = z.strictObject({
-  header: z.string(),
-  multiSelect: z.boolean().optional(),
-  options: z.array(option).min(2).max(4),
-  question: z.string().min(1),
-})
+const question = () =>
+  z.strictObject({
+    header: z.string(),
+    multiSelect: z.boolean().optional(),
+    options: z.array(option()).min(2).max(4),
+    question: z.string().min(1),
+  })
 
 /** The heading a plan's open questions go under; found in any case and at any level. */
 const OPEN_QUESTIONS_HEADING = '## Open questions'
@@ -27,9 +29,10 @@ export default defineTool({
     'Ask 1-4 multiple-choice questions: each a question, a header of at most 12 characters, and 2-4 options (a label of 1-5 words, what choosing it means). ' +
     'wave runs headless: the call never waits and never returns an answer. In plan mode put each in the plan under "## Open questions" with the option you assume (wave adds any missing); ' +
     'the reviewer answers by requesting changes. In a run they are reported in the result: choose what best fits the approved plan and say so.',
-  input: z.object({
-    questions: z.array(question).min(1).max(4),
-  }),
+  input: () =>
+    z.object({
+      questions: z.array(question()).min(1).max(4),
+    }),
   name: 'AskUserQuestion',
   resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {

@@ -16,12 +16,13 @@ export default defineTool({
     'Runs only where the permission mode or an allow rule such as Bash(npm test:*) allows it; a refused one returns "Permission denied" and why: do not retry it unchanged. ' +
     'Use Read, Glob, Grep, LS, Edit and Write, not cat, find, grep, sed or echo. ' +
     'run_in_background: true returns a task_id and an output file at once (no timeout; read the file with Read or TaskOutput, end it with TaskStop; each is ended when the session ends): for servers and watchers.',
-  input: z.object({
-    command: z.string(),
-    timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional(),
-    description: z.string().optional().describe('5-10 words, shown in progress'),
-    run_in_background: z.boolean().optional(),
-  }),
+  input: () =>
+    z.object({
+      command: z.string(),
+      timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional(),
+      description: z.string().optional().describe('5-10 words, shown in progress'),
+      run_in_background: z.boolean().optional(),
+    }),
   name: 'Bash',
   resultCap: RESULT_CAP,
   async run(input, ctx) {

@@ -12,12 +12,13 @@ export default defineTool({
     'Replace old_string with new_string in a file; line endings are kept. Read the file first, and copy old_string from it exactly, whitespace and indentation included, without the line-number prefix. ' +
     'old_string must occur exactly once, else the call fails with the count: add surrounding lines to make it unique, or set replace_all to change every occurrence. ' +
     'Fails on a missing file (create it with Write), a binary or non-UTF-8 file, or old_string equal to new_string; refused where Write is.',
-  input: z.object({
-    file_path: z.string(),
-    new_string: z.string(),
-    old_string: z.string(),
-    replace_all: z.boolean().optional(),
-  }),
+  input: () =>
+    z.object({
+      file_path: z.string(),
+      new_string: z.string(),
+      old_string: z.string(),
+      replace_all: z.boolean().optional(),
+    }),
   name: 'Edit',
   resultCap: DEFAULT_RESULT_CAP,
   pathField: 'file_path',

@@ -7,9 +7,10 @@ export default defineTool({
   description:
     'Switch to plan mode before a complex, risky or ambiguous change. From then on only read tools and the plan file are allowed: explore, write the plan to the plan file the result names, ' +
     'then call ExitPlanMode so it is approved before anything changes. Once per session: fails when plan mode is active or cannot be entered.',
-  input: z.object({
-    reason: z.string().optional(),
-  }),
+  input: () =>
+    z.object({
+      reason: z.string().optional(),
+    }),
   name: 'EnterPlanMode',
   resultCap: DEFAULT_RESULT_CAP,
   run: (input, ctx) => ctx.session.enterPlanMode(input.reason),

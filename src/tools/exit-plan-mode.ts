@@ -11,11 +11,12 @@ export default defineTool({
     'Finish planning once the plan file holds the complete plan: it goes to approval, and the session ends after this turn. ' +
     'plan, the plan text, is written to the plan file only when that file does not hold a plan yet. allowedPrompts (deprecated: name the commands under Verification) are shown to the approver. ' +
     'Fails, saying why, while the plan file is missing or empty, or when plan_path names another file.',
-  input: z.object({
-    allowedPrompts: z.array(z.strictObject({prompt: z.string().min(1), tool: z.literal('Bash')})).optional(),
-    plan: z.string().optional(),
-    plan_path: z.string().optional(),
-  }),
+  input: () =>
+    z.object({
+      allowedPrompts: z.array(z.strictObject({prompt: z.string().min(1), tool: z.literal('Bash')})).optional(),
+      plan: z.string().optional(),
+      plan_path: z.string().optional(),
+    }),
   name: 'ExitPlanMode',
   resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {

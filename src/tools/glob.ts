@@ -16,10 +16,11 @@ export default defineTool({
     `Returns workspace-relative paths, newest first, at most ${MAX_RESULTS}, with a note when more matched: then narrow the pattern or path. ` +
     'An absolute pattern or one with ".." is refused: set path instead. Fails when path is missing or not a directory.',
   globFields: ['pattern'],
-  input: z.object({
-    path: z.string().optional(),
-    pattern: z.string(),
-  }),
+  input: () =>
+    z.object({
+      path: z.string().optional(),
+      pattern: z.string(),
+    }),
   name: 'Glob',
   resultCap: DEFAULT_RESULT_CAP,
   pathField: 'path',

@@ -12,9 +12,10 @@ export default defineTool({
   description:
     `List a directory ("." is the workspace root), sorted: directories end in "/", symlinks show as "name -> target" (not followed); at most ${MAX_ENTRIES} entries. ` +
     'Entries outside the workspace or denied by a rule are left out. Fails on a missing path or a file (use Read).',
-  input: z.object({
-    path: z.string(),
-  }),
+  input: () =>
+    z.object({
+      path: z.string(),
+    }),
   name: 'LS',
   resultCap: DEFAULT_RESULT_CAP,
   pathField: 'path',

@@ -20,11 +20,12 @@ export default defineTool({
     `Lines over ${MAX_LINE_CHARS} characters are cut; a page stops before ${MAX_OUTPUT_CHARS} characters and names the offset to read on from. ` +
     'Read several files in parallel, in one turn. ' +
     'Fails on a missing file or a directory (use LS); a binary file is described, not shown. Paths outside the workspace, or denied by a rule, are refused.',
-  input: z.object({
-    file_path: z.string(),
-    limit: z.number().int().positive().optional(),
-    offset: z.number().int().min(0).optional(),
-  }),
+  input: () =>
+    z.object({
+      file_path: z.string(),
+      limit: z.number().int().positive().optional(),
+      offset: z.number().int().min(0).optional(),
+    }),
   name: 'Read',
   resultCap: RESULT_CAP,
   pathField: 'file_path',

@@ -8,9 +8,10 @@ export default defineTool({
   description:
     'End a background command and everything it started (SIGTERM, then SIGKILL after 2 s), returning its last unread output. ' +
     "Every background command ends with the session anyway. Fails on an unknown task_id, naming the session's tasks.",
-  input: z.object({
-    task_id: z.string(),
-  }),
+  input: () =>
+    z.object({
+      task_id: z.string(),
+    }),
   name: 'TaskStop',
   resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {

@@ -3,11 +3,12 @@ import {z} from 'zod'
 import {TODO_STATUSES, todoProgress} from './notes.js'
 import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
-const todo = z.strictObject({
-  activeForm: z.string().min(1),
-  content: z.string().min(1),
-  status: z.enum(TODO_STATUSES),
-})
+const todo = () =>
+  z.strictObject({
+    activeForm: z.string().min(1),
+    content: z.string().min(1),
+    status: z.enum(TODO_STATUSES),
+  })
 
 export default defineTool({
   access: 'control',
@@ -15,9 +16,10 @@ export default defineTool({
     'Keep a to-do list for a task of three or more steps: send the whole updated list each time. ' +
     'Each step: content in the imperative ("Run the tests"), activeForm in the present continuous ("Running the tests"), shown as progress. ' +
     'Mark a step in_progress when you start it (one at a time), completed as soon as it is done. Changes nothing in the workspace.',
-  input: z.object({
-    todos: z.array(todo),
-  }),
+  input: () =>
+    z.object({
+      todos: z.array(todo()),
+    }),
   name: 'TodoWrite',
   resultCap: DEFAULT_RESULT_CAP,
   async run(input, ctx) {

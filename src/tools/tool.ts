@@ -119,8 +119,22 @@ export interface ToolPlugin<Input extends z.ZodObject = z.ZodObject> {
   inputSchema?: Record<string, unknown>
 }
 
-export function defineTool<Input extends z.ZodObject>(plugin: ToolPlugin<Input>): ToolPlugin<Input> {
-  return plugin
+/** A tool as its module declares it: its input's schema given, or a function that builds it. */
+export interface ToolDeclaration<Input extends z.ZodObject = z.ZodObject> extends Omit<ToolPlugin<Input>, 'input'> {
+  /**
+   * The input's schema, or a function that builds it when first asked for. The built-ins give a function:
+   * a zod schema is dozens of objects made at load, and a session needs none of them before the model's
+   * first call (the request's tool schemas are the build's: tools/registry.ts), so building them all at
+   * start cost every run time before its first request.
+   */
+  input: Input | (() => Input)
+}
+
+export function defineTool<Input extends z.ZodObject>(declaration: ToolDeclaration<Input>): ToolPlugin<Input> {
+  const {input} = declaration
+  if (typeof input !== 'function') return declaration as ToolPlugin<Input>
+  let built: Input | undefined
+  return Object.defineProperty({...declaration}, 'input', {enumerable: true, get: () => (built ??= input())}) as ToolPlugin<Input>
 }
 
 export {ToolError} from './tool-error.js'

@@ -18,10 +18,11 @@ const RESULT_CAP = 40_000
 const MAX_REDIRECTS = 5
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
-const input = z.object({
-  prompt: z.string().optional().describe('What you are looking for in the page; shown above its content'),
-  url: z.string().describe('The http(s) URL to fetch'),
-})
+const input = () =>
+  z.object({
+    prompt: z.string().optional().describe('What you are looking for in the page; shown above its content'),
+    url: z.string().describe('The http(s) URL to fetch'),
+  })
 
 const webFetch = defineTool({
   access: 'network',

@@ -9,10 +9,11 @@ export default defineTool({
   description:
     'Create a file, or replace a whole file, with content (UTF-8), creating missing parent directories. To change part of an existing file use Edit; read a file before replacing it. ' +
     'Fails on a directory or a non-regular file. Refused outside the workspace, in .git/ and .wave/, and in plan mode for every file but the plan.',
-  input: z.object({
-    content: z.string(),
-    file_path: z.string(),
-  }),
+  input: () =>
+    z.object({
+      content: z.string(),
+      file_path: z.string(),
+    }),
   name: 'Write',
   resultCap: DEFAULT_RESULT_CAP,
   pathField: 'file_path',

@@ -61,7 +61,9 @@ describe('background commands', () => {
         return reply('Both servers were checked.')
       }
 
-      output += lastResult(request).text
+      // One reading a line: a reading that ends where the output so far ends ("ready", before the first
+      // request is logged) has no newline of its own.
+      output += `${lastResult(request).text}\n`
       if (!/request \d/.test(output)) return reply(toolUse('TaskOutput', {block: true, task_id: 'bash_1', timeout: 200}))
       seen.one = processesWith(`${marker}-one`)
       seen.two = processesWith(`${marker}-two`)

@@ -24,71 +24,75 @@ const DEFAULT_WORDS: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = {ch
 const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected'] as const
 export type StickyStatus = (typeof STICKY_STATUSES)[number]
 
-const sha256 = z.string().regex(/^[0-9a-f]{64}$/)
-const cost = z.number().nullable()
+const sha256 = z.lazy(() => z.string().regex(/^[0-9a-f]{64}$/))
+const cost = z.lazy(() => z.number().nullable())
 
-const historySchema = z.object({
-  at: z.string(),
-  by: z.string().optional(),
-  event: z.enum(['planned', 'changes_requested', 'revised', 'approved', 'resumed', 'rejected', 'ran', 'failed']),
-  sha256: sha256.optional(),
-  /** Feedback, a reason, or what failed. */
-  text: z.string().optional(),
-  /** The comment that asked for it. */
-  url: z.string().optional(),
-})
+const historySchema = z.lazy(() =>
+  z.object({
+    at: z.string(),
+    by: z.string().optional(),
+    event: z.enum(['planned', 'changes_requested', 'revised', 'approved', 'resumed', 'rejected', 'ran', 'failed']),
+    sha256: sha256.optional(),
+    /** Feedback, a reason, or what failed. */
+    text: z.string().optional(),
+    /** The comment that asked for it. */
+    url: z.string().optional(),
+  }),
+)
 
 /** What the sticky comment records of its plan; it travels in the comment (transport.ts). */
-export const stickyStateSchema = z.object({
-  allow: z.array(z.string()),
-  /** The branch `commit` was taken from: the pull request's head branch, else the default (or dispatched) branch. */
-  base: z.string(),
-  commit: z.string().regex(/^[0-9a-f]{40,64}$/),
-  cost: z.object({plan: cost.optional(), run: cost.optional()}).default({}),
-  delivery: z.object({branch: z.string(), commit: z.string(), kind: z.enum(['push', 'pull_request']), url: z.string()}).optional(),
-  failure: z.object({exitCode: z.number(), message: z.string(), phase: z.enum(['plan', 'run', 'delivery'])}).optional(),
-  history: z.array(historySchema).default([]),
-  /** The proposed mode and rules: an approval without --mode / --allow takes them. */
-  mode: z.enum(EXECUTION_MODES),
-  /** The dollar cap of each session (--max-budget-usd), as the approver is shown it; an approval records it. */
-  maxBudgetUsd: z.number().positive().optional(),
-  model: z.string().optional(),
-  /** The hosts the sandbox may reach through wave's proxy: proposed with the plan, then as approved. Absent: none. */
-  networkAllow: z.array(z.string()).optional(),
-  name: z.string().regex(PLAN_NAME),
-  requestedBy: z.string(),
-  /** The forge's id of the requester: who they are, whatever they are called by the time of an approval. */
-  requestedById: z.number().int().optional(),
-  /**
-   * What a run stopped at its checks or a limit left for `/wave resume`, by sha256 (carryover.ts): the
-   * resuming job uses the state a cache restored only when it has these bytes. Absent: nothing kept.
-   */
-  kept: z.object({approval: sha256, changes: sha256.optional(), state: sha256, transcript: sha256}).optional(),
-  /** Planned versus actual, once the plan ran (outputs' tails shortened: the comment has a size limit). */
-  report: runReportSchema.optional(),
-  /** The workflow run that last changed the comment. */
-  runUrl: z.string().optional(),
-  sha256: sha256.optional(),
-  status: z.enum(STICKY_STATUSES),
-  task: z.string(),
-  thread: z.object({number: z.number().int().positive(), pull: z.boolean()}),
-  version: z.literal(1),
-  /** Questions the model asked that no one could answer (the plan lists them too); the reviewer answers by requesting changes. */
-  questions: z.array(z.string()).optional(),
-  /** How many of the model's notes the comment left out (cappedNotes): a comment has a size limit. */
-  omitted: z.object({questions: z.number().int().nonnegative(), todos: z.number().int().nonnegative()}).optional(),
-  /**
-   * The units of an approved plan with a `## Units` section, each run as its own CI job (units.ts): a
-   * unit without an exit code has no result yet; `merged` once `wave plans merge` applied its patch.
-   */
-  units: z.array(unitRowSchema).optional(),
-  /** When the approval that bound the units was recorded (its record's decidedAt): a unit's result must be of this approval. */
-  unitsApprovedAt: z.string().optional(),
-  /** The plan's own checks as `wave plans merge` ran them on the merged tree. */
-  mergeChecks: z.array(checkRowSchema).optional(),
-  /** The model's to-do list as its newest session left it. */
-  todos: z.array(z.object({activeForm: z.string().default(''), content: z.string(), status: z.enum(TODO_STATUSES)})).optional(),
-})
+export const stickyStateSchema = z.lazy(() =>
+  z.object({
+    allow: z.array(z.string()),
+    /** The branch `commit` was taken from: the pull request's head branch, else the default (or dispatched) branch. */
+    base: z.string(),
+    commit: z.string().regex(/^[0-9a-f]{40,64}$/),
+    cost: z.object({plan: cost.optional(), run: cost.optional()}).default({}),
+    delivery: z.object({branch: z.string(), commit: z.string(), kind: z.enum(['push', 'pull_request']), url: z.string()}).optional(),
+    failure: z.object({exitCode: z.number(), message: z.string(), phase: z.enum(['plan', 'run', 'delivery'])}).optional(),
+    history: z.array(historySchema).default([]),
+    /** The proposed mode and rules: an approval without --mode / --allow takes them. */
+    mode: z.enum(EXECUTION_MODES),
+    /** The dollar cap of each session (--max-budget-usd), as the approver is shown it; an approval records it. */
+    maxBudgetUsd: z.number().positive().optional(),
+    model: z.string().optional(),
+    /** The hosts the sandbox may reach through wave's proxy: proposed with the plan, then as approved. Absent: none. */
+    networkAllow: z.array(z.string()).optional(),
+    name: z.string().regex(PLAN_NAME),
+    requestedBy: z.string(),
+    /** The forge's id of the requester: who they are, whatever they are called by the time of an approval. */
+    requestedById: z.number().int().optional(),
+    /**
+     * What a run stopped at its checks or a limit left for `/wave resume`, by sha256 (carryover.ts): the
+     * resuming job uses the state a cache restored only when it has these bytes. Absent: nothing kept.
+     */
+    kept: z.object({approval: sha256, changes: sha256.optional(), state: sha256, transcript: sha256}).optional(),
+    /** Planned versus actual, once the plan ran (outputs' tails shortened: the comment has a size limit). */
+    report: runReportSchema.optional(),
+    /** The workflow run that last changed the comment. */
+    runUrl: z.string().optional(),
+    sha256: sha256.optional(),
+    status: z.enum(STICKY_STATUSES),
+    task: z.string(),
+    thread: z.object({number: z.number().int().positive(), pull: z.boolean()}),
+    version: z.literal(1),
+    /** Questions the model asked that no one could answer (the plan lists them too); the reviewer answers by requesting changes. */
+    questions: z.array(z.string()).optional(),
+    /** How many of the model's notes the comment left out (cappedNotes): a comment has a size limit. */
+    omitted: z.object({questions: z.number().int().nonnegative(), todos: z.number().int().nonnegative()}).optional(),
+    /**
+     * The units of an approved plan with a `## Units` section, each run as its own CI job (units.ts): a
+     * unit without an exit code has no result yet; `merged` once `wave plans merge` applied its patch.
+     */
+    units: z.array(unitRowSchema).optional(),
+    /** When the approval that bound the units was recorded (its record's decidedAt): a unit's result must be of this approval. */
+    unitsApprovedAt: z.string().optional(),
+    /** The plan's own checks as `wave plans merge` ran them on the merged tree. */
+    mergeChecks: z.array(checkRowSchema).optional(),
+    /** The model's to-do list as its newest session left it. */
+    todos: z.array(z.object({activeForm: z.string().default(''), content: z.string(), status: z.enum(TODO_STATUSES)})).optional(),
+  }),
+)
 
 export type StickyState = z.infer<typeof stickyStateSchema>
 type HistoryEntry = z.infer<typeof historySchema>

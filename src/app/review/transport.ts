@@ -30,12 +30,14 @@ const COMMENT: Pick<ForgeWords, 'comment'> = {comment: 'comment'}
 /** Far above any plan a comment can hold: a bigger block is not one wave wrote. */
 const MAX_DECODED = 4 * 1024 * 1024
 
-const dataSchema = z.object({
-  plan: z.string().optional(),
-  /** The sha256 of what the comment shows (line endings as LF): an edit to the text a reviewer reads shows up. */
-  shown: z.string(),
-  state: stickyStateSchema,
-})
+const dataSchema = z.lazy(() =>
+  z.object({
+    plan: z.string().optional(),
+    /** The sha256 of what the comment shows (line endings as LF): an edit to the text a reviewer reads shows up. */
+    shown: z.string(),
+    state: stickyStateSchema,
+  }),
+)
 
 /** The hidden block for a comment showing `shown`. */
 export function encodeData(state: StickyState, plan: Uint8Array | undefined, shown: string): string {

@@ -10,16 +10,18 @@ import {inertMarkdown} from '../../base/text.js'
 import {type PlanStatus, statusAfter} from '../../plans/lifecycle.js'
 import {formatCost} from '../../output/progress.js'
 
-export const checkRowSchema = z.object({command: z.string(), exitCode: z.number().nullable()})
+export const checkRowSchema = z.lazy(() => z.object({command: z.string(), exitCode: z.number().nullable()}))
 
 /** One unit's row: its name, its job's exit code (null: no result yet), its checks, whether the merge applied it. */
-export const unitRowSchema = z.object({
-  name: z.string(),
-  exitCode: z.number().int().nullable(),
-  checks: z.array(checkRowSchema).default([]),
-  costUsd: z.number().nullable().optional(),
-  merged: z.boolean().optional(),
-})
+export const unitRowSchema = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    exitCode: z.number().int().nullable(),
+    checks: z.array(checkRowSchema).default([]),
+    costUsd: z.number().nullable().optional(),
+    merged: z.boolean().optional(),
+  }),
+)
 
 export type UnitRow = z.infer<typeof unitRowSchema>
 export type CheckRow = z.infer<typeof checkRowSchema>

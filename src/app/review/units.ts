@@ -56,26 +56,28 @@ export async function reportUnits(report: UnitsReport, thread: Thread, prepare: 
   return reportUnit(await prepare(), thread, result)
 }
 
-const check = z.object({command: z.string(), exitCode: z.number().nullable()})
+const check = z.lazy(() => z.object({command: z.string(), exitCode: z.number().nullable()}))
 
 /** What the comment takes of `wave plans merge --json`: the plan, each unit's outcome, the plan's checks, the problem. */
-const mergeResultSchema = z.object({
-  name: z.string(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  units: z.array(
-    z.object({
-      unit: z.string(),
-      status: z.enum(['merged', 'failed', 'missing', 'skipped']),
-      exitCode: z.number().nullable(),
-      costUsd: z.number().nullable(),
-      changed: z.array(z.string()),
-      checks: z.array(check),
-    }),
-  ),
-  checks: z.array(check),
-  costUsd: z.number().nullable(),
-  problem: z.string().nullable(),
-})
+const mergeResultSchema = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    units: z.array(
+      z.object({
+        unit: z.string(),
+        status: z.enum(['merged', 'failed', 'missing', 'skipped']),
+        exitCode: z.number().nullable(),
+        costUsd: z.number().nullable(),
+        changed: z.array(z.string()),
+        checks: z.array(check),
+      }),
+    ),
+    checks: z.array(check),
+    costUsd: z.number().nullable(),
+    problem: z.string().nullable(),
+  }),
+)
 
 type MergeResult = z.infer<typeof mergeResultSchema>
 

@@ -10,25 +10,31 @@ import {usageError} from '../../base/errors.js'
 import {isWaveComment} from '../../app/review/commands.js'
 import {commentIntent, type Intent, type Trigger} from '../../app/review/intent.js'
 
-const userSchema = z.object({id: z.number().int().optional(), login: z.string(), type: z.string().optional()})
+const userSchema = z.lazy(() => z.object({id: z.number().int().optional(), login: z.string(), type: z.string().optional()}))
 
-const issueCommentSchema = z.object({
-  action: z.string(),
-  comment: z.object({body: z.string().nullable().optional(), created_at: z.string(), html_url: z.string(), id: z.number(), user: userSchema}),
-  issue: z.object({number: z.number().int().positive(), pull_request: z.unknown().optional()}),
-})
+const issueCommentSchema = z.lazy(() =>
+  z.object({
+    action: z.string(),
+    comment: z.object({body: z.string().nullable().optional(), created_at: z.string(), html_url: z.string(), id: z.number(), user: userSchema}),
+    issue: z.object({number: z.number().int().positive(), pull_request: z.unknown().optional()}),
+  }),
+)
 
-const pullRequestSchema = z.object({
-  action: z.string(),
-  label: z.object({name: z.string()}).optional(),
-  pull_request: z.object({body: z.string().nullable().optional(), number: z.number().int().positive(), title: z.string()}),
-  sender: userSchema,
-})
+const pullRequestSchema = z.lazy(() =>
+  z.object({
+    action: z.string(),
+    label: z.object({name: z.string()}).optional(),
+    pull_request: z.object({body: z.string().nullable().optional(), number: z.number().int().positive(), title: z.string()}),
+    sender: userSchema,
+  }),
+)
 
-const dispatchSchema = z.object({
-  inputs: z.record(z.string(), z.unknown()).nullable().optional(),
-  sender: userSchema,
-})
+const dispatchSchema = z.lazy(() =>
+  z.object({
+    inputs: z.record(z.string(), z.unknown()).nullable().optional(),
+    sender: userSchema,
+  }),
+)
 
 export type {Intent, Trigger} from '../../app/review/intent.js'
 

@@ -17,21 +17,23 @@ import {commentIntent, type Intent, type Trigger} from '../../app/review/intent.
 import type {GitLabClient, Pipeline} from './client.js'
 import type {GitLabEnvironment} from './env.js'
 
-const noteEventSchema = z.object({
-  object_attributes: z.object({
-    action: z.string().optional(),
-    id: z.number().int().positive(),
-    note: z.string().nullable().optional(),
-    noteable_type: z.string(),
-    system: z.boolean().optional(),
+const noteEventSchema = z.lazy(() =>
+  z.object({
+    object_attributes: z.object({
+      action: z.string().optional(),
+      id: z.number().int().positive(),
+      note: z.string().nullable().optional(),
+      noteable_type: z.string(),
+      system: z.boolean().optional(),
+    }),
+    object_kind: z.literal('note'),
+    project: z.object({id: z.number().int()}).optional(),
+    project_id: z.number().int().optional(),
+    issue: z.object({iid: z.number().int().positive()}).optional(),
+    merge_request: z.object({iid: z.number().int().positive()}).optional(),
+    user: z.object({bot: z.boolean().optional(), id: z.number().int().optional(), username: z.string()}),
   }),
-  object_kind: z.literal('note'),
-  project: z.object({id: z.number().int()}).optional(),
-  project_id: z.number().int().optional(),
-  issue: z.object({iid: z.number().int().positive()}).optional(),
-  merge_request: z.object({iid: z.number().int().positive()}).optional(),
-  user: z.object({bot: z.boolean().optional(), id: z.number().int().optional(), username: z.string()}),
-})
+)
 
 /** A project or group access token's user (project_123_bot_<hex>), or a user GitLab marks as a bot. */
 export const isBotUser = (user: {username: string; bot?: boolean}) =>

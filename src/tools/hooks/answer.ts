@@ -9,23 +9,25 @@ import type {CommandResult} from '../../base/process/runner.js'
 import type {ConfiguredHook} from '../../config/hooks.js'
 
 /** Claude Code's JSON answer: the common fields and `hookSpecificOutput`. Unknown fields are let through, as Claude Code does. */
-const answerSchema = z.looseObject({
-  continue: z.boolean().optional(),
-  stopReason: z.string().optional(),
-  suppressOutput: z.boolean().optional(),
-  systemMessage: z.string().optional(),
-  decision: z.enum(['approve', 'block']).optional(),
-  reason: z.string().optional(),
-  hookSpecificOutput: z
-    .looseObject({
-      hookEventName: z.string().optional(),
-      permissionDecision: z.enum(['allow', 'deny', 'ask']).optional(),
-      permissionDecisionReason: z.string().optional(),
-      additionalContext: z.string().optional(),
-      updatedInput: z.record(z.string(), z.unknown()).optional(),
-    })
-    .optional(),
-})
+const answerSchema = z.lazy(() =>
+  z.looseObject({
+    continue: z.boolean().optional(),
+    stopReason: z.string().optional(),
+    suppressOutput: z.boolean().optional(),
+    systemMessage: z.string().optional(),
+    decision: z.enum(['approve', 'block']).optional(),
+    reason: z.string().optional(),
+    hookSpecificOutput: z
+      .looseObject({
+        hookEventName: z.string().optional(),
+        permissionDecision: z.enum(['allow', 'deny', 'ask']).optional(),
+        permissionDecisionReason: z.string().optional(),
+        additionalContext: z.string().optional(),
+        updatedInput: z.record(z.string(), z.unknown()).optional(),
+      })
+      .optional(),
+  }),
+)
 
 export type HookAnswer = z.infer<typeof answerSchema>
 

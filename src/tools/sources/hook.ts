@@ -44,26 +44,28 @@ export type WaveToolsHook = Hook<'wave:tools', WaveHooks>
 
 const TOOL_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 
-const pluginToolSchema = z.object({
-  access: z.enum(PLUGIN_ACCESS_CLASSES, {
-    error: (issue) =>
-      `no valid access class (${issue.input === undefined ? 'none given' : `got ${JSON.stringify(issue.input)}`}); expected one of ${PLUGIN_ACCESS_CLASSES.join(', ')}`,
+const pluginToolSchema = z.lazy(() =>
+  z.object({
+    access: z.enum(PLUGIN_ACCESS_CLASSES, {
+      error: (issue) =>
+        `no valid access class (${issue.input === undefined ? 'none given' : `got ${JSON.stringify(issue.input)}`}); expected one of ${PLUGIN_ACCESS_CLASSES.join(', ')}`,
+    }),
+    description: z.string({error: 'description must be a string'}).trim().min(1, 'description must not be empty'),
+    globFields: z.array(z.string()).optional(),
+    input: z.custom<z.ZodObject>((value) => value instanceof z.ZodObject, {
+      error: 'input must be a zod object schema: build it with the z that wave passes to the wave:tools hook',
+    }),
+    name: z.string({error: 'name must be a string'}).regex(TOOL_NAME, 'name must start with a letter and hold only letters, digits, "_" and "-" (at most 64)'),
+    pathField: z.string().optional(),
+    resultCap: z
+      .number({error: 'resultCap must be a number'})
+      .int('resultCap must be a whole number of characters')
+      .positive('resultCap must be positive')
+      .max(DEFAULT_RESULT_CAP, `resultCap must be at most ${DEFAULT_RESULT_CAP}`)
+      .optional(),
+    run: z.custom<ToolPlugin['run']>((value) => typeof value === 'function', {error: 'run must be a function'}),
   }),
-  description: z.string({error: 'description must be a string'}).trim().min(1, 'description must not be empty'),
-  globFields: z.array(z.string()).optional(),
-  input: z.custom<z.ZodObject>((value) => value instanceof z.ZodObject, {
-    error: 'input must be a zod object schema: build it with the z that wave passes to the wave:tools hook',
-  }),
-  name: z.string({error: 'name must be a string'}).regex(TOOL_NAME, 'name must start with a letter and hold only letters, digits, "_" and "-" (at most 64)'),
-  pathField: z.string().optional(),
-  resultCap: z
-    .number({error: 'resultCap must be a number'})
-    .int('resultCap must be a whole number of characters')
-    .positive('resultCap must be positive')
-    .max(DEFAULT_RESULT_CAP, `resultCap must be at most ${DEFAULT_RESULT_CAP}`)
-    .optional(),
-  run: z.custom<ToolPlugin['run']>((value) => typeof value === 'function', {error: 'run must be a function'}),
-})
+)
 
 interface PluginToolsOptions {
   config: Config

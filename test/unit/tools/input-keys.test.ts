@@ -45,6 +45,28 @@ describe('unknown input keys', () => {
     expect(outcome.content).toMatch(/Invalid input for TodoWrite: .*"priority".*todos\[0\]/)
   })
 
+  it('a tool whose input is built on first use validates against it: built once, at the first call', async () => {
+    let built = 0
+    const count = defineTool({
+      access: 'read',
+      description: 'count',
+      input: () => {
+        built++
+        return z.object({word: z.string()})
+      },
+      name: 'Count',
+      resultCap: DEFAULT_RESULT_CAP,
+      run: async ({word}) => `${word.length}`,
+    })
+    const registry = new ToolRegistry([count as ToolPlugin])
+    expect(built).toBe(0)
+    expect(await call('Count', {word: 'four'}, registry)).toMatchObject({content: '4', isError: false})
+    const refused = await call('Count', {word: 4}, registry)
+    expect(refused.isError).toBe(true)
+    expect(refused.content).toMatch(/^Invalid input for Count: /)
+    expect(built).toBe(1)
+  })
+
   it("Bash takes Claude Code's description and run_in_background", async () => {
     const outcome = await call('Bash', {command: 'true', dangerouslyDisableSandbox: true})
     expect(outcome.content).toMatch(/Bash accepts: command, timeout, description, run_in_background\.$/)

@@ -29,6 +29,6 @@ describe('stickyStatusAfter', () => {
   })
 
   it('reaches every status a comment can show', () => {
-    expect(new Set(EVENTS.map(([event]) => stickyStatusAfter(event)))).toEqual(new Set(stickyStateSchema.shape.status.options))
+    expect(new Set(EVENTS.map(([event]) => stickyStatusAfter(event)))).toEqual(new Set(stickyStateSchema.unwrap().shape.status.options))
   })
 })

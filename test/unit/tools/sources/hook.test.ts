@@ -3,6 +3,7 @@ import {z} from 'zod'
 
 import {expandVars, mcpToolName, resultText} from '../../../../src/tools/sources/mcp.js'
 import {checkPluginTool} from '../../../../src/tools/sources/hook.js'
+import {defineTool} from '../../../../src/tools/tool.js'
 
 const input = z.object({file_path: z.string(), pattern: z.string().optional()})
 const run = async () => 'ok'
@@ -13,6 +14,25 @@ describe('checkPluginTool', () => {
   it('accepts a valid tool, marking where it came from', () => {
     const tool = checkPluginTool('wave-plugin-x', {...valid, pathField: 'file_path', globFields: ['pattern']}, taken)
     expect(tool).toMatchObject({access: 'read', name: 'Count', origin: 'plugin', pathField: 'file_path', source: 'wave-plugin-x'})
+  })
+
+  it('accepts a tool whose input defineTool builds on first use, checking the schema built', () => {
+    let built = 0
+    const lazy = defineTool({
+      ...valid,
+      access: 'read',
+      input: () => {
+        built++
+        return input
+      },
+      resultCap: 100,
+    })
+    expect(built).toBe(0)
+    expect(checkPluginTool('p', {...lazy, pathField: 'file_path'}, taken)).toMatchObject({input, name: 'Count', pathField: 'file_path'})
+    expect(built).toBe(1)
+    // Control: what it builds is checked as a given input is.
+    const notZod = defineTool({...valid, access: 'read', input: () => ({file_path: 'a string'}) as unknown as typeof input, resultCap: 100})
+    expect(checkPluginTool('p', notZod, taken)).toMatch(/^Plugin "p": tool "Count" rejected: .*zod/)
   })
 
   it('does not let a plugin claim to be built in', () => {
