@@ -6,7 +6,7 @@
  */
 import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -58,12 +58,18 @@ function git(cwd: string, args: string[]): string {
   }).trim()
 }
 
-/** Create a sandbox: `root/home` (empty) and `root/repo` (git repo, one commit, plus an ignored file). */
-export function makeSandbox(files: Record<string, string> = SANDBOX_FILES): Sandbox {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'wave-e2e-')))
-  const home = join(root, 'home')
-  const repo = join(root, 'repo')
-  mkdirSync(home)
+/**
+ * The committed repository of each file set, made once a worker (git init, add, commit: six spawns of git from
+ * a large process) and copied for each sandbox. Removed when the worker exits.
+ */
+const templates = new Map<string, string>()
+
+function templateRepository(files: Record<string, string>): string {
+  const key = JSON.stringify(Object.entries(files))
+  const known = templates.get(key)
+  if (known) return known
+  if (templates.size === 0) process.once('exit', () => templates.forEach((repo) => rmSync(dirname(repo), {force: true, recursive: true})))
+  const repo = join(realpathSync(mkdtempSync(join(tmpdir(), 'wave-e2e-template-'))), 'repo')
   mkdirSync(repo)
   for (const [rel, content] of Object.entries(files)) {
     const abs = join(repo, rel)
@@ -76,6 +82,17 @@ export function makeSandbox(files: Record<string, string> = SANDBOX_FILES): Sand
   git(repo, ['config', 'commit.gpgsign', 'false'])
   git(repo, ['add', '-A'])
   git(repo, ['commit', '-q', '-m', 'initial commit'])
+  templates.set(key, repo)
+  return repo
+}
+
+/** Create a sandbox: `root/home` (empty) and `root/repo` (git repo, one commit, plus an ignored file). */
+export function makeSandbox(files: Record<string, string> = SANDBOX_FILES): Sandbox {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'wave-e2e-')))
+  const home = join(root, 'home')
+  const repo = join(root, 'repo')
+  mkdirSync(home)
+  cpSync(templateRepository(files), repo, {recursive: true})
   mkdirSync(join(repo, 'ignored'))
   writeFileSync(join(repo, 'ignored', 'secret.txt'), SANDBOX_SECRET)
   return {
