@@ -118,3 +118,32 @@ export async function safeGitEnvironment(cwd: string, extra: Record<string, stri
   const env = gitEnvironment(extra)
   return {...env, ...(await filterOverrides(cwd, env))}
 }
+
+/**
+ * The same hardening in POSIX shell, for a shell that runs git: `git` is the hardened git, and
+ * `emptyFilters` reads the filter keys and exports the GIT_CONFIG_* entries that empty them (as
+ * filterOverrides does), so that one shell reads the keys and runs git where node would spawn twice.
+ */
+export const SAFE_GIT_SHELL = [
+  `git() { command git ${SAFE_GIT_ARGS.join(' ')} "$@"; }`,
+  `emptyFilters() { keys=$(git config --name-only --get-regexp '${FILTER_KEYS}') || return 0; n=\${GIT_CONFIG_COUNT:-0}; while IFS= read -r key; do case $key in *.required) v=false;; *) v=;; esac; export "GIT_CONFIG_KEY_$n=$key" "GIT_CONFIG_VALUE_$n=$v"; n=$((n + 1)); done <<EOF
+$keys
+EOF
+export GIT_CONFIG_COUNT=$n; }`,
+].join('\n')
+
+/**
+ * A hardened git at `cwd`, its filters emptied, as the file, arguments and environment to spawn: one
+ * shell that reads the filter keys and execs git (exec runs the program, never the function). A spawn from node forks wave's whole process (~2–3 ms
+ * of a session's CPU each), and safeGitEnvironment then git spawned twice for every call. Where there is
+ * no POSIX shell (Windows), git itself after safeGitEnvironment.
+ */
+export async function safeGitCommand(
+  cwd: string,
+  args: readonly string[],
+  extra: Record<string, string> = {},
+): Promise<{file: string; args: string[]; env: Record<string, string>}> {
+  if (process.platform === 'win32') return {args: [...SAFE_GIT_ARGS, ...args], env: await safeGitEnvironment(cwd, extra), file: 'git'}
+  const script = `${SAFE_GIT_SHELL}\nemptyFilters\nexec git ${SAFE_GIT_ARGS.join(' ')} "$@"`
+  return {args: ['-c', script, 'sh', ...args], env: gitEnvironment(extra), file: '/bin/sh'}
+}

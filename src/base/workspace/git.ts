@@ -2,7 +2,7 @@ import {execFile} from 'node:child_process'
 import {realpath} from 'node:fs/promises'
 import {promisify} from 'node:util'
 
-import {SAFE_GIT_ARGS, safeGitEnvironment} from './git-safety.js'
+import {safeGitCommand} from './git-safety.js'
 import {workspaceRoot} from './paths.js'
 import {parseChanges, RepositorySnapshot, type RepositorySummary, startupToplevel} from './snapshot.js'
 
@@ -13,7 +13,8 @@ const run = promisify(execFile)
 /** A hardened git (git-safety.ts): no program the repository's config names, no credentials in its environment. */
 async function git(cwd: string, args: string[], raw = false, maxBuffer = 16 * 1024 * 1024): Promise<string | undefined> {
   try {
-    const {stdout} = await run('git', [...SAFE_GIT_ARGS, ...args], {cwd, env: await safeGitEnvironment(cwd), maxBuffer})
+    const command = await safeGitCommand(cwd, args)
+    const {stdout} = await run(command.file, command.args, {cwd, env: command.env, maxBuffer})
     return raw ? stdout : stdout.trim()
   } catch {
     return undefined

@@ -24,7 +24,7 @@ import {realpathSync} from 'node:fs'
 import {open} from 'node:fs/promises'
 import {setPriority} from 'node:os'
 
-import {FILTER_KEYS, gitEnvironment, SAFE_GIT_ARGS, safeGitEnvironment} from './git-safety.js'
+import {gitEnvironment, SAFE_GIT_SHELL, safeGitCommand} from './git-safety.js'
 
 /** Above this many files in the index, `git status` is not awaited before the first request. */
 export const LARGE_WORK_TREE = 20_000
@@ -97,15 +97,8 @@ const BATCH: Array<{name: ReadName; script: string}> = [
   },
   {name: 'changes', script: `if [ "$files" -le "$limit" ] && [ "$changes" = 1 ]; then git ${CHANGES_STATUS.join(' ')} >&9; echo changes $?; fi`},
 ]
-/** Every git in the batch is the hardened one; emptyFilters adds the filter keys to GIT_CONFIG_*. */
-const PRELUDE = [
-  `git() { command git ${SAFE_GIT_ARGS.join(' ')} "$@"; }`,
-  `emptyFilters() { keys=$(git config --name-only --get-regexp '${FILTER_KEYS}') || return 0; n=\${GIT_CONFIG_COUNT:-0}; while IFS= read -r key; do case $key in *.required) v=false;; *) v=;; esac; export "GIT_CONFIG_KEY_$n=$key" "GIT_CONFIG_VALUE_$n=$v"; n=$((n + 1)); done <<EOF
-$keys
-EOF
-export GIT_CONFIG_COUNT=$n; }`,
-]
-const SCRIPT = [...PRELUDE, 'limit=$1; changes=$2', ...BATCH.map(({script}, index) => `${script}; exec ${index + 3}>&-`)].join('\n')
+/** Every git in the batch is the hardened one; emptyFilters adds the filter keys to GIT_CONFIG_* (git-safety.ts). */
+const SCRIPT = [SAFE_GIT_SHELL, 'limit=$1; changes=$2', ...BATCH.map(({script}, index) => `${script}; exec ${index + 3}>&-`)].join('\n')
 
 /** What a read gave: its output, or undefined when it failed or did not run. */
 type Output = string | undefined
@@ -285,9 +278,9 @@ async function indexEntries(file: string | undefined): Promise<string> {
 
 /** One hardened git command's stdout, or undefined when it fails (or git is missing). */
 async function git(cwd: string, args: string[], started?: (child: ChildProcess) => void): Promise<Output> {
-  const env = await safeGitEnvironment(cwd)
+  const command = await safeGitCommand(cwd, args)
   return new Promise((resolve) => {
-    const child = spawn('git', [...SAFE_GIT_ARGS, ...args], {cwd, env, stdio: ['ignore', 'pipe', 'ignore']})
+    const child = spawn(command.file, command.args, {cwd, env: command.env, stdio: ['ignore', 'pipe', 'ignore']})
     started?.(child)
     const chunks: Buffer[] = []
     child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk))
