@@ -68,7 +68,11 @@ function templateRepository(files: Record<string, string>): string {
   const key = JSON.stringify(Object.entries(files))
   const known = templates.get(key)
   if (known) return known
-  if (templates.size === 0) process.once('exit', () => templates.forEach((repo) => rmSync(dirname(repo), {force: true, recursive: true})))
+  if (templates.size === 0) {
+    process.once('exit', () => {
+      for (const made of templates.values()) rmSync(dirname(made), {force: true, recursive: true})
+    })
+  }
   const repo = join(realpathSync(mkdtempSync(join(tmpdir(), 'wave-e2e-template-'))), 'repo')
   mkdirSync(repo)
   for (const [rel, content] of Object.entries(files)) {
