@@ -25,7 +25,6 @@ const MAX_CONTEXT = 100
 const GREP_TIME_LIMIT_MS = 60_000
 
 const OUTPUT_MODES = ['content', 'files_with_matches', 'count'] as const
-const count = z.lazy(() => z.number().int().nonnegative().optional())
 
 export default defineTool({
   access: 'read',
@@ -36,8 +35,9 @@ export default defineTool({
     `head_limit (default ${DEFAULT_HEAD_LIMIT}, 0 for all) and offset page through the entries, up to ${MAX_OUTPUT_CHARS} characters a page; a page that is not the last says which offset comes next. ` +
     'An invalid pattern fails with the reason: escape literal ( ) [ ] { } . * + ? | with a backslash.',
   globFields: ['glob'],
-  input: () =>
-    z.object({
+  input: () => {
+    const count = z.number().int().nonnegative().optional()
+    return z.object({
       '-A': count,
       '-B': count,
       '-C': count,
@@ -52,7 +52,8 @@ export default defineTool({
       path: z.string().optional(),
       pattern: z.string(),
       type: z.string().optional(),
-    }),
+    })
+  },
   name: 'Grep',
   resultCap: RESULT_CAP,
   pathField: 'path',

@@ -132,11 +132,14 @@ EOF
 export GIT_CONFIG_COUNT=$n; }`,
 ].join('\n')
 
+/** The shell safeGitCommand runs: the filters emptied, then the program git (`exec` never runs a function). */
+const SAFE_GIT_SCRIPT = `${SAFE_GIT_SHELL}\nemptyFilters\nexec git ${SAFE_GIT_ARGS.join(' ')} "$@"`
+
 /**
  * A hardened git at `cwd`, its filters emptied, as the file, arguments and environment to spawn: one
- * shell that reads the filter keys and execs git (exec runs the program, never the function). A spawn from node forks wave's whole process (~2–3 ms
- * of a session's CPU each), and safeGitEnvironment then git spawned twice for every call. Where there is
- * no POSIX shell (Windows), git itself after safeGitEnvironment.
+ * shell that reads the filter keys and execs git. A spawn from node forks wave's whole process (~2–3 ms of
+ * a session's CPU each), and safeGitEnvironment then git spawned twice for every call. Where there is no
+ * POSIX shell (Windows), git itself after safeGitEnvironment.
  */
 export async function safeGitCommand(
   cwd: string,
@@ -144,6 +147,5 @@ export async function safeGitCommand(
   extra: Record<string, string> = {},
 ): Promise<{file: string; args: string[]; env: Record<string, string>}> {
   if (process.platform === 'win32') return {args: [...SAFE_GIT_ARGS, ...args], env: await safeGitEnvironment(cwd, extra), file: 'git'}
-  const script = `${SAFE_GIT_SHELL}\nemptyFilters\nexec git ${SAFE_GIT_ARGS.join(' ')} "$@"`
-  return {args: ['-c', script, 'sh', ...args], env: gitEnvironment(extra), file: '/bin/sh'}
+  return {args: ['-c', SAFE_GIT_SCRIPT, 'sh', ...args], env: gitEnvironment(extra), file: '/bin/sh'}
 }
