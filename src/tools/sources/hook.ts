@@ -122,7 +122,13 @@ export function checkPluginTool(pluginName: string, candidate: unknown, taken: S
   const label = toolLabel(candidate)
   const rejected = (why: string) => `Plugin "${pluginName}": tool ${label} rejected: ${why}.`
   if (!candidate || typeof candidate !== 'object') return rejected('a tool must be an object')
-  const parsed = pluginToolSchema.safeParse(candidate)
+  let parsed: ReturnType<typeof pluginToolSchema.safeParse>
+  try {
+    parsed = pluginToolSchema.safeParse(candidate)
+  } catch (error) {
+    // A getter of the plugin's that throws: an input defineTool builds on first use (or any property).
+    return rejected(`reading it failed (${errorLine(error)})`)
+  }
   if (!parsed.success) return rejected(parsed.error.issues.map((issue) => issue.message).join('; '))
   const tool = parsed.data
   if (taken.has(tool.name)) return rejected(`the name ${tool.name} is already taken`)

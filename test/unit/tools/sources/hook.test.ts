@@ -33,6 +33,16 @@ describe('checkPluginTool', () => {
     // Control: what it builds is checked as a given input is.
     const notZod = defineTool({...valid, access: 'read', input: () => ({file_path: 'a string'}) as unknown as typeof input, resultCap: 100})
     expect(checkPluginTool('p', notZod, taken)).toMatch(/^Plugin "p": tool "Count" rejected: .*zod/)
+    // A builder that throws is that tool rejected, naming why; not the session's end.
+    const throwing = defineTool({
+      ...valid,
+      access: 'read',
+      input: (): typeof input => {
+        throw new Error('no schema today')
+      },
+      resultCap: 100,
+    })
+    expect(checkPluginTool('p', throwing, taken)).toBe('Plugin "p": tool "Count" rejected: reading it failed (no schema today).')
   })
 
   it('does not let a plugin claim to be built in', () => {
