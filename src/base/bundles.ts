@@ -19,7 +19,7 @@
  * whose cache was missing or rejected writes a new one when the process exits, with the functions that
  * run compiled, as Node 22's compile cache does.
  *
- * This module imports nothing but node's own modules, and is never bundled: a bundle's `require` of it
+ * This module imports nothing but node's own modules (and base/wasm.ts, which imports only those), and is never bundled: a bundle's `require` of it
  * (`#wave-bundles`, scripts/bundle.js) gets this one copy, so each bundle has one instance per process.
  */
 import {isAscii} from 'node:buffer'
@@ -29,6 +29,8 @@ import {homedir} from 'node:os'
 import path from 'node:path'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 import vm from 'node:vm'
+
+import {defaultTiers} from './wasm.js'
 
 /** Where the build writes the bundles: dist/bundles/, beside this module's dist/base/. */
 const BUNDLES = fileURLToPath(new URL('../bundles/', import.meta.url))
@@ -244,6 +246,8 @@ const CACHES_PER_BUNDLE = 3
  * directory does not grow.
  */
 function writeCaches(): void {
+  // With V8's flags as node starts, or the next process would refuse what is written (base/wasm.ts).
+  defaultTiers()
   for (const [name, {script, writeTo}] of loaded) {
     if (!writeTo) continue
     const temporary = `${writeTo}.${process.pid}.tmp`

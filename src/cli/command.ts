@@ -16,6 +16,7 @@ import type {SandboxChoice} from '../base/process/sandbox.js'
 import type {CommandShape} from './usage-errors.js'
 import {outputSchemaArgument, type OutputSchema} from '../base/json-schema.js'
 import {appendedPrompt} from '../base/input.js'
+import {defaultTiers, fetchParsedByLiftoff} from '../base/wasm.js'
 import {capOf} from '../model/budget.js'
 
 export const outputFormatFlag = Flags.option({
@@ -189,6 +190,9 @@ export abstract class WaveCommand extends Command {
 
   public async init(): Promise<void> {
     await super.init()
+    // Node's fetch (the model, the forges) parses HTTP with WebAssembly that V8 would otherwise recompile on
+    // other threads, ~140 ms of CPU a process (base/wasm.ts).
+    fetchParsedByLiftoff()
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.on(signal, () => {
         // A second signal means "now": the first one is still unwinding the session.
@@ -238,6 +242,8 @@ export abstract class WaveCommand extends Command {
    * never the exit code.
    */
   public async finally(error: Error | undefined): Promise<void> {
+    // The session's WebAssembly has run: V8's flags as node started, for what loads from here (base/wasm.ts).
+    defaultTiers()
     if (this.recorder) {
       const exitCode = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0) || 0
       const record = this.recorder.end(exitCode)

@@ -1,8 +1,9 @@
 import {createRequire} from 'node:module'
 import path from 'node:path'
-import v8 from 'node:v8'
 
 import type {Node, Parser} from 'web-tree-sitter'
+
+import {liftoffOnly} from '../base/wasm.js'
 
 /**
  * What a Bash command is, as bash's own grammar (tree-sitter-bash) reads it: the simple commands it runs
@@ -222,19 +223,12 @@ async function loadParser(): Promise<Parser> {
   const {Language, Parser} = await import('web-tree-sitter').catch(() => {
     throw new Error("the web-tree-sitter package is missing from wave's install: reinstall wave-cli")
   })
-  // The grammar compiled by Liftoff alone. Left to V8's default, its lexer (one large function, hot from the
-  // first command) is recompiled by TurboFan on background threads: ~1.2 CPU-seconds a process, more than
-  // all the rest of a session, for no gain on commands a line long (bench/RESULTS.md). V8 keeps the tiers a
-  // module was compiled with, so the flag is set for the compilation alone: while it differs from node's
-  // defaults, node's own modules load without their code cache (~30 ms when set for the whole process).
-  v8.setFlagsFromString('--liftoff-only')
-  let language: Awaited<ReturnType<typeof Language.load>>
-  try {
-    await Parser.init()
-    language = await Language.load(grammarFile())
-  } finally {
-    v8.setFlagsFromString('--no-liftoff-only')
-  }
+  // The grammar run as Liftoff compiled it (base/wasm.ts): left to V8's default, its lexer (one large function,
+  // hot from the first command) is recompiled by TurboFan on background threads, ~1.2 CPU-seconds a process,
+  // more than all the rest of a session, for no gain on commands a line long (bench/RESULTS.md).
+  liftoffOnly()
+  await Parser.init()
+  const language = await Language.load(grammarFile())
   const loaded = new Parser()
   loaded.setLanguage(language)
   return loaded

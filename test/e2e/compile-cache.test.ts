@@ -10,6 +10,7 @@ import path from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {makeSandbox, runWave, type Sandbox} from '../support/cli.js'
+import {planPathIn, type RecordedRequest, reply, startMessagesServer, text, toolResults, toolUse} from '../support/messages-server.js'
 
 let sandbox: Sandbox
 let cacheDir: string
@@ -39,6 +40,33 @@ describe('the compile cache of the bundles', () => {
     expect(second.code, second.stderr).toBe(0)
     expect(second.stdout).toBe(first.stdout)
     expect(second.stderr).toBe(first.stderr)
+    expect(stamps()).toEqual(written) // accepted: nothing rewritten
+  })
+
+  // A session runs WebAssembly as Liftoff compiled it (src/base/wasm.ts): V8 flags set mid-run, which a cache
+  // written at exit would carry. Each session here loads the shell grammar (a Bash call) and node's HTTP parser.
+  it('is written by a session that ran WebAssembly in a form the next session uses as it is', async () => {
+    const plan = async () => {
+      const server = await startMessagesServer()
+      const finish = (request: RecordedRequest) => reply(toolUse('Write', {content: '# Plan\n\n## Scope\n- `README.md`\n', file_path: planPathIn(request)}))
+      server.push(reply(toolUse('Bash', {command: 'echo looked'})), finish, reply(text('Planned.')))
+      try {
+        const result = await runWave(['plan', '--task', 'Look around'], {cwd: sandbox.repo, env: {WAVE_COMPILE_CACHE: cacheDir}, home: sandbox.home, server})
+        expect(result.code, result.stderr).toBe(0)
+        expect(toolResults(server.messageRequests[1])[0].content).toContain('looked') // the grammar ran the command's check
+      } finally {
+        await server.close()
+      }
+    }
+
+    await plan()
+    expect(cacheFiles()).toEqual([
+      expect.stringMatching(/^commands-plan-/),
+      expect.stringMatching(/^vendor-anthropic-sdk-/),
+      expect.stringMatching(/^vendor-oclif-/),
+    ])
+    const written = stamps()
+    await plan()
     expect(stamps()).toEqual(written) // accepted: nothing rewritten
   })
 
