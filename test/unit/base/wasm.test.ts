@@ -2,7 +2,7 @@ import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import vm from 'node:vm'
 
-import {afterEach, describe, expect, it} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {defaultTiers, fetchParsedByLiftoff, liftoffOnly} from '../../../src/base/wasm.js'
 
@@ -12,9 +12,15 @@ import {defaultTiers, fetchParsedByLiftoff, liftoffOnly} from '../../../src/base
 // same length, which is all of the source cached data is checked against.
 let checks = 0
 const source = () => `/*${String(checks++).padStart(6, '0')}*/ function sum(a, b) { return a + b }; sum(1, 2)`
-const cachedData = new vm.Script(source()).createCachedData()
+let cachedData: Buffer
 const accepted = () => !new vm.Script(source(), {cachedData}).cachedDataRejected
 
+// From node's tiers, whatever a test before in this worker left: an in-process session that analysed a
+// command has turned Liftoff alone on (its command's end, which would put them back, is not in-process).
+beforeEach(() => {
+  defaultTiers()
+  cachedData = new vm.Script(source()).createCachedData()
+})
 afterEach(() => defaultTiers())
 
 describe('WebAssembly run as Liftoff compiled it', () => {
