@@ -30,7 +30,7 @@ import path from 'node:path'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 import vm from 'node:vm'
 
-import {defaultTiers} from './wasm.js'
+import {defaultTiers, withNodeTiers} from './wasm.js'
 
 /** Where the build writes the bundles: dist/bundles/, beside this module's dist/base/. */
 const BUNDLES = fileURLToPath(new URL('../bundles/', import.meta.url))
@@ -92,7 +92,7 @@ export function loadBundle<T = unknown>(name: string, metaUrl?: string): T {
   // The wrapper is CommonJS's, plus the bundle's import.meta.url (esbuild's `define`) and its import()
   // (scripts/bundle.js rewrites each one to `__waveImport`: a script compiled from cached data can't import).
   const wrapper = `(function (exports, require, module, __filename, __dirname, __waveMetaUrl, __waveImport) {${source}\n})`
-  const script = new vm.Script(wrapper, {cachedData, filename: file})
+  const script = withNodeTiers(() => new vm.Script(wrapper, {cachedData, filename: file}))
   const entry: Loaded = {exports: undefined, script, writeTo: cacheFile && (!cachedData || script.cachedDataRejected) ? cacheFile : undefined}
   if (entry.writeTo && !exitHook) {
     exitHook = true

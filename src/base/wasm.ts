@@ -13,24 +13,47 @@ import v8 from 'node:v8'
  * cache (~30 ms), hence not before the first compilation, when what starts a session has loaded. And
  * `--no-liftoff-only` alone does not put back the two tier-ups `--liftoff-only` turns off by implication: a
  * code cache written after it (the bundles' at exit) would be refused by every later process. So
- * `defaultTiers` sets all three, and the bundles' exit hook calls it before writing (base/bundles.ts).
+ * `defaultTiers` sets all three, and the bundles' loader reads caches with them (`withNodeTiers`) and calls it
+ * before writing its caches at exit (base/bundles.ts).
  */
-let liftoff = false
+/**
+ * Whether Liftoff alone is on, where both copies of this module in a process see it: a command's bundle has
+ * one, the bundles' loader (dist/base/bundles.js, never bundled) the other.
+ */
+const shared = globalThis as {[key: symbol]: {liftoff: boolean} | undefined}
+const STATE = Symbol.for('wave.wasm')
+shared[STATE] ??= {liftoff: false}
+const state = shared[STATE]
 
 const LIFTOFF_ONLY = '--liftoff-only'
 const DEFAULT_TIERS = '--no-liftoff-only --wasm-dynamic-tiering --wasm-tier-up'
 
 /** WebAssembly compiled from now on runs as Liftoff compiled it, until `defaultTiers`. */
 export function liftoffOnly(): void {
-  if (liftoff) return
-  liftoff = true
+  if (state.liftoff) return
+  state.liftoff = true
   v8.setFlagsFromString(LIFTOFF_ONLY)
 }
 
 /** V8's default tiers again (with the flag digest node started with): at a command's end, and before a code cache is written. */
 export function defaultTiers(): void {
-  liftoff = false
+  state.liftoff = false
   v8.setFlagsFromString(DEFAULT_TIERS)
+}
+
+/**
+ * What `compile` returns, compiled with node's flags: a bundle loaded once Liftoff alone is on (marked's, when
+ * `wave plan` reads the contract it wrote) would have its code cache refused, and rewritten at every exit.
+ * Synchronous, so no WebAssembly runs meanwhile.
+ */
+export function withNodeTiers<T>(compile: () => T): T {
+  if (!state.liftoff) return compile()
+  v8.setFlagsFromString(DEFAULT_TIERS)
+  try {
+    return compile()
+  } finally {
+    v8.setFlagsFromString(LIFTOFF_ONLY)
+  }
 }
 
 /**

@@ -79,7 +79,13 @@ describe('the packed package', () => {
     )
     // Of the compiler's JavaScript only the modules that run outside the bundles: no second copy of wave.
     const loose = files.filter((file) => /^dist\/(?!bundles\/|vendor\/|commands\/|oclif\/)[^/]+\/.*\.js$/.test(file))
-    expect(loose.sort()).toEqual(['dist/base/bundles.js', 'dist/base/wasm.js', 'dist/base/workspace/snapshot.js', 'dist/plugins/index.js', 'dist/tools/search/content.js'])
+    expect(loose.sort()).toEqual([
+      'dist/base/bundles.js',
+      'dist/base/wasm.js',
+      'dist/base/workspace/snapshot.js',
+      'dist/plugins/index.js',
+      'dist/tools/search/content.js',
+    ])
   })
 
   it('has a manifest without scripts, with a license, repository, homepage and bugs, and only what the bundles load as dependencies', () => {

@@ -63,6 +63,7 @@ describe('the compile cache of the bundles', () => {
     expect(cacheFiles()).toEqual([
       expect.stringMatching(/^commands-plan-/),
       expect.stringMatching(/^vendor-anthropic-sdk-/),
+      expect.stringMatching(/^vendor-marked-/), // the plan's contract read
       expect.stringMatching(/^vendor-oclif-/),
     ])
     const written = stamps()

@@ -4,7 +4,7 @@ import vm from 'node:vm'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {defaultTiers, fetchParsedByLiftoff, liftoffOnly} from '../../../src/base/wasm.js'
+import {defaultTiers, fetchParsedByLiftoff, liftoffOnly, withNodeTiers} from '../../../src/base/wasm.js'
 
 // What V8's flags are shows in the code caches it accepts: data made with node's flags is refused while
 // Liftoff alone is on, and accepted again once the tiers are back (the bundles' cache depends on that).
@@ -29,6 +29,15 @@ describe('WebAssembly run as Liftoff compiled it', () => {
     liftoffOnly()
     expect(accepted()).toBe(false)
     defaultTiers()
+    expect(accepted()).toBe(true)
+  })
+
+  it('compiles with node’s flags inside withNodeTiers, and leaves Liftoff alone on after', () => {
+    liftoffOnly()
+    expect(withNodeTiers(accepted)).toBe(true)
+    expect(accepted()).toBe(false) // control: still on
+    defaultTiers()
+    expect(withNodeTiers(accepted)).toBe(true)
     expect(accepted()).toBe(true)
   })
 
