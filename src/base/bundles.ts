@@ -19,8 +19,9 @@
  * whose cache was missing or rejected writes a new one when the process exits, with the functions that
  * run compiled, as Node 22's compile cache does.
  *
- * This module imports nothing but node's own modules (and base/wasm.ts, which imports only those), and is never bundled: a bundle's `require` of it
- * (`#wave-bundles`, scripts/bundle.js) gets this one copy, so each bundle has one instance per process.
+ * This module imports nothing but node's own modules and base/wasm.ts (which imports only those), and is
+ * never bundled: a bundle's `require` of it (`#wave-bundles`, scripts/bundle.js) gets this one copy, so each
+ * bundle has one instance per process.
  */
 import {isAscii} from 'node:buffer'
 import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'

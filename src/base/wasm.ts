@@ -5,7 +5,7 @@ import v8 from 'node:v8'
  * functions with TurboFan on background threads; the two modules wave runs are hot from their first use and
  * small in what they do, so that recompilation is CPU spent for nothing a session notices: the shell grammar's
  * lexer (~1.2 CPU-seconds a process) and node's HTTP parser, undici's llhttp (~140 ms a process that makes a
- * request). Measured in bench/RESULTS.md (figure 13).
+ * request). Measured in bench/RESULTS.md (figures 13 and 14).
  *
  * V8 decides to tier up while the code runs, from its flags at that moment, so the flags stay set from the
  * first compilation to the command's end (`defaultTiers`, WaveCommand's `finally`). Set, they change the
