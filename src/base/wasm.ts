@@ -35,8 +35,12 @@ export function liftoffOnly(): void {
   v8.setFlagsFromString(LIFTOFF_ONLY)
 }
 
-/** V8's default tiers again (with the flag digest node started with): at a command's end, and before a code cache is written. */
+/**
+ * V8's default tiers again (with the flag digest node started with), if Liftoff alone is on: at a command's end,
+ * and before a code cache is written. Otherwise nothing: flags a user gave node stay as they are.
+ */
 export function defaultTiers(): void {
+  if (!state.liftoff) return
   state.liftoff = false
   v8.setFlagsFromString(DEFAULT_TIERS)
 }
@@ -55,6 +59,9 @@ export function withNodeTiers<T>(compile: () => T): T {
     v8.setFlagsFromString(LIFTOFF_ONLY)
   }
 }
+
+/** The fetch functions this module made. */
+const installed = new WeakSet<typeof fetch>()
 
 /**
  * Node's fetch with its HTTP parser run as Liftoff compiled it: `target.fetch` replaced by a function whose
@@ -77,6 +84,3 @@ export function fetchParsedByLiftoff(target: {fetch: typeof fetch; Headers?: unk
   } as typeof fetch
   installed.add(target.fetch)
 }
-
-/** The fetch functions this module made. */
-const installed = new WeakSet<typeof fetch>()

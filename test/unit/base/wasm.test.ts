@@ -1,5 +1,6 @@
 import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
+import v8 from 'node:v8'
 import vm from 'node:vm'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -30,6 +31,17 @@ describe('WebAssembly run as Liftoff compiled it', () => {
     expect(accepted()).toBe(false)
     defaultTiers()
     expect(accepted()).toBe(true)
+  })
+
+  it('leaves flags it did not set as they are', () => {
+    v8.setFlagsFromString('--no-wasm-tier-up') // as NODE_OPTIONS would
+    try {
+      defaultTiers()
+      expect(accepted()).toBe(false)
+    } finally {
+      v8.setFlagsFromString('--wasm-tier-up')
+    }
+    expect(accepted()).toBe(true) // control: node's flags again
   })
 
   it('compiles with node’s flags inside withNodeTiers, and leaves Liftoff alone on after', () => {
