@@ -38,7 +38,8 @@ export function git(cwd: string, args: string[]): string {
 /** The remote (`root/remote.git`, the sandbox's repository's origin), holding main and "feature" one commit ahead; `headSha` is feature's. */
 export function forgeRemote(sandbox: Sandbox): {remote: string; headSha: string} {
   const remote = path.join(sandbox.root, 'remote.git')
-  git(sandbox.root, ['-c', 'init.defaultBranch=main', 'init', '-q', '--bare', remote])
+  // No template, here and in each clone: git's sample hooks are files every test would write and remove (cli.ts).
+  git(sandbox.root, ['-c', 'init.defaultBranch=main', 'init', '-q', '--bare', '--template=', remote])
   git(sandbox.repo, ['remote', 'add', 'origin', remote])
   git(sandbox.repo, ['push', '-q', 'origin', 'main'])
   git(sandbox.repo, ['checkout', '-q', '-b', 'feature'])
@@ -54,7 +55,7 @@ export function freshRunner(sandbox: Sandbox, remote: string, job: number): {run
   const runner = path.join(sandbox.root, `runner-${job}`)
   mkdirSync(runner)
   const checkout = path.join(runner, 'checkout')
-  git(runner, ['clone', '-q', remote, checkout])
+  git(runner, ['clone', '-q', '--template=', remote, checkout])
   return {checkout, runner}
 }
 

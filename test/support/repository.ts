@@ -53,7 +53,8 @@ export function useRepositories(prefix: string): Repositories {
     async repository(files) {
       const root = await tempDir()
       await put(root, files)
-      git(root, '-c', 'init.defaultBranch=main', 'init', '-q')
+      // No template: git's sample hooks are files each test would write and remove (cli.ts).
+      git(root, '-c', 'init.defaultBranch=main', 'init', '-q', '--template=')
       git(root, 'add', '-A')
       git(root, 'commit', '-q', '-m', 'first commit')
       return {head: git(root, 'rev-parse', 'HEAD'), root}

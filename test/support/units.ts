@@ -121,7 +121,7 @@ export function cloneJob(sandbox: Sandbox, planPath: string, name: string): Job 
   const repo = path.join(root, 'repo')
   const home = path.join(root, 'home')
   mkdirSync(root, {recursive: true})
-  git(sandbox.root, ['clone', '-q', sandbox.repo, repo])
+  git(sandbox.root, ['clone', '-q', '--template=', sandbox.repo, repo])
   const plans = path.join(home, '.wave', 'plans')
   mkdirSync(plans, {recursive: true})
   const copy = path.join(plans, path.basename(planPath))
