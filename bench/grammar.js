@@ -2,9 +2,8 @@
 import {execFileSync} from 'node:child_process'
 import path from 'node:path'
 
-import {heading, QUICK, record} from './lib/harness.js'
+import {heading, recordAgainstDefaults} from './lib/harness.js'
 import {PROJECT_ROOT} from './lib/sandbox.js'
-import {median, ms, ratio} from './lib/stats.js'
 
 /** Commands as a session's Bash calls and checks give them, each analysed by the policy. */
 const COMMANDS = [
@@ -50,24 +49,12 @@ const cpuOf = (loader) => Number(execFileSync(process.execPath, ['--input-type=m
 
 async function grammarCpu() {
   heading("13. The shell grammar's CPU (a process that analyses commands, as a session with Bash does)")
-  /** @type {Record<'defaults' | 'wave', number[]>} */
-  const times = {defaults: [], wave: []}
-  for (let run = 0; run < (QUICK ? 3 : 7); run++) {
-    // Interleaved, so that the machine's load weighs on both alike.
-    times.wave.push(cpuOf(WAVE))
-    times.defaults.push(cpuOf(DEFAULTS))
-  }
-
-  const [wave, defaults] = [median(times.wave), median(times.defaults)]
-  record({
-    baseline: `V8's defaults ${ms(defaults)}`,
+  await recordAgainstDefaults({
+    factor: 0.5,
     figure: 'process CPU, 100 commands analysed',
+    measure: (wave) => cpuOf(wave ? WAVE : DEFAULTS),
     note: "all threads, the process staying 2 s after: V8's defaults recompile the grammar's lexer by TurboFan on background threads",
-    ok: wave <= 0.5 * defaults,
-    ratio: ratio(wave, defaults),
     section: 'grammar',
-    target: "≤ 0.5× V8's defaults",
-    value: ms(wave),
   })
 }
 

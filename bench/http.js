@@ -3,9 +3,8 @@ import {spawn} from 'node:child_process'
 import {createServer} from 'node:http'
 import path from 'node:path'
 
-import {heading, QUICK, record} from './lib/harness.js'
+import {heading, recordAgainstDefaults} from './lib/harness.js'
 import {PROJECT_ROOT} from './lib/sandbox.js'
-import {median, ms, ratio} from './lib/stats.js'
 
 /** A streamed reply the size of a model's turn: server-sent events, ~16 KB in 200 chunks. */
 const EVENT = `event: content_block_delta\ndata: ${JSON.stringify({delta: {text: 'word '.repeat(12), type: 'text_delta'}, index: 0, type: 'content_block_delta'})}\n\n`
@@ -45,29 +44,17 @@ async function httpCpu() {
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)))
   const url = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/v1/messages`
-  /** @type {Record<'defaults' | 'wave', number[]>} */
-  const times = {defaults: [], wave: []}
   try {
-    for (let run = 0; run < (QUICK ? 3 : 7); run++) {
-      // Interleaved, so that the machine's load weighs on both alike.
-      times.wave.push(await cpuOf(url, true))
-      times.defaults.push(await cpuOf(url, false))
-    }
+    await recordAgainstDefaults({
+      factor: 0.75,
+      figure: 'process CPU, ten streamed requests',
+      measure: (wave) => cpuOf(url, wave),
+      note: "all threads, the process staying 2 s after: V8's defaults recompile undici's llhttp by TurboFan on background threads",
+      section: 'http',
+    })
   } finally {
     server.close()
   }
-
-  const [wave, defaults] = [median(times.wave), median(times.defaults)]
-  record({
-    baseline: `V8's defaults ${ms(defaults)}`,
-    figure: 'process CPU, ten streamed requests',
-    note: "all threads, the process staying 2 s after: V8's defaults recompile undici's llhttp by TurboFan on background threads",
-    ok: wave <= 0.75 * defaults,
-    ratio: ratio(wave, defaults),
-    section: 'http',
-    target: "≤ 0.75× V8's defaults",
-    value: ms(wave),
-  })
 }
 
 /** 14. Node's HTTP parser's CPU. */

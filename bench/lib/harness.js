@@ -1,7 +1,8 @@
 /**
  * What every benchmark module (bench/<name>.js) shares: the command line (--quick and the run counts),
- * the rows recorded for the table and RESULTS.md, the scripted Messages API server and a plan-writing
- * turn for it, the bare SDK script's environment, and the small process helpers.
+ * the rows recorded for the table and RESULTS.md (a row of wave's V8 flags against V8's defaults among
+ * them), the scripted Messages API server and a plan-writing turn for it, the bare SDK script's
+ * environment, and the small process helpers.
  */
 import {spawn, spawnSync} from 'node:child_process'
 import {mkdtempSync, rmSync} from 'node:fs'
@@ -12,6 +13,7 @@ import {performance} from 'node:perf_hooks'
 import {buildFloorSdk} from './floor-sdk.js'
 import {PROJECT_ROOT} from './sandbox.js'
 import {messagesServerModule} from './server.js'
+import {median, ms, ratio} from './stats.js'
 
 const argv = process.argv.slice(2)
 export const flag = (/** @type {string} */ name) => argv.includes(`--${name}`)
@@ -32,6 +34,33 @@ export function record(row) {
   const against = row.baseline ? `   vs ${row.baseline}${row.ratio ? ` (${row.ratio})` : ''}` : ''
   console.log(`  ${row.figure.padEnd(44)} ${String(row.value).padStart(10)}${against}${row.target ? `   target ${row.target}` : ''}${verdict}`)
   if (row.note) console.log(`      ${row.note}`)
+}
+
+/**
+ * One row of wave's V8 flags against V8's defaults: `measure(true)` (as wave runs) and `measure(false)`,
+ * interleaved so that the machine's load weighs on both alike (3 pairs quick, 7 full), the medians recorded,
+ * the target met at `factor` times the defaults or less.
+ * @param {{factor: number, figure: string, measure: (wave: boolean) => number | Promise<number>, note: string, section: string}} row
+ */
+export async function recordAgainstDefaults({factor, figure, measure, note, section}) {
+  /** @type {Record<'defaults' | 'wave', number[]>} */
+  const times = {defaults: [], wave: []}
+  for (let run = 0; run < (QUICK ? 3 : 7); run++) {
+    times.wave.push(await measure(true))
+    times.defaults.push(await measure(false))
+  }
+
+  const [wave, defaults] = [median(times.wave), median(times.defaults)]
+  record({
+    baseline: `V8's defaults ${ms(defaults)}`,
+    figure,
+    note,
+    ok: wave <= factor * defaults,
+    ratio: ratio(wave, defaults),
+    section,
+    target: `≤ ${factor}× V8's defaults`,
+    value: ms(wave),
+  })
 }
 
 export function heading(title) {
