@@ -34,7 +34,7 @@ describe('WebAssembly run as Liftoff compiled it', () => {
   })
 
   it('leaves flags it did not set as they are', () => {
-    v8.setFlagsFromString('--no-wasm-tier-up') // as NODE_OPTIONS would
+    v8.setFlagsFromString('--no-wasm-tier-up') // as `node --no-wasm-tier-up` would (NODE_OPTIONS refuses V8's tier flags)
     try {
       defaultTiers()
       expect(accepted()).toBe(false)
