@@ -9,7 +9,7 @@
 import {execFileSync} from 'node:child_process'
 import {readFileSync} from 'node:fs'
 
-import ts from 'typescript'
+import {parseSync} from 'oxc-parser'
 
 const files = execFileSync('git', ['ls-files', 'src/**/*.ts', 'test/**/*.ts', 'bench/**/*.js', 'scripts/**/*.js', 'bin/*.js'], {encoding: 'utf8'})
   .trim()
@@ -17,21 +17,16 @@ const files = execFileSync('git', ['ls-files', 'src/**/*.ts', 'test/**/*.ts', 'b
 const text = Object.fromEntries(files.map((file) => [file, readFileSync(file, 'utf8')]))
 const rows = []
 for (const file of files.filter((name) => name.startsWith('src/') && !name.endsWith('.d.ts'))) {
-  const source = ts.createSourceFile(file, text[file], ts.ScriptTarget.Latest, true)
-  for (const statement of source.statements) {
-    const modifiers = ts.canHaveModifiers(statement) ? (ts.getModifiers(statement) ?? []) : []
-    if (!modifiers.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) || modifiers.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword)) continue
-    const names = ts.isVariableStatement(statement)
-      ? statement.declarationList.declarations.map((declaration) => declaration.name.getText())
-      : 'name' in statement && statement.name
-        ? [statement.name.getText()]
-        : []
-    for (const name of names) {
-      const word = new RegExp(`\\b${name}\\b`)
-      const users = files.filter((other) => other !== file && word.test(text[other]))
-      if (users.some((user) => user.startsWith('src/'))) continue
-      rows.push(`${users.length > 0 ? 'tests' : 'none'}\t${file}\t${name}${users.length > 0 ? `\t${users.slice(0, 3).join(', ')}` : ''}`)
-    }
+  // What the module itself declares and exports (not re-exports, not its default).
+  const names = parseSync(file, text[file])
+    .module.staticExports.flatMap((exported) => exported.entries)
+    .filter((entry) => !entry.moduleRequest && entry.exportName.kind === 'Name')
+    .map((entry) => entry.exportName.name)
+  for (const name of names) {
+    const word = new RegExp(`\\b${name}\\b`)
+    const users = files.filter((other) => other !== file && word.test(text[other]))
+    if (users.some((user) => user.startsWith('src/'))) continue
+    rows.push(`${users.length > 0 ? 'tests' : 'none'}\t${file}\t${name}${users.length > 0 ? `\t${users.slice(0, 3).join(', ')}` : ''}`)
   }
 }
 

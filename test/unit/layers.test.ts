@@ -8,7 +8,7 @@ import {readdirSync, readFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import ts from 'typescript'
+import {parseSync, Visitor} from 'oxc-parser'
 import {describe, expect, it} from 'vitest'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -36,13 +36,19 @@ function sourceFiles(dir: string): string[] {
   })
 }
 
-/** Every relative import of a module (static, dynamic, re-export, type-only), as src-relative paths. */
+/** Every relative import of a module (static, dynamic, re-export, type-only, a type's `import('…')`), as src-relative paths. */
 function importsOf(file: string): string[] {
-  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true)
-  return info.importedFiles
-    .map((imported) => imported.fileName)
-    .filter((name) => name.startsWith('.'))
-    .map((name) => path.relative(src, path.resolve(path.dirname(file), name)).replace(/\.js$/, '.ts'))
+  const text = readFileSync(file, 'utf8')
+  const {errors, module, program} = parseSync(file, text)
+  if (errors.length > 0) throw new Error(`${file}: ${errors[0].message}`)
+  const names = [
+    ...module.staticImports.map((imported) => imported.moduleRequest.value),
+    ...module.staticExports.flatMap((exported) => exported.entries.flatMap((entry) => (entry.moduleRequest ? [entry.moduleRequest.value] : []))),
+    // A dynamic import's specifier is an expression: its text, when that is a plain string.
+    ...module.dynamicImports.flatMap(({moduleRequest}) => /^(['"`])([^'"`$]*)\1$/.exec(text.slice(moduleRequest.start, moduleRequest.end))?.[2] ?? []),
+  ]
+  new Visitor({TSImportType: (node) => void names.push(node.source.value)}).visit(program)
+  return names.filter((name) => name.startsWith('.')).map((name) => path.relative(src, path.resolve(path.dirname(file), name)).replace(/\.js$/, '.ts'))
 }
 
 const layers = layersFromDocument()
