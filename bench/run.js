@@ -13,7 +13,7 @@
  *   npm run bench -- --keep-tree   # leave the generated search tree in the temporary directory
  *
  * Runs against the compiled CLI (bin/run.js and dist/, built by `npm ci` or `npm run build`). The scripted
- * Messages API server is the test suite's (src/scripted/), compiled on the fly (bench/lib/server.js).
+ * Messages API server is the test suite's (src/testing/), compiled on the fly (bench/lib/server.js).
  */
 import {execFileSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'

@@ -1,5 +1,5 @@
 /**
- * The test suite's scripted Messages API server (src/scripted/, which the tests use), bundled on the fly
+ * The test suite's scripted Messages API server (src/testing/, which the tests use), bundled on the fly
  * into one module with the project's esbuild (a dev dependency, there after `npm ci`), plus what the benchmarks need
  * on top: when each response ended. The server records when a request arrived (`receivedAt`); the end
  * of each response is taken here, where `ServerResponse#end` is called, on the same clock.
@@ -19,7 +19,7 @@ export async function messagesServerModule() {
   // One module, so it loads from a data: URL (which cannot resolve the tree's relative imports).
   const {outputFiles} = await build({
     bundle: true,
-    entryPoints: [path.join(projectRoot, 'src/scripted/server.ts')],
+    entryPoints: [path.join(projectRoot, 'src/testing/server.ts')],
     format: 'esm',
     logLevel: 'silent',
     platform: 'node',

@@ -7,15 +7,12 @@ import {ExitCode, type ExitCodeValue, type FailureDetails, WaveError} from '../b
 import {type BudgetSource, capName, capRaise} from '../model/budget.js'
 import type {TokenUsage} from '../model/pricing.js'
 import {formatUsd, roundUsd} from '../model/pricing.js'
-import type {RunReport} from '../plans/report.js'
 
 declare module '../base/errors.js' {
   /** What a session's failure adds to the details every error may carry. */
   interface FailureDetails {
     stopReason?: StopReason
     usage?: TokenUsage
-    /** A run of a plan: planned versus actual as it stopped (exit 7 above all: which checks failed). */
-    report?: RunReport
     /** A session stopped at its budget: the cap, where it was set (model/budget.ts), and what it spent as the budget counts it. */
     budget?: {maxBudgetUsd: number; source: BudgetSource; spentUsd: number}
   }

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {approve} from '../app/approve.js'
+import {approve} from '../flows/approve.js'
 import {describeSandbox} from '../base/process/sandbox.js'
 import {usageError} from '../base/errors.js'
 import {checkedRules, maxBudgetFlag, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../cli/command.js'

@@ -3,7 +3,7 @@ import path from 'node:path'
 import {Flags} from '@oclif/core'
 
 import {outputFormatFlag, WaveCommand} from '../cli/command.js'
-import {type DemoCheck, type DemoOutcome, type DemoToolCall, runDemo} from '../app/demo/demo.js'
+import {type DemoCheck, type DemoOutcome, type DemoToolCall, runDemo} from '../ops/demo/demo.js'
 import {reportTally} from '../output/report-view.js'
 import {checkOutcome} from '../plans/report.js'
 import type {CommandResult} from '../output/sink.js'

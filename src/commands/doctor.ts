@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {WaveCommand} from '../cli/command.js'
 import {ExitCode} from '../base/errors.js'
-import {type CheckStatus, runDoctorChecks} from '../app/doctor.js'
+import {type CheckStatus, runDoctorChecks} from '../ops/doctor.js'
 import {sessionWorkspace} from '../base/workspace/git.js'
 
 const SHOWN: Record<CheckStatus, string> = {fail: 'FAIL', pass: 'ok', skip: 'skipped', warn: 'warn'}

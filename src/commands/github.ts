@@ -3,12 +3,12 @@ import {Flags} from '@oclif/core'
 import {maxBudgetFlag, WaveCommand} from '../cli/command.js'
 import {GITHUB_WORDS} from '../forges/github/client.js'
 import {handleGitHubEvent} from '../forges/github/handler.js'
-import {PR_DELIVERIES} from '../app/review/delivery.js'
+import {PR_DELIVERIES} from '../review/delivery.js'
 import {ROLES} from '../forges/github/permissions.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
-import {dutyFlags} from '../app/review/duties.js'
-import {reviewResult} from '../app/review/result.js'
-import {unitsReportOf} from '../app/review/units.js'
+import {dutyFlags} from '../review/duties.js'
+import {reviewResult} from '../review/result.js'
+import {unitsReportOf} from '../review/units.js'
 
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.

@@ -6,9 +6,9 @@ import {ACCESS_LEVELS} from '../forges/gitlab/access.js'
 import {MR_DELIVERIES} from '../forges/gitlab/env.js'
 import {handleGitLabJob} from '../forges/gitlab/handler.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
-import {dutyFlags} from '../app/review/duties.js'
-import {reviewResult} from '../app/review/result.js'
-import {unitsReportOf} from '../app/review/units.js'
+import {dutyFlags} from '../review/duties.js'
+import {reviewResult} from '../review/result.js'
+import {unitsReportOf} from '../review/units.js'
 
 export default class GitLab extends WaveCommand {
   static description = `Handle one GitLab CI job: a /wave note (from a note webhook's TRIGGER_PAYLOAD) or a WAVE_TASK pipeline.

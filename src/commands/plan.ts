@@ -10,9 +10,9 @@ import {formatCost, formatUsage} from '../output/progress.js'
 import {fencedBlock, inertMarkdown, markdownTable} from '../base/text.js'
 import type {CommandResult} from '../output/sink.js'
 import {contractLine} from '../plans/contract.js'
-import {DEFAULT_MAX_TURNS} from '../app/context.js'
-import {makePlan, type PlanOutcome, revisePlan} from '../app/plan.js'
-import {questionsMarkdown, todosMarkdown} from '../tools/notes.js'
+import {DEFAULT_MAX_TURNS} from '../session/context.js'
+import {makePlan, type PlanOutcome, revisePlan} from '../flows/plan.js'
+import {questionsMarkdown, todosMarkdown} from '../output/views/notes.js'
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
 

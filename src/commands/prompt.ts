@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {checkedRules, WaveCommand} from '../cli/command.js'
 import {describeThrowaway} from '../base/process/sandbox.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
-import {PLAN_NAME_PLACEHOLDER, previewPrompt, PROMPT_KINDS, type PromptPreview} from '../app/preview.js'
+import {PLAN_NAME_PLACEHOLDER, previewPrompt, PROMPT_KINDS, type PromptPreview} from '../flows/preview.js'
 
 export default class Prompt extends WaveCommand {
   static description = `Print what a session would send the model: its system prompt and tool definitions.

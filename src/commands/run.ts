@@ -10,12 +10,12 @@ import {describeSandbox} from '../base/process/sandbox.js'
 import {formatCost, formatUsage} from '../output/progress.js'
 import {markdownTable} from '../base/text.js'
 import type {CommandResult, SessionReporter} from '../output/sink.js'
-import {DEFAULT_MAX_TURNS} from '../app/context.js'
-import type {SessionStart} from '../app/plan.js'
+import {DEFAULT_MAX_TURNS} from '../session/context.js'
+import type {SessionStart} from '../flows/plan.js'
 import {reportMarkdown, reportTally} from '../output/report-view.js'
-import {executePlan, type RunOutcome} from '../app/run.js'
-import {runTask, type TaskOutcome} from '../app/task.js'
-import {questionsMarkdown, todosMarkdown} from '../tools/notes.js'
+import {executePlan, type RunOutcome} from '../flows/run.js'
+import {runTask, type TaskOutcome} from '../flows/task.js'
+import {questionsMarkdown, todosMarkdown} from '../output/views/notes.js'
 
 export default class Run extends WaveCommand {
   static args = {

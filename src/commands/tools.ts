@@ -3,8 +3,8 @@ import {Flags} from '@oclif/core'
 import {WaveCommand} from '../cli/command.js'
 import {type Offer, OFFER_LABELS, offerOf} from '../policy/offers.js'
 import {parseRules, PERMISSION_MODES, type PermissionMode} from '../policy/policy.js'
-import {openSession} from '../app/context.js'
-import {planBashOf} from '../app/plan-mode.js'
+import {openSession} from '../session/context.js'
+import {planBashOf} from '../session/plan-mode.js'
 import {describeThrowaway} from '../base/process/sandbox.js'
 
 export default class Tools extends WaveCommand {

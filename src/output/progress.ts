@@ -3,7 +3,7 @@ import {scrubSecrets} from '../base/secrets.js'
 import {visible} from '../base/text.js'
 import {integerFromEnv} from '../model/table.js'
 import {formatUsd} from '../model/pricing.js'
-import {todoProgress} from '../tools/notes.js'
+import {todoProgress} from '../base/notes.js'
 
 /** A short, one-line view of a tool call's input for the progress log. */
 function describeCall(name: string, input: unknown): string {

@@ -53,6 +53,14 @@ export const runReportSchema = z.lazy(() =>
 )
 
 export type RunReport = z.infer<typeof runReportSchema>
+
+declare module '../base/errors.js' {
+  /** What a run of a plan adds to the details every failure may carry (agent/outcome.ts adds a session's). */
+  interface FailureDetails {
+    /** Planned versus actual as it stopped (exit 7 above all: which checks failed). */
+    report?: RunReport
+  }
+}
 export type CheckResult = z.infer<typeof checkSchema>
 
 export const checkPassed = (check: CheckResult) => check.exitCode === 0

@@ -2,7 +2,8 @@ import {lstat, readFile, writeFile} from 'node:fs/promises'
 
 import {z} from 'zod'
 
-import {type AskedQuestion, normalise} from './notes.js'
+import type {AskedQuestion} from '../base/notes.js'
+import {normalise} from './notes.js'
 import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 const option = () =>

@@ -2,7 +2,6 @@ import {lstat, readFile, writeFile} from 'node:fs/promises'
 
 import {z} from 'zod'
 
-import {recordAllowedPrompts} from '../plans/lifecycle.js'
 import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 export default defineTool({
@@ -32,14 +31,10 @@ export default defineTool({
 
     let done: string
     try {
-      done = await ctx.session.exitPlanMode(input.plan_path)
+      done = await ctx.session.exitPlanMode(input.plan_path, input.allowedPrompts)
     } catch (error) {
       if (error instanceof ToolError && notes.length > 0) throw new ToolError([...notes, error.message].join('\n'))
       throw error
-    }
-
-    if (input.allowedPrompts && input.allowedPrompts.length > 0 && planFile && (await recordAllowedPrompts(planFile, input.allowedPrompts))) {
-      notes.push(`Recorded the permissions the plan asks for, for the approver: ${input.allowedPrompts.map((p) => `${p.tool}: ${p.prompt}`).join('; ')}.`)
     }
 
     return [...notes, done].join('\n')

@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {TODO_STATUSES, todoProgress} from './notes.js'
+import {TODO_STATUSES, todoProgress} from '../base/notes.js'
 import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 
 const todo = () =>

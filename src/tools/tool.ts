@@ -9,7 +9,14 @@ import type {SessionNotes} from './notes.js'
 /** What a session lets control tools do (EnterPlanMode, ExitPlanMode). */
 export interface SessionControl {
   enterPlanMode(reason?: string): Promise<string>
-  exitPlanMode(planPath?: string): Promise<string>
+  /** Ends planning; `allowedPrompts` (deprecated) are recorded beside the plan for the approver by the session, not the tool. */
+  exitPlanMode(planPath?: string, allowedPrompts?: AllowedPrompt[]): Promise<string>
+}
+
+/** ExitPlanMode's deprecated `allowedPrompts`: a command the plan asks to run, shown to the approver. */
+export interface AllowedPrompt {
+  tool: string
+  prompt: string
 }
 
 /**

@@ -16,9 +16,9 @@ import {gunzipSync} from 'node:zlib'
 import {describe, expect, it} from 'vitest'
 import {parse} from 'yaml'
 
-import {renderSticky, type StickyState, stickyBody} from '../../src/app/review/comment-body.js'
-import {encodeData} from '../../src/app/review/transport.js'
-import type {UnitRow} from '../../src/app/review/unit-rows.js'
+import {renderSticky, type StickyState, stickyBody} from '../../src/review/comment-body.js'
+import {encodeData} from '../../src/review/transport.js'
+import type {UnitRow} from '../../src/review/unit-rows.js'
 import {GITLAB_WORDS} from '../../src/forges/gitlab/client.js'
 
 import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'

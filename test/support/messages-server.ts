@@ -1,1 +1,1 @@
-export * from '../../src/scripted/server.js'
+export * from '../../src/testing/server.js'

@@ -2,7 +2,7 @@
  * The files docs/architecture.md and docs/design.md name exist: a map that names a file that was renamed
  * or removed sends its reader nowhere, and nothing else would notice. Every path in backticks that starts
  * at the repository's top (`src/...`, `test/...`, `bench/...`, `scripts/...`, `examples/...`, `docs/...`,
- * `bin/...`), every one the architecture page writes from inside src/ (`app/context.ts`,
+ * `bin/...`), every one the architecture page writes from inside src/ (`session/context.ts`,
  * `base/process/`), and every file the diagram of a session's flow names must be there. A `<name>` in a
  * path is a placeholder and `*` a glob: some file must match. A bare file name on the architecture page
  * (`gates.ts`, which a table row writes inside its folder) must be a file somewhere in the repository's
@@ -93,10 +93,10 @@ it('the architecture page names by their file name alone only files that exist s
 describe('the check', () => {
   it('finds a path that is not there, and accepts one that is', () => {
     const named = namedPaths(
-      '`src/plans/gates.ts`, `src/plans/gone.ts`, `plans/store.ts`, `plans/nothing.ts`, `bench/<name>.js`, `test/<x>/none.md`, `gone-away.ts`, `npm run bench -- --only=<name>`\n```\nx (app/context.ts, app/missing.ts)\n```\n',
+      '`src/plans/gates.ts`, `src/plans/gone.ts`, `plans/store.ts`, `plans/nothing.ts`, `bench/<name>.js`, `test/<x>/none.md`, `gone-away.ts`, `npm run bench -- --only=<name>`\n```\nx (session/context.ts, flows/missing.ts)\n```\n',
     )
     expect(named.topLevel.filter((spelled) => !exists(spelled))).toEqual(['src/plans/gone.ts', 'test/<x>/none.md'])
-    expect(named.inSrc.filter((spelled) => !exists(`src/${spelled}`))).toEqual(['plans/nothing.ts', 'app/missing.ts'])
+    expect(named.inSrc.filter((spelled) => !exists(`src/${spelled}`))).toEqual(['plans/nothing.ts', 'flows/missing.ts'])
     expect(named.bare.filter((name) => !baseNames.has(name))).toEqual(['gone-away.ts'])
     expect(statSync(path.join(root, 'src/plans/gates.ts')).isFile()).toBe(true)
   })

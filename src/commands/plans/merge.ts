@@ -4,7 +4,7 @@ import {WaveCommand} from '../../cli/command.js'
 import {ExitCode} from '../../base/errors.js'
 import {inertMarkdown} from '../../base/text.js'
 import {formatCost} from '../../output/progress.js'
-import {type MergeOutcome, mergeUnits} from '../../app/merge.js'
+import {type MergeOutcome, mergeUnits} from '../../flows/merge.js'
 import type {CommandResult} from '../../output/sink.js'
 import {checkOutcome} from '../../plans/report.js'
 

@@ -7,7 +7,7 @@ import {Octokit} from '@octokit/rest'
 
 import {ExitCode, WaveError} from '../../base/errors.js'
 import {scrubSecrets} from '../../base/secrets.js'
-import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../app/review/forge.js'
+import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../review/forge.js'
 import {mayAct, type Role, roleOf, type PermissionAnswer} from './permissions.js'
 
 export interface RepositoryName {

@@ -6,8 +6,8 @@
 import {usageError} from '../../base/errors.js'
 import {EXECUTION_MODES, type ExecutionMode} from '../../policy/modes.js'
 import type {RepositoryName} from './client.js'
-import {PR_DELIVERIES, type PrDelivery} from '../../app/review/delivery.js'
-import {given, optionReader} from '../../app/review/options.js'
+import {PR_DELIVERIES, type PrDelivery} from '../../review/delivery.js'
+import {given, optionReader} from '../../review/options.js'
 import type {BudgetCap} from '../../model/budget.js'
 import {type Role, ROLES} from './permissions.js'
 

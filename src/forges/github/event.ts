@@ -7,8 +7,8 @@ import {readFile} from 'node:fs/promises'
 import {z} from 'zod'
 
 import {usageError} from '../../base/errors.js'
-import {isWaveComment} from '../../app/review/commands.js'
-import {commentIntent, type Intent, type Trigger} from '../../app/review/intent.js'
+import {isWaveComment} from '../../review/commands.js'
+import {commentIntent, type Intent, type Trigger} from '../../review/intent.js'
 
 const userSchema = z.lazy(() => z.object({id: z.number().int().optional(), login: z.string(), type: z.string().optional()}))
 
@@ -36,7 +36,7 @@ const dispatchSchema = z.lazy(() =>
   }),
 )
 
-export type {Intent, Trigger} from '../../app/review/intent.js'
+export type {Intent, Trigger} from '../../review/intent.js'
 
 export async function readEvent(eventPath: string): Promise<unknown> {
   let text: string

@@ -2,19 +2,19 @@
  * `wave github`: one GitHub Actions event, start to end. The event becomes an intent (event.ts); the
  * review core decides the rest (review/handler.ts), through GitHub's client and git remote.
  */
-import {dutiesOf, type DutyFlags} from '../../app/review/duties.js'
-import {handleReview} from '../../app/review/handler.js'
-import {Remote} from '../../app/review/remote.js'
-import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../app/review/steps.js'
+import {dutiesOf, type DutyFlags} from '../../review/duties.js'
+import {handleReview} from '../../review/handler.js'
+import {Remote} from '../../review/remote.js'
+import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../review/steps.js'
 import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
-import {reportUnits, type UnitsReport, unitsReportFlag} from '../../app/review/units.js'
+import {reportUnits, type UnitsReport, unitsReportFlag} from '../../review/units.js'
 import {GitHubClient} from './client.js'
 import {writeStepOutputs} from './outputs.js'
 import {githubAccess, githubEnvironment, type GitHubFlags, githubOptions} from './env.js'
 import {intentOf, readEvent} from './event.js'
 
-export type {ReviewOutcome as GitHubOutcome, SessionRunner} from '../../app/review/steps.js'
+export type {ReviewOutcome as GitHubOutcome, SessionRunner} from '../../review/steps.js'
 
 interface GitHubEventOptions {
   flags: GitHubFlags & DutyFlags

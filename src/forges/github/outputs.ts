@@ -7,7 +7,7 @@
  */
 import {appendFile} from 'node:fs/promises'
 
-import type {ReviewOutcome} from '../../app/review/steps.js'
+import type {ReviewOutcome} from '../../review/steps.js'
 
 export async function writeStepOutputs(file: string | undefined, outcome: ReviewOutcome): Promise<void> {
   if (!file) return

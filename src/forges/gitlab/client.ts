@@ -5,7 +5,7 @@
  * PRIVATE-TOKEN header. Every API failure becomes one line naming the call and GitLab's answer.
  */
 import {ExitCode, WaveError} from '../../base/errors.js'
-import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../app/review/forge.js'
+import type {Access, ChangeRequest, CommitStatus, Forge, ForgeComment, ForgeWords, Person, Thread} from '../../review/forge.js'
 import {scrubSecrets} from '../../base/secrets.js'
 import {accessLevelName, type AccessLevel} from './access.js'
 

@@ -5,9 +5,9 @@
  */
 import {usageError} from '../../base/errors.js'
 import {EXECUTION_MODES, type ExecutionMode} from '../../policy/modes.js'
-import type {PrDelivery} from '../../app/review/delivery.js'
-import {given, optionReader} from '../../app/review/options.js'
-import type {ReviewOptions} from '../../app/review/steps.js'
+import type {PrDelivery} from '../../review/delivery.js'
+import {given, optionReader} from '../../review/options.js'
+import type {ReviewOptions} from '../../review/steps.js'
 import {type AccessLevel, parseAccessLevel} from './access.js'
 
 export interface GitLabEnvironment {

@@ -12,8 +12,8 @@ import {readFile} from 'node:fs/promises'
 import {z} from 'zod'
 
 import {ExitCode, usageError, WaveError} from '../../base/errors.js'
-import {isWaveComment} from '../../app/review/commands.js'
-import {commentIntent, type Intent, type Trigger} from '../../app/review/intent.js'
+import {isWaveComment} from '../../review/commands.js'
+import {commentIntent, type Intent, type Trigger} from '../../review/intent.js'
 import type {GitLabClient, Pipeline} from './client.js'
 import type {GitLabEnvironment} from './env.js'
 

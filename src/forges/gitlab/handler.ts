@@ -3,14 +3,14 @@
  * pipeline's WAVE_TASK) becomes an intent (event.ts), checked against the note as the API has it; the
  * review core decides the rest (review/handler.ts), through GitLab's client and git remote.
  */
-import {dutiesOf, type DutyFlags} from '../../app/review/duties.js'
-import {handleReview, ignored} from '../../app/review/handler.js'
-import {Remote} from '../../app/review/remote.js'
-import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../app/review/steps.js'
+import {dutiesOf, type DutyFlags} from '../../review/duties.js'
+import {handleReview, ignored} from '../../review/handler.js'
+import {Remote} from '../../review/remote.js'
+import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../review/steps.js'
 import {usageError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
-import {reportUnits, type UnitsReport, unitsReportFlag} from '../../app/review/units.js'
-import type {Thread} from '../../app/review/forge.js'
+import {reportUnits, type UnitsReport, unitsReportFlag} from '../../review/units.js'
+import type {Thread} from '../../review/forge.js'
 import {GitLabClient} from './client.js'
 import {writeUnitsPipeline} from './units-pipeline.js'
 import {gitlabAccess, gitlabEnvironment, type GitLabFlags, gitlabOptions} from './env.js'

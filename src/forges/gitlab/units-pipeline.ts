@@ -10,7 +10,7 @@
 import {mkdir, writeFile} from 'node:fs/promises'
 import path from 'node:path'
 
-import type {ReviewOutcome} from '../../app/review/steps.js'
+import type {ReviewOutcome} from '../../review/steps.js'
 import {formatJobList, idlePipeline, pipelineText} from '../../plans/job-matrix.js'
 
 /** The template job each unit's job extends, and the file (in the project) that defines it. */

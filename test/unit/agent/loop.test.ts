@@ -16,7 +16,7 @@ import {stoppedBy, stoppedError} from '../../../src/agent/outcome.js'
 import {ExitCode, WaveError} from '../../../src/base/errors.js'
 import {NO_RULES} from '../../../src/policy/policy.js'
 import {type AgentEvent, type AgentOutcome, outcomeDetails, type RequestShape} from '../../../src/agent/loop.js'
-import {agentLoop, type LoopBinding} from '../../../src/app/session.js'
+import {agentLoop, type LoopBinding} from '../../../src/session/session.js'
 import {costOf} from '../../../src/model/pricing.js'
 import {builtinRegistry} from '../../../src/tools/registry.js'
 import {

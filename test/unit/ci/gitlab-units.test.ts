@@ -16,7 +16,7 @@ import {parse} from 'yaml'
 
 import {formatJobList} from '../../../src/plans/job-matrix.js'
 import {UNITS_PIPELINE_FILE, writeUnitsPipeline} from '../../../src/forges/gitlab/units-pipeline.js'
-import type {ReviewOutcome} from '../../../src/app/review/steps.js'
+import type {ReviewOutcome} from '../../../src/review/steps.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8')

@@ -7,9 +7,11 @@ import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import type {PolicyContext} from '../../../src/policy/policy.js'
+import {PlanMode} from '../../../src/session/plan-mode.js'
 import askUserQuestion, {keepOpenQuestions} from '../../../src/tools/ask-user-question.js'
 import exitPlanMode from '../../../src/tools/exit-plan-mode.js'
-import {type AskedQuestion, type NoteEvent, SessionNotes, todoProgress} from '../../../src/tools/notes.js'
+import {type AskedQuestion, todoProgress} from '../../../src/base/notes.js'
+import {type NoteEvent, SessionNotes} from '../../../src/tools/notes.js'
 import todoWrite from '../../../src/tools/todo-write.js'
 import type {ToolContext} from '../../../src/tools/tool.js'
 import {contextFor, useWorkspaces} from './context.js'
@@ -19,7 +21,7 @@ const workspace = useWorkspaces()
 async function sessionContext(
   root: string,
   policy?: Partial<PolicyContext>,
-  exit?: (planPath?: string) => Promise<string>,
+  exit?: ToolContext['session']['exitPlanMode'],
 ): Promise<ToolContext & {notes: SessionNotes}> {
   const ctx = await contextFor(root)
   const notes = new SessionNotes()
@@ -144,11 +146,11 @@ describe('ExitPlanMode', () => {
       }),
     )
     let exited = 0
-    const ctx = await sessionContext(root, {mode: 'plan', planFile}, async () => {
+    // The session's own plan mode records allowedPrompts: the tool only passes them on.
+    const planMode = new PlanMode({exitMessage: 'The plan is complete. End your turn now.', plan: {name: 'p', path: planFile}, workspace: root})
+    const ctx = await sessionContext(root, {mode: 'plan', planFile}, (given, allowedPrompts) => {
       exited++
-      if (!(await readFile(planFile, 'utf8').catch(() => '')).trim())
-        throw new (await import('../../../src/tools/tool.js')).ToolError('No plan file exists yet.')
-      return 'The plan is complete. End your turn now.'
+      return planMode.exitPlanMode(given, allowedPrompts)
     })
     return {ctx, exited: () => exited, planFile, stateFile: path.join(plansDir, 'p.state.json')}
   }

@@ -1,0 +1,261 @@
+/**
+ * `wave plan --task` and `wave plan --revise`: a session in plan mode on one plan file, the only file it
+ * may write. What differs from other sessions is only the opening message and the plan's bookkeeping.
+ */
+import {lstat, realpath, stat, writeFile} from 'node:fs/promises'
+import path from 'node:path'
+
+import {keepOpenQuestions} from '../tools/ask-user-question.js'
+import type {AskedQuestion, Todo} from '../base/notes.js'
+import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
+import {type PlanContract, planContractOf} from '../plans/contract.js'
+import {createPlan, type PlanSource, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
+import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/store.js'
+import {appendTranscript, transcriptPathOf} from '../plans/transcript.js'
+import {ExitCode, usageError, WaveError} from '../base/errors.js'
+import {failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
+import {primeThrowawayStatus} from '../base/process/sandbox.js'
+import type {RepositorySnapshot} from '../base/workspace/snapshot.js'
+import {openSession, type SessionContext, type SessionOptions} from '../session/context.js'
+import {outcomeDetails, type StopReason, type TokenUsage} from '../agent/loop.js'
+import {stateReasoning} from '../model/reasoning.js'
+import {planningProfile} from '../session/profiles.js'
+import {missingPlanPrompt, planOpening, reviseOpening} from '../session/prompts/plan.js'
+import {runSession, type SessionOutcome} from '../session/session.js'
+
+export interface SessionStart {
+  /** How the session's commands are contained (runs only: plan mode runs none). */
+  sandbox?: string
+  model: string
+  workspace: string
+  mode: string
+  name?: string
+  planPath?: string
+}
+
+interface PlanSessionOptions extends SessionOptions {
+  /** `--allow` rules, on top of the settings files' (e.g. WebFetch(domain:docs.example.com) for research). */
+  allow: string[]
+  onStart?(info: SessionStart): void
+}
+
+interface PlanOptions extends PlanSessionOptions {
+  task: string
+}
+
+interface ReviseOptions extends PlanSessionOptions {
+  /** The plan's path, or its name as `wave plans` lists it. */
+  planPath: string
+  feedback?: string
+}
+
+export interface PlanOutcome {
+  kind: 'planned'
+  planPath: string
+  name: string
+  /** Where the plan came from: the plan file the model wrote, or its final message when it wrote none. */
+  planSource: PlanSource
+  turns: number
+  usage: TokenUsage
+  stopReason: StopReason
+  costUsd: number | null
+  summary: string
+  /** The plan's ## Scope and ## Verification, as the session left them. */
+  contract: PlanContract
+  /** The revision of the plan this session wrote (every revision is kept: revisions.ts). */
+  revision: number
+  /** Questions the model asked that no one could answer; each is in the plan's open questions. */
+  questions: AskedQuestion[]
+  todos: Todo[]
+}
+
+/**
+ * `wave plan --task`: a plan-mode session whose one writable file is a freshly named plan. A session
+ * stopped before it finished (a limit, a refusal) is returned as it stopped, its plan's state failed.
+ */
+export async function makePlan(options: PlanOptions): Promise<PlanOutcome | Stopped> {
+  const session = await openSession(options)
+  probePlanBash(session)
+  const {model, snapshot, workspace} = session
+  const repository = await snapshot!.state()
+  // The reasoning recorded is what the first request carries: the model as known from the cache or the table.
+  await session.knowModel()
+  const plan = await createPlan({model, reasoning: stateReasoning(session.reasoning), repository, task: options.task, workspace})
+  // In a large work tree `dirty` is not awaited before the first request: recorded once git has it.
+  const recorded = repository && repository.dirty === undefined ? recordLater(plan.path, snapshot!) : undefined
+  const opening = planOpening(options.task, plan.path)
+  return planSession(session, {...options, opening, planPath: plan.path, recorded, transcriptLabel: 'plan'})
+}
+
+/**
+ * `wave plan --revise`: the same plan file, in plan mode again, with the original task and the
+ * reviewer's feedback in the first message. Also picks up a session that failed or was interrupted.
+ */
+export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome | Stopped> {
+  const planPath = await planInPlansDir(await resolvePlanReference(options.planPath, {unwritten: true}))
+  const state = await readPlanStateChecked(planPath)
+  const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
+  // The record, when there is one, is the authority on the task; the state file is wave's bookkeeping.
+  const task = record?.task || state?.task
+  if (!task) throw usageError(`Nothing is known of the task behind ${planPath}: it has no approval record with a task, and its state file is missing.`)
+  if (record?.task && state?.task && record.task !== state.task) {
+    options.host.warn(`The state file of ${planNameOf(planPath)} names another task than its approval record; the record's is used.`)
+  }
+
+  const feedback = options.feedback?.trim() || newestFeedback(record)
+  const session = await openSession(options)
+  probePlanBash(session)
+  const {workspace} = session
+  const planned = record?.repository?.head ?? state?.repository?.head
+  const current = await session.snapshot!.head()
+  if (planned && current?.head && current.head !== planned) {
+    options.host.warn(`The plan was made against commit ${planned.slice(0, 12)}; ${workspace} is at ${current.head.slice(0, 12)}.`)
+  }
+
+  const opening = reviseOpening(task, planPath, feedback)
+  return planSession(session, {...options, feedback, opening, planPath, transcriptLabel: 'revise'})
+}
+
+/**
+ * Starts plan mode's sandbox probes (base/process/sandbox.ts) as soon as the settings are known, so that
+ * they run while git answers and the plan file is made; the session awaits them before its first request.
+ */
+function probePlanBash(session: SessionContext): void {
+  if (session.settings.planModeBash) primeThrowawayStatus().catch(() => {})
+}
+
+interface SessionInput extends PlanSessionOptions {
+  planPath: string
+  opening: string
+  transcriptLabel: 'plan' | 'revise'
+  /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
+  recorded?: Promise<void>
+  /** The feedback a revision answers, kept with the revision. */
+  feedback?: string
+}
+
+/** One planning session on one plan file: only that file is writable, the rest read-only. */
+async function planSession(session: SessionContext, input: SessionInput): Promise<PlanOutcome | Stopped> {
+  const {planPath} = input
+  const {workspace} = session
+  const name = planNameOf(planPath)
+  input.onStart?.({mode: 'plan', model: session.model, name, planPath, workspace})
+  const profile = planningProfile({name, path: planPath}, workspace)
+  const planMode = profile.planMode
+  let outcome: SessionOutcome
+  let corrected = false
+  const partial = () => (isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : '')
+  try {
+    outcome = await runSession(session, {
+      ...profile,
+      allow: input.allow,
+      // A planning turn that ends without the plan file gets one more turn, naming the file.
+      async followUp() {
+        if (corrected || !(await planMode.problem())) return undefined
+        corrected = true
+        return missingPlanPrompt(planPath)
+      },
+      onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: input.transcriptLabel}),
+      opening: input.opening,
+      recordAgent: (agent) => appendTranscript(planPath, {agent, session: input.transcriptLabel}),
+      transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
+      transcriptPath: () => transcriptPathOf(planPath),
+    })
+  } catch (error) {
+    // An API failure or an interrupt: the plan's state says why, and where the plan so far is.
+    await input.recorded
+    const reason = error instanceof Error ? error.message : String(error)
+    await planningEnded(planPath, {costUsd: error instanceof WaveError ? error.details?.costUsd : undefined, ok: false, reason})
+    if (error instanceof WaveError) throw new WaveError(error.message + partial(), error.exitCode, error.hint, {...error.details, planPath})
+    throw error
+  } finally {
+    await session.close()
+  }
+
+  await input.recorded
+  const stopped = stoppedBy(outcome, outcomeDetails(outcome))
+  if (stopped) {
+    await planningEnded(planPath, {costUsd: outcome.costUsd, ok: false, reason: failureOf(stopped).message})
+    return {...stopped, details: {...stopped.details, planPath}, more: partial()}
+  }
+
+  let planSource: PlanSource = 'plan_file'
+  if (await planMode.problem()) {
+    // Still no plan file after the corrective turn: a plan given in prose is kept, never lost.
+    if (!outcome.finalText.trim() || !(await savedAsPlan(planPath, outcome.finalText))) {
+      const reason = `The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`
+      await planningEnded(planPath, {costUsd: outcome.costUsd, ok: false, reason})
+      throw new WaveError(reason, ExitCode.runtime)
+    }
+
+    planSource = 'final_message'
+    session.host.warn(`The model wrote no plan file: its final message is saved as the plan at ${planPath}. Review it before approving.`)
+  }
+
+  await keepOpenQuestions(planPath, outcome.questions)
+  await planningEnded(planPath, {costUsd: outcome.costUsd, ok: true, ...(planSource === 'final_message' ? {planSource} : {})})
+  const {contract, revision} = await planContractOf(planPath, input.feedback)
+  return {
+    contract,
+    costUsd: outcome.costUsd,
+    kind: 'planned',
+    name,
+    planPath,
+    planSource,
+    questions: outcome.questions,
+    revision,
+    stopReason: outcome.stopReason,
+    summary: outcome.finalText,
+    todos: outcome.todos,
+    turns: outcome.turns,
+    usage: outcome.usage,
+  }
+}
+
+/** Writes the final message as the plan, only where no plan file is (a file that appeared since is the model's). */
+async function savedAsPlan(planPath: string, text: string): Promise<boolean> {
+  try {
+    await writeFile(planPath, text.trim() + '\n', {flag: 'wx', mode: 0o600})
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Records the plan's `dirty` once the snapshot has it; a failure leaves it unrecorded (the plan goes on). */
+async function recordLater(planPath: string, snapshot: RepositorySnapshot): Promise<void> {
+  const dirty = await snapshot.dirty()
+  if (dirty !== undefined) await recordDirty(planPath, dirty).catch(() => {})
+}
+
+/** A plan to revise must be one of wave's: a regular file (or a plan still to write) in the plans directory. */
+async function planInPlansDir(given: string): Promise<string> {
+  const dir = await ensurePlansDir()
+  const absolute = path.resolve(given)
+  const parent = await existingDir(path.dirname(absolute))
+  const planPath = parent ? path.join(parent, path.basename(absolute)) : absolute
+  if (path.dirname(planPath) !== dir || !planPath.endsWith('.md')) {
+    throw usageError(`${given} is not a plan in ${dir}: only wave's own plans can be revised.`)
+  }
+
+  const [plan, state] = await Promise.all([lstat(planPath).catch(() => undefined), stat(planSidecars(planPath).state).catch(() => undefined)])
+  if (!plan && !state) throw usageError(`Plan not found: ${given}`)
+  if (plan && !plan.isFile()) throw usageError(`The plan ${given} is not a regular file.`)
+  return planPath
+}
+
+function newestFeedback(record: ApprovalRecord | undefined): string | undefined {
+  if (!record) return undefined
+  const decisions = [...record.history].reverse()
+  const wanted = decisions.find((entry) => entry.decision !== 'approved' && entry.feedback)
+  return wanted?.feedback ?? (record.decision === 'approved' ? undefined : (record.feedback ?? undefined))
+}
+
+async function existingDir(dir: string | undefined): Promise<string | undefined> {
+  if (!dir) return undefined
+  try {
+    return (await stat(dir)).isDirectory() ? await realpath(dir) : undefined
+  } catch {
+    return undefined
+  }
+}
