@@ -2,13 +2,15 @@
  * oclif plugins that contribute tools: the example plugin (examples/wave-plugin-wordcount) linked with
  * `wave plugins link`, its tools seen and called in plan and run sessions; invalid plugin tools rejected
  * with messages naming the plugin. Plugin data lives under the sandbox's HOME (~/.local/share/wave).
+ * Each plugin is linked from a copy in the sandbox: a link points oclif (and npm, were it to install)
+ * at the folder, and the project's own tree is left as the test found it.
  */
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
-import {describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it} from 'vitest'
 
-import {PROJECT_ROOT, type Sandbox} from '../support/cli.js'
+import {PROJECT_ROOT, type Sandbox, snapshotTree} from '../support/cli.js'
 import {useScriptedSession, waveIn} from '../support/session.js'
 import {type MessagesServer, planPathIn, reply, toolNames, toolResults, toolUse} from '../support/messages-server.js'
 
@@ -21,8 +23,17 @@ let server: MessagesServer
 useScriptedSession((session) => ({sandbox, server} = session))
 const wave = waveIn(() => ({sandbox, server}))
 
+// What the plugins' folders held before any test: each must hold the same after them all.
+const untouched = Object.fromEntries([EXAMPLE, BAD, BROKEN].map((dir) => [dir, snapshotTree(dir)]))
+afterAll(() => {
+  for (const [dir, before] of Object.entries(untouched)) expect(snapshotTree(dir), dir).toEqual(before)
+})
+
+/** Links a copy of the plugin at `dir`, made in the sandbox, never the project's folder itself. */
 async function link(dir: string) {
-  const result = await wave(['plugins', 'link', dir, '--no-install'])
+  const copy = path.join(sandbox.root, 'plugins', path.basename(dir))
+  cpSync(dir, copy, {recursive: true})
+  const result = await wave(['plugins', 'link', copy, '--no-install'])
   expect(result.code, result.stderr).toBe(0)
 }
 
