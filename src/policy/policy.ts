@@ -90,6 +90,8 @@ export interface ToolIdentity {
   access: AccessClass
   /** Absent means built-in. Plugin and MCP tools are held to less trust (see `foreignDecision`). */
   origin?: ToolOrigin
+  /** Its other names (Task for Agent): a rule naming any of them governs it, as one naming its name does. */
+  aliases?: readonly string[]
 }
 
 export interface ToolCall {
@@ -445,12 +447,22 @@ export function parseRules(allow: string[] = [], denyRules: string[] = []): Rule
 }
 
 /**
- * Whether a rule is about a tool: its name, or for MCP tools (`mcp__<server>__<tool>`) also the server
- * alone, `mcp__<server>`, which covers every tool of that server.
+ * Whether a rule is about a tool: its name or one of its aliases (a `Task` rule governs Agent, as Claude
+ * Code's configurations write it), or for MCP tools (`mcp__<server>__<tool>`) also the server alone,
+ * `mcp__<server>`, which covers every tool of that server.
  */
-function ruleNamesTool(rule: Rule, toolName: string): boolean {
-  if (rule.tool === toolName) return true
-  return rule.tool.startsWith('mcp__') && !rule.tool.slice('mcp__'.length).includes('__') && toolName.startsWith(rule.tool + '__')
+function ruleNamesTool(rule: Rule, tool: ToolIdentity): boolean {
+  if (rule.tool === tool.name || tool.aliases?.includes(rule.tool)) return true
+  return rule.tool.startsWith('mcp__') && !rule.tool.slice('mcp__'.length).includes('__') && tool.name.startsWith(rule.tool + '__')
+}
+
+/**
+ * The rules that name no tool of the session (by any of its names, its MCP server, or a family: `Read`
+ * and `Edit` are tools themselves): each governs nothing, which its author did not mean. Said, not refused:
+ * a settings file shared with Claude Code may name tools wave does not have.
+ */
+export function rulesNamingNoTool(rules: Rules, tools: readonly ToolIdentity[]): Rule[] {
+  return [...rules.allow, ...rules.deny].filter((rule) => !tools.some((tool) => ruleNamesTool(rule, tool)))
 }
 
 /**
@@ -459,7 +471,7 @@ function ruleNamesTool(rule: Rule, toolName: string): boolean {
  * `Edit(...)` rules every tool that writes (Edit, Write, plugin and MCP write tools).
  */
 function ruleGoverns(rule: Rule, tool: ToolIdentity): boolean {
-  if (ruleNamesTool(rule, tool.name)) return true
+  if (ruleNamesTool(rule, tool)) return true
   return (rule.tool === 'Read' && tool.access === 'read') || (rule.tool === 'Edit' && tool.access === 'write')
 }
 

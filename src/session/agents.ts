@@ -13,8 +13,8 @@ import type {ToolRegistry} from '../tools/registry.js'
 import {explorePrompt, generalPurposePrompt} from './prompts/agents.js'
 import {permissions} from './prompts/execution.js'
 
-/** The Agent tool as the policy knows it: whether a session offers agents is whether it offers this. */
-export const AGENT_TOOL: ToolIdentity = {access: 'control', name: 'Agent'}
+/** The Agent tool as the policy knows it, by each of its names: whether a session offers agents is whether it offers this. */
+export const AGENT_TOOL: ToolIdentity = {access: 'control', aliases: ['Task'], name: 'Agent'}
 
 export interface AgentKindsInput {
   /** Started in plan mode: Explore only. */

@@ -18,7 +18,7 @@ import {type CommandWatch, turnExecutor} from '../tools/turn.js'
 import {STRUCTURED_OUTPUT_TOOL, type StructuredResult, structuredOutputReminder} from '../tools/structured-output.js'
 import {SessionHooks} from '../tools/hooks/session-hooks.js'
 import {ExitCode, WaveError} from '../base/errors.js'
-import {offered, parseRules, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
+import {offered, parseRules, rulesNamingNoTool, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
 import {DEFAULT_SANDBOX, primeThrowawayStatus, type SandboxSettings} from '../base/process/sandbox.js'
 import type {Scope} from '../policy/scope.js'
 import {DEFAULT_MAX_TURNS, type SessionContext} from './context.js'
@@ -90,6 +90,8 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   prompt.catch(() => {}) // awaited below, unless opening the tools fails first
   const tools = await session.tools()
   const built = await prompt
+  for (const rule of rulesNamingNoTool(built.policy().rules, tools.registry.tools))
+    host.warn(`The rule ${rule.source} names no tool of this session: it governs nothing.`)
   const {planBash, system} = built
   // Read tools may read the session's background output files (their paths are given when they start).
   const policy = (): PolicyContext => ({...built.policy(), taskOutputs: tools.tasks.outputDir})

@@ -12,10 +12,12 @@ import {
   type PermissionMode,
   type PolicyContext,
   ruleNamesHost,
+  rulesNamingNoTool,
   ruleSchema,
   type ToolIdentity,
 } from '../../../src/policy/policy.js'
 import {analyseShell} from '../../../src/policy/shell.js'
+import AgentTool from '../../../src/tools/agent.js'
 import type {PathKind, ResolvedPath} from '../../../src/base/workspace/paths.js'
 
 const ROOT = '/work/repo'
@@ -40,7 +42,8 @@ const Enter: ToolIdentity = {access: 'control', name: 'EnterPlanMode'}
 const Exit: ToolIdentity = {access: 'control', name: 'ExitPlanMode'}
 const TodoWrite: ToolIdentity = {access: 'control', name: 'TodoWrite'}
 const Ask: ToolIdentity = {access: 'control', name: 'AskUserQuestion'}
-const Agent: ToolIdentity = {access: 'control', name: 'Agent'}
+// The Agent tool as the registry has it: by its name of now and its older one, Task (issue 48).
+const Agent: ToolIdentity = AgentTool
 const TaskStop: ToolIdentity = {access: 'execute', name: 'TaskStop'}
 const PLAN_BASH = {kind: 'read-only', offered: true} as const
 const PLAN_BASH_OFF = {offered: false, why: 'planMode.bash is false in the settings'} as const
@@ -89,6 +92,12 @@ const rows: Row[] = [
   ['plan: TaskStop without plan-mode Bash', ctx('plan', [], [], {planBash: PLAN_BASH_OFF}), TaskStop, {task_id: 'bash_1'}, undefined, 'deny'],
   ['plan: Agent', ctx('plan'), Agent, {}, undefined, 'allow'],
   ['plan: Agent denied by a rule', ctx('plan', [], ['Agent']), Agent, {}, undefined, 'deny'],
+  // issue 48: a rule names a tool by any of its names; Claude Code's configurations say Task
+  ['plan: Agent denied by a Task rule', ctx('plan', [], ['Task']), Agent, {}, undefined, 'deny'],
+  ['bypass: Agent denied by a Task rule', ctx('bypassPermissions', [], ['Task']), Agent, {}, undefined, 'deny'],
+  ['bypass: Agent not denied by a rule naming another tool', ctx('bypassPermissions', [], ['TaskStop']), Agent, {}, undefined, 'allow'],
+  ['default: Agent allowed by a Task allow rule', ctx('default', ['Task'], []), Agent, {}, undefined, 'allow'],
+  ['bypass: a Task rule governs no other tool', ctx('bypassPermissions', [], ['Task']), Read, {}, target(`${ROOT}/src/a.ts`), 'allow'],
   // an agent: plan mode's row without a plan file, no control tools
   ['agent: Read', ctx('plan', [], [], {nested: true, planBash: PLAN_BASH, planFile: undefined}), Read, {}, target(`${ROOT}/src/a.ts`), 'allow'],
   ['agent: Bash', ctx('plan', [], [], {nested: true, planBash: PLAN_BASH, planFile: undefined}), Bash, {command: 'git log'}, undefined, 'allow'],
@@ -426,6 +435,18 @@ describe('modes', () => {
 
   it('can skip plan mode', () => {
     expect(nextMode('acceptEdits', ['plan'])).toBe('default')
+  })
+})
+
+describe('rules naming no tool', () => {
+  const tools = [Read, Write, Edit, Bash, Agent, McpRead]
+  it('finds each rule that names no tool by any of its names, its MCP server or a family', () => {
+    const rules = parseRules(['Task', 'Read(./src/**)', 'mcp__fixture', 'Bash(npm test:*)', 'MultiEdit'], ['Agent', 'mcp__other', 'Tsak'])
+    expect(rulesNamingNoTool(rules, tools).map((rule) => rule.source)).toEqual(['MultiEdit', 'mcp__other', 'Tsak'])
+  })
+
+  it('finds none where every rule names a tool', () => {
+    expect(rulesNamingNoTool(parseRules(['Task', 'Edit(./a)'], ['Bash(rm:*)']), tools)).toEqual([])
   })
 })
 
