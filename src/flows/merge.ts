@@ -16,6 +16,7 @@ import {visible} from '../base/text.js'
 import {applyPatches, hasCommit, MAX_PATCH_BYTES} from '../base/workspace/patch.js'
 import {headOf, sessionWorkspace} from '../base/workspace/git.js'
 import {assertSandboxForCommands, openSandboxNetwork} from '../base/process/runner.js'
+import {sandboxSettings} from '../base/process/sandbox.js'
 import {loadSettings} from '../config/settings.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, readApproval, sha256Of} from '../plans/approval.js'
 import {runChecks} from '../plans/checks.js'
@@ -264,7 +265,7 @@ async function planChecks(record: ApprovalRecord, root: string, options: MergeOp
   const settings = loadSettings(root)
   const network = await openSandboxNetwork(record.sandbox, (host) => options.warn(`A check asked for ${host}: refused, not an approved host.`))
   try {
-    const sandbox = {...record.sandbox, env: settings.sandboxEnv, proxy: network?.directory, tmpSize: settings.sandboxTmpSize}
+    const sandbox = sandboxSettings(record.sandbox, settings, network?.directory)
     return await runChecks(verify, {onCheck: options.onCheck, root, sandbox, signal: options.signal})
   } finally {
     await network?.close()

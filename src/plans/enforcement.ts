@@ -21,12 +21,13 @@ import {changedBetween, type WorkTreePlace, type WorkTreeState, WorkTreeWatch} f
 export const DEFAULT_VERIFY_RETRIES = 2
 
 interface EnforcementOptions {
-  record: Pick<ApprovalRecord, 'scope' | 'verify' | 'sandbox'>
+  record: Pick<ApprovalRecord, 'scope' | 'verify'>
   /** The work tree to watch; absent outside a git repository (only file tools' writes are known then). */
   place?: WorkTreePlace
   /** `--verify-retries`: how many more times the model gets the failing output and another turn. */
   retries?: number
-  checks: Omit<CheckOptions, 'onCheck'> & {onCheck?: CheckOptions['onCheck']}
+  /** Where and how the checks run: their sandbox is the session's (base/process/sandbox.ts's sandboxSettings), never rebuilt here. */
+  checks: Omit<CheckOptions, 'onCheck' | 'sandbox'> & {onCheck?: CheckOptions['onCheck']; sandbox: NonNullable<CheckOptions['sandbox']>}
   /** What an earlier part of this run recorded (`--resume`): deviations and denials go on from it. */
   earlier?: RunReport
   /**
@@ -130,7 +131,7 @@ export class Enforcement {
             exitCode: null,
             outputTail: `Not run: a process of background task ${work.survived.join(', ')} would not end.`,
           }))
-        : await runChecks(verify, {...this.options.checks, sandbox: this.options.checks.sandbox ?? this.options.record.sandbox})
+        : await runChecks(verify, this.options.checks)
     if (atChecks) for (const file of this.outside(atChecks, await this.watch!.read())) this.duringChecks.add(file)
     this.rounds++
     if (this.checks.every(checkPassed)) return undefined

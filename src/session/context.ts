@@ -16,7 +16,7 @@ import {type BudgetCap, capName} from '../model/budget.js'
 import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings, type McpServerConfig} from '../config/settings.js'
 import {type SessionPlace, sessionWorkspace} from '../base/workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../base/workspace/snapshot.js'
-import type {SandboxChoice, SandboxSettings} from '../base/process/sandbox.js'
+import {type SandboxChoice, type SandboxSettings, sandboxSettings} from '../base/process/sandbox.js'
 import {knowModel, type ModelKnowledge, type ModelProfile, tableProfile} from '../model/catalog.js'
 import type {AgentEvent, RequestShape} from '../agent/loop.js'
 import {assertCredentials, createClient, modelFrom} from '../model/table.js'
@@ -305,7 +305,7 @@ export class SessionContext {
 
   /** The sandbox of the session's commands and checks: the choice (an approval's, or --sandbox) with what the settings add. */
   sandboxFor(choice: SandboxChoice, proxy?: string): SandboxSettings {
-    return {...choice, env: this.settings.sandboxEnv, proxy, tmpSize: this.settings.sandboxTmpSize}
+    return sandboxSettings(choice, this.settings, proxy)
   }
 
   /** Fails before any request when no credential is set (exit 2). */

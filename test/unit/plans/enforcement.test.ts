@@ -10,7 +10,7 @@ import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {sandboxStatus} from '../../../src/base/process/sandbox.js'
+import {type SandboxChoice, sandboxSettings, sandboxStatus} from '../../../src/base/process/sandbox.js'
 import {runChecks} from '../../../src/plans/checks.js'
 import {Enforcement} from '../../../src/plans/enforcement.js'
 import {makeSandbox, type Sandbox} from '../../support/cli.js'
@@ -26,9 +26,10 @@ afterEach(() => sandbox.cleanup())
 const OFF = {enabled: false, network: false}
 const signal = new AbortController().signal
 
-function enforcement(record: ConstructorParameters<typeof Enforcement>[0]['record'], retries?: number): Enforcement {
+/** A run's enforcement, its checks in the record's sandbox as a session gives it (sandboxSettings, no settings). */
+function enforcement(record: ConstructorParameters<typeof Enforcement>[0]['record'] & {sandbox: SandboxChoice}, retries?: number): Enforcement {
   return new Enforcement({
-    checks: {root: sandbox.repo, signal},
+    checks: {root: sandbox.repo, sandbox: sandboxSettings(record.sandbox, {sandboxEnv: []}), signal},
     place: {top: sandbox.repo, workspace: sandbox.repo},
     record,
     retries,

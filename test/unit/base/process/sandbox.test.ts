@@ -17,6 +17,7 @@ import {
   probeSandbox,
   resetSandboxStatus,
   sandboxedCommand,
+  sandboxSettings,
   sandboxStatus,
   type SpawnPlan,
   sharedDirectories,
@@ -182,6 +183,49 @@ describe("settings' sandbox.env", () => {
         /Invalid settings file \/s\.json: sandbox\.env\[0\]: an environment variable name/,
       )
     }
+  })
+})
+
+describe('sandboxSettings: a choice made the settings commands run in', () => {
+  const choice = {enabled: true, network: false, networkAllow: ['registry.npmjs.org']}
+  const merged = mergeSettings([{file: '/user/settings.json', scope: 'user', settings: {sandbox: {env: ['WAVE_SANDBOX_PROBE'], tmpSize: '8MiB'}}}])
+
+  it('keeps every field of the choice and adds what the settings add and the proxy, dropping none', () => {
+    expect(sandboxSettings(choice, merged, '/run/wave-proxy')).toEqual({
+      enabled: true,
+      env: ['WAVE_SANDBOX_PROBE'],
+      network: false,
+      networkAllow: ['registry.npmjs.org'],
+      proxy: '/run/wave-proxy',
+      tmpSize: 8 * 1024 ** 2,
+    })
+  })
+
+  it('what it adds reaches the command: the variable settings name; without them (control) the command does not see it', async () => {
+    const root = emptyDir()
+    process.env.WAVE_SANDBOX_PROBE = 'seen'
+    try {
+      const echo = (settings: Parameters<typeof sandboxSettings>[1]) => {
+        const spawned = spawnFor('echo "[$WAVE_SANDBOX_PROBE]"', {root}, sandboxSettings({enabled: false, network: false}, settings))
+        if (!('plan' in spawned)) throw new Error(spawned.problem)
+        return runPlan(spawned.plan, root)
+      }
+      expect((await echo(merged)).output.trim()).toBe('[seen]')
+      expect((await echo(mergeSettings([]))).output.trim()).toBe('[]')
+    } finally {
+      delete process.env.WAVE_SANDBOX_PROBE
+    }
+  })
+
+  it.skipIf(!sandboxStatus().available)('and in the sandbox, the private /tmp the settings size; without them (control) the default', async () => {
+    const root = emptyDir()
+    const size = async (settings: Parameters<typeof sandboxSettings>[1]) => {
+      const spawned = spawnFor('df -B1 --output=size /tmp | tail -1', {root}, sandboxSettings({enabled: true, network: false}, settings))
+      if (!('plan' in spawned)) throw new Error(spawned.problem)
+      return Number((await runPlan(spawned.plan, root)).output.trim())
+    }
+    expect(await size(merged)).toBe(8 * 1024 ** 2)
+    expect(await size(mergeSettings([]))).toBe(DEFAULT_TMP_SIZE)
   })
 })
 
