@@ -147,7 +147,7 @@ function testFile(name: string, call: string, expected: string): string {
   return `import assert from 'node:assert/strict'
 import {test} from 'node:test'
 
-import {greet} from '../../app/src/greet.js'
+import {greet} from '../src/greet.js'
 
 test('${name}', () => {
   assert.equal(${call}, '${expected}')
