@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The GitHub Action's outputs (action.yml) from `wave github --json` and its exit code: one `name=value`
-// line each, for $GITHUB_OUTPUT. A failed run prints {"ok": false, ...}: its outcome is "failed". The
+// line each, for $GITHUB_OUTPUT. A failed run prints {"ok": false, ...}: its outcome is "failed", or
+// "refused" when wave answered the comment with the error in its thread ("refused": true). The
 // run's report, when the result has one, is written beside the result as report.json (report-file).
 //
 //   node scripts/github-outputs.js RESULT.json EXIT_CODE >> "$GITHUB_OUTPUT"
@@ -30,7 +31,7 @@ if (result) {
     'comment-url': result.plan?.comment,
     'cost-usd': typeof result.costUsd === 'number' ? String(result.costUsd) : undefined,
     'delivery-url': result.delivery?.url,
-    outcome: result.ok === false ? 'failed' : result.outcome,
+    outcome: result.ok === false ? (result.refused === true ? 'refused' : 'failed') : result.outcome,
     plan: result.plan?.name ?? (result.planPath ? result.planPath.split('/').pop().replace(/\.md$/, '') : undefined),
     'report-file': reportFile,
     sha256: result.plan?.sha256,

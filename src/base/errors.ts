@@ -38,6 +38,12 @@ export interface FailureDetails {
   /** `wave demo`: the step that failed, and the end of its stderr. */
   step?: string
   stderr?: string
+  /**
+   * A forge's review answered the comment with this error in its thread (an unknown command, a
+   * self-approval, a stale plan): a refusal the person reads there, not a failure of wave's, which a CI
+   * job may end green on (the Action's `fail-on-refusal`).
+   */
+  refused?: boolean
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import {usageError} from '../base/errors.js'
 import {COMMAND_HELP} from './commands.js'
+import {answered} from './refusal.js'
 import type {Intent} from './intent.js'
 import {approve, plan, reject, reply, requestChanges, resume, type ReviewOutcome, type ReviewRun} from './steps.js'
 
@@ -36,7 +37,7 @@ export async function handleReview({event, intent, prepare}: ReviewEvent): Promi
   if (intent.kind === 'help' || intent.kind === 'invalid') {
     const problem = intent.kind === 'invalid' ? `${intent.message}\n\n` : ''
     await reply({client}, trigger, `${problem}wave understands these ${client.words.comment}s:\n\n\`\`\`\n${COMMAND_HELP}\n\`\`\``)
-    if (intent.kind === 'invalid') throw usageError(intent.message)
+    if (intent.kind === 'invalid') throw answered(usageError(intent.message))
     return {event, message: 'Answered with the /wave commands.', outcome: 'answered'}
   }
 

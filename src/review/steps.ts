@@ -33,6 +33,7 @@ import {stickyStatusAfter} from './status.js'
 import {pendingRows, unitsContractMarkdown} from './unit-rows.js'
 import {type StickyState, type StickyStatus, stickyReport} from './comment-body.js'
 import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
+import {answered} from './refusal.js'
 
 /** Runs one model session with progress, given the host it needs. */
 export type SessionRunner = <T>(title: string, work: (host: SessionHost) => Promise<T>) => Promise<T>
@@ -716,8 +717,12 @@ const planList = (plans: Awaited<ReturnType<typeof plansOf>>) =>
 
 /** Replies to the comment (or in the thread) with the error's line and hint, then throws it. */
 async function refuse(run: ReviewRun, trigger: Trigger, error: WaveError): Promise<never> {
-  await reply(run, trigger, `${error.message}${error.hint ? `\n\n${error.hint}` : ''}`).catch(() => {})
-  throw error
+  // Answered in the thread, a refusal (refusal.ts); a reply that could not be posted leaves a failure.
+  const posted = await reply(run, trigger, `${error.message}${error.hint ? `\n\n${error.hint}` : ''}`).then(
+    () => true,
+    () => false,
+  )
+  throw posted ? answered(error) : error
 }
 
 /** A reply in the thread: the comment answered, quoted by its first line, and whom it answers. */

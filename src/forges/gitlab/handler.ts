@@ -7,7 +7,7 @@ import {dutiesOf, type DutyFlags} from '../../review/duties.js'
 import {handleReview, ignored} from '../../review/handler.js'
 import {Remote} from '../../review/remote.js'
 import type {ReviewOutcome, ReviewSessionOptions, SessionRunner} from '../../review/steps.js'
-import {usageError} from '../../base/errors.js'
+import {usageError, WaveError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
 import {reportUnits, type UnitsReport, unitsReportFlag} from '../../review/units.js'
 import type {Thread} from '../../review/forge.js'
@@ -129,7 +129,16 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
         `${unitsReportFlag(input.unitsReport)} reports on a plan's note: set WAVE_THREAD (mr-7, issue-12), or give the note event in TRIGGER_PAYLOAD.`,
       )
     outcome = await reportUnits(input.unitsReport, thread, async () => (await prepare()).complete())
-  } else outcome = await handleReview({event, intent, prepare})
+  } else {
+    try {
+      outcome = await handleReview({event, intent, prepare})
+    } catch (error) {
+      // A refusal the recipe ends green on (WAVE_FAIL_ON_REFUSAL): the trigger after the job needs its file.
+      if (error instanceof WaveError && error.details?.refused)
+        await writeUnitsPipeline({event, message: error.message, outcome: 'refused'}, env, input.cwd ?? process.cwd())
+      throw error
+    }
+  }
   await writeUnitsPipeline(outcome, env, input.cwd ?? process.cwd())
   return outcome
 }

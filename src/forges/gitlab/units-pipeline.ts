@@ -4,8 +4,10 @@
  * of examples/gitlab-ci/wave-unit.gitlab-ci.yml; WAVE_GITLAB_UNITS_EXTENDS and
  * WAVE_GITLAB_UNITS_TEMPLATE name others), written in the job's report folder, `wave-artifacts/units.gitlab-ci.yml` under
  * CI_PROJECT_DIR (or WAVE_GITLAB_UNITS_FILE), for a trigger job's `include: artifact:`. A job whose
- * pipeline always triggers that file (WAVE_GITLAB_UNITS_FILE set) gets one that does nothing for any
- * other outcome: GitLab refuses a child pipeline without jobs, and a missing artifact fails the trigger.
+ * pipeline always triggers that file (WAVE_GITLAB_UNITS_FILE set) gets one job that only says so for any
+ * other outcome (a refusal the recipe ends green on included): GitLab refuses a child pipeline without
+ * jobs, a missing artifact fails the trigger, and a child whose only job is manual counts as skipped,
+ * which a `strategy: depend` trigger shows as failed. The one job runs and passes.
  */
 import {mkdir, writeFile} from 'node:fs/promises'
 import path from 'node:path'
@@ -37,7 +39,7 @@ export async function writeUnitsPipeline(outcome: ReviewOutcome, env: NodeJS.Pro
             include: env.WAVE_GITLAB_UNITS_TEMPLATE?.trim() || UNIT_TEMPLATE.include,
           },
         )
-      : pipelineText(idlePipeline('wave:no-units', `wave gitlab: ${outcome.outcome}, no plan units to run.`, {when: 'manual'}))
+      : pipelineText(idlePipeline('wave:no-units', `wave gitlab: ${outcome.outcome}, no plan units to run.`))
   await mkdir(path.dirname(file), {recursive: true})
   await writeFile(file, text)
   return file

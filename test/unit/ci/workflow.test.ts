@@ -444,7 +444,12 @@ describe('the Action (action.yml)', () => {
     expect(waveStep.run).toContain('set -- "$WAVE_BIN" github --json')
     expect(waveStep.run).toContain('set -- timeout --preserve-status --kill-after=60 "${WAVE_TIMEOUT_MINUTES}m" "$@"')
     expect(waveStep.run).toContain('"$@" > "$result" || status=$?')
-    expect(waveStep.run).toContain('node "$GITHUB_ACTION_PATH/scripts/github-outputs.js" "$result" "$status" >> "$GITHUB_OUTPUT"')
+    expect(waveStep.run).toContain('outputs=$(node "$GITHUB_ACTION_PATH/scripts/github-outputs.js" "$result" "$status" || true)')
+    expect(waveStep.run).toContain('printf \'%s\\n\' "$outputs" >> "$GITHUB_OUTPUT"')
+    // A refusal ends the step green unless the workflow asks otherwise (test/e2e/github-action.test.ts runs it).
+    expect(action.inputs['fail-on-refusal'].default).toBe('false')
+    expect(waveStep.env?.WAVE_FAIL_ON_REFUSAL).toBe('${{ inputs.fail-on-refusal }}')
+    expect(waveStep.run).toContain('[ "$WAVE_FAIL_ON_REFUSAL" != true ]')
     expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['exit-code', 'plan', 'result-file', 'cost-usd', 'report-file']))
     expect(waveStep.run).toContain('exit "$status"')
     expect(waveStep.env?.WAVE_HOME).toBe('${{ runner.temp }}/wave')
@@ -742,6 +747,12 @@ describe("the Action's outputs file (scripts/github-outputs.js)", () => {
     )
     expect(outputs).toMatchObject({'cost-usd': '0.5', 'exit-code': '7', outcome: 'failed', plan: 'calm-lake'})
     expect(report).toEqual({checks: []})
+  })
+
+  it('a refusal wave answered in the thread (refused: true): outcome refused, its exit code kept; a failure without it: failed', () => {
+    const refusal = {error: {exitCode: 3, message: 'Plan x was asked for by @alice, who may not approve it too.'}, ok: false, version: 1}
+    expect(outputsFor({...refusal, refused: true}, '3').outputs).toMatchObject({'exit-code': '3', outcome: 'refused'})
+    expect(outputsFor(refusal, '3').outputs).toMatchObject({'exit-code': '3', outcome: 'failed'})
   })
 
   it('control: no result (wave was killed) still gives the exit code and the result file; an ignored comment has no plan or report', () => {
