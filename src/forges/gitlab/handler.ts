@@ -129,18 +129,20 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
         `${unitsReportFlag(input.unitsReport)} reports on a plan's note: set WAVE_THREAD (mr-7, issue-12), or give the note event in TRIGGER_PAYLOAD.`,
       )
     outcome = await reportUnits(input.unitsReport, thread, async () => (await prepare()).complete())
-  } else {
-    try {
-      outcome = await handleReview({event, intent, prepare})
-    } catch (error) {
-      // A refusal the recipe ends green on (WAVE_FAIL_ON_REFUSAL): the trigger after the job needs its file.
-      if (error instanceof WaveError && error.details?.refused)
-        await writeUnitsPipeline({event, message: error.message, outcome: 'refused'}, env, input.cwd ?? process.cwd())
-      throw error
-    }
-  }
+  } else outcome = await reviewed({event, intent, prepare}, env, input.cwd ?? process.cwd())
   await writeUnitsPipeline(outcome, env, input.cwd ?? process.cwd())
   return outcome
+}
+
+/** The review of one note or task; a refusal the recipe ends green on (WAVE_FAIL_ON_REFUSAL) still leaves the units' child its next trigger needs. */
+async function reviewed(review: Parameters<typeof handleReview>[0], env: NodeJS.ProcessEnv, cwd: string): Promise<ReviewOutcome> {
+  try {
+    return await handleReview(review)
+  } catch (error) {
+    if (error instanceof WaveError && error.details?.refused)
+      await writeUnitsPipeline({event: review.event, message: error.message, outcome: 'refused'}, env, cwd)
+    throw error
+  }
 }
 
 /** A thread as the recipe names it (mr-7, issue-12), or undefined. */
