@@ -61,7 +61,7 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
   const planPath = await resolvePlanReference(request.plan)
   const {bytes, text} = await readPlanFile(planPath)
   const state = await readPlanState(planPath)
-  const contract = bindContract(await parseContract(text), request.contract)
+  const contract = bindContract(await parseContract(text, {workspace: state?.workspace}), request.contract)
   // The hooks a run of it would run (read where it was planned), shown and bound by their digest.
   const {hooks} = loadSettings(state?.workspace)
   const recordFile = request.out ?? approvalPathFor(planPath)

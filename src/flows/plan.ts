@@ -194,7 +194,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
 
   await keepOpenQuestions(planPath, outcome.questions)
   await planningEnded(planPath, {costUsd: outcome.costUsd, ok: true, ...(planSource === 'final_message' ? {planSource} : {})})
-  const {contract, revision} = await planContractOf(planPath, input.feedback)
+  const {contract, revision} = await planContractOf(planPath, input.feedback, {workspace})
   return {
     contract,
     costUsd: outcome.costUsd,

@@ -118,7 +118,7 @@ async function executeIn(
     assertSandboxForCommands(options.approve)
     // An inline approval binds the plan's own contract, as `wave approve` without --scope/--verify does:
     // approving in the same breath as running must not drop the checks and scope the plan states.
-    const contract = bindContract(await parseContract(text))
+    const contract = bindContract(await parseContract(text, {workspace}))
     record = (
       await approvePlan({
         ...options.approve,

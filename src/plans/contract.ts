@@ -4,6 +4,7 @@
  * plan's Markdown with marked's lexer (a real Markdown reader: a heading inside a code block, a nested
  * list or a command with backticks in it read as a person reading the plan would read them).
  */
+import {existsSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import path from 'node:path'
 
@@ -49,8 +50,18 @@ const VERIFY = /^verification\b/i
 /** A bullet saying the section is empty on purpose. */
 const NOTHING = /^(?:_?none_?|nothing|n\/a|-)\.?$/i
 
-/** The contract a plan's text states. Loads marked on first use: only the commands that read a contract pay for it. */
-export async function parseContract(text: string): Promise<PlanContract> {
+/** Where a plan's contract is read: the workspace whose files a bare name (no separator) must be to count as a path. */
+export interface ContractPlace {
+  workspace?: string
+}
+
+/**
+ * The contract a plan's text states. Loads marked on first use: only the commands that read a contract pay for it.
+ * A code span in the Changes counts as a file only when it looks like one of the repository's paths: it
+ * has a separator (`src/a.ts`), or it is a file that exists in `place.workspace` (`README.md`); an
+ * identifier in prose such as `t.throws` or `path.join` is neither, and raises no scope warning.
+ */
+export async function parseContract(text: string, place: ContractPlace = {}): Promise<PlanContract> {
   // marked's lexer through its Marked class: the one export of the vendored module (scripts/bundle.js).
   const {Marked} = await import('marked')
   const tokens = new Marked().lexer(text)
@@ -130,7 +141,7 @@ export async function parseContract(text: string): Promise<PlanContract> {
 
   if (contract.sections.scope) {
     const covered = scopeMatcher(contract.scope)
-    const outside = named.filter((file) => !covered(file))
+    const outside = named.filter((file) => looksLikeRepositoryPath(file, place.workspace) && !covered(file))
     if (outside.length > 0) contract.warnings.push(uncoveredWarning(outside))
   }
 
@@ -229,6 +240,12 @@ function twoSections(section: 'scope' | 'verify' | 'units', first: number, secon
 /** The warning for files the plan changes that its scope leaves out: `wave plan` and `wave approve` show it. */
 export function uncoveredWarning(files: string[]): string {
   return `The plan's Changes name ${files.join(', ')}, which its ## Scope does not cover: a run held to the scope would be refused ${files.length === 1 ? 'it' : 'them'}. Add ${files.length === 1 ? 'it' : 'them'} (or a glob) to ## Scope, or approve with --scope.`
+}
+
+/** A name with a separator, or a bare name that is a file of the workspace (none known: not a path). */
+function looksLikeRepositoryPath(file: string, workspace: string | undefined): boolean {
+  if (file.includes('/')) return true
+  return workspace !== undefined && existsSync(path.join(workspace, file))
 }
 
 /** Every code span in some tokens, nested lists included. */
@@ -382,8 +399,8 @@ function unitsRefused(problems: string[]): WaveError {
 }
 
 /** When a planning session ends: the plan's bytes kept as its newest revision (with the feedback it answers), and its contract read. */
-export async function planContractOf(planPath: string, feedback?: string): Promise<{contract: PlanContract; revision: number}> {
+export async function planContractOf(planPath: string, feedback?: string, place: ContractPlace = {}): Promise<{contract: PlanContract; revision: number}> {
   const bytes = await readFile(planPath)
   const {revision} = recordRevision(planPath, bytes, feedback)
-  return {contract: await parseContract(bytes.toString('utf8')), revision}
+  return {contract: await parseContract(bytes.toString('utf8'), place), revision}
 }

@@ -410,7 +410,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   }
   // The plan's contract is bound as `wave approve` binds it: its scope (warned about) and its checks.
   // Its units too: a plan whose units overlap or leave its scope is refused here as at `wave approve`.
-  const bound = bindContract(await parseContract(planBytes.toString('utf8')))
+  const bound = bindContract(await parseContract(planBytes.toString('utf8'), {workspace: run.workspace}))
   const contract = showContract(sticky, bound)
   const approval = async () => {
     await checkout(run, state.commit, state.thread)

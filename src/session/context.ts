@@ -377,15 +377,21 @@ function defined<T extends object>(values: T): Partial<T> {
 async function sessionPlace(cwd: string | undefined, open: OpenOptions): Promise<SessionPlace> {
   const place = await sessionWorkspace(cwd ?? process.cwd(), cwd !== undefined)
   if (open.preview) return place
-  await assertHomeOutsideWorkspace(place.workspace)
+  const guessed = cwd === undefined && !place.repository
   // A session that writes works where the user says, never in a directory guessed for them.
-  if (open.outside && cwd === undefined && !place.repository) {
-    throw new WaveError(
-      `${place.cwd} is not inside a git repository: wave run works at the top of the repository it is started in.`,
-      ExitCode.usage,
-      open.outside.hint,
-    )
+  if (open.outside && guessed) throw notInRepository(place, 'wave run', open.outside.hint)
+  try {
+    await assertHomeOutsideWorkspace(place.workspace)
+  } catch (error) {
+    // Started in a directory that is no repository and holds HOME (the home directory itself): the
+    // mistake is where wave was started, not where HOME is, so the advice to move HOME would mislead.
+    if (guessed) throw notInRepository(place, 'wave plan', 'Start it in a repository, or name the workspace with --cwd DIR.')
+    throw error
   }
 
   return place
+}
+
+function notInRepository(place: SessionPlace, command: string, hint: string): WaveError {
+  return new WaveError(`${place.cwd} is not inside a git repository: ${command} works at the top of the repository it is started in.`, ExitCode.usage, hint)
 }

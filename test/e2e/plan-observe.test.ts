@@ -360,6 +360,19 @@ describe('the Scope warning', () => {
     expect(approve.stderr).toContain('src/app.ts, which its ## Scope does not cover')
   })
 
+  it('takes an identifier in backticks for no path, and names a file of the repository at its top (issue 47)', async () => {
+    const prose = planWith('- `src/**`').replace('call welcome.', 'call welcome; assert with `t.throws` and `path.join`.\n- `README.md`: say so.')
+    session.server.push(writing(prose), done)
+    const result = await plan()
+    expect(result.code, result.stderr).toBe(0)
+    // README.md is a file of the repository: named. t.throws and path.join are not.
+    expect(JSON.parse(result.stdout).contract.warnings).toEqual([expect.stringContaining("The plan's Changes name README.md, which")])
+    const approve = await wave(['approve', JSON.parse(result.stdout).planPath])
+    expect(approve.code, approve.stderr).toBe(0)
+    expect(approve.stderr).toContain('name README.md, which its ## Scope does not cover')
+    expect(`${result.stderr}${approve.stderr}`).not.toMatch(/t\.throws|path\.join/)
+  })
+
   it('says nothing when a glob covers them (control)', async () => {
     session.server.push(writing(planWith('- `src/**`')), done)
     const result = await plan()

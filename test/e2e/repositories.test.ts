@@ -186,6 +186,28 @@ describe('the workspace is the repository', () => {
     expect(readJson(planPath.replace(/\.md$/, '.state.json')).workspace).toBe(outside)
   })
 
+  it('started in the home directory, which is no repository, plan and run say so before any request (issue 47)', async () => {
+    const planPath = await plan()
+    await approve(planPath)
+    const requests = server.requests.length
+    for (const args of [
+      ['plan', '--task', 'Add a farewell'],
+      ['run', planPath],
+    ]) {
+      const result = await wave(args, undefined, sandbox.home)
+      expect(result.code, result.stderr).toBe(2)
+      expect(result.stderr).toContain(`${sandbox.home} is not inside a git repository`)
+      expect(result.stderr).not.toContain('lies inside the workspace')
+    }
+
+    expect(server.requests).toHaveLength(requests)
+    // Control: the home directory named as the workspace is the HOME check's to refuse, with its own advice.
+    const named = await wave(['plan', '--task', 'Add a farewell', '--cwd', sandbox.home], undefined, sandbox.home)
+    expect(named.code).toBe(2)
+    expect(named.stderr).toContain('lies inside the workspace')
+    expect(server.requests).toHaveLength(requests)
+  })
+
   it('names --cwd before --allow-stale when the plan is stale', async () => {
     const planPath = await plan()
     await approve(planPath)

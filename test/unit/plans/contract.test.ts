@@ -1,3 +1,7 @@
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
 import {describe, expect, it} from 'vitest'
 
 import {bindContract, contractLine, parseContract} from '../../../src/plans/contract.js'
@@ -95,6 +99,22 @@ describe('files the Changes name outside the Scope (issue #35)', () => {
     const contract = await parseContract(plan(scope))
     if (missing.length === 0) expect(contract.warnings).toEqual([])
     else expect(contract.warnings).toEqual([expect.stringContaining(`The plan's Changes name ${missing.join(', ')}, which its ## Scope does not cover`)])
+  })
+
+  it('takes an identifier in prose for no path: a bare name counts only as a file of the workspace (issue 47)', async () => {
+    const workspace = mkdtempSync(path.join(tmpdir(), 'wave-contract-'))
+    try {
+      writeFileSync(path.join(workspace, 'README.md'), '# x\n')
+      const prose = plan('- `src/a.ts`\n- `docs/**`\n- `test/**`', '- `src/a.ts`: assert with `t.throws` and `path.join`\n- `README.md`: document it')
+      // README.md exists and is outside the scope: named. t.throws and path.join are no files: not named.
+      expect((await parseContract(prose, {workspace})).warnings).toEqual([expect.stringContaining("The plan's Changes name README.md, which")])
+      // Control: where README.md is no file, nothing bare is named; with a separator, a new file still is.
+      expect((await parseContract(prose, {workspace: path.join(workspace, 'nowhere')})).warnings).toEqual([])
+      expect((await parseContract(prose)).warnings).toEqual([])
+      expect(await parseContract(plan('- `src/a.ts`', '- `lib/t.throws`'))).toMatchObject({warnings: [expect.stringContaining('name lib/t.throws,')]})
+    } finally {
+      rmSync(workspace, {force: true, recursive: true})
+    }
   })
 
   it('says nothing without a Scope section (the missing section has its own warning)', async () => {
