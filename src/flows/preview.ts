@@ -65,7 +65,8 @@ export async function previewPrompt(options: PreviewOptions): Promise<PromptPrev
     return {
       firstMessage: firstMessage(options, planPath),
       kind: options.kind,
-      ...(policy.mode === 'plan' ? {planBash: prompt.planBash()} : {}),
+      // Plan mode's Bash as the policy binds it (plan-policy.ts), shown only where it does.
+      ...(policy.planBash ? {planBash: policy.planBash} : {}),
       mode: policy.mode,
       system: await prompt.system(),
       hooks: session.settings.hooks.map((hook) => describeHook(hook)),

@@ -14,6 +14,7 @@ import {
   type Rules,
   type ToolIdentity,
 } from './policy.js'
+import {planModePolicy} from './plan-policy.js'
 
 /**
  * - `yes`: offered in a headless session of the mode, under the settings' rules
@@ -53,16 +54,8 @@ export interface OfferContext {
  * for "some rule allows it".
  */
 export function offerOf(mode: PermissionMode, tool: ToolIdentity, rules: Rules, tools: readonly ToolIdentity[], context: OfferContext = {}): Offer {
-  const base: PolicyContext = {
-    canEnterPlanMode: false,
-    headless: true,
-    mode,
-    planBash: mode === 'plan' ? context.planBash : undefined,
-    planFile: mode === 'plan' ? PLAN_FILE : undefined,
-    rules,
-    structuredOutput: context.structuredOutput,
-    workspaceRoot: '/',
-  }
+  const session: PolicyContext = {canEnterPlanMode: false, headless: true, mode, rules, structuredOutput: context.structuredOutput, workspaceRoot: '/'}
+  const base = mode === 'plan' ? planModePolicy(session, {planBash: context.planBash, planFile: PLAN_FILE}) : session
   if (offered(base, tool)) {
     // Offered with a plan file, refused without one: the plan file is all it may touch.
     return mode === 'plan' && !offered({...base, planFile: undefined}, tool) ? 'planFileOnly' : 'yes'

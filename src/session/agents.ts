@@ -10,6 +10,7 @@ import type {ExecutionMode} from '../policy/modes.js'
 import type {PlanBash, PolicyContext, ToolIdentity} from '../policy/policy.js'
 import type {BackgroundTasks} from '../tools/background.js'
 import type {ToolRegistry} from '../tools/registry.js'
+import {planModePolicy} from '../policy/plan-policy.js'
 import {explorePrompt, generalPurposePrompt} from './prompts/agents.js'
 import {permissions} from './prompts/execution.js'
 
@@ -31,7 +32,7 @@ export function agentKinds(input: AgentKindsInput): Record<string, SubagentKind>
   const {registry, sandbox} = input
   const explore: SubagentKind = {
     // Plan mode's row of the policy, with no plan file: reads, the throwaway Bash, nothing written.
-    policy: () => ({...input.policy(), canEnterPlanMode: false, mode: 'plan', nested: true, planBash: input.planBash(), planFile: undefined, scope: undefined}),
+    policy: () => ({...planModePolicy(input.policy(), {planBash: input.planBash()}), nested: true}),
     registry,
     sandbox,
     system: explorePrompt(input.planBash()),

@@ -14,6 +14,7 @@ import {type AllowedPrompt, type SessionControl, ToolError} from '../tools/tool.
 import {recordAllowedPrompts} from '../plans/lifecycle.js'
 import {isRegularFile} from '../plans/store.js'
 import {PLAN_MODE_REFUSALS, type PlanBash, type PolicyContext} from '../policy/policy.js'
+import {planModePolicy} from '../policy/plan-policy.js'
 import {throwawayStatus} from '../base/process/sandbox.js'
 import {resolvePath} from '../base/workspace/paths.js'
 import {planPrompt, type PlanTools} from './prompts/plan.js'
@@ -67,10 +68,14 @@ export class PlanMode implements SessionControl {
     return this.plan
   }
 
-  /** The policy fields plan mode sets; read every turn, since EnterPlanMode changes them mid-session. */
-  policy(): Partial<Pick<PolicyContext, 'canEnterPlanMode' | 'mode' | 'planFile'>> | undefined {
-    if (this.plan) return {canEnterPlanMode: false, mode: 'plan', planFile: this.plan.path}
-    return this.options.enter && !this.entered ? {canEnterPlanMode: true} : undefined
+  /**
+   * The session's policy `base` as plan mode's state makes it: plan mode's own (policy/plan-policy.ts)
+   * while active, else whether EnterPlanMode is offered. Asked every turn, since EnterPlanMode changes it
+   * mid-session; `planBash` only while plan mode is in force (the answer may start bwrap).
+   */
+  policy(base: PolicyContext, planBash: () => PlanBash): PolicyContext {
+    if (this.plan) return planModePolicy(base, {planBash: planBash(), planFile: this.plan.path})
+    return this.options.enter && !this.entered ? {...base, canEnterPlanMode: true} : base
   }
 
   /** The system prompt while plan mode is active, `context` before the Plan File Info block that ends it. */

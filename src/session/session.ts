@@ -371,10 +371,7 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
   // Asked when plan mode (or an Explore agent) first needs it: a run that never plans starts no probe.
   let planBash: PlanBash | undefined
   const planBashNow = () => (planBash ??= planBashOf(settings))
-  const policy = (): PolicyContext => {
-    const now = {...base, ...planMode.policy()}
-    return now.mode === 'plan' ? {...now, planBash: planBashNow()} : now
-  }
+  const policy = (): PolicyContext => planMode.policy(base, planBashNow)
 
   return {
     planBash: planBashNow,

@@ -60,18 +60,13 @@ const HIDDEN_SIZE = 1024 ** 2
 
 export const DEFAULT_SANDBOX: SandboxSettings = {enabled: true, network: false}
 
-/** What the settings files add to any sandbox (config/settings.ts's merged `sandbox.env` and `sandbox.tmpSize`). */
-export interface SandboxAdditions {
-  sandboxEnv: string[]
-  sandboxTmpSize?: number
-}
-
 /**
  * The one way a `SandboxChoice` (an approval's record, or --sandbox) becomes the `SandboxSettings` a
  * run's commands and checks, and the merge's checks, run in: the choice as it is, what the settings
- * add, and the running proxy its `networkAllow` goes through. One builder, so no caller drops a field.
+ * add (config/settings.ts's merged `sandbox.env` and `sandbox.tmpSize`), and the running proxy its
+ * `networkAllow` goes through. One builder, so no caller drops a field.
  */
-export function sandboxSettings(choice: SandboxChoice, settings: SandboxAdditions, proxy?: string): SandboxSettings {
+export function sandboxSettings(choice: SandboxChoice, settings: {sandboxEnv: string[]; sandboxTmpSize?: number}, proxy?: string): SandboxSettings {
   return {...choice, env: settings.sandboxEnv, proxy, tmpSize: settings.sandboxTmpSize}
 }
 
