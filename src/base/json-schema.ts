@@ -4,9 +4,15 @@
  * when a schema is given (a vendor module of their own: scripts/bundle.js). The schema becomes the
  * StructuredOutput tool's input_schema (tools/structured-output.ts), so its root must be an object, as
  * the Messages API requires of every tool's input.
+ *
+ * A schema's `pattern` and `patternProperties` run on text the model chooses, synchronously: on
+ * JavaScript's backtracking engine `^(\w+\s?)*$` against 36 `a`s and a `!` pins a core for good. They run
+ * on re2js instead (RE2: time linear in the text), and a pattern RE2 refuses (lookaround, backreferences)
+ * makes the schema a usage error, before any request.
  */
 import {createHash} from 'node:crypto'
 import {readFile} from 'node:fs/promises'
+import {createRequire} from 'node:module'
 
 import {errorLine, usageError} from './errors.js'
 
@@ -71,6 +77,7 @@ export async function compileOutputSchema(schema: unknown, label: string): Promi
   try {
     check = ajv.compile(root)
   } catch (error) {
+    if (error instanceof PatternRefused) throw usageError(`${label}: ${error.message}.`, 'Write the pattern without lookaround or backreferences.')
     throw usageError(`${label} is not a valid JSON Schema: ${errorLine(error)}.`)
   }
 
@@ -125,7 +132,7 @@ async function validatorFor(schema: Record<string, unknown>) {
     draft === 'draft-07' ? import('ajv').then((ajv) => ajv.Ajv) : import('ajv/dist/2020.js').then((ajv) => ajv.Ajv2020),
   ])
   // strict off: keywords ajv does not know (annotations, vendor extensions) are left alone, as the API leaves them.
-  const ajv = new Validator({allErrors: true, strict: false})
+  const ajv = new Validator({allErrors: true, code: {regExp: linearRegExp}, strict: false})
   // ajv-formats is CommonJS: node gives its module.exports (the plugin) as default, a bundler may give the exports object.
   const addFormats = typeof formats.default === 'function' ? formats.default : formats.default.default
   addFormats(ajv)
@@ -133,3 +140,27 @@ async function validatorFor(schema: Record<string, unknown>) {
 }
 
 type AddFormats = (ajv: object) => unknown
+
+/** The refusal of a pattern RE2 cannot run, named in the usage error ajv.compile's caller raises. */
+class PatternRefused extends Error {}
+
+/**
+ * ajv's engine for `pattern` and `patternProperties` (its `code.regExp` option): re2js, which ajv asks
+ * with the pattern and the `u` flag it would give RegExp, and which answers `test` as RegExp does (a
+ * match anywhere). re2js is required here, on first use, as Grep's engine is (tools/search/linear-regex.ts).
+ */
+function linearRegExp(pattern: string): {test(text: string): boolean; toString(): string} {
+  const {RE2JS} = createRequire(import.meta.url)('re2js') as typeof import('re2js')
+  try {
+    const regex = RE2JS.compile(pattern)
+    // ajv keys its compiled patterns by toString(): each must name its own pattern, as a RegExp's does.
+    return {test: (text) => regex.test(text), toString: () => `/${pattern}/`}
+  } catch (error) {
+    const reason = (error as Error).message.replace(/^error parsing regexp: /, '')
+    throw new PatternRefused(
+      `the pattern ${JSON.stringify(pattern)} cannot run on a linear-time engine (${reason}); wave runs schema patterns with RE2's syntax: no lookaround or backreferences`,
+    )
+  }
+}
+
+linearRegExp.code = 're2js'

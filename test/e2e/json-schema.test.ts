@@ -162,11 +162,41 @@ describe('never satisfied', () => {
   })
 })
 
+describe('a pattern on text the model chooses (issue 48)', () => {
+  // The issue's pattern: on JavaScript's backtracking engine this value takes time exponential in its
+  // length (bench/json-schema-pattern.ts prints it); on re2js it is one pass.
+  const WORDS = {properties: {words: {pattern: String.raw`^(\w+\s?)*$`, type: 'string'}}, required: ['words'], type: 'object'}
+
+  it('a value built to backtrack is a failed try the model is told of, and the session goes on to a value that matches', async () => {
+    server.push(
+      reply(toolUse('StructuredOutput', {words: `${'a'.repeat(36)}!`})),
+      reply(toolUse('StructuredOutput', {words: 'all good words'})),
+      reply('Done.'),
+    )
+    const result = await wave(['run', '--task', 'Give words', '--json-schema', JSON.stringify(WORDS), '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    const [refused] = toolResults(server.messageRequests[1])
+    expect(refused.is_error).toBe(true)
+    expect(refused.text).toContain('/words must match pattern')
+    // Control: the pattern is in force, and a value it matches passes it.
+    expect(parsedJson(result.stdout)).toMatchObject({ok: true, structured_output: {words: 'all good words'}})
+  })
+})
+
 describe('an invalid schema', () => {
   const invalid: Array<[string, RegExp]> = [
     ['{"type": object}', /--json-schema is not JSON/],
     ['{"type": "string"}', /root must be \{"type": "object"\}, not "string"/],
     ['{"type": "object", "properties": {"count": {"type": "integr"}}}', /--json-schema is not a valid JSON Schema: \/properties\/count\/type/],
+    // issue 48: a pattern the linear-time engine refuses (lookahead, a backreference) is refused with the schema
+    [
+      '{"type": "object", "properties": {"name": {"type": "string", "pattern": "^(?!admin)"}}}',
+      /--json-schema: the pattern "\^\(\?!admin\)" cannot run on a linear-time engine/,
+    ],
+    [
+      '{"type": "object", "patternProperties": {"^(a)\\\\1$": {"type": "string"}}}',
+      /--json-schema: the pattern "\^\(a\)\\\\1\$" cannot run on a linear-time engine/,
+    ],
   ]
   for (const [schema, message] of invalid) {
     it(`${schema}: exit 2 for plan, run --task and approve, with no request made`, async () => {

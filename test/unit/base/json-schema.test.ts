@@ -78,3 +78,29 @@ describe('outputSchemaArgument', () => {
     expect(schema.problems({n: 2})).toEqual([])
   })
 })
+
+describe('patterns on a linear-time engine (issue 48)', () => {
+  it('runs each pattern of a schema as its own, the issue’s backtracking value included', async () => {
+    const schema = await compileOutputSchema(
+      {
+        patternProperties: {'^x-': {type: 'string'}},
+        properties: {code: {pattern: '^[A-Z]{3}$', type: 'string'}, words: {pattern: String.raw`^(\w+\s?)*$`, type: 'string'}},
+        type: 'object',
+      },
+      'the flag',
+    )
+    expect(schema.problems({code: 'ABC', words: 'two words', 'x-a': 'y'})).toEqual([])
+    expect(schema.problems({code: 'abc', words: `${'a'.repeat(36)}!`, 'x-a': 1})).toEqual([
+      '/code must match pattern "^[A-Z]{3}$"',
+      String.raw`/words must match pattern "^(\w+\s?)*$"`,
+      '/x-a must be string',
+    ])
+  })
+
+  it('refuses a pattern RE2 cannot run, in properties or patternProperties (exit 2)', async () => {
+    expect((await refusal('{"type": "object", "properties": {"a": {"type": "string", "pattern": "(?<=x)a"}}}')).message).toMatch(
+      /^--json-schema: the pattern "\(\?<=x\)a" cannot run on a linear-time engine \(.*\); wave runs schema patterns with RE2's syntax/,
+    )
+    expect((await refusal(String.raw`{"type": "object", "patternProperties": {"^(a)\\1$": {}}}`)).message).toMatch(/cannot run on a linear-time engine/)
+  })
+})
