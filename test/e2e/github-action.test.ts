@@ -4,7 +4,9 @@
  * failure. A typo, a self-approval and a stale plan each get their reply in the thread and end the step
  * green with outcome `refused` and wave's exit code in `exit-code`; `fail-on-refusal: true` fails it
  * instead (the control: the same refusal, the step red); a failure of wave's (the model API failing)
- * still fails the step, outcome `failed`.
+ * still fails the step, outcome `failed`. A plan with units approved in a workflow without unit jobs
+ * runs to its end in the Action's job: each unit, its row, the merge, the delivery, wave/apply ended
+ * (`units: jobs`, the control, leaves them to the workflow's unit jobs: pending, the matrix in the outputs).
  */
 import {writeFileSync} from 'node:fs'
 import path from 'node:path'
@@ -13,9 +15,23 @@ import {describe, expect, it} from 'vitest'
 
 import {type ActionStepResult, runActionStep} from '../support/action-step.js'
 import {type Sandbox, sha256, TEST_API_KEY} from '../support/cli.js'
-import {freshRunner, GITHUB_TOKEN, git, githubComment, githubJobEnv, nameIn, PLAN, planTurns, useGitHubForge} from '../support/forge-fixture.js'
+import {
+  FAREWELL,
+  freshRunner,
+  GITHUB_TOKEN,
+  git,
+  githubComment,
+  githubJobEnv,
+  nameIn,
+  PLAN,
+  planTurns,
+  runTurns,
+  statusOf,
+  UNITS_PLAN,
+  useGitHubForge,
+} from '../support/forge-fixture.js'
 import type {GitHubServer} from '../support/github-server.js'
-import type {MessagesServer} from '../support/messages-server.js'
+import {type MessagesServer, reply} from '../support/messages-server.js'
 
 let sandbox: Sandbox
 let server: MessagesServer
@@ -44,7 +60,18 @@ async function actionOn(body: string, by: string, inputs: Record<string, string>
 }
 
 const repliesTo = (login: string) => github.commentsOn(7).filter((c) => c.body.includes(`@${login} `) && !c.body.startsWith('<!--'))
-const planName = () => nameIn(github.commentsOn(7).find((c) => c.body.startsWith('<!-- wave:plan:'))!.body)
+const sticky = () => github.commentsOn(7).find((c) => c.body.startsWith('<!-- wave:plan:'))!
+const planName = () => nameIn(sticky().body)
+const rowOf = (body: string, unit: string) => body.split('\n').find((line) => line.startsWith(`| \`${unit}\` | `) && /^\| `[^`]+` \| [⏳✅❌]/u.test(line))
+
+/** /wave plan of UNITS_PLAN by alice, then /wave approve by mona, each the Action's step; the approval's step. */
+async function approvedUnits(units: Parameters<MessagesServer['push']>, inputs: Record<string, string> = {}): Promise<ActionStepResult> {
+  server.push(...planTurns(UNITS_PLAN))
+  expect((await actionOn('/wave plan Add a farewell function', 'alice', inputs)).code).toBe(0)
+  // What the units' sessions are given, in order: farewell's, then other's.
+  server.push(...units)
+  return actionOn(`/wave approve ${planName()} --sha256 ${sha256(UNITS_PLAN)}`, 'mona', inputs)
+}
 
 describe('the Action: a refusal is an answer, not a failure', {timeout: 180_000}, () => {
   it('a typo gets its reply and a green step (outcome refused, exit-code 2); fail-on-refusal: true turns the same reply red', async () => {
@@ -90,5 +117,41 @@ describe('the Action: a refusal is an answer, not a failure', {timeout: 180_000}
     const failed = await actionOn('/wave plan Add a goodbye function', 'alice')
     expect(failed.code).toBe(1)
     expect(failed.outputs).toMatchObject({'exit-code': '1', outcome: 'failed'})
+  })
+})
+
+describe('the Action: a plan with units approved in a workflow without unit jobs', {timeout: 300_000}, () => {
+  it('runs each unit in the job, fills its row, merges and delivers: wave/apply success, outcome merged', async () => {
+    // farewell writes its file; other has nothing to change.
+    const approve = await approvedUnits([...runTurns(), reply('src/other/ needs no change.')])
+    expect(approve.code, approve.stderr).toBe(0)
+    expect(approve.outputs).toMatchObject({'exit-code': '0', 'has-units': 'false', outcome: 'merged'})
+    const body = sticky().body
+    expect(statusOf(body)).toBe('✅ done')
+    expect(rowOf(body, 'farewell')).toMatch(/^\| `farewell` \| ✅ merged \| test -f src\/farewell.ts passed \| \$/)
+    expect(rowOf(body, 'other')).toMatch(/^\| `other` \| ✅ merged \| none \| \$/)
+    const pushed = git(remote, ['rev-parse', 'refs/heads/feature'])
+    expect(git(remote, ['rev-parse', `${pushed}^`])).toBe(headSha)
+    expect(git(remote, ['show', `${pushed}:src/farewell.ts`])).toBe(FAREWELL.trimEnd())
+    expect(github.statusesOf(pushed)['wave/apply']).toMatchObject({state: 'success'})
+  })
+
+  it('a unit that fails its check: the merge names it, wave/apply failure, the step red (exit 7), nothing pushed', async () => {
+    const approve = await approvedUnits([reply('Nothing to write.'), reply('Still nothing.'), reply('No.'), reply('src/other/ needs no change.')])
+    expect(approve.code).toBe(7)
+    expect(approve.outputs).toMatchObject({'exit-code': '7', outcome: 'failed'})
+    const body = sticky().body
+    expect(rowOf(body, 'farewell')).toContain('❌ failed')
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+    expect(github.statusesOf(headSha)['wave/apply']).toMatchObject({state: 'failure'})
+  })
+
+  it('control: units: jobs leaves them to the workflow’s unit jobs (pending rows, the matrix in the outputs, no unit run)', async () => {
+    const approve = await approvedUnits([], {units: 'jobs'})
+    expect(approve.code, approve.stderr).toBe(0)
+    expect(approve.outputs).toMatchObject({'has-units': 'true', outcome: 'approved', units: '{"include":[{"unit":"farewell"},{"unit":"other"}]}'})
+    expect(rowOf(sticky().body, 'farewell')).toBe('| `farewell` | ⏳ pending |  |  |')
+    // Only planning asked the model.
+    expect(server.messageRequests).toHaveLength(2)
   })
 })

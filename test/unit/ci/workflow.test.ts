@@ -450,6 +450,11 @@ describe('the Action (action.yml)', () => {
     expect(action.inputs['fail-on-refusal'].default).toBe('false')
     expect(waveStep.env?.WAVE_FAIL_ON_REFUSAL).toBe('${{ inputs.fail-on-refusal }}')
     expect(waveStep.run).toContain('[ "$WAVE_FAIL_ON_REFUSAL" != true ]')
+    // A plan with units approved where the workflow has no unit jobs runs them in this job (test/e2e/github-action.test.ts).
+    expect(action.inputs.units.default).toBe('in-job')
+    expect(waveStep.env?.WAVE_UNITS).toBe('${{ inputs.units }}')
+    expect(waveStep.run).toContain('bash "$GITHUB_ACTION_PATH/scripts/ci/run-units.sh" "$result" "$merged" || status=$?')
+    execFileSync('bash', ['-n', fileURLToPath(new URL('../../../scripts/ci/run-units.sh', import.meta.url))])
     expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['exit-code', 'plan', 'result-file', 'cost-usd', 'report-file']))
     expect(waveStep.run).toContain('exit "$status"')
     expect(waveStep.env?.WAVE_HOME).toBe('${{ runner.temp }}/wave')
