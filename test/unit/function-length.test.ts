@@ -21,8 +21,6 @@ const NOT_YET_SPLIT = [
   'base/process/runner.ts runCommand',
   'base/process/runner.ts (anonymous in runCommand)',
   'flows/merge.ts mergeUnits',
-  'flows/run.ts executeIn',
-  'flows/run.ts execute',
   'flows/task.ts runTask',
   'output/progress.ts withProgress',
   'output/telemetry/export.ts writeSpans',
