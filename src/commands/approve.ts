@@ -1,12 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
 import {approve} from '../flows/approve.js'
-import {describeSandbox} from '../base/process/sandbox.js'
 import {usageError} from '../base/errors.js'
 import {checkedRules, maxBudgetFlag, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../cli/command.js'
 import {interactiveProblem} from '../output/interactive-review.js'
-import {formatCost} from '../output/progress.js'
-import type {ApprovalRecord} from '../plans/approval.js'
+import {approvalResult} from '../output/views/approval-result.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
 import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 
@@ -152,22 +150,6 @@ A plan's ## Units are bound too (each unit's name, paths and checks; wave plans 
     )
     for (const warning of outcome.warnings) this.output.warn(warning)
     for (const line of outcome.notes) this.output.note(line)
-    const {decision, path, planPath, record} = outcome
-    await this.output.result({
-      data: {...record, allowedPrompts: outcome.asked, recordPath: path},
-      tally: `${decision.replace('_', ' ')}: ${planPath} (mode ${record.mode}, ${describeSandbox(record.sandbox)}; ${contractTally(record)})`,
-      text: path,
-    })
+    await this.output.result(approvalResult(outcome))
   }
-}
-
-/** The contract in the tally: "scope 3 paths (warn), checks: npm test, npm run lint; 3 units, at most $2.00 each". */
-function contractTally(record: ApprovalRecord): string {
-  const scope = record.scope ? `scope ${record.scope.paths.length} ${record.scope.paths.length === 1 ? 'path' : 'paths'} (${record.scope.enforce})` : 'no scope'
-  const checks = record.verify?.length ? `checks: ${record.verify.map((check) => check.command).join(', ')}` : 'no checks'
-  const budget = record.maxBudgetUsd === undefined ? '' : `; at most ${formatCost(record.maxBudgetUsd)}`
-  const count = record.units?.length ?? 0
-  const each = record.units?.[0]?.budgetUsd === undefined ? '' : `, at most ${formatCost(record.units[0].budgetUsd)} each`
-  const units = count === 0 ? '' : `; ${count} ${count === 1 ? 'unit' : 'units'}${each}`
-  return `${scope}, ${checks}${budget}${units}`
 }

@@ -1,18 +1,13 @@
-import {readFile} from 'node:fs/promises'
-
 import {Flags} from '@oclif/core'
 
 import {checkedRules, sessionFlags, toolList, WaveCommand} from '../cli/command.js'
 import {usageError} from '../base/errors.js'
 import {taskText} from '../base/input.js'
 import {parseRule} from '../policy/policy.js'
-import {formatCost, formatUsage} from '../output/progress.js'
-import {fencedBlock, inertMarkdown, markdownTable} from '../base/text.js'
-import type {CommandResult} from '../output/sink.js'
 import {contractLine} from '../plans/contract.js'
 import {DEFAULT_MAX_TURNS} from '../session/context.js'
-import {makePlan, type PlanOutcome, revisePlan} from '../flows/plan.js'
-import {questionsMarkdown, todosMarkdown} from '../output/views/notes.js'
+import {makePlan, revisePlan} from '../flows/plan.js'
+import {planResult} from '../output/views/plan-result.js'
 export default class Plan extends WaveCommand {
   static description = `Explore the repository read-only and write an implementation plan.
 
@@ -85,59 +80,4 @@ function researchRules(rules: string[]): string[] {
   }
 
   return rules
-}
-
-async function planResult(outcome: PlanOutcome, task: string): Promise<CommandResult> {
-  const plan = await readFile(outcome.planPath, 'utf8').catch(() => '')
-  const usage = outcome.usage
-  const summary = `## wave plan: ${outcome.name}
-
-${markdownTable([
-  ['Task', task],
-  ['Plan', `\`${outcome.planPath}\``],
-  // The plan's checks as the plan wrote them: inert text, not Markdown or HTML of the plan's.
-  ['Contract', inertMarkdown(contractLine(outcome.contract).replace(/^Plan: /, ''), 2000)],
-  ['Turns', String(outcome.turns)],
-  ['Stop reason', outcome.stopReason],
-  ['Cost', formatCost(outcome.costUsd)],
-  [
-    'Tokens',
-    `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`,
-  ],
-])}
-
-${questionsMarkdown(outcome.questions)}
-
-${todosMarkdown(outcome.todos)}
-
-<details><summary>The plan</summary>
-
-${fencedBlock(plan, 'markdown')}
-
-</details>`
-  return {
-    data: {
-      contract: {
-        scope: outcome.contract.scope,
-        unitErrors: outcome.contract.unitErrors,
-        units: outcome.contract.units.map(({name, scope, verify}) => ({name, scope, verify})),
-        verify: outcome.contract.verify,
-        warnings: outcome.contract.warnings,
-      },
-      costUsd: outcome.costUsd,
-      name: outcome.name,
-      planPath: outcome.planPath,
-      planSource: outcome.planSource,
-      revision: outcome.revision,
-      questions: outcome.questions,
-      stopReason: outcome.stopReason,
-      summary: outcome.summary,
-      todos: outcome.todos,
-      turns: outcome.turns,
-      usage: outcome.usage,
-    },
-    summary,
-    tally: `plan written in ${outcome.turns} turns; ${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`,
-    text: outcome.planPath,
-  }
 }

@@ -6,16 +6,12 @@ import {ENDINGS} from '../agent/outcome.js'
 import {taskText} from '../base/input.js'
 import {defaultApprover} from '../plans/approval.js'
 import {EXECUTION_MODES} from '../policy/policy.js'
-import {describeSandbox} from '../base/process/sandbox.js'
-import {formatCost, formatUsage} from '../output/progress.js'
-import {markdownTable} from '../base/text.js'
-import type {CommandResult, SessionReporter} from '../output/sink.js'
+import type {SessionReporter} from '../output/sink.js'
 import {DEFAULT_MAX_TURNS} from '../session/context.js'
 import type {SessionStart} from '../flows/plan.js'
-import {reportMarkdown, reportTally} from '../output/report-view.js'
-import {executePlan, type RunOutcome} from '../flows/run.js'
-import {runTask, type TaskOutcome} from '../flows/task.js'
-import {questionsMarkdown, todosMarkdown} from '../output/views/notes.js'
+import {executePlan} from '../flows/run.js'
+import {runTask} from '../flows/task.js'
+import {runResult, taskResult} from '../output/views/run-result.js'
 
 export default class Run extends WaveCommand {
   static args = {
@@ -160,124 +156,4 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
     if (outcome.kind === 'stopped') return this.stopped(outcome)
     await this.output.result(runResult(outcome))
   }
-}
-
-/** What every completed run reports, of a plan or of a task. */
-function completedData(outcome: Ran) {
-  return {
-    costUsd: outcome.costUsd,
-    denials: outcome.denials,
-    filesChanged: outcome.filesChanged,
-    mode: outcome.mode,
-    outcome: 'completed',
-    questions: outcome.questions,
-    result: outcome.finalText,
-    sandbox: outcome.sandbox,
-    stopReason: outcome.stopReason,
-    todos: outcome.todos,
-    turns: outcome.turns,
-    usage: outcome.usage,
-  }
-}
-
-/** The closing stderr line of every completed run. */
-const ranTally = (outcome: Ran) =>
-  `done in ${outcome.turns} turns; ${outcome.filesChanged.length} files changed; ${deniedCalls(outcome.denials)}${formatUsage(outcome.usage)}; ${formatCost(outcome.costUsd)}`
-
-/** Denied calls, when there were any: a run that was refused what it tried did not do all it was asked. */
-const deniedCalls = (denials: number) => (denials === 0 ? '' : `${denials} ${denials === 1 ? 'call' : 'calls'} denied; `)
-
-function runResult(outcome: RunOutcome): CommandResult {
-  return {
-    data: {
-      ...completedData(outcome),
-      name: outcome.name,
-      planPath: outcome.planPath,
-      report: outcome.report,
-      resumed: outcome.resumed,
-      ...(outcome.unit ? {unit: outcome.unit} : {}),
-    },
-    summary: `${runSummary(`## wave run: ${outcome.name}`, outcome, [['Plan', `\`${outcome.planPath}\``]])}\n\n${reportMarkdown(outcome.report)}`,
-    tally: `${outcome.resumed ? 'resumed and ' : ''}${ranTally(outcome)}\n${reportTally(outcome.report)}${
-      outcome.unit ? `\nUnit ${outcome.unit.name}: result ${outcome.unit.result}, patch ${outcome.unit.patch}` : ''
-    }`,
-    text: outcome.finalText,
-  }
-}
-
-function taskResult(outcome: TaskOutcome, task: string): CommandResult {
-  switch (outcome.kind) {
-    case 'executed': {
-      return runResult(outcome.run)
-    }
-
-    case 'awaiting_approval': {
-      return {
-        data: {
-          costUsd: outcome.costUsd,
-          name: outcome.name,
-          outcome: 'awaiting_approval',
-          planPath: outcome.planPath,
-          questions: outcome.questions,
-          todos: outcome.todos,
-          stopReason: outcome.stopReason,
-          turns: outcome.turns,
-          usage: outcome.usage,
-        },
-        summary: `## wave run --task: plan ${outcome.name} awaits approval\n\n${markdownTable([
-          ['Task', task],
-          ['Plan', `\`${outcome.planPath}\``],
-          ['Approve and run', `\`wave approve ${outcome.planPath} && wave run ${outcome.planPath}\``],
-        ])}`,
-        tally: `The plan awaits approval: wave approve ${outcome.planPath} && wave run ${outcome.planPath}`,
-        text: outcome.planPath,
-      }
-    }
-
-    case 'completed': {
-      return {
-        data: completedData(outcome),
-        summary: runSummary('## wave run --task', outcome, [['Task', task]]),
-        tally: ranTally(outcome),
-        text: outcome.finalText,
-      }
-    }
-  }
-}
-
-type Ran = Pick<
-  RunOutcome,
-  'costUsd' | 'sandbox' | 'denials' | 'filesChanged' | 'finalText' | 'mode' | 'questions' | 'stopReason' | 'todos' | 'turns' | 'usage'
->
-
-function runSummary(heading: string, outcome: Ran, first: Array<[string, string]>): string {
-  const usage = outcome.usage
-  const files = outcome.filesChanged.length > 0 ? outcome.filesChanged.map((file) => `- \`${file}\``).join('\n') : '_none_'
-  return `${heading}
-
-${markdownTable([
-  ...first,
-  ['Mode', outcome.mode],
-  ['Sandbox', describeSandbox(outcome.sandbox)],
-  ['Turns', String(outcome.turns)],
-  ['Stop reason', outcome.stopReason],
-  ['Cost', formatCost(outcome.costUsd)],
-  ['Denied calls', String(outcome.denials)],
-  [
-    'Tokens',
-    `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`,
-  ],
-])}
-
-**Files changed**
-
-${files}
-
-${questionsMarkdown(outcome.questions, '**Questions** (asked during the run; no one could answer them)')}
-
-${todosMarkdown(outcome.todos)}
-
-**Result**
-
-${outcome.finalText}`
 }
