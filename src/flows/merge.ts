@@ -22,7 +22,7 @@ import {type ApprovalRecord, approvalPathFor, assertApproved, readApproval, sha2
 import {runChecks} from '../plans/checks.js'
 import {type CheckResult, checkPassed} from '../plans/report.js'
 import {planNameOf, readPlanFile, resolvePlanReference} from '../plans/store.js'
-import {parseUnitResult, type UnitResult} from '../plans/unit-result.js'
+import {type BoundUnit, parseUnitResult, type UnitResult} from '../plans/unit-result.js'
 import {scopeMatcher} from '../policy/scope.js'
 
 export interface MergeOptions {
@@ -165,41 +165,11 @@ export async function mergeUnits(options: MergeOptions): Promise<MergeOutcome> {
   const files = await resultFiles(options.results)
   const byUnit = checkResults(record, await Promise.all(files.map((file) => readResult(file))), planPath)
 
-  const base = record.repository?.head ?? [...byUnit.values()][0]?.result.base
-  if (!base) throw usageError(`The approval of ${name} names no base commit, and no result does.`)
-  for (const {file, result} of byUnit.values()) {
-    if (result.base !== base) throw usageError(`The unit result ${file} patches commit ${result.base.slice(0, 12)}, not the plan's ${base.slice(0, 12)}.`)
-  }
-
-  if (!(await hasCommit(top, base)))
-    throw usageError(`The plan's base commit ${base.slice(0, 12)} is not in the repository at ${top}.`, 'Fetch it, or merge in a clone that has it.')
-  const head = await headOf(top)
-  if (head !== base)
-    options.warn(
-      `The work tree is at ${head?.slice(0, 12) ?? 'no commit'}, not the plan's base ${base.slice(0, 12)}: the merged change is applied to it if it applies.`,
-    )
+  const base = await baseOf(name, record, byUnit, top, options.warn)
 
   const missing = units.filter((unit) => !byUnit.has(unit.name)).map((unit) => unit.name)
   const failed = units.filter((unit) => byUnit.get(unit.name)?.result.outcome === 'failed').map((unit) => unit.name)
-  const rows = new Map<string, MergedUnit>(
-    units.map((unit) => {
-      const read = byUnit.get(unit.name)
-      const status = !read ? 'missing' : read.result.outcome === 'failed' ? 'failed' : 'skipped'
-      return [
-        unit.name,
-        {
-          changed: read?.result.report.changed ?? [],
-          checks: (read?.result.report.checks ?? []).map((check) => ({command: check.command, exitCode: check.exitCode})),
-          costUsd: read?.result.costUsd ?? null,
-          exitCode: read?.result.exitCode ?? null,
-          outOfScope: read?.result.report.outOfScope ?? [],
-          result: read?.file ?? null,
-          status,
-          unit: unit.name,
-        },
-      ]
-    }),
-  )
+  const rows = unitRows(units, byUnit)
   const outcome = (applied: boolean, checks: CheckResult[], problem?: string): MergeOutcome => ({
     applied,
     base,
@@ -230,19 +200,7 @@ export async function mergeUnits(options: MergeOptions): Promise<MergeOutcome> {
   const applied = await applyPatches(
     top,
     base,
-    toApply.map((unit) => {
-      const inScope = scopeMatcher(unit.paths)
-      // The unit's paths are workspace-relative; git's, relative to the repository's top.
-      const prefix = path.relative(top, place.workspace)
-      return {
-        allows: (file: string) => {
-          const relative = prefix ? path.relative(prefix, file) : file
-          return !relative.startsWith('..') && inScope(relative)
-        },
-        bytes: byUnit.get(unit.name)!.patch,
-        name: unit.name,
-      }
-    }),
+    toApply.map((unit) => unitPatch(unit, byUnit.get(unit.name)!.patch, path.relative(top, place.workspace))),
   )
   if (!applied.ok) {
     const unit = rows.has(applied.name) ? `unit ${applied.name}` : applied.name
@@ -256,6 +214,63 @@ export async function mergeUnits(options: MergeOptions): Promise<MergeOutcome> {
     .filter(Boolean)
     .join('; ')
   return outcome(true, checks, problem || undefined)
+}
+
+/**
+ * The commit every unit patched: the approval's, else the results' (each must name the same), present in
+ * the repository. A work tree elsewhere is warned of: the merged change is applied to it if it applies.
+ */
+async function baseOf(name: string, record: ApprovalRecord, byUnit: Map<string, ReadResult>, top: string, warn: (line: string) => void): Promise<string> {
+  const base = record.repository?.head ?? [...byUnit.values()][0]?.result.base
+  if (!base) throw usageError(`The approval of ${name} names no base commit, and no result does.`)
+  for (const {file, result} of byUnit.values()) {
+    if (result.base !== base) throw usageError(`The unit result ${file} patches commit ${result.base.slice(0, 12)}, not the plan's ${base.slice(0, 12)}.`)
+  }
+
+  if (!(await hasCommit(top, base)))
+    throw usageError(`The plan's base commit ${base.slice(0, 12)} is not in the repository at ${top}.`, 'Fetch it, or merge in a clone that has it.')
+  const head = await headOf(top)
+  if (head !== base)
+    warn(
+      `The work tree is at ${head?.slice(0, 12) ?? 'no commit'}, not the plan's base ${base.slice(0, 12)}: the merged change is applied to it if it applies.`,
+    )
+  return base
+}
+
+/** Each unit's row as its result left it, before anything is applied (missing, failed, or skipped until merged). */
+function unitRows(units: BoundUnit[], byUnit: Map<string, ReadResult>): Map<string, MergedUnit> {
+  return new Map<string, MergedUnit>(
+    units.map((unit) => {
+      const read = byUnit.get(unit.name)
+      const status = !read ? 'missing' : read.result.outcome === 'failed' ? 'failed' : 'skipped'
+      return [
+        unit.name,
+        {
+          changed: read?.result.report.changed ?? [],
+          checks: (read?.result.report.checks ?? []).map((check) => ({command: check.command, exitCode: check.exitCode})),
+          costUsd: read?.result.costUsd ?? null,
+          exitCode: read?.result.exitCode ?? null,
+          outOfScope: read?.result.report.outOfScope ?? [],
+          result: read?.file ?? null,
+          status,
+          unit: unit.name,
+        },
+      ]
+    }),
+  )
+}
+
+/** A unit's patch, held to the unit's paths: they are workspace-relative, git's relative to the repository's top (`prefix` between). */
+function unitPatch(unit: BoundUnit, bytes: Buffer, prefix: string) {
+  const inScope = scopeMatcher(unit.paths)
+  return {
+    allows: (file: string) => {
+      const relative = prefix ? path.relative(prefix, file) : file
+      return !relative.startsWith('..') && inScope(relative)
+    },
+    bytes,
+    name: unit.name,
+  }
 }
 
 /** The plan's `## Verification`, once, on the merged tree: in the approval's sandbox, as a run's checks. */

@@ -20,8 +20,6 @@ const NOT_YET_SPLIT = [
   'base/process/proxy.ts startNetworkProxy',
   'base/process/runner.ts runCommand',
   'base/process/runner.ts (anonymous in runCommand)',
-  'flows/merge.ts mergeUnits',
-  'flows/task.ts runTask',
   'output/progress.ts withProgress',
   'output/telemetry/export.ts writeSpans',
   'review/steps.ts approve',
