@@ -1,4 +1,5 @@
 /** The message the API answers with, built from a scripted reply. */
+import type {CacheUsage} from './cache.js'
 import type {RecordedRequest} from './recorded.js'
 import type {Reply, StopReason, Usage} from './script.js'
 import {newRedactedData, signThinking, thinkingKey} from './signatures.js'
@@ -22,10 +23,18 @@ export type ApiMessage = {
 
 /**
  * The API's message for a scripted reply: ids filled in, thinking signed, the stop reason and usage the
- * API would give. Records the thinking each tool call was issued with (`issuedThinking`), which a turn
+ * API would give (the prompt's tokens as the server's prompt cache accounted them, cache.ts). A turn
+ * that scripts its own `input_tokens` scripts the prompt's whole count: its cache fields are then 0
+ * unless it scripts them too. Records the thinking each tool call was issued with (`issuedThinking`), which a turn
  * mid-tool-loop must send back unchanged.
  */
-export function buildMessage(turn: Reply, record: RecordedRequest, nextId: (prefix: string) => string, issuedThinking: Map<string, string[]>): ApiMessage {
+export function buildMessage(
+  turn: Reply,
+  record: RecordedRequest,
+  nextId: (prefix: string) => string,
+  issuedThinking: Map<string, string[]>,
+  cache: CacheUsage,
+): ApiMessage {
   const content: ApiMessage['content'] = turn.content.map((b) => {
     switch (b.type) {
       case 'tool_use': {
@@ -58,11 +67,10 @@ export function buildMessage(turn: Reply, record: RecordedRequest, nextId: (pref
   for (const block of content) if (block.type === 'tool_use') issuedThinking.set(block.id, issued)
   const cut = turn.content.some((b) => (b.type === 'tool_use' && b.partialJson !== undefined) || (b.type === 'thinking' && b.cut))
   const stop_reason: StopReason = turn.stop_reason ?? (cut ? 'max_tokens' : content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn')
+  const scripted = turn.usage?.input_tokens !== undefined
   const usage: Usage = {
-    input_tokens: Math.max(1, Math.ceil(record.rawBody.length / 4)),
+    ...(scripted ? {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 0} : cache),
     output_tokens: Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
     ...turn.usage,
   }
   return {

@@ -6,6 +6,16 @@
 import type {IncomingHttpHeaders, IncomingMessage} from 'node:http'
 import {performance} from 'node:perf_hooks'
 
+/** A reply's usage, as the API reports it. */
+export interface Usage {
+  input_tokens: number
+  output_tokens: number
+  cache_creation_input_tokens: number
+  cache_read_input_tokens: number
+  /** What the cache writes were, by TTL (the server's prompt cache fills it: cache.ts). */
+  cache_creation?: {ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number}
+}
+
 export interface RecordedRequest {
   /** 0-based position among all requests this server received. */
   index: number
@@ -32,6 +42,8 @@ export interface RecordedRequest {
   status?: number
   /** The message of the 400 the server answered (outcome 'invalid', 'too-long', 'bad-request'). */
   error?: string
+  /** The usage the server answered a reply with: its prompt cache's reads and writes (cache.ts). */
+  usage?: Usage
 }
 
 /** A request as received (the body parsed when it is JSON), before the server decides what to do with it. */

@@ -3,7 +3,7 @@
  * the builders that write them (`reply(text('hi'), toolUse('Read', {...}))`). Each request to
  * `POST /v1/messages` consumes one turn of the script.
  */
-import type {RecordedRequest} from './recorded.js'
+import type {RecordedRequest, Usage} from './recorded.js'
 
 export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal'
 
@@ -38,12 +38,7 @@ export interface RedactedThinkingBlock {
 
 export type Block = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
 
-export interface Usage {
-  input_tokens: number
-  output_tokens: number
-  cache_creation_input_tokens: number
-  cache_read_input_tokens: number
-}
+export type {Usage} from './recorded.js'
 
 export interface Reply {
   content: Block[]

@@ -32,10 +32,17 @@
  * So every test is also a conformance test of what wave sends. `GET /v1/models/{id}` answers from the
  * server's model catalogue (MODELS, or the `models` option), 404 for a model it does not know; those
  * look-ups are kept apart, in `modelRequests`, so counts of `requests` stay about the conversation.
+ *
+ * Usage is what the API would bill: the server keeps one prompt cache across all its requests (cache.ts:
+ * the prefix order, breakpoints, the 20-block lookback, each model's minimum, the TTLs), so a reply's
+ * `cache_read_input_tokens`, `cache_creation_input_tokens` and `input_tokens` show what a sequence of
+ * requests, in one session or several against one server, reads, writes and leaves uncached; each
+ * answered request keeps its usage in `usage`.
  */
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'
 
+import {PromptCache} from './cache.js'
 import {checkRequest} from './conformance.js'
 import {buildMessage} from './message.js'
 import {answerModelLookup, MODELS, type ServedModel} from './models.js'
@@ -44,6 +51,7 @@ import {ERROR_TYPES, sendError, sendJson} from './responses.js'
 import {isErrorFault, isReply, type Turn} from './script.js'
 import {streamMessage} from './sse.js'
 
+export {type CacheUsage, LOOKBACK_BLOCKS, minimumCacheable} from './cache.js'
 export {type CheckContext, checkRequest} from './conformance.js'
 export type {ApiMessage} from './message.js'
 export {CONTEXT_1M_BETA, type Effort, MODELS, modelInfo, STANDARD_WINDOW, type ServedModel} from './models.js'
@@ -103,6 +111,8 @@ export interface MessagesServer {
 interface ServerOptions {
   /** The models the server knows, in place of MODELS (their limits are enforced; others are accepted as named). */
   models?: readonly ServedModel[]
+  /** The prompt cache's clock, in ms (Date.now): a test moves it to see an entry's TTL run out. */
+  now?: () => number
 }
 
 export async function startMessagesServer(script: Turn[] = [], options: ServerOptions = {}): Promise<MessagesServer> {
@@ -112,6 +122,8 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
   const models = new Map((options.models ?? MODELS).map((m) => [m.id, m]))
   /** The thinking blocks (keys) issued in the same message as each tool_use id. */
   const issuedThinking = new Map<string, string[]>()
+  /** One prompt cache for every request this server answers, as the API keeps one per organization. */
+  const promptCache = new PromptCache(options.now)
   const sockets = new Set<Socket>()
   let seq = 0
   let closed = false
@@ -229,7 +241,9 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
       return
     }
 
-    const message = buildMessage(turn, record, nextId, issuedThinking)
+    // The response begins: the API writes the prompt's cache entries now (and reads what it found).
+    const message = buildMessage(turn, record, nextId, issuedThinking, promptCache.account(body))
+    record.usage = message.usage
     if (record.stream) {
       await streamMessage(res, message, turn, nextId('req_01'), {closed: () => closed, done, stall})
       return

@@ -335,8 +335,8 @@ describe('cost and budget', () => {
 
   it("stops once the spend exceeds the budget: exit 5, the hint naming the spend, the turn's calls not run", async () => {
     server.push(reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), reply(toolUse('Write', {content: 'x', file_path: 'b.md'})), reply('Done.'))
-    // $1 per thousand tokens: the first turn alone costs several dollars.
-    const prices = {'claude-test': {cacheRead: 0, cacheWrite: 0, input: 1000, output: 1000}}
+    // $1 per thousand tokens, cached or not (the server bills the prompt as cache writes): the first turn alone costs several dollars.
+    const prices = {'claude-test': {cacheRead: 1000, cacheWrite: 1000, input: 1000, output: 1000}}
     const {error} = await session({budget: {source: {kind: 'flag'}, usd: 0.5}, model: 'claude-test', prices})
 
     expect(error?.exitCode).toBe(ExitCode.limit)
