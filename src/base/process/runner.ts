@@ -64,6 +64,7 @@ export function spawnFor(
     command,
     cwd: where.cwd ?? where.root,
     env: sandbox.env,
+    hidden: sandbox.hidden,
     network: sandbox.network,
     proxy: sandbox.proxy,
     readOnly: sandbox.readOnly,

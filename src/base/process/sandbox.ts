@@ -12,6 +12,7 @@ import {homedir, tmpdir} from 'node:os'
 import path from 'node:path'
 
 import {PROXY_SOCKET, RELAY_PORT, RELAY_SOURCE} from './proxy.js'
+import {waveHome} from '../home.js'
 import {looksSecret} from '../workspace/git-safety.js'
 import {isInside} from '../workspace/paths.js'
 
@@ -37,6 +38,11 @@ export interface SandboxSettings extends SandboxChoice {
   tmpSize?: number
   /** Folders outside the workspace commands may read (the user's Agent Skills' folders), bound read-only where they are. */
   readOnly?: string[]
+  /**
+   * Folders commands must not see, each laid over with an empty tmpfs besides wave's home, which always
+   * is: the plans directory the user's settings choose (other plans, their approvals and transcripts).
+   */
+  hidden?: string[]
   /**
    * Plan mode's commands: nothing they write survives them (see `Throwaway`). Always sandboxed, whatever
    * `enabled` says, and never with the network.
@@ -66,8 +72,13 @@ export const DEFAULT_SANDBOX: SandboxSettings = {enabled: true, network: false}
  * add (config/settings.ts's merged `sandbox.env` and `sandbox.tmpSize`), and the running proxy its
  * `networkAllow` goes through. One builder, so no caller drops a field.
  */
-export function sandboxSettings(choice: SandboxChoice, settings: {sandboxEnv: string[]; sandboxTmpSize?: number}, proxy?: string): SandboxSettings {
-  return {...choice, env: settings.sandboxEnv, proxy, tmpSize: settings.sandboxTmpSize}
+export function sandboxSettings(
+  choice: SandboxChoice,
+  settings: {sandboxEnv: string[]; sandboxTmpSize?: number; plansDirectory?: string},
+  proxy?: string,
+): SandboxSettings {
+  const hidden = settings.plansDirectory ? {hidden: [settings.plansDirectory]} : {}
+  return {...choice, env: settings.sandboxEnv, proxy, tmpSize: settings.sandboxTmpSize, ...hidden}
 }
 
 type SandboxStatus = {available: true; bwrap: string} | {available: false; problem: string}
@@ -96,6 +107,8 @@ export interface CommandRequest {
   throwaway?: Throwaway
   /** Folders bound read-only at their own paths, over the private $HOME and /tmp (SandboxSettings.readOnly). */
   readOnly?: string[]
+  /** Folders laid over with an empty tmpfs besides wave's home (SandboxSettings.hidden). */
+  hidden?: string[]
 }
 
 const SHELL = '/bin/bash'
@@ -302,6 +315,7 @@ export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnP
   const tmpSize = request.tmpSize ?? DEFAULT_TMP_SIZE
   const args = isolationArgs(request.network, tmpSize)
   if (home !== '/tmp') args.push('--size', String(tmpSize), '--tmpfs', home)
+  args.push(...hiddenArgs(request, home))
   if (request.throwaway) {
     // Nothing to guard inside: .git and .wave are as read-only, or as throwaway, as the rest.
     if (request.throwaway === 'overlay') args.push('--overlay-src', root, '--tmp-overlay', root)
@@ -339,6 +353,24 @@ export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnP
   // bash starts bwrap once it has closed every descriptor but 0-2: those wave inherited (a CI runner's
   // socket or pipe, not close-on-exec) would otherwise reach the command, through the sandbox's walls.
   return {args: ['-c', CLOSE_INHERITED, 'wave-sandbox', bwrap, ...args], env: commandEnvironment(request.env, extra), file: SHELL}
+}
+
+/**
+ * wave's home and the folders the request hides, each under an empty tmpfs: read-only is not enough, as
+ * plan-mode Bash would read other plans that plan mode's Read refuses, wherever `WAVE_HOME` lies (a CI
+ * runner's temp directory, outside $HOME and /tmp, which are private already). One that holds the
+ * workspace, or lies in it, is left alone: the workspace's own binds decide there.
+ */
+function hiddenArgs(request: CommandRequest, home: string): string[] {
+  const args: string[] = []
+  for (const dir of [waveHome(), ...(request.hidden ?? [])]) {
+    const real = existing(dir)
+    if (!real || real === '/' || isInside(real, request.root) || isInside(request.root, real)) continue
+    if (isInside('/tmp', real) || isInside(home, real) || sharedDirectories().some((shared) => isInside(shared, real))) continue
+    args.push('--size', String(HIDDEN_SIZE), '--tmpfs', real)
+  }
+
+  return args
 }
 
 /**
