@@ -6,16 +6,20 @@
  * - the approved checks, run by wave when the model ends its turn, the failing output sent back for
  *   another turn up to `retries` times. The model's work ends before they begin: its background
  *   commands are ended (their process groups gone), and the work tree is read as it is then and again
- *   after the checks. What changed outside the scope since the run began (a background command's
- *   write no command's watch saw) or while the checks ran (code the model wrote that a check loaded)
- *   is a deviation like any other;
+ *   after the checks. What changed outside the scope since the run began, or since the checks last
+ *   ended (a background command's write no command's watch saw), or while the checks ran (code the
+ *   model wrote that a check loaded) is a deviation like any other; but what the checks wrote to
+ *   git-ignored paths outside the dependencies (caches, reports: check-outputs.ts) is theirs, listed
+ *   as `checkOutputs`;
  * - the denials, for the report;
  * - the report itself (planned versus actual) and whether the run met its contract.
  */
 import type {ApprovalRecord} from './approval.js'
+import {divideChecksWrites, outputsByDirectory} from './check-outputs.js'
 import {type CheckOptions, failedChecksMessage, runChecks} from './checks.js'
 import {buildReport, type CheckResult, checkPassed, type Denial, type RunReport, reportProblem} from './report.js'
 import {describeScope, scopeMatcher} from '../policy/scope.js'
+import {isDependencyPath} from '../base/workspace/dependencies.js'
 import {changedBetween, type WorkTreePlace, type WorkTreeState, WorkTreeWatch} from '../base/workspace/worktree.js'
 
 export const DEFAULT_VERIFY_RETRIES = 2
@@ -42,6 +46,8 @@ export class Enforcement {
   readonly deviations = new Set<string>()
   /** Of those, the ones that changed while the approved checks ran. */
   readonly duringChecks = new Set<string>()
+  /** Ignored paths the checks wrote (caches, reports): theirs, not the model's. */
+  readonly checkOutputs = new Set<string>()
   readonly denials: Denial[] = []
   /** The newest results of the checks; empty until they ran. */
   checks: CheckResult[] = []
@@ -52,6 +58,8 @@ export class Enforcement {
   private readonly watch?: WorkTreeWatch
   /** The work tree as the run began, before any tool ran (awaited through ready()). */
   private readonly baseline?: Promise<WorkTreeState>
+  /** The work tree as the checks last left it: the model's later changes are measured from it, not what the checks wrote. */
+  private afterChecks?: WorkTreeState
 
   constructor(private readonly options: EnforcementOptions) {
     const scope = options.record.scope
@@ -59,6 +67,7 @@ export class Enforcement {
     for (const file of options.earlier?.outOfScope ?? []) if (this.inScope && !this.inScope(file)) this.deviations.add(file)
     this.denials.push(...(options.earlier?.denials ?? []))
     for (const file of options.earlier?.outOfScopeDuringChecks ?? []) this.duringChecks.add(file)
+    for (const output of options.earlier?.checkOutputs ?? []) this.checkOutputs.add(output)
     if (this.inScope && options.place) {
       this.watch = new WorkTreeWatch(options.place)
       this.baseline = this.watch.read()
@@ -117,9 +126,9 @@ export class Enforcement {
    */
   async onEndTurn(beforeChecks?: () => Promise<void>): Promise<string | undefined> {
     const work = (await this.options.endWork?.()) ?? {ended: [], survived: []}
-    const baseline = await this.baseline
-    const atChecks = baseline && (await this.watch!.read())
-    if (baseline && atChecks) this.outside(baseline, atChecks)
+    const since = this.afterChecks ?? (await this.baseline)
+    const atChecks = since && (await this.watch!.read())
+    if (since && atChecks) this.outside(since, atChecks)
     const verify = this.options.record.verify ?? []
     if (verify.length === 0) return undefined
     await beforeChecks?.()
@@ -132,7 +141,7 @@ export class Enforcement {
             outputTail: `Not run: a process of background task ${work.survived.join(', ')} would not end.`,
           }))
         : await runChecks(verify, this.options.checks)
-    if (atChecks) for (const file of this.outside(atChecks, await this.watch!.read())) this.duringChecks.add(file)
+    if (atChecks) this.afterTheChecks(atChecks, await this.watch!.read())
     this.rounds++
     if (this.checks.every(checkPassed)) return undefined
     // A strict scope already left: no turn can undo that, so none is spent on the checks.
@@ -145,9 +154,21 @@ export class Enforcement {
 
   /** What changed outside the scope between two readings, recorded as deviations. */
   private outside(before: WorkTreeState, after: WorkTreeState): string[] {
-    const outside = changedBetween(before, after).filter((file) => !this.inScope!(file))
+    return this.record(changedBetween(before, after))
+  }
+
+  private record(changed: string[]): string[] {
+    const outside = changed.filter((file) => !this.inScope!(file))
     for (const file of outside) this.deviations.add(file)
     return outside
+  }
+
+  /** What the checks changed: their outputs kept apart, the rest the model's (deviations made while they ran). */
+  private afterTheChecks(atChecks: WorkTreeState, after: WorkTreeState): void {
+    const {changes, outputs} = divideChecksWrites(atChecks, after, isDependencyPath)
+    for (const output of outputs) this.checkOutputs.add(output)
+    for (const file of this.record(changes)) this.duringChecks.add(file)
+    this.afterChecks = after
   }
 
   /** What the model would be told of the failing checks now (the run ends with it: `--resume` goes on from it). */
@@ -158,6 +179,7 @@ export class Enforcement {
   report(changed: string[]): RunReport {
     return buildReport({
       changed,
+      checkOutputs: outputsByDirectory(this.checkOutputs),
       checks: this.checks,
       denials: this.denials,
       deviations: this.deviations,

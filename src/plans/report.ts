@@ -38,6 +38,11 @@ export const runReportSchema = z.lazy(() =>
     /** Every file the run changed, workspace-relative. */
     changed: z.array(z.string()),
     checks: z.array(checkSchema),
+    /**
+     * What the approved checks wrote where git ignores it (caches, reports), by directory: theirs, not
+     * the model's, so never outside the scope, and never delivered (absent when they wrote nothing).
+     */
+    checkOutputs: z.array(z.string()).optional(),
     denials: z.array(denialSchema),
     /** How the scope was held to; null with no scope. */
     enforce: z.enum(['warn', 'strict', 'off']).nullable().default(null),
@@ -75,6 +80,8 @@ export type Denial = z.infer<typeof denialSchema>
 interface ReportInput {
   scope?: {paths: string[]; enforce: 'warn' | 'strict' | 'off'}
   changed: string[]
+  /** Ignored paths the checks wrote, by directory (check-outputs.ts). */
+  checkOutputs?: string[]
   /** Changes commands made outside the scope, recorded as they happened. */
   deviations?: Iterable<string>
   /** Of the deviations, those made while the checks ran. */
@@ -85,8 +92,9 @@ interface ReportInput {
 
 export function buildReport(input: ReportInput): RunReport {
   const changed = [...new Set(input.changed)].sort()
+  const outputs = input.checkOutputs?.length ? {checkOutputs: [...input.checkOutputs]} : {}
   const scope = input.scope
-  if (!scope) return {changed, checks: input.checks, denials: input.denials, enforce: null, outOfScope: [], scope: null, untouched: []}
+  if (!scope) return {changed, checks: input.checks, ...outputs, denials: input.denials, enforce: null, outOfScope: [], scope: null, untouched: []}
   const inScope = scopeMatcher(scope.paths)
   const outOfScope = new Set([...changed.filter((file) => !inScope(file)), ...(input.deviations ?? [])])
   const untouched = scope.paths.filter((entry) => {
@@ -97,6 +105,7 @@ export function buildReport(input: ReportInput): RunReport {
   return {
     changed,
     checks: input.checks,
+    ...outputs,
     denials: input.denials,
     enforce: scope.enforce,
     outOfScope: [...outOfScope].sort(),

@@ -5,12 +5,13 @@
  * verdict. Commands run unsandboxed here (the record says `sandbox: off`) but for one, run in the
  * sandbox where bubblewrap starts: the e2e contract suite runs them all through bin/run.js.
  */
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {type SandboxChoice, sandboxSettings, sandboxStatus} from '../../../src/base/process/sandbox.js'
+import {divideChecksWrites, outputsByDirectory} from '../../../src/plans/check-outputs.js'
 import {runChecks} from '../../../src/plans/checks.js'
 import {Enforcement} from '../../../src/plans/enforcement.js'
 import {makeSandbox, type Sandbox} from '../../support/cli.js'
@@ -120,5 +121,92 @@ describe('Enforcement', () => {
     contract.observe({id: 'b', input: {file_path: 'src/ok.ts'}, name: 'Write', type: 'tool_call'})
     contract.observe({content: 'Wrote src/ok.ts', denied: false, id: 'b', type: 'tool_result'})
     expect(contract.report([]).denials).toEqual([{reason: 'outside the workspace', summary: '../escaped.txt', tool: 'Write'}])
+  })
+})
+
+describe("the checks' outputs (issue 47)", () => {
+  /** A project whose git ignores a cache, a log and node_modules/, with a runner installed there. */
+  function project() {
+    writeFileSync(path.join(sandbox.repo, '.gitignore'), 'ignored/\n.cache/\n*.log\nnode_modules/\n')
+    mkdirSync(path.join(sandbox.repo, 'node_modules', '.bin'), {recursive: true})
+    writeFileSync(path.join(sandbox.repo, 'node_modules', '.bin', 'runner'), '#!/bin/sh\n')
+  }
+
+  const strict = (verify: string[]) =>
+    enforcement({sandbox: OFF, scope: {enforce: 'strict', paths: ['src/**']}, verify: verify.map((command) => ({command}))}, 1)
+
+  it('what the checks write where git ignores it is theirs, by directory, not outside the scope (control: a tracked file they write is)', async () => {
+    project()
+    const contract = strict(['mkdir -p .cache/v && echo 1 > .cache/v/a && echo 2 > .cache/v/b && echo ran > src/run.log'])
+    await contract.ready()
+    expect(await contract.onEndTurn()).toBeUndefined()
+    const report = contract.report([])
+    expect(report.checkOutputs).toEqual(['.cache/', 'src/run.log'])
+    expect(report.outOfScope).toEqual([])
+    expect(contract.problem(report)).toBeUndefined()
+    expect(existsSync(path.join(sandbox.repo, '.cache/v/b'))).toBe(true)
+
+    const control = strict(['echo 1 > .cache-not-ignored && echo changed >> README.md'])
+    await control.ready()
+    await control.onEndTurn()
+    const unmet = control.report([])
+    expect(unmet.outOfScope).toEqual(['.cache-not-ignored', 'README.md'])
+    expect(unmet.outOfScopeDuringChecks).toEqual(['.cache-not-ignored', 'README.md'])
+    expect(control.problem(unmet)).toBe('changed outside the strict scope: .cache-not-ignored, README.md')
+  })
+
+  it('an executable a check plants in node_modules/.bin is never an output: a deviation (control: a cache beside it is an output)', async () => {
+    project()
+    const contract = strict(['echo "#!/bin/sh" > node_modules/.bin/planted && chmod +x node_modules/.bin/planted'])
+    await contract.ready()
+    await contract.onEndTurn()
+    expect(contract.report([]).outOfScope).toEqual(['node_modules/.bin/planted'])
+    expect(contract.report([]).checkOutputs).toBeUndefined()
+
+    const control = strict(['echo cached > debug.log'])
+    await control.ready()
+    await control.onEndTurn()
+    expect(control.report([]).outOfScope).toEqual([])
+    expect(control.report([]).checkOutputs).toEqual(['debug.log'])
+  })
+
+  it("a second round measures the model from where the checks left the tree: the first round's outputs are not the model's", async () => {
+    project()
+    const contract = strict(['mkdir -p .cache && date +%N > .cache/stamp.log && test -f src/done.ts'])
+    await contract.ready()
+    expect(await contract.onEndTurn()).toContain('retry 1 of 1')
+    writeFileSync(path.join(sandbox.repo, 'src/done.ts'), 'export {}\n')
+    expect(await contract.onEndTurn()).toBeUndefined()
+    const report = contract.report(['src/done.ts'])
+    expect(report.outOfScope).toEqual([])
+    expect(report.checkOutputs).toEqual(['.cache/'])
+  })
+})
+
+describe('outputsByDirectory and divideChecksWrites', () => {
+  it('shows ignored files by their directory where it holds several, a directory once, a lone file by name', () => {
+    expect(outputsByDirectory(['calc/__pycache__/a.pyc', 'calc/__pycache__/b.pyc', '.pytest_cache/', '.pytest_cache/v/x', 'x.log', 'src/one.log'])).toEqual([
+      '.pytest_cache/',
+      'calc/__pycache__/',
+      'src/one.log',
+      'x.log',
+    ])
+  })
+
+  it("a path that was tracked or untracked before is the model's even when it is ignored after, and so is a dependency", () => {
+    const before = new Map([
+      ['hidden.sh', '??:sha1:1'],
+      ['cache/', '!!:dir'],
+    ])
+    const after = new Map([
+      ['hidden.sh', '!!:sha1:1'],
+      ['cache/', '!!:dir'],
+      ['new.log', '!!:sha1:2'],
+      ['node_modules/', '!!:dir'],
+    ])
+    expect(divideChecksWrites(before, after, (file) => file.startsWith('node_modules'))).toEqual({
+      changes: ['hidden.sh', 'node_modules'],
+      outputs: ['new.log'],
+    })
   })
 })
