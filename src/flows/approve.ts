@@ -119,7 +119,8 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
     notes: approved
       ? [
           hooks.length === 0 ? 'Hooks in effect: none.' : `Hooks in effect (their digest is recorded): ${hooks.map((hook) => describeHook(hook)).join('; ')}.`,
-          ...(record.units ?? []).map((unit) => unitLine(unit)),
+          ...checksLine(record),
+          ...(record.units ?? []).map((unit) => unitLine(unit, record.mode)),
         ]
       : [],
     path,
@@ -129,9 +130,21 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
   }
 }
 
-/** A bound unit, as the approver is shown it: "Unit api: src/api/**; checks: npm test (at most $2.00)". */
-function unitLine(unit: NonNullable<ApprovalRecord['units']>[number]): string {
-  const checks = unit.verify.length > 0 ? `checks: ${unit.verify.map((check) => check.command).join(', ')}` : 'no checks'
+/**
+ * What the approval lets the model run besides its rules: the approved checks, exactly as written, in
+ * acceptEdits and default (policy.ts, approvedChecks); bypassPermissions runs any command anyway. A plan
+ * with units runs each unit's checks in its own job (unitLine says so); the plan's run at the merge.
+ */
+function checksLine(record: ApprovalRecord): string[] {
+  const checks = (record.verify ?? []).map(({command}) => command)
+  if (checks.length === 0 || record.mode === 'bypassPermissions' || (record.units?.length ?? 0) > 0) return []
+  return [`The model may run: ${checks.join('; ')} (the approved checks, exactly as written, in the run's sandbox).`]
+}
+
+/** A bound unit, as the approver is shown it: "Unit api: src/api/**; checks: npm test, which the model may run (at most $2.00)". */
+function unitLine(unit: NonNullable<ApprovalRecord['units']>[number], mode: ApprovalRecord['mode']): string {
+  const mayRun = mode === 'bypassPermissions' ? '' : ', which the model may run'
+  const checks = unit.verify.length > 0 ? `checks: ${unit.verify.map((check) => check.command).join(', ')}${mayRun}` : 'no checks'
   const budget = unit.budgetUsd === undefined ? '' : ` (at most ${formatCost(unit.budgetUsd)})`
   return `Unit ${unit.name}: ${unit.paths.join(', ')}; ${checks}${budget}`
 }

@@ -22,6 +22,8 @@ export interface PolicyDecision {
   reason: string
   /** An allowed write outside the approved scope (enforcement `warn`): the run records it as a deviation. */
   outOfScope?: boolean
+  /** A Bash call allowed as one of the approved checks, and only as it: the command, exactly as approved. */
+  approvedCheck?: string
 }
 
 /** A permission rule such as `Bash(npm test:*)`, `Read(./.env)`, `WebFetch(domain:example.com)` or `Edit`. */
@@ -73,6 +75,12 @@ export interface PolicyContext {
    * takes it as it takes its other control tools.
    */
   structuredOutput?: boolean
+  /**
+   * The approved checks of a run (the record's `verify` commands, exactly as written): in acceptEdits and
+   * default the model's Bash call of exactly one of them runs, as wave runs it, with no rule asked for, so
+   * it can reproduce a failure and fix it. Any other command still needs a rule. Absent: none.
+   */
+  approvedChecks?: readonly string[]
 }
 
 /** Whether plan mode runs Bash, and how (`wave doctor`, `wave tools` and `wave prompt` say which). */
@@ -157,6 +165,9 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
   const companion = backgroundDecision(ctx, tool)
   if (companion) return companion
 
+  const check = approvedCheckDecision(ctx, call)
+  if (check) return check
+
   const verdict = TABLE[ctx.mode][tool.access]
   const result = applyVerdict(verdict, ctx, call)
   if (result.decision !== 'deny' && target && tool.access !== 'execute' && tool.access !== 'network') {
@@ -184,7 +195,9 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
   }
 
   if (result.decision === 'ask' && ctx.headless) {
-    return deny(`${result.reason} No one can approve it in a headless run; an --allow rule such as ${suggestRule(call)} would permit it.`)
+    return deny(
+      `${result.reason} No one can approve it in a headless run; an --allow rule such as ${suggestRule(call)} would permit it.${checksYouMayRun(ctx, tool)}`,
+    )
   }
 
   return result
@@ -271,6 +284,31 @@ function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision
   }
 
   return undefined
+}
+
+/** The modes whose Bash asks for a rule: there the approval's own checks are the one exception. */
+const CHECKS_RUN_IN: ReadonlySet<PermissionMode> = new Set(['acceptEdits', 'default'])
+
+/**
+ * The model's Bash call of exactly an approved check (the record's `verify`, as written): allowed in
+ * acceptEdits and default, where any other command needs a rule. The approval granted wave these commands
+ * in the run's sandbox; the model running the same one there grants nothing more. Deny rules were asked first.
+ */
+function approvedCheckDecision(ctx: PolicyContext, call: ToolCall): PolicyDecision | undefined {
+  const checks = ctx.approvedChecks ?? []
+  if (checks.length === 0 || isForeign(call.tool) || call.tool.name !== BASH.name || !CHECKS_RUN_IN.has(ctx.mode)) return undefined
+  // A static query: Bash is offered, for the checks at least.
+  if (call.input === undefined) return allow(`Bash runs the approved checks: ${checks.join('; ')}.`)
+  const command = call.input.command
+  if (typeof command !== 'string' || !checks.includes(command)) return undefined
+  return {approvedCheck: command, decision: 'allow', reason: `${command} is an approved check: it runs as wave runs it, in the run's sandbox.`}
+}
+
+/** What a refused command is told of the approved checks it may run instead, exactly as written. */
+function checksYouMayRun(ctx: PolicyContext, tool: ToolIdentity): string {
+  const checks = ctx.approvedChecks ?? []
+  if (checks.length === 0 || isForeign(tool) || tool.name !== BASH.name || !CHECKS_RUN_IN.has(ctx.mode)) return ''
+  return ` The approved checks run exactly as written: ${checks.join('; ')}.`
 }
 
 /** The tools that read and end what Bash started in the background: no use where Bash cannot run. */

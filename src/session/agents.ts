@@ -43,7 +43,7 @@ export function agentKinds(input: AgentKindsInput): Record<string, SubagentKind>
     policy: () => ({...input.policy(), nested: true}),
     registry,
     sandbox,
-    system: generalPurposePrompt(permissions({allow: now.rules.allow.map((rule) => rule.source), mode: now.mode as ExecutionMode})),
+    system: generalPurposePrompt(permissions({allow: now.rules.allow.map((rule) => rule.source), checks: now.approvedChecks, mode: now.mode as ExecutionMode})),
     tasks: input.tasks,
   }
   return {Explore: explore, 'general-purpose': general}

@@ -16,6 +16,8 @@ export interface SessionProfile {
   planMode: PlanMode
   /** The system prompt while plan mode is not active, given the rules in force. */
   system(rules: Rules): string
+  /** The approved checks the model may run exactly as written (a run's record's `verify`): the policy's `approvedChecks`. */
+  checks?: readonly string[]
 }
 
 /** `wave plan` and `--revise`: plan mode on one plan file from the start; its prompt is plan mode's own. */
@@ -23,9 +25,10 @@ export function planningProfile(plan: PlanFile, workspace: string): SessionProfi
   return {mode: 'plan', planMode: new PlanMode({plan, workspace}), system: () => ''}
 }
 
-/** `wave run plan.md`: the approval's mode; plan mode can never be entered. */
-export function runProfile(mode: ExecutionMode, workspace: string): SessionProfile {
-  return {mode, planMode: new PlanMode({workspace}), system: (rules) => runPrompt({allow: rules.allow.map((rule) => rule.source), mode})}
+/** `wave run plan.md`: the approval's mode and checks (`verify`, the model may run them as written); plan mode can never be entered. */
+export function runProfile(mode: ExecutionMode, workspace: string, verify: ReadonlyArray<{command: string}> = []): SessionProfile {
+  const checks = verify.map(({command}) => command)
+  return {checks, mode, planMode: new PlanMode({workspace}), system: (rules) => runPrompt({allow: rules.allow.map((rule) => rule.source), checks, mode})}
 }
 
 /** `wave run --task`: the chosen mode, with plan mode one EnterPlanMode call away (`planMode.enter`). */

@@ -362,6 +362,7 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
     mode: spec.mode,
     rules,
     scope: spec.scope,
+    ...(spec.checks?.length ? {approvedChecks: spec.checks} : {}),
     structuredOutput: session.options.outputSchema !== undefined,
     workspaceRoot: session.workspace,
   }

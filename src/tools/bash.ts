@@ -27,7 +27,13 @@ export default defineTool({
   resultCap: RESULT_CAP,
   async run(input, ctx) {
     if (ctx.signal.aborted) throw new ToolError('The command was not started: the session was interrupted.')
-    const timeout = Math.min(input.timeout ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
+    // Allowed only as an approved check: again here, the command run is that check, exactly.
+    if (ctx.approvedCheck !== undefined && input.command !== ctx.approvedCheck) {
+      throw new ToolError(`Command not run: it was allowed as the approved check ${ctx.approvedCheck}, and it is not that command.`)
+    }
+
+    // An approved check gets the longest time Bash allows, as wave's own run of it does (plans/checks.ts).
+    const timeout = Math.min(input.timeout ?? (ctx.approvedCheck === undefined ? DEFAULT_TIMEOUT_MS : MAX_TIMEOUT_MS), MAX_TIMEOUT_MS)
     const spawn = spawnFor(input.command, {root: ctx.root}, ctx.sandbox)
     if ('problem' in spawn) throw new ToolError(`Command not run: ${spawn.problem}`)
     const {plan} = spawn

@@ -115,6 +115,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
 
     const ctx: ToolContext = {
       agents: env.agents,
+      approvedCheck: decision.approvedCheck,
       callId: call.id,
       nested: policy.nested,
       permissions: toolPermissions(policy, tool),

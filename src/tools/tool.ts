@@ -82,6 +82,11 @@ export interface ToolContext {
   nested?: boolean
   /** The tool_use id of this call. */
   callId?: string
+  /**
+   * The policy allowed this call as an approved check, and only as it (`PolicyDecision.approvedCheck`):
+   * Bash runs exactly this command, as wave runs the checks, or refuses.
+   */
+  approvedCheck?: string
 }
 
 /**

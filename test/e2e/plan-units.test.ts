@@ -130,7 +130,7 @@ describe('wave approve binds the units', () => {
       {budgetUsd: 2, name: 'docs', paths: ['docs/**'], verify: []},
     ])
     expect(record.maxBudgetUsd).toBe(5)
-    expect(result.stderr).toContain('Unit api: src/api/**; checks: npm test -- src/api (at most $2.00)')
+    expect(result.stderr).toContain('Unit api: src/api/**; checks: npm test -- src/api, which the model may run (at most $2.00)')
     expect(result.stderr).toContain('Unit docs: docs/**; no checks (at most $2.00)')
     expect(result.stderr).toMatch(/scope 2 paths \(warn\), checks: npm test; at most \$5\.00; 3 units, at most \$2\.00 each/)
 

@@ -134,7 +134,7 @@ function conversationOf(
   const {record, units} = prepared
   const {workspace} = session
   return {
-    ...runProfile(record.mode, workspace),
+    ...runProfile(record.mode, workspace, record.verify),
     // The record's rules; the settings files add theirs (and their deny rules beat any allow).
     allow: record.allow,
     beforeTools: () => Promise.all([live.before, enforcement.ready()]),

@@ -8,11 +8,14 @@ export interface ExecutionPromptInput {
   mode: ExecutionMode
   /** The allow rules in force, as written. */
   allow: string[]
+  /** The approved checks, which Bash runs exactly as written whatever the rules (policy.ts, approvedChecks). */
+  checks?: readonly string[]
 }
 
-export function permissions({allow, mode}: ExecutionPromptInput): string {
+export function permissions({allow, checks = [], mode}: ExecutionPromptInput): string {
   const rules = allow.length > 0 ? `Allow rules: ${allow.join(', ')}.` : 'No extra allow rules.'
-  return `Permission mode ${mode}: ${MODE_DESCRIPTIONS[mode].prompt} ${rules} Paths outside the workspace are refused. A refused call returns "Permission denied" and why: do not retry it unchanged; find an allowed way, or report what was blocked.`
+  const approved = checks.length > 0 && mode !== 'bypassPermissions' ? ` Bash runs the approved checks exactly as written: ${checks.join('; ')}.` : ''
+  return `Permission mode ${mode}: ${MODE_DESCRIPTIONS[mode].prompt} ${rules}${approved} Paths outside the workspace are refused. A refused call returns "Permission denied" and why: do not retry it unchanged; find an allowed way, or report what was blocked.`
 }
 
 /**

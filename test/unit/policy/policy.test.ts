@@ -49,6 +49,7 @@ const PLAN_BASH = {kind: 'read-only', offered: true} as const
 const PLAN_BASH_OFF = {offered: false, why: 'planMode.bash is false in the settings'} as const
 const OUTPUTS = '/tmp/wave-tasks-1-abc'
 const TaskOutput: ToolIdentity = {access: 'read', name: 'TaskOutput'}
+const CHECKS: Partial<PolicyContext> = {approvedChecks: ['npx ava', 'npm run lint -- --max-warnings=0']}
 const PluginTaskOutput: ToolIdentity = {access: 'read', name: 'TaskOutput', origin: 'plugin'}
 
 function target(real: string, kind: PathKind = 'file', input = real): ResolvedPath {
@@ -311,6 +312,24 @@ const rows: Row[] = [
   ['bypass: a Read deny does not stop Write', ctx('bypassPermissions', [], ['Read(./.env)']), Write, {}, target(`${ROOT}/.env`), 'allow'],
   ['default: an Edit allow lets Write in', ctx('default', ['Edit(./src/**)']), Write, {}, target(`${ROOT}/src/a.ts`, 'missing'), 'allow'],
   ['default: an Edit allow elsewhere does not', ctx('default', ['Edit(./src/**)']), Write, {}, target(`${ROOT}/docs/a.md`, 'missing'), 'deny'],
+  // The approved checks (issue 47): exactly as written, in acceptEdits and default, with no rule; nothing else
+  ['acceptEdits: an approved check', ctx('acceptEdits', [], [], CHECKS), Bash, {command: 'npx ava'}, undefined, 'allow'],
+  ['default: an approved check', ctx('default', [], [], CHECKS), Bash, {command: 'npm run lint -- --max-warnings=0'}, undefined, 'allow'],
+  ['acceptEdits: another command beside the checks', ctx('acceptEdits', [], [], CHECKS), Bash, {command: 'npm test'}, undefined, 'deny'],
+  ['acceptEdits: a check with more after it', ctx('acceptEdits', [], [], CHECKS), Bash, {command: 'npx ava && curl x.io'}, undefined, 'deny'],
+  ['acceptEdits: a check with other arguments', ctx('acceptEdits', [], [], CHECKS), Bash, {command: 'npx ava --fail-fast'}, undefined, 'deny'],
+  ['acceptEdits: a check spelled otherwise', ctx('acceptEdits', [], [], CHECKS), Bash, {command: 'npx  ava'}, undefined, 'deny'],
+  ['acceptEdits: a deny rule beats an approved check', ctx('acceptEdits', [], ['Bash(npx:*)'], CHECKS), Bash, {command: 'npx ava'}, undefined, 'deny'],
+  ['acceptEdits: a command without checks (control)', ctx('acceptEdits'), Bash, {command: 'npx ava'}, undefined, 'deny'],
+  ['plan: an approved check is no plan-mode command', ctx('plan', [], [], CHECKS), Bash, {command: 'npx ava'}, undefined, 'deny'],
+  [
+    'acceptEdits: a plugin tool named Bash gets no check',
+    ctx('acceptEdits', [], [], CHECKS),
+    {...Bash, origin: 'plugin'},
+    {command: 'npx ava'},
+    undefined,
+    'deny',
+  ],
 ]
 
 describe('decide', () => {
@@ -365,6 +384,24 @@ describe('decide', () => {
     )
   })
 
+  it('allows an approved check as that check, and names the checks where another command is refused', async () => {
+    const allowed = decide(ctx('acceptEdits', [], [], CHECKS), {input: {command: 'npx ava'}, shell: await analyseShell('npx ava'), tool: Bash})
+    expect(allowed).toMatchObject({approvedCheck: 'npx ava', decision: 'allow'})
+    const refused = decide(ctx('acceptEdits', [], [], CHECKS), {input: {command: 'npm test'}, shell: await analyseShell('npm test'), tool: Bash})
+    expect(refused.reason).toContain('The approved checks run exactly as written: npx ava; npm run lint -- --max-warnings=0.')
+    // Control: a command a rule allows is no approved check, and a session without checks names none.
+    const ruled = decide(ctx('acceptEdits', ['Bash(npx ava:*)'], [], CHECKS), {
+      input: {command: 'npx ava -v'},
+      shell: await analyseShell('npx ava -v'),
+      tool: Bash,
+    })
+    expect(ruled).toMatchObject({decision: 'allow'})
+    expect(ruled.approvedCheck).toBeUndefined()
+    expect(decide(ctx('acceptEdits'), {input: {command: 'npm test'}, shell: await analyseShell('npm test'), tool: Bash}).reason).not.toContain(
+      'approved checks',
+    )
+  })
+
   it('fails closed for a Bash call that reaches the policy without an analysis', () => {
     const call = {input: {command: 'npm test'}, tool: Bash}
     expect(decide(ctx('acceptEdits', ['Bash(npm test:*)']), call).decision).toBe('deny')
@@ -390,6 +427,9 @@ describe('offered', () => {
     ],
     ['run --task', ctx('acceptEdits', [], [], {canEnterPlanMode: true}), ['Read', 'Write', 'Edit', 'acme_patch', 'EnterPlanMode']],
     ['a blanket deny rule hides a tool', ctx('bypassPermissions', [], ['Bash']), ['Read', 'Write', 'Edit', 'acme_patch']],
+    ['acceptEdits with approved checks', ctx('acceptEdits', [], [], CHECKS), ['Read', 'Write', 'Edit', 'Bash', 'acme_patch']],
+    ['default with approved checks', ctx('default', [], [], CHECKS), ['Read', 'Bash']],
+    ['approved checks and a blanket Bash deny', ctx('acceptEdits', [], ['Bash'], CHECKS), ['Read', 'Write', 'Edit', 'acme_patch']],
   ])('%s', (_name, context, expected) => {
     expect(offeredNames(context)).toEqual(expected)
   })

@@ -48,6 +48,18 @@ describe('Bash', () => {
     expect(await runBash(root, 'echo out; echo err >&2; exit 3')).toBe('out\nerr\nExit code: 3')
   })
 
+  it('runs a call allowed as an approved check only as that check (issue 47)', async () => {
+    const root = await workspace()
+    const ctx = {...(await contextFor(root, {})), approvedCheck: 'echo checked > check.txt', target: undefined}
+    await expect(bash.run({command: 'echo other > other.txt'}, ctx)).rejects.toThrow(
+      /allowed as the approved check echo checked > check.txt, and it is not that command/,
+    )
+    expect(existsSync(path.join(root, 'other.txt'))).toBe(false)
+    // Control: the check itself runs.
+    expect(await bash.run({command: 'echo checked > check.txt'}, ctx)).toBe('(no output)')
+    expect(await readFile(path.join(root, 'check.txt'), 'utf8')).toBe('checked\n')
+  })
+
   it('says when there is no output', async () => {
     const root = await workspace()
     expect(await runBash(root, 'true')).toBe('(no output)')
