@@ -285,46 +285,62 @@ export class AgentLoop {
 
       this.carried = ''
       if (calls.length === 0) {
-        const next = await options.followUp?.({text})
-        if (typeof next === 'string') {
-          await this.append({content: next, role: 'user'})
-          continue
-        }
-
-        if (next) return this.end(next)
-        // The Stop hooks first, then the approved checks: a hook may ask for more work the checks should see.
-        const again = await options.hooks?.stop(this.stopHookActive, text)
-        this.stopHookActive = again !== undefined
-        if (again) {
-          await this.append({content: again, role: 'user'})
-          continue
-        }
-
-        // The approved checks run now; failing ones come back as the next user message.
-        const more = await options.onEndTurn?.()
-        if (more) {
-          await this.append({content: more, role: 'user'})
-          continue
-        }
-
-        return this.end({stopReason: response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'})
+        const ended = await this.endOfTurn(text, response)
+        if (ended) return ended
+        continue
       }
 
-      await options.beforeTools?.()
-      const results = await options.execute(calls)
-      const blocks: ToolResultBlockParam[] = calls.map((call, index) => {
-        const result = results[index]
-        if (result.denied) this.denials++
-        if (result.changed) this.changed.add(result.changed)
-        return {content: result.content, is_error: result.isError || undefined, tool_use_id: call.id, type: 'tool_result'}
-      })
-      await this.append({content: blocks, role: 'user'})
+      await this.runCalls(calls)
       const stop = options.stopRequested?.()
       if (stop) return this.end(stop === true ? {stopReason: 'stop_requested'} : stop)
       // Agents the calls started spent from this session's budget.
       const afterCalls = this.tally.overBudget()
       if (afterCalls) return this.end(afterCalls)
     }
+  }
+
+  /**
+   * A turn without calls ends the session, unless something asks for more work, which becomes the next
+   * user message (undefined returned: the loop goes on): the follow-up (a result still due), then the
+   * Stop hooks, then the approved checks (a hook may ask for more work the checks should see).
+   */
+  private async endOfTurn(text: string, response: Message): Promise<AgentOutcome | undefined> {
+    const {options} = this
+    const next = await options.followUp?.({text})
+    if (typeof next === 'string') {
+      await this.append({content: next, role: 'user'})
+      return undefined
+    }
+
+    if (next) return this.end(next)
+    const again = await options.hooks?.stop(this.stopHookActive, text)
+    this.stopHookActive = again !== undefined
+    if (again) {
+      await this.append({content: again, role: 'user'})
+      return undefined
+    }
+
+    // The approved checks run now; failing ones come back as the next user message.
+    const more = await options.onEndTurn?.()
+    if (more) {
+      await this.append({content: more, role: 'user'})
+      return undefined
+    }
+
+    return this.end({stopReason: response.stop_reason === 'stop_sequence' ? 'stop_sequence' : 'end_turn'})
+  }
+
+  /** The turn's calls run (once the workspace's starting state is taken), their results the next user message. */
+  private async runCalls(calls: ToolUseBlock[]): Promise<void> {
+    await this.options.beforeTools?.()
+    const results = await this.options.execute(calls)
+    const blocks: ToolResultBlockParam[] = calls.map((call, index) => {
+      const result = results[index]
+      if (result.denied) this.denials++
+      if (result.changed) this.changed.add(result.changed)
+      return {content: result.content, is_error: result.isError || undefined, tool_use_id: call.id, type: 'tool_result'}
+    })
+    await this.append({content: blocks, role: 'user'})
   }
 
   /**

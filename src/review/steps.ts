@@ -373,18 +373,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     return refuse(run, trigger, error as WaveError)
   }
 
-  const sameRepository = pull?.head.sameRepository === true
-  if (pull && sameRepository && run.options.prDelivery === 'push' && pull.head.sha !== state.commit) {
-    return refuse(
-      run,
-      trigger,
-      new WaveError(
-        `Plan ${state.name} is stale: it was made against ${state.commit.slice(0, 12)}, and ${pull.head.ref} is now at ${pull.head.sha.slice(0, 12)}.`,
-        ExitCode.mismatch,
-        'Make a new plan on the current head: /wave plan <task>',
-      ),
-    )
-  }
+  const stale = staleness(run, state, pull)
+  if (stale) return refuse(run, trigger, stale)
 
   const mode = intent.mode ?? state.mode
   const allow = intent.allow ?? state.allow
@@ -458,6 +448,17 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     await sticky.save()
     return {planPath, resume: false}
   })
+}
+
+/** A plan whose pushed change would land on a branch that moved since it was made: refused, to be made again. */
+function staleness(run: ReviewRun, state: StickyState, pull: ChangeRequest | undefined): WaveError | undefined {
+  const sameRepository = pull?.head.sameRepository === true
+  if (!pull || !sameRepository || run.options.prDelivery !== 'push' || pull.head.sha === state.commit) return undefined
+  return new WaveError(
+    `Plan ${state.name} is stale: it was made against ${state.commit.slice(0, 12)}, and ${pull.head.ref} is now at ${pull.head.sha.slice(0, 12)}.`,
+    ExitCode.mismatch,
+    'Make a new plan on the current head: /wave plan <task>',
+  )
 }
 
 // ------------------------------------------------------------------------------------------------ resume

@@ -121,14 +121,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   const unlisten = tools.notes.listen(onEvent)
   const result = structuredGate(tools.result, spec, onEvent)
   const askedBefore = tools.notes.questions.length
-  // A planning session has no approval to take a sandbox from: the default one, made as every other is
-  // (sandboxFor: the settings' environment and size; dispatch.ts makes plan mode's commands throwaway).
-  // The user's skills' folders lie outside the workspace, under a $HOME the sandbox hides: bound in read-only, so their scripts run.
-  const skillFolders = tools.skills.filter((skill) => skill.location === 'user').map((skill) => skill.dir)
-  const sandbox = {
-    ...(spec.sandbox ?? session.sandboxFor(DEFAULT_SANDBOX)),
-    ...(skillFolders.length > 0 ? {readOnly: skillFolders} : {}),
-  }
+  const sandbox = sessionSandbox(session, spec, tools.skills)
   try {
     const client = await session.client()
     // At once: the cached answer or the table's; the API's, asked once the first response has begun, shapes the turns after it comes.
@@ -184,6 +177,20 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     result.close()
     if (hooks.has('SessionEnd')) await hooks.sessionEnd('other')
     hooks.close()
+  }
+}
+
+/**
+ * The sandbox the session's commands run in. A planning session has no approval to take one from: the
+ * default one, made as every other is (sandboxFor: the settings' environment and size; dispatch.ts makes
+ * plan mode's commands throwaway). The user's skills' folders lie outside the workspace, under a $HOME the
+ * sandbox hides: bound in read-only, so their scripts run.
+ */
+function sessionSandbox(session: SessionContext, spec: ConversationSpec, skills: ReadonlyArray<{location: string; dir: string}>): SandboxSettings {
+  const skillFolders = skills.filter((skill) => skill.location === 'user').map((skill) => skill.dir)
+  return {
+    ...(spec.sandbox ?? session.sandboxFor(DEFAULT_SANDBOX)),
+    ...(skillFolders.length > 0 ? {readOnly: skillFolders} : {}),
   }
 }
 
