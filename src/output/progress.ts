@@ -150,111 +150,130 @@ const SPINNER_MS = 100
  * silence.
  */
 export async function withProgress<T>(title: string, options: ProgressOptions, work: (reporter: Reporter) => Promise<T>): Promise<T> {
-  let base = title
-  let headerPrinted = false
-  let task: {title: string; output: string} | undefined
-  const pending: string[] = []
-  let finish: ((error?: unknown) => void) | undefined
-  let rendering: Promise<void> | undefined
-  const stderr = process.stderr
-  const live = Boolean(stderr.isTTY) && !process.env.CI
+  const progress = new ProgressList(title, options)
+  let result: T
+  try {
+    result = await work(progress.reporter())
+  } catch (error) {
+    // listr shows the failure's message on the task's line: as visible as every other line.
+    await progress.close(new Error(visible(scrubSecrets(error instanceof Error ? error.message : String(error)))))
+    throw error
+  }
+
+  const stopped = options.failed?.(result)
+  // Shown on the task's line as a thrown failure is: its control characters visible, its secrets scrubbed.
+  await progress.close(stopped && new Error(visible(scrubSecrets(stopped.message))))
+  return result
+}
+
+/** The state of one command's progress: its title, the header, listr's task once it runs, the lines held until then. */
+class ProgressList {
+  private base: string
+  private headerPrinted = false
+  private task: {title: string; output: string} | undefined
+  private readonly pending: string[] = []
+  private finish: ((error?: unknown) => void) | undefined
+  private rendering: Promise<void> | undefined
+  private shownTitle = ''
+  private readonly stderr = process.stderr
+  private readonly waiting: WaitingSign
+  /** At a terminal (and not in CI): a spinner redrawn in place, else lines in a log. */
+  private readonly live = Boolean(this.stderr.isTTY) && !process.env.CI
+
+  constructor(
+    title: string,
+    private readonly options: ProgressOptions,
+  ) {
+    this.base = title
+    this.waiting = new WaitingSign(
+      {
+        draw: (seconds, frame) => {
+          if (this.task) {
+            // listr draws its own spinner on the task's line: the title gains the time waited.
+            const next = seconds === undefined ? this.base : `${this.base} · waiting for the model (${seconds} s)`
+            if (next !== this.shownTitle) this.task.title = this.shownTitle = next
+          } else if (!this.rendering) {
+            this.stderr.write(seconds === undefined ? '\r\u001B[K' : `\r${frame} waiting for the model (${seconds} s)\u001B[K`)
+          }
+        },
+        // The heartbeat must show before listr runs too (a first request that takes minutes): then as a plain line.
+        line: (text) => (this.task || this.rendering ? this.line(text) : this.stderr.write(text + '\n')),
+        live: this.live,
+      },
+      integerFromEnv('WAVE_HEARTBEAT_MS', HEARTBEAT_MS, 1, 3_600_000),
+    )
+  }
 
   /** A progress line: the task's output, kept until listr runs. */
-  const line = (text: string) => {
+  private line(text: string): void {
     // The model's and the plan's words (a command, a question, a to-do) with their control characters visible.
-    if (task) task.output = visible(scrubSecrets(text))
-    else pending.push(visible(scrubSecrets(text)))
+    if (this.task) this.task.output = visible(scrubSecrets(text))
+    else this.pending.push(visible(scrubSecrets(text)))
   }
 
-  let shownTitle = ''
-  const waiting = new WaitingSign(
-    {
-      draw(seconds, frame) {
-        if (task) {
-          // listr draws its own spinner on the task's line: the title gains the time waited.
-          const next = seconds === undefined ? base : `${base} · waiting for the model (${seconds} s)`
-          if (next !== shownTitle) task.title = shownTitle = next
-        } else if (!rendering) {
-          stderr.write(seconds === undefined ? '\r\u001B[K' : `\r${frame} waiting for the model (${seconds} s)\u001B[K`)
-        }
-      },
-      // The heartbeat must show before listr runs too (a first request that takes minutes): then as a plain line.
-      line: (text) => (task || rendering ? line(text) : stderr.write(text + '\n')),
-      live,
-    },
-    integerFromEnv('WAVE_HEARTBEAT_MS', HEARTBEAT_MS, 1, 3_600_000),
-  )
-
-  const printHeader = (text: string) => {
-    headerPrinted = true
-    if (!options.quiet) stderr.write(visible(scrubSecrets(text)) + '\n')
+  private printHeader(text: string): void {
+    this.headerPrinted = true
+    if (!this.options.quiet) this.stderr.write(visible(scrubSecrets(text)) + '\n')
   }
 
-  const start = () => {
-    if (rendering || options.quiet) return
+  private retitle(text: string): void {
+    this.base = text
+    if (this.task) this.task.title = this.shownTitle = text
+  }
+
+  private start(): void {
+    if (this.rendering || this.options.quiet) return
     // The spinner line before listr gives way to listr's own rendering.
-    if (live) stderr.write('\r\u001B[K')
+    if (this.live) this.stderr.write('\r\u001B[K')
     const done = new Promise<void>((resolve, reject) => {
-      finish = (error) => (error ? reject(error) : resolve())
+      this.finish = (error) => (error ? reject(error) : resolve())
     })
-    rendering = listFor(base, async (wrapper) => {
-      task = wrapper
-      task.title = shownTitle = visible(base)
-      for (const text of pending.splice(0)) task.output = text
+    this.rendering = listFor(this.base, async (wrapper) => {
+      this.task = wrapper
+      this.task.title = this.shownTitle = visible(this.base)
+      for (const text of this.pending.splice(0)) this.task.output = text
       await done
     })
   }
 
-  const reporter: Reporter = {
-    event(event) {
-      if (event.type === 'request') {
-        base = `${base.split(' · ')[0]} · ${event.mode} mode · turn ${event.turn}`
-        if (!headerPrinted) printHeader(base.replace(/ · turn \d+$/, ''))
-      } else {
-        start()
-      }
+  private event(event: AgentEvent): void {
+    if (event.type === 'request') {
+      this.base = `${this.base.split(' · ')[0]} · ${event.mode} mode · turn ${event.turn}`
+      if (!this.headerPrinted) this.printHeader(this.base.replace(/ · turn \d+$/, ''))
+    } else {
+      this.start()
+    }
 
-      if (task) task.title = shownTitle = base
-      if (options.quiet) return
-      const text = progressLine(event)
-      if (text) {
-        line(text)
-        waiting.spoke()
-      }
+    if (this.task) this.task.title = this.shownTitle = this.base
+    if (this.options.quiet) return
+    const text = progressLine(event)
+    if (text) {
+      this.line(text)
+      this.waiting.spoke()
+    }
 
-      // The model is working from a request (or a compaction's, or a re-ask) until its usage is in.
-      if (event.type === 'request' || event.type === 'compaction' || (event.type === 'output_limit' && event.action === 'raise')) waiting.begin()
-      else if (event.type === 'usage') waiting.end()
-    },
-    header(info) {
-      base = `${info.command}${info.name ? ` ${info.name}` : ''}`
-      if (task) task.title = shownTitle = base
-      printHeader(`${base} · ${info.mode} mode · ${info.model}${info.sandbox ? ` · ${info.sandbox}` : ''}`)
-    },
-    title(text) {
-      base = text
-      if (task) task.title = shownTitle = text
-    },
+    // The model is working from a request (or a compaction's, or a re-ask) until its usage is in.
+    if (event.type === 'request' || event.type === 'compaction' || (event.type === 'output_limit' && event.action === 'raise')) this.waiting.begin()
+    else if (event.type === 'usage') this.waiting.end()
   }
 
-  let result: T
-  try {
-    result = await work(reporter)
-  } catch (error) {
-    waiting.end()
-    // listr shows the failure's message on the task's line: as visible as every other line.
-    finish?.(new Error(visible(scrubSecrets(error instanceof Error ? error.message : String(error)))))
-    await rendering?.catch(() => {})
-    throw error
+  reporter(): Reporter {
+    return {
+      event: (event) => this.event(event),
+      header: (info) => {
+        this.retitle(`${info.command}${info.name ? ` ${info.name}` : ''}`)
+        this.printHeader(`${this.base} · ${info.mode} mode · ${info.model}${info.sandbox ? ` · ${info.sandbox}` : ''}`)
+      },
+      title: (text) => this.retitle(text),
+    }
   }
 
-  waiting.end()
-  const stopped = options.failed?.(result)
-  // Shown on the task's line as a thrown failure is: its control characters visible, its secrets scrubbed.
-  const failed = stopped && new Error(visible(scrubSecrets(stopped.message)))
-  finish?.(failed)
-  await (failed ? rendering?.catch(() => {}) : rendering)
-  return result
+  /** Ends the task list: done, or failed with `failure` shown on the task's line. */
+  async close(failure: Error | undefined): Promise<void> {
+    this.waiting.end()
+    this.finish?.(failure)
+    await (failure ? this.rendering?.catch(() => {}) : this.rendering)
+  }
 }
 
 interface WaitingOutput {

@@ -19,8 +19,6 @@ const NOT_YET_SPLIT = [
   'base/process/proxy.ts startNetworkProxy',
   'base/process/runner.ts runCommand',
   'base/process/runner.ts (anonymous in runCommand)',
-  'output/progress.ts withProgress',
-  'output/telemetry/export.ts writeSpans',
   'testing/server.ts startMessagesServer',
 ]
 

@@ -121,28 +121,8 @@ function commonAttributes(record: CommandRecord): Attributes {
 }
 
 function writeSpans(tracer: Tracer, api: typeof import('@opentelemetry/api'), parent: Context, record: CommandRecord, common: Attributes): void {
+  const root = rootSpan(tracer, api, parent, record, common)
   const session = record.session?.value
-  const result = record.result ?? {}
-  const planPath = (session?.planPath ?? result.planPath) as string | undefined
-  const root = tracer.startSpan(
-    `wave ${record.command}`,
-    {
-      attributes: defined({
-        ...common,
-        'gen_ai.request.model': session?.model,
-        'wave.cost_usd': numberOr(result.costUsd),
-        'wave.mode': session?.mode,
-        'wave.plan.sha256': planPath ? sha256Of(planPath) : undefined,
-        'wave.stop_reason': result.stopReason as string | undefined,
-        'wave.turns': numberOr(result.turns),
-        ...reportAttributes(result.report),
-      }),
-      kind: api.SpanKind.INTERNAL,
-      startTime: record.startedAt,
-    },
-    parent,
-  )
-  if (record.failure) root.setStatus({code: api.SpanStatusCode.ERROR, message: scrubSecrets(record.failure.message)})
   const inside = api.trace.setSpan(parent, root)
   const model = session?.model
 
@@ -151,22 +131,7 @@ function writeSpans(tracer: Tracer, api: typeof import('@opentelemetry/api'), pa
   const tools = new Map<string, Span>()
   let check: Span | undefined
   const endRequest = (at: number, event?: Extract<Event, {type: 'usage'}>) => {
-    if (!request) return
-    const {span, before, retries} = request
-    if (event) {
-      const delta = (key: keyof Usage) => (event.usage[key] ?? 0) - (before?.[key] ?? 0)
-      span.setAttributes(
-        defined({
-          'gen_ai.response.finish_reasons': event.stopReason ? [event.stopReason] : undefined,
-          'gen_ai.usage.input_tokens': delta('input_tokens'),
-          'gen_ai.usage.output_tokens': delta('output_tokens'),
-          'wave.request.retries': retries,
-          'wave.usage.cache_creation_input_tokens': delta('cache_creation_input_tokens'),
-          'wave.usage.cache_read_input_tokens': delta('cache_read_input_tokens'),
-        }),
-      )
-    } else span.setStatus({code: api.SpanStatusCode.ERROR, message: 'no response'})
-    span.end(at)
+    if (request) endRequestSpan(api, request, at, event)
     request = undefined
   }
 
@@ -231,15 +196,7 @@ function writeSpans(tracer: Tracer, api: typeof import('@opentelemetry/api'), pa
         if (event.exitCode === undefined && event.durationMs === undefined) {
           check = tracer.startSpan('check', {attributes: {...common, 'wave.check.command': scrubSecrets(event.command)}, startTime: at}, inside)
         } else if (check) {
-          check.setAttributes(
-            defined({
-              'wave.check.duration_ms': event.durationMs,
-              'wave.check.exit_code': event.exitCode ?? undefined,
-              'wave.check.passed': event.exitCode === 0,
-            }),
-          )
-          if (event.exitCode !== 0) check.setStatus({code: api.SpanStatusCode.ERROR})
-          check.end(at)
+          endCheckSpan(api, check, event, at)
           check = undefined
         }
 
@@ -258,6 +215,70 @@ function writeSpans(tracer: Tracer, api: typeof import('@opentelemetry/api'), pa
   for (const span of tools.values()) span.end(end)
   check?.end(end)
   root.end(end)
+}
+
+/** The command's span: the model, its cost, mode, plan and ending, failed when the command failed. */
+function rootSpan(tracer: Tracer, api: typeof import('@opentelemetry/api'), parent: Context, record: CommandRecord, common: Attributes): Span {
+  const session = record.session?.value
+  const result = record.result ?? {}
+  const planPath = (session?.planPath ?? result.planPath) as string | undefined
+  const root = tracer.startSpan(
+    `wave ${record.command}`,
+    {
+      attributes: defined({
+        ...common,
+        'gen_ai.request.model': session?.model,
+        'wave.cost_usd': numberOr(result.costUsd),
+        'wave.mode': session?.mode,
+        'wave.plan.sha256': planPath ? sha256Of(planPath) : undefined,
+        'wave.stop_reason': result.stopReason as string | undefined,
+        'wave.turns': numberOr(result.turns),
+        ...reportAttributes(result.report),
+      }),
+      kind: api.SpanKind.INTERNAL,
+      startTime: record.startedAt,
+    },
+    parent,
+  )
+  if (record.failure) root.setStatus({code: api.SpanStatusCode.ERROR, message: scrubSecrets(record.failure.message)})
+  return root
+}
+
+/** A model request's span ends with its usage (the tokens since the request before) and retries, or as failed without a response. */
+function endRequestSpan(
+  api: typeof import('@opentelemetry/api'),
+  request: {span: Span; retries: number; before: Usage | undefined},
+  at: number,
+  event?: Extract<Event, {type: 'usage'}>,
+): void {
+  const {span, before, retries} = request
+  if (event) {
+    const delta = (key: keyof Usage) => (event.usage[key] ?? 0) - (before?.[key] ?? 0)
+    span.setAttributes(
+      defined({
+        'gen_ai.response.finish_reasons': event.stopReason ? [event.stopReason] : undefined,
+        'gen_ai.usage.input_tokens': delta('input_tokens'),
+        'gen_ai.usage.output_tokens': delta('output_tokens'),
+        'wave.request.retries': retries,
+        'wave.usage.cache_creation_input_tokens': delta('cache_creation_input_tokens'),
+        'wave.usage.cache_read_input_tokens': delta('cache_read_input_tokens'),
+      }),
+    )
+  } else span.setStatus({code: api.SpanStatusCode.ERROR, message: 'no response'})
+  span.end(at)
+}
+
+/** A check's span ends with its exit code and time, failed unless it passed. */
+function endCheckSpan(api: typeof import('@opentelemetry/api'), check: Span, event: Extract<Event, {type: 'check'}>, at: number): void {
+  check.setAttributes(
+    defined({
+      'wave.check.duration_ms': event.durationMs,
+      'wave.check.exit_code': event.exitCode ?? undefined,
+      'wave.check.passed': event.exitCode === 0,
+    }),
+  )
+  if (event.exitCode !== 0) check.setStatus({code: api.SpanStatusCode.ERROR})
+  check.end(at)
 }
 
 function recordMetrics(meter: import('@opentelemetry/api').Meter, record: CommandRecord, common: Attributes): void {
