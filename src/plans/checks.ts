@@ -10,6 +10,7 @@ import {createWriteStream, type WriteStream} from 'node:fs'
 import {runCommand, spawnFor} from '../base/process/runner.js'
 import type {SandboxSettings} from '../base/process/sandbox.js'
 import {OutputEvidence} from './evidence.js'
+import {OfflineWatch} from './offline-evidence.js'
 import {type CheckResult, checkOutcome, checkPassed} from './report.js'
 
 /** How long one check may run before it is killed (and fails). `WAVE_CHECK_TIMEOUT_MS` sets it. */
@@ -51,12 +52,14 @@ async function runCheck(command: string, options: CheckOptions, file?: string): 
   if ('problem' in spawn) return {command, durationMs: 0, exitCode: null, outputTail: `Not run: ${spawn.problem}`}
 
   const evidence = new OutputEvidence()
+  const offline = new OfflineWatch(options.sandbox)
   const whole = file ? new OutputFile(file) : undefined
   let result: Awaited<ReturnType<typeof runCommand>>
   try {
     result = await runCommand(spawn.plan, options.root, timeout, options.signal, {
       observe(text) {
         evidence.append(text)
+        offline.observe(text)
         whole?.write(text)
       },
     })
@@ -68,6 +71,7 @@ async function runCheck(command: string, options: CheckOptions, file?: string): 
   const notes = [
     result.timedOut ? `(killed after ${timeout} ms: the check timed out)` : '',
     result.signal && !result.timedOut ? `(killed by ${result.signal})` : '',
+    offline.note(result.timedOut ? null : result.code) ?? '',
   ].filter(Boolean)
   if (notes.length > 0) evidence.append(`\n${notes.join('\n')}\n`)
   const written = await whole?.close()

@@ -11,6 +11,7 @@ import {mkdtemp, readdir, realpath, rm} from 'node:fs/promises'
 import {homedir, tmpdir} from 'node:os'
 import path from 'node:path'
 
+import {OFFLINE_ENV} from './offline.js'
 import {PROXY_SOCKET, RELAY_PORT, RELAY_SOURCE} from './proxy.js'
 import {waveHome} from '../home.js'
 import {looksSecret} from '../workspace/git-safety.js'
@@ -322,7 +323,7 @@ export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnP
     else args.push('--ro-bind', root, root)
     args.push(...readOnlyArgs(request))
     args.push('--chdir', request.cwd, '--', SHELL, '-c', request.command)
-    return {args: ['-c', CLOSE_INHERITED, 'wave-sandbox', bwrap, ...args], env: commandEnvironment(request.env, {HOME: home}), file: SHELL}
+    return {args: ['-c', CLOSE_INHERITED, 'wave-sandbox', bwrap, ...args], env: commandEnvironment(request.env, {...OFFLINE_ENV, HOME: home}), file: SHELL}
   }
 
   args.push('--bind', root, root)
@@ -335,7 +336,8 @@ export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnP
     if (real && isInside(root, real)) args.push('--ro-bind', real, real)
   }
 
-  const extra: Record<string, string> = {HOME: home}
+  // No network at all: package managers fail at once rather than retry (offline.ts).
+  const extra: Record<string, string> = {...(request.network || request.proxy ? {} : OFFLINE_ENV), HOME: home}
   let command = [SHELL, '-c', request.command]
   if (request.proxy && !request.network) {
     // The network stays unshared: the proxy's socket is bound in, and a relay (the node running wave,

