@@ -1,20 +1,19 @@
 /**
  * The approve driver: what `wave approve` does between reading its flags and printing, in one call, as
- * the plan, run and task drivers are for theirs. It reads the plan and its state, binds its contract
- * (the flags may replace the scope and the checks), shows what the plan asks for, lets a person decide
- * at a terminal when asked to, and writes the decision through the one writer of decisions
- * (plans/decision.ts `approvePlan`, which `run --approve` and the forge review use too).
+ * the plan, run and task drivers are for theirs. It reads the plan and its state, shows what the plan asks
+ * for, lets a person decide at a terminal when asked to (shown the contract an approval binds), and
+ * writes the decision through the one writer of decisions (plans/decision.ts `approvePlan`, which binds
+ * the contract, the flags replacing its scope and checks, and which `run --approve` and the forge review
+ * use too).
  */
 import type {OutputSchema} from '../base/json-schema.js'
 import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
-import {describeHook} from '../config/hooks.js'
-import {loadSettings} from '../config/settings.js'
 import {reviewPlan, type ReviewOutcome} from '../output/interactive-review.js'
 import {formatCost} from '../output/progress.js'
 import {contractMarkdown} from '../output/report-view.js'
 import {type ApprovalRecord, approvalPathFor, defaultApprover, lastDecidedSha256} from '../plans/approval.js'
 import {bindContract, type ContractOverrides, parseContract} from '../plans/contract.js'
-import {approvePlan, type PlanDecision} from '../plans/decision.js'
+import {approvePlan, type DecisionOverrides} from '../plans/decision.js'
 import {type Decision, readPlanState} from '../plans/lifecycle.js'
 import {revisionDiff} from '../plans/revisions.js'
 import {readPlanFile, resolvePlanReference} from '../plans/store.js'
@@ -31,7 +30,7 @@ export interface ApproveRequest {
   approver?: string
   allow: string[]
   mode: ExecutionMode
-  model: PlanDecision['model']
+  model: DecisionOverrides['model']
   sandbox: SandboxChoice
   outputSchema?: OutputSchema
   out?: string
@@ -61,9 +60,6 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
   const planPath = await resolvePlanReference(request.plan)
   const {bytes, text} = await readPlanFile(planPath)
   const state = await readPlanState(planPath)
-  const contract = bindContract(await parseContract(text, {workspace: state?.workspace}), request.contract)
-  // The hooks a run of it would run (read where it was planned), shown and bound by their digest.
-  const {hooks} = loadSettings(state?.workspace)
   const recordFile = request.out ?? approvalPathFor(planPath)
   // What the reviewer last decided on, compared before this revision is recorded as the newest.
   const decided = lastDecidedSha256(recordFile)
@@ -77,6 +73,8 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
   let review: ReviewOutcome | undefined
   if (request.interactive) {
     const changes = decided ? await revisionDiff({current: bytes, decidedSha256: decided, planPath}) : undefined
+    // The contract an approval would bind, shown before the person decides (approvePlan binds it from the same bytes).
+    const contract = bindContract(await parseContract(text, {workspace: state?.workspace}), request.contract)
     review = await reviewPlan({
       allow: request.allow,
       changes: changes?.patch ? changes : undefined,
@@ -91,25 +89,16 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
   }
 
   const decision = review?.decision ?? request.decision
-  const {path, record} = await approvePlan({
+  const decider = {approver: request.approver ?? (await defaultApprover()), decision, feedback: review ? review.feedback : request.feedback, planBytes: bytes}
+  const {path, record, warnings} = await approvePlan(planPath, decider, {
     allow: request.allow,
-    approver: request.approver ?? (await defaultApprover()),
-    decision,
-    feedback: review ? review.feedback : request.feedback,
-    hooks,
+    contract: request.contract,
     maxBudgetUsd: request.maxBudgetUsd,
     mode: review?.mode ?? request.mode,
     model: request.model,
     out: request.out,
     outputSchema: request.outputSchema,
-    planBytes: bytes,
-    planPath,
-    repository: state?.repository ?? null,
     sandbox: request.sandbox,
-    scope: contract.scope,
-    task: state?.task,
-    units: contract.units,
-    verify: contract.verify,
   })
 
   const approved = decision === 'approved'
@@ -118,7 +107,8 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
     decision,
     notes: approved
       ? [
-          hooks.length === 0 ? 'Hooks in effect: none.' : `Hooks in effect (their digest is recorded): ${hooks.map((hook) => describeHook(hook)).join('; ')}.`,
+          // The hooks approvePlan bound, as the record lists them.
+          record.hooks?.list.length ? `Hooks in effect (their digest is recorded): ${record.hooks.list.join('; ')}.` : 'Hooks in effect: none.',
           ...checksLine(record),
           ...(record.units ?? []).map((unit) => unitLine(unit, record.mode)),
         ]
@@ -126,7 +116,7 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
     path,
     planPath,
     record,
-    warnings: approved ? contract.warnings : [],
+    warnings,
   }
 }
 

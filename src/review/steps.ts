@@ -10,7 +10,6 @@ import {errorLine, ExitCode, usageError, WaveError} from '../base/errors.js'
 import {isStopped, type Stopped, stoppedError} from '../agent/outcome.js'
 import {sha256Of} from '../plans/approval.js'
 import {approvePlan} from '../plans/decision.js'
-import {loadSettings} from '../config/settings.js'
 import {type BoundContract, bindContract, type PlanContract, parseContract} from '../plans/contract.js'
 import {contractMarkdown, revisionDiffMarkdown} from '../output/report-view.js'
 import {type RunReport, runReportSchema} from '../plans/report.js'
@@ -271,17 +270,11 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
   try {
     await checkout(run, found.state.commit, found.state.thread)
     const planPath = await materializePlan({plan: found.plan, state: found.state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
-    await approvePlan({
-      allow: found.state.allow,
-      approver: actor,
-      decision: 'changes_requested',
-      feedback,
-      mode: found.state.mode,
-      planBytes: found.plan,
+    await approvePlan(
       planPath,
-      repository: {branch: null, dirty: false, head: found.state.commit},
-      task: found.state.task,
-    })
+      {approver: actor, decision: 'changes_requested', feedback, planBytes: found.plan},
+      {allow: found.state.allow, mode: found.state.mode},
+    )
     const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: revise`, async (host) =>
       finished(
         await revisePlan({
@@ -405,23 +398,17 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   const approval = async () => {
     await checkout(run, state.commit, state.thread)
     const planPath = await materializePlan({plan: planBytes, state}, {model: run.sessionOptions.model ?? 'unknown', workspace: run.workspace})
-    const {record} = await approvePlan({
-      scope: contract.scope,
-      verify: contract.verify,
-      allow,
-      approver: trigger.actor,
-      decision: 'approved',
-      // The hooks the run here will run, as `wave approve` records them (the run warns when they differ).
-      hooks: loadSettings(run.workspace).hooks,
-      maxBudgetUsd,
-      mode,
-      planBytes,
+    // approvePlan binds the contract shown above from the same bytes, and the hooks of this workspace, where the run will be.
+    const {record} = await approvePlan(
       planPath,
-      repository: {branch: null, dirty: false, head: state.commit},
-      sandbox: {enabled: run.options.sandbox, network: false, ...(networkAllow.length > 0 ? {networkAllow} : {})},
-      task: state.task,
-      units: bound.units,
-    })
+      {approver: trigger.actor, decision: 'approved', planBytes},
+      {
+        allow,
+        maxBudgetUsd,
+        mode,
+        sandbox: {enabled: run.options.sandbox, network: false, ...(networkAllow.length > 0 ? {networkAllow} : {})},
+      },
+    )
     return {decidedAt: record.decidedAt, planPath}
   }
 

@@ -4,7 +4,6 @@ import {ExitCode, usageError, WaveError} from '../../base/errors.js'
 import {assertSandboxForCommands} from '../../base/process/runner.js'
 import type {RepositoryHead} from '../../base/workspace/snapshot.js'
 import {type ApprovalRecord, approvalPathFor, assertApproved, checkApprovedHooks, readApproval} from '../../plans/approval.js'
-import {bindContract, parseContract} from '../../plans/contract.js'
 import {approvePlan} from '../../plans/decision.js'
 import {assertFresh, assertUnspent} from '../../plans/gates.js'
 import {type PlanRun, type PlanState, readPlanState} from '../../plans/lifecycle.js'
@@ -94,18 +93,13 @@ async function approvalFor(session: SessionContext, options: RunOptions, plan: P
   // No record is written for a run that cannot start for want of a key, or of the sandbox.
   session.assertCredentials()
   assertSandboxForCommands(options.approve)
-  // An inline approval binds the plan's own contract, as `wave approve` without --scope/--verify does:
-  // approving in the same breath as running must not drop the checks and scope the plan states.
-  const contract = bindContract(await parseContract(plan.text, {workspace: session.workspace}))
-  const decided = await approvePlan({
-    ...options.approve,
-    // The approver is the one running: the cap they run with is the one approved.
+  // The approver is the one running: the plan's own contract binds (as `wave approve` without
+  // --scope/--verify), and the cap, the model settings and the hooks they run with are what is approved.
+  const {approver, ...terms} = options.approve
+  const decider = {approver, decision: 'approved', mayOverturn: options.force === true, planBytes: plan.bytes} as const
+  const decided = await approvePlan(options.planPath, decider, {
+    ...terms,
     maxBudgetUsd: options.budget?.usd,
-    scope: contract.scope,
-    units: contract.units,
-    verify: contract.verify,
-    decision: 'approved',
-    // The approver is the one running: the model settings given on the command line are what is approved.
     model: {
       effort: options.effort,
       fallbackModel: options.fallbackModel,
@@ -114,13 +108,8 @@ async function approvalFor(session: SessionContext, options: RunOptions, plan: P
       thinking: options.thinking,
     },
     outputSchema: options.outputSchema,
-    hooks: session.settings.hooks,
     out: recordPath,
-    overrides: options.force === true,
-    planBytes: plan.bytes,
-    planPath: options.planPath,
-    repository: plan.state?.repository ?? null,
-    task: plan.state?.task,
+    runsIn: {hooks: session.settings.hooks, workspace: session.workspace},
   })
   return decided.record
 }

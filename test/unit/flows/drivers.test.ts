@@ -17,7 +17,7 @@ import {runTask} from '../../../src/flows/task.js'
 import {ExitCode, WaveError} from '../../../src/base/errors.js'
 import {approvalPathFor, approvalRecordSchema, lastDecidedSha256} from '../../../src/plans/approval.js'
 import {approvePlan} from '../../../src/plans/decision.js'
-import {listPlans, readPlanState} from '../../../src/plans/lifecycle.js'
+import {adoptPlan, listPlans, readPlanState} from '../../../src/plans/lifecycle.js'
 import {readRevisions, revisionDiff} from '../../../src/plans/revisions.js'
 import {type Sandbox, sha256, writePlanFile} from '../../support/cli.js'
 import {CONTRACT_PLAN, FAREWELL, PLAN, planTurns, runTurns} from '../../support/forge-fixture.js'
@@ -47,8 +47,8 @@ function ran(outcome: RunOutcome | Stopped): RunOutcome {
 }
 
 /** alice's decision on PLAN at `planPath`, as `wave approve` records it. */
-const decidedByAlice = (planPath: string, decision: Pick<Parameters<typeof approvePlan>[0], 'decision' | 'feedback' | 'repository'>) =>
-  approvePlan({allow: [], approver: 'alice', mode: 'acceptEdits', planBytes: Buffer.from(PLAN), planPath, ...decision})
+const decidedByAlice = (planPath: string, decision: Pick<Parameters<typeof approvePlan>[1], 'decision' | 'feedback'>) =>
+  approvePlan(planPath, {approver: 'alice', planBytes: Buffer.from(PLAN), ...decision}, {allow: [], mode: 'acceptEdits'})
 
 async function refusal(work: Promise<unknown>): Promise<WaveError> {
   const error = await work.then(
@@ -141,7 +141,14 @@ describe('run --approve', () => {
 
   it('refuses a stale plan (exit 4) unless --allow-stale', async () => {
     const planPath = writePlanFile(sandbox, PLAN)
-    await decidedByAlice(planPath, {decision: 'approved', repository: {head: 'f'.repeat(40)}})
+    // Planned against a commit this repository is no longer at: the approval takes it from the plan's state.
+    await adoptPlan(planPath, {
+      model: 'claude-sonnet-4-5',
+      repository: {branch: 'main', head: 'f'.repeat(40), root: sandbox.repo},
+      task: 'Add a farewell',
+      workspace: sandbox.repo,
+    })
+    await decidedByAlice(planPath, {decision: 'approved'})
     const error = await refusal(executePlan({allowStale: false, cwd: sandbox.repo, host: host(), planPath}))
     expect(error.exitCode).toBe(ExitCode.mismatch)
     expect(error.message).toMatch(/^The plan is stale: it was made against commit ffffffffffff/)
