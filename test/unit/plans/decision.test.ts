@@ -49,7 +49,11 @@ describe('approvePlan', () => {
     const planPath = await planned(CONTRACT_PLAN)
     // The file changed after the approver read it: what they decided on binds, not what it holds now.
     writeFileSync(planPath, PLAN)
-    const written = await approvePlan(planPath, {approver: 'alice', decision: 'approved', planBytes: Buffer.from(CONTRACT_PLAN)}, {allow: [], mode: 'acceptEdits'})
+    const written = await approvePlan(
+      planPath,
+      {approver: 'alice', decision: 'approved', planBytes: Buffer.from(CONTRACT_PLAN)},
+      {allow: [], mode: 'acceptEdits'},
+    )
 
     expect(written.path).toBe(approvalPathFor(planPath))
     expect(record(planPath)).toMatchObject({
@@ -68,12 +72,16 @@ describe('approvePlan', () => {
     userHook('npx prettier --write')
     const planPath = await planned(CONTRACT_PLAN)
     const bytes = Buffer.from(CONTRACT_PLAN)
-    await approvePlan(planPath, {approver: 'alice', decision: 'approved', planBytes: bytes}, {
-      allow: [],
-      contract: {enforce: 'strict', noVerify: true, scope: ['docs/**']},
-      mode: 'acceptEdits',
-      runsIn: {hooks: [], workspace: sandbox.repo},
-    })
+    await approvePlan(
+      planPath,
+      {approver: 'alice', decision: 'approved', planBytes: bytes},
+      {
+        allow: [],
+        contract: {enforce: 'strict', noVerify: true, scope: ['docs/**']},
+        mode: 'acceptEdits',
+        runsIn: {hooks: [], workspace: sandbox.repo},
+      },
+    )
     expect(record(planPath)).toMatchObject({hooks: {list: []}, scope: {enforce: 'strict', paths: ['docs/**']}, verify: []})
   })
 
@@ -81,13 +89,19 @@ describe('approvePlan', () => {
     userHook('npx prettier --write')
     const planPath = await planned(OVERLAPPING)
     const bytes = Buffer.from(OVERLAPPING)
-    const refused = await approvePlan(planPath, {approver: 'alice', decision: 'approved', planBytes: bytes}, {allow: [], mode: 'acceptEdits'}).catch((error: unknown) => error)
+    const refused = await approvePlan(planPath, {approver: 'alice', decision: 'approved', planBytes: bytes}, {allow: [], mode: 'acceptEdits'}).catch(
+      (error: unknown) => error,
+    )
     expect(refused).toBeInstanceOf(WaveError)
     expect((refused as WaveError).exitCode).toBe(ExitCode.usage)
     expect((refused as WaveError).message).toContain('Units one and two can change the same files')
     expect(existsSync(approvalPathFor(planPath))).toBe(false)
 
-    const rejected = await approvePlan(planPath, {approver: 'alice', decision: 'rejected', feedback: 'Split the units', planBytes: bytes}, {allow: [], mode: 'acceptEdits'})
+    const rejected = await approvePlan(
+      planPath,
+      {approver: 'alice', decision: 'rejected', feedback: 'Split the units', planBytes: bytes},
+      {allow: [], mode: 'acceptEdits'},
+    )
     expect(rejected.warnings).toEqual([])
     const kept = record(planPath)
     expect(kept).toMatchObject({decision: 'rejected', feedback: 'Split the units', repository: {head: gitHead(sandbox.repo)}, task: 'Add a farewell'})
