@@ -39,7 +39,7 @@
  * requests, in one session or several against one server, reads, writes and leaves uncached; each
  * answered request keeps its usage in `usage`.
  */
-import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
+import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'
 
 import {PromptCache} from './cache.js'
@@ -48,7 +48,7 @@ import {buildMessage} from './message.js'
 import {answerModelLookup, MODELS, type ServedModel} from './models.js'
 import {isObject, type RecordedRequest, recordRequest} from './recorded.js'
 import {ERROR_TYPES, sendError, sendJson} from './responses.js'
-import {isErrorFault, isReply, type Turn} from './script.js'
+import {isErrorFault, isReply, type StaticTurn, type Turn} from './script.js'
 import {streamMessage} from './sse.js'
 
 export {type CacheUsage, LOOKBACK_BLOCKS, minimumCacheable} from './cache.js'
@@ -128,33 +128,15 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
   let seq = 0
   let closed = false
   let promptLimit: number | undefined
-  const wakers = new Set<() => void>()
-  /** A sleep that close() cuts short, so a stalled turn never keeps the process alive. */
-  const stall = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(timer)
-        wakers.delete(wake)
-        resolve()
-      }
-      const timer = setTimeout(wake, ms)
-      wakers.add(wake)
-    })
+  const stalls = new Stalls()
+  const stall = (ms: number) => stalls.sleep(ms)
 
   const nextId = (prefix: string) => `${prefix}${(++seq).toString(36).toUpperCase().padStart(22, '0')}`
   const fail = (res: ServerResponse, status: number, type: string, message: string, headers?: Record<string, string>) =>
     sendError(res, status, type, message, nextId('req_01'), headers)
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      // A bug in a turn function or here: answer 500 so the test sees it, never hang.
-      if (!res.headersSent && !res.destroyed) {
-        const detail = err instanceof Error ? (err.stack ?? err.message) : String(err)
-        fail(res, 500, 'api_error', `messages-server: turn failed: ${detail}`, {'x-should-retry': 'false'})
-      } else {
-        res.destroy()
-      }
-    })
+    handle(req, res).catch((err: unknown) => answerBug(res, err, fail))
   })
   server.on('connection', (socket) => {
     sockets.add(socket)
@@ -162,11 +144,7 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
   })
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const rawBody = Buffer.concat(chunks).toString('utf8')
-    const path = (req.url ?? '/').split('?')[0]
-    const isModelLookup = (req.method ?? 'GET') === 'GET' && /^\/v1\/models(?:\/|$)/.test(path)
+    const {isModelLookup, path, rawBody} = await readRequest(req)
     const record = recordRequest(req, rawBody, isModelLookup ? modelRequests.length : requests.length)
     ;(isModelLookup ? modelRequests : requests).push(record)
     const done = (outcome: string, status?: number) => {
@@ -179,38 +157,17 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
       fail(res, 400, 'invalid_request_error', message)
     }
 
-    if (isModelLookup) {
-      const answer = answerModelLookup(path, models)
-      if (answer) {
-        done('model', 200)
-        sendJson(res, 200, JSON.stringify(answer), nextId('req_01'))
-      } else {
-        done('not-found', 404)
-        fail(res, 404, 'not_found_error', `model: ${decodeURIComponent(path.slice('/v1/models/'.length))}`)
-      }
-      return
-    }
+    if (isModelLookup) return answerLookup(res, path, models, {done, fail, nextId})
 
-    if (record.method !== 'POST' || path !== '/v1/messages') {
-      done('not-found', 404)
-      fail(res, 404, 'not_found_error', `messages-server: no route for ${record.method} ${path}`)
-      return
-    }
+    if (record.method !== 'POST' || path !== '/v1/messages') return noRoute(res, record, path, {done, fail, nextId})
     const body = record.body
     if (!isObject(body)) return refuse('bad-request', 'messages-server: request body is not a JSON object')
 
     // The API's rules, before anything else: a refused request consumes no turn, as it reaches no model.
-    const betas = String(req.headers['anthropic-beta'] ?? '')
-      .split(',')
-      .map((b) => b.trim())
-      .filter(Boolean)
-    const invalid = checkRequest(body, {betas, issuedThinking, model: models.get(String(body.model))})
+    const invalid = checkRequest(body, {betas: betasOf(req), issuedThinking, model: models.get(String(body.model))})
     if (invalid) return refuse('invalid', invalid)
-
-    if (promptLimit !== undefined && rawBody.length > promptLimit) {
-      const tokens = Math.ceil(rawBody.length / 4)
-      return refuse('too-long', `prompt is too long: ${tokens} tokens > ${Math.floor(promptLimit / 4)} maximum`)
-    }
+    const tooLong = promptTooLong(rawBody, promptLimit)
+    if (tooLong) return refuse('too-long', tooLong)
 
     const entry = queue.shift()
     if (entry === undefined) {
@@ -220,53 +177,10 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
     }
     const turn = typeof entry === 'function' ? await entry(record) : entry
 
-    if (turn.stallMs && turn.stallMs > 0) {
-      await stall(turn.stallMs)
-      if (closed || res.destroyed || req.socket.destroyed) {
-        done('stall')
-        return
-      }
-    }
-
-    if (isErrorFault(turn)) {
-      const status = turn.status
-      done('error', status)
-      fail(res, status, turn.error?.type ?? ERROR_TYPES[status] ?? 'api_error', turn.error?.message ?? `messages-server: scripted ${status}`, turn.headers)
-      return
-    }
-
-    if (!isReply(turn)) {
-      done('stall', 500)
-      fail(res, 500, 'api_error', 'messages-server: stalled turn (no reply scripted)')
-      return
-    }
-
-    // The response begins: the API writes the prompt's cache entries now (and reads what it found).
-    const message = buildMessage(turn, record, nextId, issuedThinking, promptCache.account(body))
-    record.usage = message.usage
-    if (record.stream) {
-      await streamMessage(res, message, turn, nextId('req_01'), {closed: () => closed, done, stall})
-      return
-    }
-    if (turn.cutAfterEvents !== undefined) {
-      done('cut')
-      res.destroy()
-      return
-    }
-    // JSON carries the whole input of a cut call: only a stream can show where it was cut.
-    const json = JSON.stringify({...message, content: message.content.map(({cut, partialJson, ...block}: Record<string, unknown>) => block)})
-    done('reply', 200)
-    sendJson(res, 200, json, nextId('req_01'), turn.headers)
+    await answerTurn(req, res, record, turn, {body, closed: () => closed, done, fail, issuedThinking, nextId, promptCache, stall})
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject)
-      resolve()
-    })
-  })
-  const port = (server.address() as AddressInfo).port
+  const port = await listenOnLoopback(server)
 
   return {
     url: `http://127.0.0.1:${port}`,
@@ -291,11 +205,153 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
     close() {
       if (closed) return Promise.resolve()
       closed = true
-      for (const wake of [...wakers]) wake()
+      stalls.wakeAll()
       return new Promise<void>((resolve) => {
         server.close(() => resolve())
         for (const s of sockets) s.destroy()
       })
     },
   }
+}
+
+/** What answering one request needs of the server: its clock-free helpers and the state the turns share. */
+interface Answering {
+  done(outcome: string, status?: number): void
+  fail(res: ServerResponse, status: number, type: string, message: string, headers?: Record<string, string>): void
+  nextId(prefix: string): string
+}
+
+/** The request's body and path, and whether it asks for the served models rather than a message. */
+async function readRequest(req: IncomingMessage): Promise<{isModelLookup: boolean; path: string; rawBody: string}> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  const rawBody = Buffer.concat(chunks).toString('utf8')
+  const path = (req.url ?? '/').split('?')[0]
+  const isModelLookup = (req.method ?? 'GET') === 'GET' && /^\/v1\/models(?:\/|$)/.test(path)
+  return {isModelLookup, path, rawBody}
+}
+
+function noRoute(res: ServerResponse, record: RecordedRequest, path: string, {done, fail}: Answering): void {
+  done('not-found', 404)
+  fail(res, 404, 'not_found_error', `messages-server: no route for ${record.method} ${path}`)
+}
+
+/** `GET /v1/models[/{id}]`: the served models, or 404 naming the one asked for. */
+function answerLookup(res: ServerResponse, path: string, models: Map<string, ServedModel>, {done, fail, nextId}: Answering): void {
+  const answer = answerModelLookup(path, models)
+  if (answer) {
+    done('model', 200)
+    sendJson(res, 200, JSON.stringify(answer), nextId('req_01'))
+  } else {
+    done('not-found', 404)
+    fail(res, 404, 'not_found_error', `model: ${decodeURIComponent(path.slice('/v1/models/'.length))}`)
+  }
+}
+
+/** A scripted turn answered: after its stall, as an error, a stream or JSON, the prompt's cache entries written as the response begins. */
+async function answerTurn(
+  req: IncomingMessage,
+  res: ServerResponse,
+  record: RecordedRequest,
+  turn: StaticTurn,
+  context: Answering & {
+    body: Record<string, unknown>
+    closed(): boolean
+    issuedThinking: Map<string, string[]>
+    promptCache: PromptCache
+    stall(ms: number): Promise<void>
+  },
+): Promise<void> {
+  const {body, done, fail, issuedThinking, nextId, promptCache, stall} = context
+  if (turn.stallMs && turn.stallMs > 0) {
+    await stall(turn.stallMs)
+    if (context.closed() || res.destroyed || req.socket.destroyed) {
+      done('stall')
+      return
+    }
+  }
+
+  if (isErrorFault(turn)) {
+    const status = turn.status
+    done('error', status)
+    fail(res, status, turn.error?.type ?? ERROR_TYPES[status] ?? 'api_error', turn.error?.message ?? `messages-server: scripted ${status}`, turn.headers)
+    return
+  }
+
+  if (!isReply(turn)) {
+    done('stall', 500)
+    fail(res, 500, 'api_error', 'messages-server: stalled turn (no reply scripted)')
+    return
+  }
+
+  // The response begins: the API writes the prompt's cache entries now (and reads what it found).
+  const message = buildMessage(turn, record, nextId, issuedThinking, promptCache.account(body))
+  record.usage = message.usage
+  if (record.stream) {
+    await streamMessage(res, message, turn, nextId('req_01'), {closed: context.closed, done, stall})
+    return
+  }
+  if (turn.cutAfterEvents !== undefined) {
+    done('cut')
+    res.destroy()
+    return
+  }
+  // JSON carries the whole input of a cut call: only a stream can show where it was cut.
+  const json = JSON.stringify({...message, content: message.content.map(({cut, partialJson, ...block}: Record<string, unknown>) => block)})
+  done('reply', 200)
+  sendJson(res, 200, json, nextId('req_01'), turn.headers)
+}
+
+/** Sleeps that close() cuts short, so a stalled turn never keeps the process alive. */
+class Stalls {
+  private readonly wakers = new Set<() => void>()
+
+  sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer)
+        this.wakers.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, ms)
+      this.wakers.add(wake)
+    })
+  }
+
+  wakeAll(): void {
+    for (const wake of [...this.wakers]) wake()
+  }
+}
+
+/** A bug in a turn function or in the server: answered 500 so the test sees it, never a hang. */
+function answerBug(res: ServerResponse, err: unknown, fail: Answering['fail']): void {
+  if (!res.headersSent && !res.destroyed) {
+    const detail = err instanceof Error ? (err.stack ?? err.message) : String(err)
+    fail(res, 500, 'api_error', `messages-server: turn failed: ${detail}`, {'x-should-retry': 'false'})
+  } else {
+    res.destroy()
+  }
+}
+
+const betasOf = (req: IncomingMessage) =>
+  String(req.headers['anthropic-beta'] ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean)
+
+/** The API's "prompt is too long" for a body over the limit a test set (a token being 4 bytes), else undefined. */
+function promptTooLong(rawBody: string, limit: number | undefined): string | undefined {
+  if (limit === undefined || rawBody.length <= limit) return undefined
+  return `prompt is too long: ${Math.ceil(rawBody.length / 4)} tokens > ${Math.floor(limit / 4)} maximum`
+}
+
+async function listenOnLoopback(server: Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  return (server.address() as AddressInfo).port
 }

@@ -14,14 +14,6 @@ const root = fileURLToPath(new URL('../../', import.meta.url))
 const src = path.join(root, 'src')
 const MAX_LINES = 100
 
-/** The functions longer than the limit still being split (issue 46): each leaves this list as it is. */
-const NOT_YET_SPLIT = [
-  'base/process/proxy.ts startNetworkProxy',
-  'base/process/runner.ts runCommand',
-  'base/process/runner.ts (anonymous in runCommand)',
-  'testing/server.ts startMessagesServer',
-]
-
 interface Measured {
   name: string
   line: number
@@ -116,8 +108,7 @@ function tooLong(file: string, text: string): string[] {
 describe('function length', () => {
   it(`keeps every function, method and arrow of src/ at most ${MAX_LINES} lines`, () => {
     const found = sourceFiles(src).flatMap((file) => tooLong(file, readFileSync(file, 'utf8')))
-    // Named by file and function, not line: the list shrinks to nothing as each is split, and a new long one fails.
-    expect(found.map((entry) => entry.replace(/:\d+ (.*) \(\d+ lines\)$/, ' $1'))).toEqual(NOT_YET_SPLIT)
+    expect(found).toEqual([])
   })
 
   // The measurer itself can fail: a made-up module with one function of each kind over the line, one at it.

@@ -62,72 +62,12 @@ export async function startNetworkProxy(hosts: readonly string[], onRefused?: (h
     }
   }
 
-  const why = (host: string) => `wave: ${host} is not among the hosts the approval allows (${hosts.join(', ')}).\n`
+  const gate: ProxyGate = {hosts, refuse, sockets}
   // Imported here, not with the module: only a run with an allow-list starts the proxy, and every other
   // command would load node's HTTP server before its first request for nothing.
   const {createServer, request: forward} = await import('node:http')
-  const server = createServer((request, response) => {
-    // Plain HTTP through a proxy: the request names its absolute URL.
-    let url: URL
-    try {
-      url = new URL(request.url ?? '')
-    } catch {
-      response.writeHead(400, {'content-type': 'text/plain'}).end('wave: this proxy forwards absolute http:// URLs only.\n')
-      return
-    }
-
-    const port = Number(url.port || 80)
-    if (url.protocol !== 'http:' || !hostAllowed(hosts, url.hostname, port)) {
-      refuse(url.host)
-      response.writeHead(403, {'content-type': 'text/plain'}).end(why(url.host))
-      return
-    }
-
-    const headers = {...request.headers}
-    delete headers['proxy-connection']
-    delete headers['proxy-authorization']
-    const upstream = forward({headers, host: url.hostname, method: request.method, path: `${url.pathname}${url.search}`, port}, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(response)
-    })
-    upstream.on('error', (error) => {
-      if (!response.headersSent) response.writeHead(502, {'content-type': 'text/plain'})
-      response.end(`wave: ${url.host} could not be reached: ${error.message}\n`)
-    })
-    request.pipe(upstream)
-  })
-
-  // HTTPS: a tunnel to the host, opened only when it is allowed; what passes through it stays encrypted end to end.
-  server.on('connect', (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
-    sockets.add(client)
-    client.on('close', () => sockets.delete(client))
-    client.on('error', () => client.destroy())
-    const target = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(request.url ?? '')
-    const host = target?.[1] ?? ''
-    const port = Number(target?.[2])
-    if (!target || !hostAllowed(hosts, host, port)) {
-      refuse(request.url ?? '')
-      const body = why(request.url ?? '(nothing)')
-      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
-      return
-    }
-
-    let established = false
-    const upstream = net.connect(port, host, () => {
-      established = true
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      if (head.length > 0) upstream.write(head)
-      upstream.pipe(client)
-      client.pipe(upstream)
-    })
-    sockets.add(upstream)
-    upstream.on('close', () => sockets.delete(upstream))
-    upstream.on('error', (error) => {
-      if (established) client.destroy()
-      else client.end(`HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\nwave: ${host} could not be reached: ${error.message}\n`)
-    })
-    client.on('close', () => upstream.destroy())
-  })
+  const server = createServer((request, response) => forwardPlain(gate, forward, request, response))
+  server.on('connect', (request: http.IncomingMessage, client: net.Socket, head: Buffer) => tunnel(gate, request, client, head))
   server.on('connection', (socket: net.Socket) => {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
@@ -165,6 +105,79 @@ export async function startNetworkProxy(hosts: readonly string[], onRefused?: (h
     hosts,
     refused,
   }
+}
+
+/** What both of the proxy's ways out answer to: the allowed hosts, the refusals noted, the sockets open (closed with the proxy). */
+interface ProxyGate {
+  hosts: readonly string[]
+  refuse(host: string): void
+  sockets: Set<net.Socket>
+}
+
+const why = (gate: ProxyGate, host: string) => `wave: ${host} is not among the hosts the approval allows (${gate.hosts.join(', ')}).\n`
+
+/** Plain HTTP through a proxy: the request names its absolute URL; forwarded to an allowed host, else refused with a 403. */
+function forwardPlain(gate: ProxyGate, forward: typeof http.request, request: http.IncomingMessage, response: http.ServerResponse): void {
+  let url: URL
+  try {
+    url = new URL(request.url ?? '')
+  } catch {
+    response.writeHead(400, {'content-type': 'text/plain'}).end('wave: this proxy forwards absolute http:// URLs only.\n')
+    return
+  }
+
+  const port = Number(url.port || 80)
+  if (url.protocol !== 'http:' || !hostAllowed(gate.hosts, url.hostname, port)) {
+    gate.refuse(url.host)
+    response.writeHead(403, {'content-type': 'text/plain'}).end(why(gate, url.host))
+    return
+  }
+
+  const headers = {...request.headers}
+  delete headers['proxy-connection']
+  delete headers['proxy-authorization']
+  const upstream = forward({headers, host: url.hostname, method: request.method, path: `${url.pathname}${url.search}`, port}, (answer) => {
+    response.writeHead(answer.statusCode ?? 502, answer.headers)
+    answer.pipe(response)
+  })
+  upstream.on('error', (error) => {
+    if (!response.headersSent) response.writeHead(502, {'content-type': 'text/plain'})
+    response.end(`wave: ${url.host} could not be reached: ${error.message}\n`)
+  })
+  request.pipe(upstream)
+}
+
+/** HTTPS: a tunnel to the host, opened only when it is allowed; what passes through it stays encrypted end to end. */
+function tunnel(gate: ProxyGate, request: http.IncomingMessage, client: net.Socket, head: Buffer): void {
+  const {sockets} = gate
+  sockets.add(client)
+  client.on('close', () => sockets.delete(client))
+  client.on('error', () => client.destroy())
+  const target = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(request.url ?? '')
+  const host = target?.[1] ?? ''
+  const port = Number(target?.[2])
+  if (!target || !hostAllowed(gate.hosts, host, port)) {
+    gate.refuse(request.url ?? '')
+    const body = why(gate, request.url ?? '(nothing)')
+    client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
+    return
+  }
+
+  let established = false
+  const upstream = net.connect(port, host, () => {
+    established = true
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+    if (head.length > 0) upstream.write(head)
+    upstream.pipe(client)
+    client.pipe(upstream)
+  })
+  sockets.add(upstream)
+  upstream.on('close', () => sockets.delete(upstream))
+  upstream.on('error', (error) => {
+    if (established) client.destroy()
+    else client.end(`HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\nwave: ${host} could not be reached: ${error.message}\n`)
+  })
+  client.on('close', () => upstream.destroy())
 }
 
 /** The loopback port the relay inside each sandbox listens on: its network namespace is its own, so no other program holds it. */

@@ -176,42 +176,11 @@ function killGroupsOnExit(): void {
  */
 export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal, extras: RunExtras = {}): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    // detached: the command (or bwrap, whose sandbox dies with it) leads its own process group, so a
-    // timeout kills its children too.
-    const stdin = extras.input === undefined ? 'ignore' : inputFile(extras.input)
-    let child: ChildProcessByStdio<null, Readable, Readable>
-    try {
-      child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: [stdin, 'pipe', 'pipe']}) as ChildProcessByStdio<null, Readable, Readable>
-    } finally {
-      // The child holds its own copy of the descriptor.
-      if (typeof stdin === 'number') closeSync(stdin)
-    }
-
+    const child = spawnGrouped(plan, cwd, extras.input)
     const pid = child.pid
-    if (pid !== undefined) {
-      groups.add(pid)
-      killGroupsOnExit()
-    }
-
-    const collector = new OutputCollector(MAX_OUTPUT_CHARS)
-    const output = {
-      append(text: string) {
-        collector.append(text)
-        if (text) extras.observe?.(text)
-      },
-      text: () => collector.text(),
-    }
-    const apart = {stderr: new OutputCollector(MAX_OUTPUT_CHARS), stdout: new OutputCollector(MAX_OUTPUT_CHARS)}
-    // One decoder per stream: a chunk may end inside a multi-byte character.
-    const stdout = new TextDecoder('utf-8')
-    const stderr = new TextDecoder('utf-8')
-    const take = (stream: 'stderr' | 'stdout', text: string) => {
-      output.append(text)
-      apart[stream].append(text)
-    }
-
-    child.stdout.on('data', (chunk: Buffer) => take('stdout', stdout.decode(chunk, {stream: true})))
-    child.stderr.on('data', (chunk: Buffer) => take('stderr', stderr.decode(chunk, {stream: true})))
+    const output = new KeptOutput(extras.observe)
+    child.stdout.on('data', (chunk: Buffer) => output.take('stdout', chunk))
+    child.stderr.on('data', (chunk: Buffer) => output.take('stderr', chunk))
 
     let timedOut = false
     let aborted = false
@@ -246,18 +215,7 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
       // The SIGKILL timer stays armed: it must still reach a group that ignored SIGTERM.
       killTimer?.unref()
       abort.removeEventListener('abort', onAbort)
-      take('stdout', stdout.decode())
-      take('stderr', stderr.decode())
-      resolve({
-        aborted,
-        code: exit?.code ?? null,
-        detachedOutput,
-        output: output.text(),
-        signal: exit?.signal ?? null,
-        stderr: apart.stderr.text(),
-        stdout: apart.stdout.text(),
-        timedOut,
-      })
+      resolve({aborted, code: exit?.code ?? null, detachedOutput, signal: exit?.signal ?? null, timedOut, ...output.end()})
     }
 
     child.on('error', (error) => {
@@ -279,6 +237,55 @@ export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort:
       if (exit) finish(false)
     })
   })
+}
+
+/**
+ * The command spawned leading its own process group (detached: the command, or bwrap, whose sandbox dies
+ * with it), so a timeout kills its children too; the group is killed with wave if still there at exit.
+ */
+function spawnGrouped(plan: SpawnPlan, cwd: string, input: string | undefined): ChildProcessByStdio<null, Readable, Readable> {
+  const stdin = input === undefined ? 'ignore' : inputFile(input)
+  let child: ChildProcessByStdio<null, Readable, Readable>
+  try {
+    child = spawn(plan.file, plan.args, {cwd, detached: true, env: plan.env, stdio: [stdin, 'pipe', 'pipe']}) as ChildProcessByStdio<null, Readable, Readable>
+  } finally {
+    // The child holds its own copy of the descriptor.
+    if (typeof stdin === 'number') closeSync(stdin)
+  }
+
+  if (child.pid !== undefined) {
+    groups.add(child.pid)
+    killGroupsOnExit()
+  }
+
+  return child
+}
+
+/** A command's output as it arrives: kept head and tail, interleaved and each stream apart, all of it shown to `observe`. */
+class KeptOutput {
+  private readonly both = new OutputCollector(MAX_OUTPUT_CHARS)
+  private readonly apart = {stderr: new OutputCollector(MAX_OUTPUT_CHARS), stdout: new OutputCollector(MAX_OUTPUT_CHARS)}
+  // One decoder per stream: a chunk may end inside a multi-byte character.
+  private readonly decoders = {stderr: new TextDecoder('utf-8'), stdout: new TextDecoder('utf-8')}
+
+  constructor(private readonly observe: ((text: string) => void) | undefined) {}
+
+  take(stream: 'stderr' | 'stdout', chunk: Buffer): void {
+    this.append(stream, this.decoders[stream].decode(chunk, {stream: true}))
+  }
+
+  /** What the decoders still held, then the output kept. */
+  end(): {output: string; stderr: string; stdout: string} {
+    this.append('stdout', this.decoders.stdout.decode())
+    this.append('stderr', this.decoders.stderr.decode())
+    return {output: this.both.text(), stderr: this.apart.stderr.text(), stdout: this.apart.stdout.text()}
+  }
+
+  private append(stream: 'stderr' | 'stdout', text: string): void {
+    this.both.append(text)
+    if (text) this.observe?.(text)
+    this.apart[stream].append(text)
+  }
 }
 
 function groupAlive(pid: number): boolean {
