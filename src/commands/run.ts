@@ -20,7 +20,7 @@ export default class Run extends WaveCommand {
 
   static description = `Execute an approved plan in a fresh context with the full tool set, or run a task directly.
 
-wave run <plan> refuses, before any model request, a plan with no approval record or another decision, or one that already ran under its approval (exit 3: a plan runs once per approval), a plan whose content changed since approval, or one made against another git HEAD (exit 4; --allow-stale overrides the latter). stdout is the agent's final message.
+wave run <plan> refuses, before any model request, a plan with no approval record or another decision, or one that already ran under its approval (exit 3: a plan runs once per approval), a plan whose content changed since approval, one made against another git HEAD (exit 4; --allow-stale overrides it), or hooks in effect other than those approved (exit 4; --allow-hook-drift overrides it). stdout is the agent's final message.
 
 The workspace is the top of the git repository holding the current directory, from wherever in it the command starts, or --cwd; outside any repository, give --cwd. The repository's AGENTS.md files (CLAUDE.md where a directory has none) go into the prompt as they are at run time.
 
@@ -42,6 +42,7 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
   static flags = {
     allow: Flags.string({description: 'With --approve or --task: a permission rule for the run, e.g. Bash(npm test:*); repeatable', multiple: true}),
     'allow-stale': Flags.boolean({description: 'Run even if the plan was made against another git HEAD', exclusive: ['task', 'task-file']}),
+    'allow-hook-drift': Flags.boolean({description: 'Run even if the hooks in effect differ from those approved (warned)', exclusive: ['task', 'task-file']}),
     approval: Flags.file({description: 'The approval record (default: <plan>.approval.json beside the plan)', exclusive: ['approve', 'task', 'task-file']}),
     approve: Flags.boolean({
       description: 'Approve inline (the record is written first), for trusted pipelines; refused over a recorded rejection or request for changes',
@@ -140,6 +141,7 @@ wave run --task "<text>" works in --mode with EnterPlanMode on offer: if the mod
     const outcome = await this.output.session('wave run', (reporter) =>
       executePlan({
         ...common(reporter),
+        allowHookDrift: flags['allow-hook-drift'],
         allowStale: flags['allow-stale'],
         approvalPath: flags.approval,
         approve,

@@ -266,20 +266,45 @@ export interface DecisionInput {
 }
 
 /**
- * Whether the hooks a run is about to run are those the approval saw: a difference is warned, and
- * refused (exit 4) where the approval holds the run to a strict scope. A record without hooks saw none.
+ * Whether the hooks a run is about to run are those the approval saw. Approved hooks are policy (a
+ * formatter, a guard): a run whose hooks differ is refused (exit 4, before any model request), naming
+ * what is missing and what was not approved, unless `allowDrift` (`wave run --allow-hook-drift`), which
+ * runs it with a warning saying the same. A record without hooks saw none.
  */
-export function checkApprovedHooks(record: ApprovalRecord, hooks: readonly ConfiguredHook[], file: string, warn: (message: string) => void): void {
+export function checkApprovedHooks(
+  record: ApprovalRecord,
+  hooks: readonly ConfiguredHook[],
+  file: string,
+  drift: {allow?: boolean; warn: (message: string) => void},
+): void {
   const approved = record.hooks?.digest ?? hooksDigest([])
   if (approved === hooksDigest(hooks)) return
-  const now = hooks.length === 0 ? 'none' : hooks.map((hook) => describeHook(hook)).join('; ')
-  const then = record.hooks?.list.length ? record.hooks.list.join('; ') : 'none'
-  const message = `The hooks in effect differ from those approved in ${file}: approved ${then}; now ${now}.`
-  if (record.scope?.enforce === 'strict') {
-    throw new WaveError(message, ExitCode.mismatch, 'Approve the plan again to approve these hooks, or restore the settings it was approved with.')
+  const message = `The hooks in effect differ from those approved in ${file}: ${hooksDifference(
+    record.hooks?.list ?? [],
+    hooks.map((hook) => describeHook(hook)),
+  )}.`
+  if (!drift.allow) {
+    throw new WaveError(
+      message,
+      ExitCode.mismatch,
+      "Restore the settings the plan was approved with (a project's hooks run only where its settings are trusted), approve the plan again to approve these hooks, or run with --allow-hook-drift.",
+    )
   }
 
-  warn(`${message} The run goes on (its scope warns); approve it again to record these hooks.`)
+  drift.warn(`${message} The run goes on without the approved hooks (--allow-hook-drift).`)
+}
+
+/** What differs between the hooks approved and those in effect, each as describeHook names it. */
+function hooksDifference(then: readonly string[], now: readonly string[]): string {
+  const missing = then.filter((hook) => !now.includes(hook))
+  const added = now.filter((hook) => !then.includes(hook))
+  const parts = [
+    missing.length > 0 ? `approved but not in effect: ${missing.join('; ')}` : '',
+    added.length > 0 ? `in effect but not approved: ${added.join('; ')}` : '',
+  ].filter(Boolean)
+  // The same hooks by name, with another order or timeout: the digest binds both.
+  if (parts.length === 0) return `the same hooks with another order or timeout (approved ${then.join('; ')}; now ${now.join('; ')})`
+  return parts.join('; ')
 }
 
 /** The sha256 of the plan as it was last decided on (the record's newest decision), if the record at `file` has one. */

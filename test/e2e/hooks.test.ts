@@ -3,7 +3,7 @@
  * scripted Messages server, judged by what a user would check (files on disk, what the model received,
  * exit codes, stderr, the approval record).
  */
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
@@ -22,6 +22,7 @@ const userSettings = () => userSettingsIn(sandbox)
 const script = (name: string, body: string) => scriptIn(sandbox, name, body)
 const nodeHook = (name: string, main: string) => nodeHookIn(sandbox, name, main)
 const hookLog = (name: string) => hookLogIn(sandbox, name)
+const recordOf = (plan: string) => plan.replace(/\.md$/, '.approval.json')
 
 describe('hooks', () => {
   it('a PostToolUse hook formats the written file; stream-json reports it; the hook gets Claude Code input', async () => {
@@ -229,7 +230,7 @@ describe('hooks', () => {
     expect(server.messageRequests).toHaveLength(1)
   })
 
-  it("the approval records the hooks' digest; a run with other hooks warns, and refuses under a strict scope", async () => {
+  it("the approval records the hooks' digest; a run with other hooks refuses before any request (exit 4) unless --allow-hook-drift", async () => {
     const first = script('first.sh', '#!/bin/bash\nexit 0\n')
     const second = script('second.sh', '#!/bin/bash\nexit 0\n')
     writeJson(userSettings(), hooks('PostToolUse', first))
@@ -261,19 +262,55 @@ describe('hooks', () => {
     })
     await wave(['approve', plan])
     writeJson(userSettings(), hooks('PostToolUse', first))
-    server.push(reply('Hello.'))
+    const requests = server.messageRequests.length
     const changed = await wave(['run', plan])
-    expect(changed.code, changed.stderr).toBe(0)
-    expect(changed.stderr).toContain('The hooks in effect differ from those approved')
+    expect(changed.code).toBe(4)
+    expect(changed.stderr).toContain(`The hooks in effect differ from those approved in ${recordOf(plan)}: approved but not in effect: PostToolUse "${second}"`)
+    expect(changed.stderr).toContain('--allow-hook-drift')
+    expect(server.messageRequests).toHaveLength(requests)
 
     writeJson(userSettings(), hooks('PostToolUse', second))
     await wave(['approve', plan, '--scope', 'src', '--scope-enforce', 'strict'])
     writeJson(userSettings(), hooks('PostToolUse', first))
-    const requests = server.messageRequests.length
     const strict = await wave(['run', plan])
     expect(strict.code).toBe(4)
-    expect(strict.stderr).toContain('The hooks in effect differ from those approved')
+    expect(strict.stderr).toContain(
+      `approved but not in effect: PostToolUse "${second}" (user, ${userSettings()}); in effect but not approved: PostToolUse "${first}"`,
+    )
     expect(server.messageRequests).toHaveLength(requests)
+
+    // --allow-hook-drift runs it, saying what differs.
+    server.push(reply('Hello.'))
+    const drifted = await wave(['run', plan, '--allow-hook-drift'])
+    expect(drifted.code, drifted.stderr).toBe(0)
+    expect(drifted.stderr).toContain('The run goes on without the approved hooks (--allow-hook-drift).')
+  })
+
+  it('a missing approved hook (a project hook where its settings are not trusted at run time) refuses before any request; control: trusted, it runs', async () => {
+    writeJson(path.join(sandbox.repo, '.claude/settings.json'), hooks('PostToolUse', 'echo formatted >> .hook-log', {matcher: 'Write'}))
+    // Planned in the repository: the approval reads the hooks in effect where the plan was made.
+    server.push((request) => reply(toolUse('Write', {content: '# Plan\n\nWrite x.txt.\n', file_path: planPathIn(request)})), reply('Planned.'))
+    const planned = await wave(['plan', '--task', 'Write x.txt'], {WAVE_TRUST_PROJECT_SETTINGS: '1'})
+    expect(planned.code, planned.stderr).toBe(0)
+    const plan = planned.stdout.trim()
+    // The hook formatted the plan file as it was written: what follows counts the run's writes only.
+    rmSync(path.join(sandbox.repo, '.hook-log'), {force: true})
+    const approved = await wave(['approve', plan], {WAVE_TRUST_PROJECT_SETTINGS: '1'})
+    expect(approved.code, approved.stderr).toBe(0)
+    expect(approved.stderr).toContain('Hooks in effect (their digest is recorded): PostToolUse(Write) "echo formatted >> .hook-log" (project,')
+
+    const requests = server.requests.length
+    const untrusted = await wave(['run', plan])
+    expect(untrusted.code).toBe(4)
+    expect(untrusted.stderr).toContain('approved but not in effect: PostToolUse(Write) "echo formatted >> .hook-log" (project,')
+    expect(server.requests).toHaveLength(requests)
+    expect(existsSync(path.join(sandbox.repo, '.hook-log'))).toBe(false)
+
+    // Control: where the project's settings are trusted, as they were at approval, the run goes on and the hook runs.
+    server.push(reply(toolUse('Write', {content: 'x\n', file_path: 'x.txt'})), reply('Done.'))
+    const trusted = await wave(['run', plan], {WAVE_TRUST_PROJECT_SETTINGS: '1'})
+    expect(trusted.code, trusted.stderr).toBe(0)
+    expect(readFileSync(path.join(sandbox.repo, '.hook-log'), 'utf8')).toBe('formatted\n')
   })
 
   it('wave doctor and wave prompt list the hooks; an event wave does not fire is warned, naming the file', async () => {

@@ -52,7 +52,7 @@ export async function passGates(session: SessionContext, options: RunOptions, pl
   const unit = options.unit === undefined ? undefined : unitOf(record, options.unit, planPath)
   const decided = record
   if (unit) record = unitRecord(record, unit)
-  checkApprovedHooks(record, session.settings.hooks, recordPath, options.host.warn)
+  checkApprovedHooks(record, session.settings.hooks, recordPath, {allow: options.allowHookDrift, warn: options.host.warn})
   session.useApproved(record.model, recordPath)
   session.assertWithinApprovedBudget(record.maxBudgetUsd, recordPath)
   await session.useApprovedSchema(record.outputSchema, recordPath)

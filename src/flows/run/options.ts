@@ -21,6 +21,8 @@ export interface RunOptions extends SessionOptions {
   /** `--resume`: continue the plan's newest run, which did not succeed, from its transcript. */
   resume?: boolean
   allowStale: boolean
+  /** `--allow-hook-drift`: run even when the hooks in effect differ from those approved (warned). */
+  allowHookDrift?: boolean
   /** `--verify-retries`: how many more turns the model gets when the approved checks fail (default 2). */
   verifyRetries?: number
   /** `--unit`: run this unit of the plan only, held to its paths (strict) and checks; it writes its result and patch. */
