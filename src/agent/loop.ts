@@ -18,6 +18,7 @@ import type {PriceTable, TokenUsage} from '../model/pricing.js'
 import {sendableBlocks} from './conversation.js'
 import {charsOf, interrupted, PromptTooLong, type StreamParams, type ThinkingParams, type TurnRequest, turnParams} from './request.js'
 import {Tally} from './tally.js'
+import {MIN_OUTPUT_TOKENS, SessionSpend} from './spend.js'
 import type {BudgetCap} from '../model/budget.js'
 
 export type {CompactionEvent} from './compaction.js'
@@ -132,7 +133,12 @@ export interface LoopOptions {
   prior?: Partial<SessionTotals>
   /** Each response's usage as it comes (an agent's, added to the session's that started it). */
   onResponseUsage?(usage: Message['usage']): void
+  /** The session's one counter of spending, shared with its agents (spend.ts); absent, the loop keeps its own over `budget`. */
+  spend?: SessionSpend
 }
+
+/** A request the budget had no room for (spend.ts): the loop ends with the budget ending. */
+class NoRoomInBudget extends Error {}
 
 export interface LoopHooks {
   /** A message sending the model back to work, or undefined to let it stop; `active`: it goes on because of a Stop hook already. */
@@ -165,6 +171,8 @@ const CONTINUE_AFTER_WINDOW =
 export class AgentLoop {
   private readonly messages: MessageParam[]
   private readonly tally: Tally
+  /** What the whole session spends, main loop and agents, checked before every request. */
+  readonly spend: SessionSpend
   private readonly compactor: Compactor
   private readonly fixedShape: RequestShape
   /** The shape of the turn being made: read once per turn, so a turn and its retries agree. */
@@ -184,6 +192,7 @@ export class AgentLoop {
     const {model, prior} = options
     this.messages = options.messages
     this.tally = new Tally(model, options.prices, options.budget, prior)
+    this.spend = options.spend ?? new SessionSpend(options.budget, this.tally.budgetSpentUsd())
     const limits = modelLimits(model)
     this.fixedShape = {
       ...options.reasoning,
@@ -227,7 +236,7 @@ export class AgentLoop {
       const {mode, tools} = options.offer()
       this.emit({mode, turn: this.turns, type: 'request'})
       let response = await this.ask(maxTokens, tools)
-      if (!response) return this.end(this.tally.overBudget()!)
+      if (!response) return this.end(this.budgetEnding())
 
       // The SDK parses a cut tool call's input leniently, so a Write cut at the limit would write half a
       // file: a cut turn's calls never run. Asking the same again with the model's whole output limit
@@ -240,7 +249,7 @@ export class AgentLoop {
         this.emit({action: 'raise', maxTokens, turn: this.turns, type: 'output_limit'})
         maxTokens = raised
         response = await this.ask(maxTokens, tools)
-        if (!response) return this.end(this.tally.overBudget()!)
+        if (!response) return this.end(this.budgetEnding())
       }
 
       // Sent back as the API accepts it: no empty text block, no thinking cut before its signature.
@@ -348,6 +357,15 @@ export class AgentLoop {
    * long. Undefined when a compaction's summary spent the rest of the budget.
    */
   private async ask(maxTokens: number, tools: object[]): Promise<Message | undefined> {
+    try {
+      return await this.askWithin(maxTokens, tools)
+    } catch (error) {
+      if (error instanceof NoRoomInBudget) return undefined
+      throw error
+    }
+  }
+
+  private async askWithin(maxTokens: number, tools: object[]): Promise<Message | undefined> {
     const {effort, thinking} = this.shape
     const params = async () =>
       turnParams({effort, maxTokens, messages: this.messages, model: this.options.model, system: await this.options.system(), thinking, tools})
@@ -380,13 +398,43 @@ export class AgentLoop {
   }
 
   /** One request and its accounting: usage, cost, and the calibration of the next prompt's estimate. */
-  private async send(params: StreamParams): Promise<Message> {
-    const response = await this.options.request(params, {betas: this.shape.betas})
-    this.tally.add(response.usage)
+  private async send(asked: StreamParams): Promise<Message> {
+    const admission = this.admit(asked)
+    if (!admission) throw new NoRoomInBudget()
+    const params = admission.maxTokens === asked.max_tokens ? asked : {...asked, max_tokens: admission.maxTokens}
+    let response: Message
+    try {
+      response = await this.options.request(params, {betas: this.shape.betas})
+    } catch (error) {
+      admission.settle(0)
+      throw error
+    }
+
+    admission.settle(this.tally.add(response.usage))
     this.options.onResponseUsage?.(response.usage)
     this.compactor.meter.calibrate(charsOf(params), response.usage)
     this.emit({costUsd: this.tally.costUsd(), stopReason: response.stop_reason, turn: this.turns, type: 'usage', usage: {...this.tally.usage}})
     return response
+  }
+
+  /**
+   * The session's counter lets the request through when its worst case fits what is left of the budget
+   * (and of this loop's own cap, an agent's share), with max_tokens lowered to fit; undefined when even
+   * MIN_OUTPUT_TOKENS do not (a thinking budget needs its own tokens on top).
+   */
+  private admit(params: StreamParams) {
+    const thinking = params.thinking?.type === 'enabled' ? params.thinking.budget_tokens : 0
+    const floor = Math.min(params.max_tokens, thinking + MIN_OUTPUT_TOKENS)
+    const promptTokens = this.compactor.meter.estimate(charsOf(params))
+    return this.spend.admit({floor, maxTokens: params.max_tokens, promptTokens}, this.tally.price, this.tally.leftOfCap())
+  }
+
+  /** The budget ending: the loop's own cap when it is what left no room, else the session's (an agent's session). */
+  private budgetEnding() {
+    const own = this.options.budget
+    const session = this.spend.cap
+    const binding = own && (!session || this.tally.leftOfCap() <= this.spend.left()) ? own : (session ?? own)
+    return this.tally.budgetEnding(binding)
   }
 
   /**

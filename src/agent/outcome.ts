@@ -120,7 +120,9 @@ export const ENDINGS: {
     exitCode: ExitCode.limit,
     hint: ({source, spentUsd}) => `${formatUsd(spentUsd)} spent so far; ${capRaise(source)} to let it go on.`,
     message: ({maxBudgetUsd, source, spentUsd}) =>
-      `Stopped at the budget: ${formatUsd(spentUsd)} spent, more than ${capName({source, usd: maxBudgetUsd})}, before the agent finished.`,
+      spentUsd > maxBudgetUsd
+        ? `Stopped at the budget: ${formatUsd(spentUsd)} spent, more than ${capName({source, usd: maxBudgetUsd})}, before the agent finished.`
+        : `Stopped at the budget: ${formatUsd(spentUsd)} spent, and the next request could pass ${capName({source, usd: maxBudgetUsd})}, before the agent finished.`,
   },
   end_turn: {exitCode: ExitCode.ok},
   max_tokens: {

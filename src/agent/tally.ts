@@ -27,7 +27,8 @@ export class Tally {
     this.budgetSpent = this.cost ?? costAt(this.budgetPrice, this.usage)
   }
 
-  add(turn: Message['usage']): void {
+  /** Adds one response's usage; returns what it cost as the budget counts it. */
+  add(turn: Message['usage']): number {
     const usage: TokenUsage = {
       cache_creation_input_tokens: turn.cache_creation_input_tokens ?? 0,
       cache_read_input_tokens: turn.cache_read_input_tokens ?? 0,
@@ -37,7 +38,34 @@ export class Tally {
     for (const key of Object.keys(usage) as Array<keyof TokenUsage>) this.usage[key] += usage[key]
     const cost = costOf(this.model, usage, this.prices)
     this.cost = cost === null || this.cost === null ? null : this.cost + cost
-    this.budgetSpent += cost ?? costAt(this.budgetPrice, usage)
+    const counted = cost ?? costAt(this.budgetPrice, usage)
+    this.budgetSpent += counted
+    return counted
+  }
+
+  /** What the budget has counted so far. */
+  budgetSpentUsd(): number {
+    return this.budgetSpent
+  }
+
+  /** The price the budget counts tokens at: the model's, or its family's highest (budgetPriceOf). */
+  get price(): ModelPrice {
+    return this.budgetPrice
+  }
+
+  /** What is left of this tally's own cap (an agent's share), or Infinity without one. */
+  leftOfCap(): number {
+    return this.budget === undefined ? Number.POSITIVE_INFINITY : this.budget.usd - this.budgetSpent
+  }
+
+  /**
+   * The budget ending where the next request did not fit what was left (spend.ts): past the cap already,
+   * or short of it by less than the request's worst case. Names the cap, and where it was set.
+   */
+  budgetEnding(cap: BudgetCap | undefined = this.budget): {stopReason: 'budget'; spentUsd: number; maxBudgetUsd: number; source: BudgetSource} {
+    const over = this.overBudget()
+    if (over || cap === undefined) return over!
+    return {maxBudgetUsd: cap.usd, source: cap.source, spentUsd: this.budgetSpent, stopReason: 'budget'}
   }
 
   /** The cost so far as reported (rounded to a millionth of a dollar), or null without a price. */

@@ -30,6 +30,7 @@ import {budgetPriceOf} from '../model/pricing.js'
 import {type BudgetCap, lowestCap} from '../model/budget.js'
 import type {SessionProfile} from './profiles.js'
 import {turnRequest} from '../agent/request.js'
+import type {SessionSpend} from '../agent/spend.js'
 import {type AgentRecord, Subagents} from './subagents.js'
 import {AGENT_TOOL, agentKinds} from './agents.js'
 import {planBashOf} from './plan-mode.js'
@@ -131,6 +132,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
       agents: (parent) =>
         new Subagents({
           charge: parent.charge,
+          spend: parent.spend,
           client,
           hooks,
           kinds: (planMode) => agentKinds({planBash, planMode, policy, registry: tools.registry, sandbox, tasks: tools.tasks}),
@@ -293,7 +295,7 @@ export interface LoopBinding extends Omit<LoopOptions, 'execute' | 'hooks' | 'of
   /** A response has begun (request.ts): the session's model look-up waits for the first (context.ts). */
   onResponseBegun?(): void
   /** The session's agents (the Agent tool), made once the loop they charge exists; absent: none. */
-  agents?(parent: {charge(usage: Message['usage']): void}): AgentLauncher
+  agents?(parent: {charge(usage: Message['usage']): void; spend(): SessionSpend | undefined}): AgentLauncher
   /** `--fallback-model`: asked once the model is overloaded or unavailable after its retries (request.ts). */
   fallbackModel?: string
 }
@@ -304,7 +306,7 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
   const onEvent = (event: AgentEvent) => loop.onEvent?.(event)
   // What the agents spend is the session's: charged to this loop's tally as each of their responses comes.
   let self: AgentLoop | undefined
-  const agents = makeAgents?.({charge: (usage) => self?.charge(usage)})
+  const agents = makeAgents?.({charge: (usage) => self?.charge(usage), spend: () => self?.spend})
   self = new AgentLoop({
     ...loop,
     hooks: hooks && {

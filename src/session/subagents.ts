@@ -23,6 +23,7 @@ import {turnExecutor} from '../tools/turn.js'
 import {type AgentEvent, AgentLoop, type RequestShape} from '../agent/loop.js'
 import type {AgentOutcome} from '../agent/outcome.js'
 import {turnRequest} from '../agent/request.js'
+import type {SessionSpend} from '../agent/spend.js'
 
 /** One type of agent as a session offers it: its prompt, tools and policy. */
 export interface SubagentKind {
@@ -53,8 +54,10 @@ export interface SubagentsOptions {
   /** The session's request shape (limits, reasoning), asked before every turn. */
   shape(): RequestShape
   prices?: PriceTable
-  /** The session's budget: each agent may spend `limits.budgetShare` of it. */
+  /** The session's budget: each agent may spend `limits.budgetShare` of what is left of it when it starts. */
   budget?: BudgetCap
+  /** The session's one counter of spending (agent/spend.ts): every request of every agent is checked against it. */
+  spend?(): SessionSpend | undefined
   limits: AgentLimits
   /** The types offered in plan mode or out of it, by name. */
   kinds(planMode: boolean): Record<string, SubagentKind>
@@ -134,7 +137,8 @@ export class Subagents implements AgentLauncher {
         preCompact: (trigger) => hooks.preCompact(trigger),
         stop: (active, lastMessage) => hooks.subagentStop({id: request.id, lastMessage, messages, type: request.subagentType}, active),
       },
-      budget: budget && {source: budget.source, usd: budget.usd * limits.budgetShare},
+      budget: budget && {source: budget.source, usd: shareOfWhatIsLeft(budget, this.options.spend?.(), limits.budgetShare)},
+      spend: this.options.spend?.(),
       maxTurns: limits.maxTurns,
       messages,
       model: this.options.model,
@@ -185,6 +189,15 @@ export class Subagents implements AgentLauncher {
     if (!cut) return found || '(The agent ended without a final message.)'
     return `[Agent cut short: ${cut}. What it found so far follows.]\n\n${found || '(It had reported nothing yet.)'}`
   }
+}
+
+/**
+ * An agent's share of the budget: of what is left when it starts, not of the whole cap, so that a turn of
+ * twelve agents cannot each take a quarter of it (issue 48).
+ */
+function shareOfWhatIsLeft(budget: BudgetCap, spend: SessionSpend | undefined, share: number): number {
+  const left = Math.max(0, Math.min(budget.usd, spend?.left() ?? budget.usd))
+  return left * share
 }
 
 /** Which bound ended an agent's loop, in words, or undefined when it finished. */

@@ -333,19 +333,48 @@ describe('cost and budget', () => {
     expect(result?.costUsd).toBeNull()
   })
 
-  it("stops once the spend exceeds the budget: exit 5, the hint naming the spend, the turn's calls not run", async () => {
-    server.push(reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), reply(toolUse('Write', {content: 'x', file_path: 'b.md'})), reply('Done.'))
-    // $1 per thousand tokens, cached or not (the server bills the prompt as cache writes): the first turn alone costs several dollars.
-    const prices = {'claude-test': {cacheRead: 1000, cacheWrite: 1000, input: 1000, output: 1000}}
-    const {error} = await session({budget: {source: {kind: 'flag'}, usd: 0.5}, model: 'claude-test', prices})
+  it('stops before a request whose worst case what is left cannot buy: exit 5, the cap named, that request not made (issue 48)', async () => {
+    // $0.036 of the $0.05 cap spent: what is left buys no request of 1024 output tokens at $15 a million.
+    server.push({...reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), usage: {input_tokens: 12_000, output_tokens: 10}}, reply('Done.'))
+    const {error} = await session({budget: {source: {kind: 'flag'}, usd: 0.05}})
 
     expect(error?.exitCode).toBe(ExitCode.limit)
-    expect(error?.message).toMatch(/budget/)
+    expect(error?.message).toMatch(/Stopped at the budget: \$0\.03\d+ spent, and the next request could pass --max-budget-usd 0\.05/)
+    expect(error?.details).toMatchObject({budget: {maxBudgetUsd: 0.05, source: {kind: 'flag'}}, stopReason: 'budget'})
+    expect(existsSync(file('a.md'))).toBe(true)
+    expect(requests()).toHaveLength(1)
+  })
+
+  it('sends a session’s first request even when the cap is below its worst case, then stops', async () => {
+    server.push(reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), reply('Done.'))
+    const {error} = await session({budget: {source: {kind: 'flag'}, usd: 0.000001}})
+    expect(error?.details).toMatchObject({stopReason: 'budget'})
+    expect(requests()).toHaveLength(1)
+    expect(requests()[0].body.max_tokens).toBe(1024)
+  })
+
+  it("stops once the spend exceeds the budget: exit 5, the hint naming the spend, the turn's calls not run", async () => {
+    // The prompt fits the cap, its response's usage (as the server reports it) passes it.
+    server.push({...reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), usage: {input_tokens: 2_000_000, output_tokens: 10}}, reply('Done.'))
+    const {error} = await session({budget: {source: {kind: 'flag'}, usd: 0.5}})
+
+    expect(error?.exitCode).toBe(ExitCode.limit)
+    expect(error?.message).toMatch(/more than --max-budget-usd 0\.5/)
     expect(error?.hint).toMatch(/\$\d+\.\d{2}.* spent/)
     expect(error?.details).toMatchObject({stopReason: 'budget', turns: 1})
     expect(error?.details?.costUsd).toBeGreaterThan(0.5)
     expect(existsSync(file('a.md'))).toBe(false)
     expect(requests()).toHaveLength(1)
+  })
+
+  it('lowers max_tokens to what is left of the budget, and sends it as it was with room to spare', async () => {
+    server.push(reply('Done.'))
+    await session({budget: {source: {kind: 'flag'}, usd: 0.1}})
+    server.push(reply('Done.'))
+    await session({budget: {source: {kind: 'flag'}, usd: 100}})
+    const [tight, ample] = requests()
+    expect(tight.body.max_tokens).toBeLessThan(ample.body.max_tokens)
+    expect(tight.body.max_tokens).toBeGreaterThanOrEqual(1024)
   })
 
   it('keeps a budget for a model without a price, at the highest known price: it stops, never refuses to start', async () => {
