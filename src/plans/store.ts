@@ -54,12 +54,33 @@ export function unitOutputPaths(planPath: string, unit: string): {result: string
 }
 
 /**
- * Where the whole output of a run's `index`th check (from 0) goes: beside the plan, `<plan>.check-N.log`,
- * the newest run's; a unit's run its own, `<plan>.unit-<name>.check-N.log` (units run side by side).
+ * Where the whole output of the `index`th check (from 0) of a run's `round`th run of its checks goes:
+ * beside the plan, `<plan>.check-<round>-<N>.log`, every round its own (a failing round's evidence is not
+ * written over by the retry that passed); a unit's run its own, `<plan>.unit-<name>.check-<round>-<N>.log`
+ * (units run side by side).
  */
-export function checkLogPath(planPath: string, index: number, unit?: string): string {
-  return `${stemOf(planPath)}${unit === undefined ? '' : `.unit-${unit}`}.check-${index + 1}.log`
+export function checkLogPath(planPath: string, index: number, unit?: string, round = 1): string {
+  return `${checkLogStem(planPath, unit)}.check-${round}-${index + 1}.log`
 }
+
+const checkLogStem = (planPath: string, unit?: string) => `${stemOf(planPath)}${unit === undefined ? '' : `.unit-${unit}`}`
+
+/**
+ * A run's check logs, round by round: each time its checks start again (the first check), the next
+ * round, numbered after the rounds already beside the plan (a resumed run's follow the stopped run's).
+ */
+export async function checkLogRounds(planPath: string, unit?: string): Promise<(index: number) => string> {
+  const stem = checkLogStem(planPath, unit)
+  const earlier = new RegExp(`^${escapeRegExp(path.basename(stem))}\\.check-(\\d+)-\\d+\\.log$`)
+  const files = await readdir(path.dirname(stem)).catch(() => [] as string[])
+  let round = Math.max(0, ...files.map((file) => Number(earlier.exec(file)?.[1] ?? 0)))
+  return (index) => {
+    if (index === 0) round++
+    return checkLogPath(planPath, index, unit, Math.max(round, 1))
+  }
+}
+
+const escapeRegExp = (text: string) => text.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /**
  * The files a plan's runs left beside it besides its sidecars: the check logs, and each unit's result,
@@ -80,7 +101,7 @@ async function runFilesOf(planPath: string): Promise<string[]> {
 
   const stem = path.basename(stemOf(planPath))
   const prefixes = ['', ...[...units].map((unit) => `.unit-${unit}`)]
-  const logs = new RegExp(`^(?:${prefixes.map((prefix) => (stem + prefix).replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})\\.check-\\d+\\.log$`)
+  const logs = new RegExp(`^(?:${prefixes.map((prefix) => escapeRegExp(stem + prefix)).join('|')})\\.check-\\d+(?:-\\d+)?\\.log$`)
   const dir = path.dirname(planPath)
   const beside = (await readdir(dir).catch(() => [] as string[])).filter((file) => logs.test(file)).map((file) => path.join(dir, file))
   return [...beside.sort(), ...[...units].flatMap((unit) => Object.values(unitOutputPaths(planPath, unit)))]

@@ -498,6 +498,7 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
 
   const kept = await keptRun(state.name, state.sha256, state.kept)
   if ('tampered' in kept) {
+    // Not a person's to answer: a cache not as the stopped run left it fails the job, the reply says why.
     return refuse(
       run,
       trigger,
@@ -506,6 +507,7 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
         ExitCode.mismatch,
         `Whatever wrote the cache, the run cannot go on from it. To start over: ${again}`,
       ),
+      false,
     )
   }
 
@@ -704,13 +706,13 @@ const planList = (plans: Awaited<ReturnType<typeof plansOf>>) =>
     : 'No plan here yet.'
 
 /** Replies to the comment (or in the thread) with the error's line and hint, then throws it. */
-async function refuse(run: ReviewRun, trigger: Trigger, error: WaveError): Promise<never> {
+async function refuse(run: ReviewRun, trigger: Trigger, error: WaveError, refusal = true): Promise<never> {
   // Answered in the thread, a refusal (refusal.ts); a reply that could not be posted leaves a failure.
   const posted = await reply(run, trigger, `${error.message}${error.hint ? `\n\n${error.hint}` : ''}`).then(
     () => true,
     () => false,
   )
-  throw posted ? answered(error) : error
+  throw posted && refusal ? answered(error) : error
 }
 
 /** A reply in the thread: the comment answered, quoted by its first line, and whom it answers. */

@@ -185,15 +185,17 @@ describe('wave gitlab: /wave resume from the thread’s cache, through the recip
     // (wave refuses such a link in its plans directory itself: test/unit/app/review/carryover.test.ts.)
     rmSync(cache, {force: true, recursive: true})
     cpSync(pristine, cache, {recursive: true})
-    rmSync(path.join(cache, `${name}.check-1.log`), {force: true})
-    symlinkSync(path.join(sandbox.home, '.bashrc'), path.join(cache, `${name}.check-1.log`))
+    rmSync(path.join(cache, `${name}.check-1-1.log`), {force: true})
+    symlinkSync(path.join(sandbox.home, '.bashrc'), path.join(cache, `${name}.check-1-1.log`))
 
     // Without a cache (evicted): said, with how to start over.
     const evicted = path.join(sandbox.root, 'evicted')
     cpSync(cache, evicted, {recursive: true, verbatimSymlinks: true})
     rmSync(cache, {force: true, recursive: true})
     const nothing = await pipelineJob(`/wave resume ${name}`, 'mona', 'resume')
-    expect(nothing.code).toBe(2)
+    // Answered with how to start over: a refusal, which the recipe ends green (WAVE_FAIL_ON_REFUSAL).
+    expect(nothing.code).toBe(0)
+    expect(JSON.parse(nothing.stdout.split('\n')[0])).toMatchObject({error: {exitCode: 2}, refused: true})
     expect(lastReplyTo('mona')).toContain(`Nothing of plan ${name}'s stopped run was kept for this job`)
     expect(server.messageRequests).toHaveLength(asked)
 

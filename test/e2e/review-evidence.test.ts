@@ -202,10 +202,13 @@ describe('a check failing in the middle of its output, and /wave resume', () => 
     expect(statusOf(sticky)).toBe('❌ failed')
     expect(sticky).toContain(FAILING)
     expect(sticky).toContain(`/wave resume ${name}`)
-    // The whole output is kept beside the transcript.
-    const log = readFileSync(path.join(stopped.home, 'plans', `${name}.check-1.log`), 'utf8')
+    // The whole output is kept beside the transcript, each round's its own: the first run and its two retries.
+    const logOf = (round: number) => path.join(stopped.home, 'plans', `${name}.check-${round}-1.log`)
+    const log = readFileSync(logOf(1), 'utf8')
     expect(log.split('\n')).toHaveLength(301)
     expect(log).toContain('ok 299 passing')
+    for (const round of [2, 3]) expect(readFileSync(logOf(round), 'utf8')).toBe(log)
+    expect(existsSync(logOf(4))).toBe(false)
 
     // A reader may not resume; nothing runs.
     const asked = server.messageRequests.length
@@ -229,6 +232,10 @@ describe('a check failing in the middle of its output, and /wave resume', () => 
     expect(lastUserText(first)).toContain(FAILING)
     expect(lastUserText(first)).toContain('was resumed')
     expect(statusOf(stickyOn(7).body)).toBe('✅ done')
+    // The round that passed has its own log; the failing rounds' logs are as they were (fail, then pass).
+    const resumedLog = (round: number) => path.join(resumed.home, 'plans', `${name}.check-${round}-1.log`)
+    expect(readFileSync(resumedLog(4), 'utf8')).toBe('')
+    expect(readFileSync(resumedLog(1), 'utf8')).toBe(log)
     // Delivered: the first job's file (carried as a patch) and the resumed run's, in one commit on the branch.
     expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts']) + '\n').toBe(FAREWELL)
     expect(git(remote, ['show', 'refs/heads/feature:src/fixed.txt'])).toBe('fixed')

@@ -30,7 +30,7 @@ describe('the approved checks', () => {
       signal: new AbortController().signal,
     })
     expect(result.exitCode).toBe(1)
-    expect(result.outputFile).toBe(path.join(root, 'gentle-breeze.check-1.log'))
+    expect(result.outputFile).toBe(path.join(root, 'gentle-breeze.check-1-1.log'))
     expect(readFileSync(result.outputFile!, 'utf8').split('\n')).toHaveLength(301)
     expect(result.outputTail).toContain('150 | not ok 64 should be equal')
     expect(failedChecksMessage([result], {attempt: 1, of: 2})).toContain('150 | not ok 64 should be equal')

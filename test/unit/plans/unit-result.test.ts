@@ -1,9 +1,13 @@
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
 /** A unit's job as the approval holds it (plans/unit-result.ts): the narrowed record, the gates, the result file's schema. */
 import {describe, expect, it} from 'vitest'
 
 import {type ApprovalRecord, approvalRecordSchema} from '../../../src/plans/approval.js'
 import type {PlanState} from '../../../src/plans/lifecycle.js'
-import {checkLogPath, unitOutputPaths} from '../../../src/plans/store.js'
+import {checkLogPath, checkLogRounds, unitOutputPaths} from '../../../src/plans/store.js'
 import {assertUnitUnspent, parseUnitResult, runsOf, unitOf, unitRecord, unitsLeft} from '../../../src/plans/unit-result.js'
 
 const SHA = 'a'.repeat(64)
@@ -110,7 +114,22 @@ describe('the unit result file', () => {
   it('lives beside the plan by default', () => {
     expect(unitOutputPaths('/plans/p.md', 'api')).toEqual({patch: '/plans/p.unit-api.patch', result: '/plans/p.unit-api.json'})
     // Units run side by side on one machine too: each unit's checks keep their whole output in logs of their own.
-    expect(checkLogPath('/plans/p.md', 0)).toBe('/plans/p.check-1.log')
-    expect(checkLogPath('/plans/p.md', 1, 'api')).toBe('/plans/p.unit-api.check-2.log')
+    expect(checkLogPath('/plans/p.md', 0)).toBe('/plans/p.check-1-1.log')
+    expect(checkLogPath('/plans/p.md', 1, 'api', 3)).toBe('/plans/p.unit-api.check-3-2.log')
+  })
+
+  it('numbers each round of a run’s checks after the rounds already beside the plan: a retry or a resumed run writes over none', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wave-rounds-'))
+    try {
+      const plan = path.join(dir, 'p.md')
+      // A stopped run's two rounds, and a unit's round (another series: not counted).
+      for (const file of ['p.check-1-1.log', 'p.check-2-1.log', 'p.unit-api.check-7-1.log']) writeFileSync(path.join(dir, file), '')
+      const next = await checkLogRounds(plan)
+      expect([next(0), next(1), next(0)]).toEqual([3, 3, 4].map((round, i) => path.join(dir, `p.check-${round}-${[1, 2, 1][i]}.log`)))
+      // Control: a plan with no round yet starts at 1.
+      expect((await checkLogRounds(path.join(dir, 'q.md')))(0)).toBe(path.join(dir, 'q.check-1-1.log'))
+    } finally {
+      rmSync(dir, {force: true, recursive: true})
+    }
   })
 })
