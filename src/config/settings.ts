@@ -71,6 +71,17 @@ function sizeInBytes(size: number | string): number {
   return Number(digits) * 1024 ** power
 }
 
+/** `protectedPaths`: workspace-relative, as a scope's entries (policy/protected.ts). */
+const protectedPathsSchema = z.lazy(() =>
+  z.array(
+    z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .refine((entry) => !entry.startsWith('/') && !entry.split(/[\\/]/).includes('..'), 'a protected path is relative to the workspace and stays inside it'),
+  ),
+)
+
 const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/
 
 const settingsSchema = z.lazy(() =>
@@ -117,6 +128,8 @@ const settingsSchema = z.lazy(() =>
      * run only when project settings are trusted, and then in the sandbox.
      */
     hooks: hooksSchema.optional(),
+    /** Paths the model may not write, added to the defaults (policy/protected.ts): from any file, since they only narrow. */
+    protectedPaths: protectedPathsSchema.optional(),
     /** Installed oclif plugins whose tools to use (true) or ignore (false); plugins not named are used. */
     plugins: z.record(z.string(), z.boolean()).optional(),
     /**
@@ -206,6 +219,8 @@ export interface EffectiveSettings {
   sandboxEnv: string[]
   /** The private /tmp's size in bytes (`sandbox.tmpSize`); absent: the sandbox's default. */
   sandboxTmpSize?: number
+  /** The files' `protectedPaths`, added to the defaults (policy/protected.ts). */
+  protectedPaths: string[]
   /** Plan mode's Bash, unless a settings file says `planMode.bash: false`. */
   planModeBash: boolean
   /** The Agent tool's bounds (`agents` of the files), defaults filled in. */
@@ -348,6 +363,7 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     mcpServers: {},
     planModeBash: true,
     plugins: {},
+    protectedPaths: [],
     reasoning: {},
     sandboxEnv: [],
   }
@@ -361,6 +377,7 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     // Off from any file: it only narrows what a session may do.
     if (settings.planMode?.bash === false) merged.planModeBash = false
     merged.deny.push(...(settings.permissions?.deny ?? []))
+    merged.protectedPaths.push(...(settings.protectedPaths ?? []).filter((entry) => !merged.protectedPaths.includes(entry)))
     Object.assign(merged.plugins, settings.plugins)
     const grants = scope === 'user' || trusted
     const allow = settings.permissions?.allow ?? []

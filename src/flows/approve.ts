@@ -18,6 +18,7 @@ import {type Decision, readPlanState} from '../plans/lifecycle.js'
 import {revisionDiff} from '../plans/revisions.js'
 import {readPlanFile, resolvePlanReference} from '../plans/store.js'
 import type {ExecutionMode} from '../policy/modes.js'
+import {describeProtected} from '../policy/protected.js'
 
 export interface ApproveRequest {
   /** The plan as the user named it: its name or its path. */
@@ -110,6 +111,7 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
           // The hooks approvePlan bound, as the record lists them.
           record.hooks?.list.length ? `Hooks in effect (their digest is recorded): ${record.hooks.list.join('; ')}.` : 'Hooks in effect: none.',
           ...checksLine(record),
+          describeProtected(record.protectedPaths ?? [], record.scope?.paths),
           ...(record.units ?? []).map((unit) => unitLine(unit, record.mode)),
         ]
       : [],

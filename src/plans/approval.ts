@@ -16,6 +16,7 @@ import {schemaDigest} from '../base/json-schema.js'
 import {type Decision, DECISIONS, decisionRecorded} from './lifecycle.js'
 import {planNameOf, planSidecars} from './store.js'
 import {EXECUTION_MODES, ruleSchema} from '../policy/policy.js'
+import {protectedPathsWith} from '../policy/protected.js'
 import {SCOPE_ENFORCEMENTS} from '../policy/scope.js'
 import {gitEnvironment, SAFE_GIT_ARGS} from '../base/workspace/git-safety.js'
 import {EFFORTS, MIN_THINKING_BUDGET} from '../model/reasoning.js'
@@ -184,6 +185,12 @@ export const approvalRecordSchema = z.lazy(() =>
     task: z.string().optional(),
     /** The plan's `## Units`, bound (absent: the plan runs as one job). */
     units: z.array(unitSchema).optional(),
+    /**
+     * The protected paths the approver was shown (policy/protected.ts): what no write of the run may
+     * change unless `scope` names it plainly. A run adds the settings' to it, never takes one away;
+     * absent, the defaults.
+     */
+    protectedPaths: z.array(scopePath).optional(),
     version: z.literal(APPROVAL_VERSION),
   }),
 )
@@ -262,6 +269,8 @@ export interface DecisionInput {
   maxBudgetUsd?: number
   /** The plan's units, bound (contract.ts's bindContract); absent or empty, the plan runs as one job. */
   units?: ApprovalRecord['units']
+  /** The settings' protected paths, added to the defaults in the record (policy/protected.ts). */
+  protectedPaths?: readonly string[]
   out?: string
 }
 
@@ -337,6 +346,7 @@ export async function writeDecision(input: DecisionInput): Promise<{path: string
     model: input.model && Object.values(input.model).some((value) => value !== undefined) ? input.model : undefined,
     outputSchema: input.outputSchema ? {schema: input.outputSchema.schema, sha256: input.outputSchema.sha256} : undefined,
     plan: {name: planNameOf(input.planPath), sha256: planSha},
+    protectedPaths: input.decision === 'approved' ? protectedPathsWith(input.protectedPaths) : undefined,
     repository: input.repository ?? null,
     sandbox: input.sandbox ?? DEFAULT_SANDBOX,
     scope: input.scope,

@@ -78,6 +78,8 @@ export async function approvePlan(planPath: string, decider: Decider, overrides:
   const workspace = overrides.runsIn?.workspace ?? state?.workspace
   const contract = approving ? bindContract(await parseContract(Buffer.from(decider.planBytes).toString('utf8'), {workspace}), overrides.contract) : undefined
   if (decider.mayOverturn === false) assertNotOverriding(out, planPath)
+  // The settings where it runs: the hooks a run of it would run, and the protected paths they add.
+  const settings = approving ? loadSettings(workspace) : undefined
   const repository = state?.repository ? {branch: state.repository.branch, dirty: state.repository.dirty, head: state.repository.head} : null
   const written = await writeDecision({
     allow: overrides.allow,
@@ -85,7 +87,7 @@ export async function approvePlan(planPath: string, decider: Decider, overrides:
     decision: decider.decision,
     feedback: decider.feedback,
     // The hooks a run of it would run, shown and bound by their digest (the run warns when they differ).
-    hooks: approving ? (overrides.runsIn?.hooks ?? loadSettings(workspace).hooks) : undefined,
+    hooks: approving ? (overrides.runsIn?.hooks ?? settings?.hooks) : undefined,
     maxBudgetUsd: overrides.maxBudgetUsd,
     mode: overrides.mode,
     model: overrides.model,
@@ -93,6 +95,7 @@ export async function approvePlan(planPath: string, decider: Decider, overrides:
     outputSchema: overrides.outputSchema,
     planBytes: decider.planBytes,
     planPath,
+    protectedPaths: settings?.protectedPaths,
     repository,
     sandbox: overrides.sandbox,
     scope: contract?.scope,

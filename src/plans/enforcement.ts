@@ -19,6 +19,7 @@ import {divideChecksWrites, outputsByDirectory} from './check-outputs.js'
 import {type CheckOptions, failedChecksMessage, runChecks} from './checks.js'
 import {buildReport, type CheckResult, checkPassed, type Denial, type RunReport, reportProblem} from './report.js'
 import {describeScope, scopeMatcher} from '../policy/scope.js'
+import {DEFAULT_PROTECTED_PATHS, protectedMatcher} from '../policy/protected.js'
 import {isDependencyPath} from '../base/workspace/dependencies.js'
 import {changedBetween, type WorkTreePlace, type WorkTreeState, WorkTreeWatch} from '../base/workspace/worktree.js'
 
@@ -26,6 +27,8 @@ export const DEFAULT_VERIFY_RETRIES = 2
 
 interface EnforcementOptions {
   record: Pick<ApprovalRecord, 'scope' | 'verify'>
+  /** The protected paths in force (policy/protected.ts): a command's change there fails the run. Absent: the defaults. */
+  protectedPaths?: readonly string[]
   /** The work tree to watch; absent outside a git repository (only file tools' writes are known then). */
   place?: WorkTreePlace
   /** `--verify-retries`: how many more times the model gets the failing output and another turn. */
@@ -48,11 +51,15 @@ export class Enforcement {
   readonly duringChecks = new Set<string>()
   /** Ignored paths the checks wrote (caches, reports): theirs, not the model's. */
   readonly checkOutputs = new Set<string>()
+  /** Protected paths the scope does not name that a command or a check changed: each fails the run. */
+  readonly protectedChanges = new Set<string>()
   readonly denials: Denial[] = []
   /** The newest results of the checks; empty until they ran. */
   checks: CheckResult[] = []
   private rounds = 0
   private readonly inScope?: (relative: string) => boolean
+  /** The protected entry holding a path the scope does not name, or undefined. */
+  private readonly guarded: (relative: string) => string | undefined
   /** The input of each call, by id, until its result says whether it was denied. */
   private readonly calls = new Map<string, {name: string; input: unknown}>()
   private readonly watch?: WorkTreeWatch
@@ -64,11 +71,14 @@ export class Enforcement {
   constructor(private readonly options: EnforcementOptions) {
     const scope = options.record.scope
     if (scope && scope.enforce !== 'off') this.inScope = scopeMatcher(scope.paths)
+    this.guarded = protectedMatcher(options.protectedPaths ?? DEFAULT_PROTECTED_PATHS, scope?.paths)
+    for (const file of options.earlier?.protectedChanged ?? []) this.protectedChanges.add(file)
     for (const file of options.earlier?.outOfScope ?? []) if (this.inScope && !this.inScope(file)) this.deviations.add(file)
     this.denials.push(...(options.earlier?.denials ?? []))
     for (const file of options.earlier?.outOfScopeDuringChecks ?? []) this.duringChecks.add(file)
     for (const output of options.earlier?.checkOutputs ?? []) this.checkOutputs.add(output)
-    if (this.inScope && options.place) {
+    // Protected paths hold in every mode and enforcement: with a work tree, commands are always watched.
+    if (options.place) {
       this.watch = new WorkTreeWatch(options.place)
       this.baseline = this.watch.read()
     }
@@ -85,7 +95,7 @@ export class Enforcement {
 
   /** Whether commands need watching: there is a scope to hold them to, and a work tree to watch. */
   get watchesCommands(): boolean {
-    return this.inScope !== undefined && this.options.place !== undefined
+    return this.options.place !== undefined
   }
 
   /** Before a command runs: the work tree as it is. */
@@ -98,8 +108,14 @@ export class Enforcement {
    * the call's result gets appended), or undefined when it stayed inside.
    */
   async afterCommand(before: WorkTreeState | undefined): Promise<string | undefined> {
-    if (!before || !this.inScope) return undefined
-    const outside = this.outside(before, await this.watch!.read())
+    if (!before) return undefined
+    const after = await this.watch!.read()
+    const guarded = this.protectedBetween(before, after)
+    const outside = this.outside(before, after)
+    if (guarded.length > 0) {
+      return `wave: this command changed protected paths, which no run may change unless the approved Scope names them: ${guarded.join(', ')}. This fails the run. Stop here, and report the change you needed in your final answer.`
+    }
+
     if (outside.length === 0) return undefined
     const scope = describeScope(this.options.record.scope!.paths)
     const files = outside.join(', ')
@@ -128,7 +144,11 @@ export class Enforcement {
     const work = (await this.options.endWork?.()) ?? {ended: [], survived: []}
     const since = this.afterChecks ?? (await this.baseline)
     const atChecks = since && (await this.watch!.read())
-    if (since && atChecks) this.outside(since, atChecks)
+    if (since && atChecks) {
+      this.outside(since, atChecks)
+      this.protectedBetween(since, atChecks)
+    }
+
     const verify = this.options.record.verify ?? []
     if (verify.length === 0) return undefined
     await beforeChecks?.()
@@ -141,11 +161,16 @@ export class Enforcement {
             outputTail: `Not run: a process of background task ${work.survived.join(', ')} would not end.`,
           }))
         : await runChecks(verify, this.options.checks)
-    if (atChecks) this.afterTheChecks(atChecks, await this.watch!.read())
+    if (atChecks) {
+      const after = await this.watch!.read()
+      this.protectedBetween(atChecks, after)
+      this.afterTheChecks(atChecks, after)
+    }
+
     this.rounds++
     if (this.checks.every(checkPassed)) return undefined
     // A strict scope already left: no turn can undo that, so none is spent on the checks.
-    if (this.strict && this.deviations.size > 0) return undefined
+    if ((this.strict && this.deviations.size > 0) || this.protectedChanges.size > 0) return undefined
     const retries = this.options.retries ?? DEFAULT_VERIFY_RETRIES
     if (this.rounds > retries) return undefined
     const ended = work.ended.length > 0 ? `wave ended your background commands (${work.ended.join(', ')}) before running the checks.\n\n` : ''
@@ -158,6 +183,7 @@ export class Enforcement {
   }
 
   private record(changed: string[]): string[] {
+    if (!this.inScope) return []
     const outside = changed.filter((file) => !this.inScope!(file))
     for (const file of outside) this.deviations.add(file)
     return outside
@@ -169,6 +195,13 @@ export class Enforcement {
     for (const output of outputs) this.checkOutputs.add(output)
     for (const file of this.record(changes)) this.duringChecks.add(file)
     this.afterChecks = after
+  }
+
+  /** What changed in protected paths the scope does not name between two readings, recorded. */
+  private protectedBetween(before: WorkTreeState, after: WorkTreeState): string[] {
+    const changed = changedBetween(before, after).filter((file) => this.guarded(file) !== undefined)
+    for (const file of changed) this.protectedChanges.add(file)
+    return changed
   }
 
   /** What the model would be told of the failing checks now (the run ends with it: `--resume` goes on from it). */
@@ -184,6 +217,7 @@ export class Enforcement {
       denials: this.denials,
       deviations: this.deviations,
       duringChecks: this.duringChecks,
+      protectedChanges: this.protectedChanges,
       scope: this.options.record.scope,
     })
   }

@@ -50,6 +50,8 @@ export const runReportSchema = z.lazy(() =>
     outOfScope: z.array(z.string()),
     /** Of those, what changed while the approved checks ran (absent when nothing did). */
     outOfScopeDuringChecks: z.array(z.string()).optional(),
+    /** Protected paths (policy/protected.ts) the scope does not name that a command or check changed: the run fails (absent when none). */
+    protectedChanged: z.array(z.string()).optional(),
     /** The approved scope; null when the approval binds none (a record from before plans were contracts). */
     scope: z.array(z.string()).nullable(),
     /** Scope entries no change matched. */
@@ -88,11 +90,14 @@ interface ReportInput {
   duringChecks?: Iterable<string>
   checks: CheckResult[]
   denials: Denial[]
+  /** Protected paths changed (enforcement.ts). */
+  protectedChanges?: Iterable<string>
 }
 
 export function buildReport(input: ReportInput): RunReport {
   const changed = [...new Set(input.changed)].sort()
-  const outputs = input.checkOutputs?.length ? {checkOutputs: [...input.checkOutputs]} : {}
+  const guarded = [...new Set(input.protectedChanges ?? [])].sort()
+  const outputs = {...(input.checkOutputs?.length ? {checkOutputs: [...input.checkOutputs]} : {}), ...(guarded.length > 0 ? {protectedChanged: guarded} : {})}
   const scope = input.scope
   if (!scope) return {changed, checks: input.checks, ...outputs, denials: input.denials, enforce: null, outOfScope: [], scope: null, untouched: []}
   const inScope = scopeMatcher(scope.paths)
@@ -120,6 +125,7 @@ export function reportProblem(report: RunReport): string | undefined {
   const failing = report.checks.filter((check) => !checkPassed(check))
   const problems: string[] = []
   if (failing.length > 0) problems.push(`${failing.map((check) => `${check.command} ${checkOutcome(check)}`).join(', ')}`)
+  if (report.protectedChanged?.length) problems.push(`changed protected paths: ${fileList(report.protectedChanged)}`)
   if (report.enforce === 'strict' && report.outOfScope.length > 0) problems.push(`changed outside the strict scope: ${fileList(report.outOfScope)}`)
   return problems.length > 0 ? problems.join('; ') : undefined
 }

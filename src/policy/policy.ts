@@ -4,6 +4,7 @@ import picomatch from 'picomatch'
 import {z} from 'zod'
 
 import {isInside, type ResolvedPath} from '../base/workspace/paths.js'
+import {DEFAULT_PROTECTED_PATHS, protectedEntry, protectedReason} from './protected.js'
 import {inScope, outsideScopeReason, type Scope} from './scope.js'
 import {commandAllowed, commandPattern, denyMatches, type ShellAnalysis} from './shell.js'
 
@@ -81,6 +82,11 @@ export interface PolicyContext {
    * it can reproduce a failure and fix it. Any other command still needs a rule. Absent: none.
    */
   approvedChecks?: readonly string[]
+  /**
+   * The protected paths (protected.ts): no write tool writes there, in any mode, unless the scope names
+   * the path plainly. Absent: the defaults.
+   */
+  protectedPaths?: readonly string[]
 }
 
 /** Whether plan mode runs Bash, and how (`wave doctor`, `wave tools` and `wave prompt` say which). */
@@ -187,6 +193,9 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
         `${target.input} is inside the workspace's .wave directory, which file tools never write: the settings there are read when a session starts and could grant themselves permissions.`,
       )
     }
+
+    const guarded = tool.access === 'write' ? protectedDecision(ctx, target) : undefined
+    if (guarded) return guarded
   }
 
   if (result.decision === 'allow' && target && tool.access === 'write') {
@@ -214,6 +223,16 @@ export function scopeDecision(ctx: PolicyContext, target: ResolvedPath): PolicyD
   if (inScope(scope, ctx.workspaceRoot, target.real)) return undefined
   if (scope.enforce === 'strict') return deny(outsideScopeReason(target.input, scope))
   return {decision: 'allow', outOfScope: true, reason: `${target.input} is outside the approved scope; allowed (the scope warns), and reported as a deviation.`}
+}
+
+/**
+ * A write to a protected path (protected.ts) the scope does not name: refused in every mode, whatever the
+ * scope enforcement. Asked by decide() and again at the real path by dispatch. The plan file excepted.
+ */
+export function protectedDecision(ctx: PolicyContext, target: ResolvedPath): PolicyDecision | undefined {
+  if (target.real === ctx.planFile) return undefined
+  const entry = protectedEntry(ctx.workspaceRoot, target.real, ctx.protectedPaths ?? DEFAULT_PROTECTED_PATHS, ctx.scope?.paths)
+  return entry === undefined ? undefined : deny(protectedReason(target.input, entry))
 }
 
 const isForeign = (tool: ToolIdentity) => tool.origin !== undefined && tool.origin !== 'builtin'

@@ -20,6 +20,7 @@ import {SessionHooks} from '../tools/hooks/session-hooks.js'
 import {ExitCode, WaveError} from '../base/errors.js'
 import {offered, parseRules, rulesNamingNoTool, type PlanBash, type PolicyContext, readDenials} from '../policy/policy.js'
 import {DEFAULT_SANDBOX, primeThrowawayStatus, type SandboxSettings} from '../base/process/sandbox.js'
+import {protectedPathsWith} from '../policy/protected.js'
 import type {Scope} from '../policy/scope.js'
 import {DEFAULT_MAX_TURNS, type SessionContext} from './context.js'
 import {environmentSection, readEnvironment} from './environment.js'
@@ -66,6 +67,8 @@ export interface ConversationSpec extends SessionProfile {
   followUp?: LoopOptions['followUp']
   /** The approved scope every write is held to (a run's approval record). */
   scope?: Scope
+  /** The protected paths in force (a run's: the record's and the settings'); absent, the defaults and the settings'. */
+  protectedPaths?: readonly string[]
   /** The approval's dollar cap (`wave approve --max-budget-usd`, or a unit's): the lowest of it, the flag's and the settings' applies. */
   budget?: BudgetCap
   /** Around each allowed command: what it changed outside the scope (enforcement.ts). */
@@ -340,7 +343,7 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
 }
 
 /** What decides a session's system prompt and tools besides its context: its kind and its rules. */
-export type PromptSpec = SessionProfile & {allow: string[]; scope?: Scope}
+export type PromptSpec = SessionProfile & {allow: string[]; scope?: Scope; protectedPaths?: readonly string[]}
 
 /** What a session sends the model besides the conversation, turn by turn. */
 export interface SessionPrompt {
@@ -369,6 +372,7 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
   const base: PolicyContext = {
     headless: true,
     mode: spec.mode,
+    protectedPaths: spec.protectedPaths ?? protectedPathsWith(settings.protectedPaths),
     rules,
     scope: spec.scope,
     ...(spec.checks?.length ? {approvedChecks: spec.checks} : {}),

@@ -10,6 +10,7 @@ import {
   offered,
   type PolicyContext,
   type PolicyDecision,
+  protectedDecision,
   readDenials,
   ruleNamesHost,
   scopeDecision,
@@ -109,7 +110,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
       const changed = await changedSince(target)
       if (changed) return refusal(changed, decision)
       // The approved scope, again at the real path the tool is about to write.
-      const scoped = tool.access === 'write' ? scopeDecision(policy, target) : undefined
+      const scoped = tool.access === 'write' ? (protectedDecision(policy, target) ?? scopeDecision(policy, target)) : undefined
       if (scoped?.decision === 'deny') return refusal(scoped.reason, scoped)
     }
 

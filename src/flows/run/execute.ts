@@ -8,6 +8,8 @@ import type {PlanRun} from '../../plans/lifecycle.js'
 import {checkLogRounds, planNameOf} from '../../plans/store.js'
 import {appendTranscript, type TranscriptContent, transcriptPathOf} from '../../plans/transcript.js'
 import {approvedBudget} from '../../plans/unit-result.js'
+import type {ApprovalRecord} from '../../plans/approval.js'
+import {protectedPathsWith} from '../../policy/protected.js'
 import type {SessionContext} from '../../session/context.js'
 import {runProfile} from '../../session/profiles.js'
 import {runOpening} from '../../session/prompts/run.js'
@@ -99,6 +101,9 @@ async function startRun(session: SessionContext, options: RunOptions, prepared: 
   return {before, changed: new Set(), earlierFiles, name, opening, point, progress: point?.prior, run}
 }
 
+/** The protected paths the approval bound, and any the settings add now: a run only ever adds to them. */
+const protectedPathsOf = (session: SessionContext, record: ApprovalRecord) => protectedPathsWith(record.protectedPaths, session.settings.protectedPaths)
+
 /** The approved contract: commands watched against the scope, the checks run when the model is done. */
 async function enforcementOf(session: SessionContext, options: RunOptions, prepared: Prepared): Promise<Enforcement> {
   const {planPath} = options
@@ -117,6 +122,7 @@ async function enforcementOf(session: SessionContext, options: RunOptions, prepa
     // The model's work ends before the checks: its background commands with it.
     endWork: async () => (await session.tools()).tasks.endAll(),
     place: prepared.current ? {own: await sidecarsOf(planPath), top: prepared.current.root, workspace} : undefined,
+    protectedPaths: protectedPathsOf(session, record),
     record,
     retries: options.verifyRetries ?? DEFAULT_VERIFY_RETRIES,
   })
@@ -153,6 +159,7 @@ function conversationOf(
         live.beforeChecks = union(live.beforeChecks ?? [], await filesChangedBy(workspace, await live.before, new Set(), prepared.current?.root, planPath))
       }),
     scope: record.scope,
+    protectedPaths: protectedPathsOf(session, record),
     // The budget the approver bound (wave approve --max-budget-usd, a unit's --unit-budget-usd): the run's own flag can only lower it.
     budget: approvedBudget(units?.decided ?? record, units?.unit),
     onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
