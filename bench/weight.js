@@ -13,7 +13,11 @@ function cacheBreakpoints(request) {
   const lastBlock = Array.isArray(last?.content) ? last.content.at(-1) : undefined
   return {
     messages: Boolean(lastBlock?.cache_control),
-    system: Array.isArray(system) && Boolean(system.at(-1)?.cache_control),
+    // The shared block (the first) carries it; the session's own block after it is cached by the newest turn's.
+    system: Array.isArray(system) && Boolean(system[0]?.cache_control),
+    count: [...tools, ...(Array.isArray(system) ? system : []), ...messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))].filter(
+      (b) => b?.cache_control,
+    ).length,
     tools: Boolean(tools.at(-1)?.cache_control),
   }
 }
@@ -96,10 +100,11 @@ async function requestWeight() {
     })
     const all = breakpoints.length
     const tally = (key) => breakpoints.filter((b) => b[key]).length
-    const ok = tally('tools') === all && tally('system') === all && tally('messages') === all
+    const most = Math.max(...breakpoints.map((b) => b.count))
+    const ok = tally('tools') === all && tally('system') === all && tally('messages') === all && most <= 4
     record({
       figure: 'cache_control breakpoints',
-      note: `of ${all} recorded requests: tools ${tally('tools')}, system ${tally('system')}, newest turn ${tally('messages')}`,
+      note: `of ${all} recorded requests: tools ${tally('tools')}, shared system ${tally('system')}, newest turn ${tally('messages')}; at most ${most} in a request (the API allows 4)`,
       ok,
       section: 'weight',
       target: 'on every request',

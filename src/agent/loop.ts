@@ -16,7 +16,7 @@ import {FALLBACK_CONTEXT_WINDOW, modelLimits} from '../model/table.js'
 import type {AgentOutcome, Ending, SessionTotals} from './outcome.js'
 import type {PriceTable, TokenUsage} from '../model/pricing.js'
 import {sendableBlocks} from './conversation.js'
-import {charsOf, interrupted, PromptTooLong, type StreamParams, type ThinkingParams, type TurnRequest, turnParams} from './request.js'
+import {charsOf, interrupted, PromptTooLong, type StreamParams, type SystemPrompt, type ThinkingParams, type TurnRequest, turnParams} from './request.js'
 import {Tally} from './tally.js'
 import {MIN_OUTPUT_TOKENS, SessionSpend} from './spend.js'
 import type {BudgetCap} from '../model/budget.js'
@@ -96,8 +96,8 @@ export interface LoopOptions {
   execute: CallExecutor
   /** The tools offered this turn, as the API takes them, and the mode they are offered in (a control tool may change it). */
   offer(): {mode: string; tools: object[]}
-  /** The system prompt, recomputed every turn (the plan-mode reminder depends on the plan file). */
-  system(): Promise<string> | string
+  /** The system prompt, asked every turn (EnterPlanMode changes it): the part sessions share and the session's own (request.ts). */
+  system(): Promise<string | SystemPrompt> | string | SystemPrompt
   /** The conversation so far; the loop appends to it (and a compaction replaces it, in place). */
   messages: MessageParam[]
   signal: AbortSignal

@@ -85,18 +85,37 @@ export interface ThinkingParams {
 }
 
 /**
- * What a turn sends: the conversation as the API accepts it (conversation.ts), the system prompt and
- * the tools cached, the newest message a cache breakpoint, and the session's thinking and effort.
+ * A system prompt laid out for the prompt cache, which keys each entry on everything before it (tools,
+ * then system, then messages): `shared` first, the part every session of its kind in the repository
+ * sends alike (instructions, tool guidance, AGENTS.md / CLAUDE.md), so a plan's unit jobs and the next
+ * plan read it from one another's cache; then `session`, what this session alone has (the date, the git
+ * status, plan mode's reminder). Neither changes between a session's turns.
+ */
+export interface SystemPrompt {
+  shared: string
+  session: string
+}
+
+/** The system prompt as the model reads it: the shared part, then the session's, a blank line between. */
+export function systemPromptText(system: string | SystemPrompt): string {
+  return typeof system === 'string' ? system : [system.shared, system.session].filter(Boolean).join('\n\n')
+}
+
+/**
+ * What a turn sends: the conversation as the API accepts it (conversation.ts), and the session's
+ * thinking and effort, with the four cache breakpoints the API allows: the last tool, the end of the
+ * shared system prompt, and the newest turn and the one before it (conversation.ts's withCacheBreakpoints).
+ * The session's own system block has none: the newest turn's breakpoint caches it with the conversation.
  */
 export function turnParams(
-  input: {model: string; maxTokens: number; system: string; tools: object[]; messages: MessageParam[]} & ThinkingParams,
+  input: {model: string; maxTokens: number; system: string | SystemPrompt; tools: object[]; messages: MessageParam[]} & ThinkingParams,
 ): StreamParams {
   return {
     max_tokens: input.maxTokens,
-    messages: withCacheBreakpoint(acceptedConversation(input.messages)),
+    messages: withCacheBreakpoints(acceptedConversation(input.messages)),
     model: input.model,
     ...(input.effort ? {output_config: {effort: input.effort}} : {}),
-    system: [{cache_control: {type: 'ephemeral'}, text: input.system, type: 'text'}],
+    system: systemBlocks(input.system),
     ...(input.thinking ? {thinking: input.thinking} : {}),
     tools: cacheLastTool(input.tools) as StreamParams['tools'],
   }
@@ -203,14 +222,41 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
-/** Marks the newest turn as a cache breakpoint, on a copy: stored history stays unmarked. */
-function withCacheBreakpoint(messages: MessageParam[]): MessageParam[] {
+/**
+ * The system blocks: the shared part under its own breakpoint, the session's part after it. The shared
+ * block ends with the blank line that separates the two, so the blocks read in order are the one text.
+ */
+function systemBlocks(system: string | SystemPrompt): TextBlockParam[] {
+  const cached = {cache_control: {type: 'ephemeral' as const}}
+  if (typeof system === 'string') return [{...cached, text: system, type: 'text'}]
+  if (!system.session) return [{...cached, text: system.shared, type: 'text'}]
+  if (!system.shared) return [{text: system.session, type: 'text'}]
+  return [
+    {...cached, text: `${system.shared}\n\n`, type: 'text'},
+    {text: system.session, type: 'text'},
+  ]
+}
+
+/**
+ * Marks the newest turn as a cache breakpoint, and the turn before it: the previous request's
+ * breakpoint, so this request reads its entry however many blocks the turn between added (the API
+ * looks back only 20 blocks from a breakpoint for an entry). On a copy: stored history stays unmarked.
+ */
+function withCacheBreakpoints(messages: MessageParam[]): MessageParam[] {
   if (messages.length === 0) return messages
-  const last = messages.at(-1)!
-  const blocks: ContentBlockParam[] = typeof last.content === 'string' ? [{text: last.content, type: 'text'} as TextBlockParam] : [...last.content]
+  const marked = [...messages]
+  marked[marked.length - 1] = markLastBlock(marked.at(-1)!)
+  let previous = marked.length - 2
+  while (previous >= 0 && marked[previous].role !== 'user') previous--
+  if (previous >= 0) marked[previous] = markLastBlock(marked[previous])
+  return marked
+}
+
+function markLastBlock(message: MessageParam): MessageParam {
+  const blocks: ContentBlockParam[] = typeof message.content === 'string' ? [{text: message.content, type: 'text'} as TextBlockParam] : [...message.content]
   const tail = blocks.at(-1)
   if (tail) blocks[blocks.length - 1] = {...tail, cache_control: {type: 'ephemeral'}} as ContentBlockParam
-  return [...messages.slice(0, -1), {...last, content: blocks} as MessageParam]
+  return {...message, content: blocks} as MessageParam
 }
 
 function cacheLastTool<T extends object>(tools: T[]): T[] {

@@ -15,6 +15,7 @@ import {planningProfile, runProfile, type SessionProfile, taskProfile} from '../
 import {planOpening} from '../session/prompts/plan.js'
 import {taskOpening} from '../session/prompts/task.js'
 import {sessionPrompt} from '../session/session.js'
+import {systemPromptText} from '../agent/request.js'
 
 /** The kinds of session: `wave plan` (and `--revise`), `wave run plan.md`, `wave run --task`. */
 export const PROMPT_KINDS = ['plan', 'run', 'task'] as const
@@ -68,7 +69,7 @@ export async function previewPrompt(options: PreviewOptions): Promise<PromptPrev
       // Plan mode's Bash as the policy binds it (plan-policy.ts), shown only where it does.
       ...(policy.planBash ? {planBash: policy.planBash} : {}),
       mode: policy.mode,
-      system: await prompt.system(),
+      system: systemPromptText(await prompt.system()),
       hooks: session.settings.hooks.map((hook) => describeHook(hook)),
       skills: tools.skills.map(({description, file, location, name}) => ({description, file, location, name})),
       tools: tools.registry.apiTools(policy),

@@ -18,6 +18,7 @@ import {planModePolicy} from '../policy/plan-policy.js'
 import {throwawayStatus} from '../base/process/sandbox.js'
 import {resolvePath} from '../base/workspace/paths.js'
 import {planPrompt, type PlanTools} from './prompts/plan.js'
+import type {SystemPrompt} from '../agent/request.js'
 
 /**
  * Whether plan mode runs Bash here, and how: in a throwaway sandbox when it can start and the settings
@@ -48,6 +49,8 @@ export interface PlanModeOptions {
 export class PlanMode implements SessionControl {
   private plan: PlanFile | undefined
   private entered = false
+  /** Whether the plan file existed when plan mode began: the reminder's variant for the whole session. */
+  private planExisted: boolean | undefined
   /** Set by ExitPlanMode once the plan file holds a plan: the session ends after this round of calls. */
   finished = false
 
@@ -78,10 +81,21 @@ export class PlanMode implements SessionControl {
     return this.options.enter && !this.entered ? {...base, canEnterPlanMode: true} : base
   }
 
-  /** The system prompt while plan mode is active, `context` before the Plan File Info block that ends it. */
-  async prompt(context = '', tools?: PlanTools): Promise<string> {
+  /**
+   * The system prompt while plan mode is active: plan mode's instructions and the session's shared
+   * `context` (the repository's instructions), then its own (the environment) and the Plan File Info
+   * block that ends it.
+   */
+  async prompt(context: Partial<SystemPrompt> = {}, tools?: PlanTools): Promise<SystemPrompt> {
     const plan = this.plan!
-    return planModeSystemPrompt({context, planExists: isRegularFile(plan.path), planFile: plan.path, tools})
+    // The reminder says whether the plan file existed when plan mode began, and keeps saying it: the
+    // system prompt comes before the conversation in the prompt cache's prefix, so a reminder that
+    // changed when the model first wrote the plan would have every turn so far written to the cache again.
+    this.planExisted ??= isRegularFile(plan.path)
+    return {
+      session: [context.session, planFileInfo(plan.path, this.planExisted)].filter(Boolean).join('\n\n'),
+      shared: [planPrompt(tools), context.shared].filter(Boolean).join('\n\n'),
+    }
   }
 
   async enterPlanMode(reason?: string): Promise<string> {
@@ -134,7 +148,7 @@ async function planFileProblem(planFile: string, given: string | undefined, reso
   return undefined
 }
 
-/** The plan-mode reminder, word for word as the design requires; recomputed every turn. */
+/** The plan-mode reminder, word for word as the design requires. */
 function planFileInfo(planFilePath: string, exists: boolean): string {
   const first = exists
     ? `A plan file already exists at ${planFilePath}. You can read it and make incremental edits using the Edit tool if you need to.`
@@ -144,18 +158,4 @@ function planFileInfo(planFilePath: string, exists: boolean): string {
     first,
     'You should build your plan incrementally by writing to or editing this file. NOTE that this is the only file you are allowed to edit - other than this you are only allowed to take READ-ONLY actions.',
   ].join('\n')
-}
-
-interface PlanPromptInput {
-  /** Sections every session carries (environment, instructions), placed before the reminder. */
-  context?: string
-  planFile: string
-  planExists: boolean
-  /** What plan mode can observe with here (Bash, agents). */
-  tools?: PlanTools
-}
-
-/** System prompt of a planning session: the instructions (prompts/plan.ts), the context, and the Plan File Info block that must end it. */
-function planModeSystemPrompt({context, planExists, planFile, tools}: PlanPromptInput): string {
-  return [planPrompt(tools), context, planFileInfo(planFile, planExists)].filter(Boolean).join('\n\n')
 }

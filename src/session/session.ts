@@ -30,7 +30,7 @@ import type {AgentOutcome, SessionTotals} from '../agent/outcome.js'
 import {budgetPriceOf} from '../model/pricing.js'
 import {type BudgetCap, lowestCap} from '../model/budget.js'
 import type {SessionProfile} from './profiles.js'
-import {turnRequest} from '../agent/request.js'
+import {type SystemPrompt, turnRequest} from '../agent/request.js'
 import type {SessionSpend} from '../agent/spend.js'
 import {type AgentRecord, Subagents} from './subagents.js'
 import {AGENT_TOOL, agentKinds} from './agents.js'
@@ -349,8 +349,8 @@ export type PromptSpec = SessionProfile & {allow: string[]; scope?: Scope; prote
 export interface SessionPrompt {
   /** The policy in force this turn (EnterPlanMode changes it); the registry offers the tools it allows. */
   policy(): PolicyContext
-  /** The system prompt this turn: the same text every turn, but for plan mode's reminder when the plan file appears. */
-  system(): Promise<string>
+  /** The system prompt, the same every turn: the part sessions share, then the session's own (request.ts). */
+  system(): Promise<SystemPrompt>
   /** Whether plan mode (and Explore agents) run Bash here, and how; asked once, when first needed. */
   planBash(): PlanBash
   /** Settles once what the first request needs to know is known: a session starting in plan mode probes its sandbox meanwhile. */
@@ -392,17 +392,18 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
     policy,
     ready,
     system: async () => {
-      if (!planMode.active) return [own, context].filter(Boolean).join('\n\n')
+      if (!planMode.active) return {session: context.session, shared: [own, context.shared].filter(Boolean).join('\n\n')}
       return planMode.prompt(context, {agents: offered(policy(), AGENT_TOOL), bash: planBashNow()})
     },
   }
 }
 
 /**
- * What every session's system prompt carries besides its mode's own text, in sections joined by blank
- * lines: the environment first. Plan mode puts it before its reminder, which must end the prompt.
+ * What every session's system prompt carries besides its mode's own text: the repository's and the
+ * settings' instructions, the same for every session in the repository (`shared`), and the environment,
+ * this session's own (`session`: date, git status). Plan mode puts its reminder after them both.
  */
-async function sessionContext(session: SessionContext, policy: PolicyContext): Promise<string> {
+async function sessionContext(session: SessionContext, policy: PolicyContext): Promise<SystemPrompt> {
   const {place, workspace} = session
   // Names a Read(...) deny rule hides from the tools are not named in the environment block either.
   const denied = readDenials(policy, {access: 'read', name: 'LS'})
@@ -415,5 +416,5 @@ async function sessionContext(session: SessionContext, policy: PolicyContext): P
     settings: session.settings.instructions,
   })
   if (instructions.cut) session.host.warn(instructions.cut)
-  return [environmentSection(await environment), instructions.text].filter(Boolean).join('\n\n')
+  return {session: environmentSection(await environment), shared: instructions.text}
 }

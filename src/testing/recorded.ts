@@ -99,9 +99,16 @@ export function apiKeyOf(request: RecordedRequest): string | undefined {
   return m ? m[1] : undefined
 }
 
-/** The system prompt of a recorded request as one string (string or text blocks joined). */
+/** The system prompt of a recorded request as one string (a string, or its text blocks in order). */
 export function systemText(request: RecordedRequest): string {
-  return contentText(request.body?.system)
+  const system = request.body?.system
+  // A system prompt in several blocks reads as their texts in order (wave's carry their own separators).
+  if (Array.isArray(system))
+    return system
+      .filter((b) => isObject(b) && b.type === 'text' && typeof b.text === 'string')
+      .map((b) => b.text)
+      .join('')
+  return contentText(system)
 }
 
 /** Names of the tools offered in a recorded request. */

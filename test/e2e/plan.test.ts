@@ -42,9 +42,10 @@ describe('wave plan', () => {
     expect(path.basename(planPath)).toMatch(/^[a-z]+(-[a-z]+)+\.md$/)
     expect(readFileSync(planPath, 'utf8')).toBe('# Plan\n\n1. Rename greet to welcome everywhere.\n')
 
-    // The reminder, word for word: "no plan yet" until the Write, "already exists" after it.
-    for (const request of requests.slice(0, 3)) expect(systemText(request)).toMatch(NO_PLAN_YET)
-    for (const request of requests.slice(3)) expect(systemText(request)).toMatch(PLAN_EXISTS)
+    // The reminder, word for word, as plan mode began: "no plan yet", before the Write and after it (the
+    // system prompt stays the same between turns, for the prompt cache: test/e2e/prompt-cache.test.ts).
+    for (const request of requests) expect(systemText(request)).toMatch(NO_PLAN_YET)
+    for (const request of requests) expect(systemText(request)).not.toMatch(PLAN_EXISTS)
 
     // Plan mode offers read tools, the plan's writers, ExitPlanMode, Explore agents, and Bash (with its
     // background companions) in a throwaway sandbox where one can start (test/e2e/plan-observe.test.ts).

@@ -7,6 +7,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
+import {type SystemPrompt, turnParams} from '../../../src/agent/request.js'
 import {environmentSection} from '../../../src/session/environment.js'
 import {PlanMode} from '../../../src/session/plan-mode.js'
 import {parseRules, type PolicyContext} from '../../../src/policy/policy.js'
@@ -16,12 +17,10 @@ const CLAUDE_CODE_BYTES = 91 * 1024
 const workspace = '/tmp/wave-bench-yawSla/repo'
 const planFile = '/tmp/wave-bench-yawSla/home/.wave/plans/integrated-trout.md'
 
-/** The request's system and tools as the loop sends them: one cached text block, the last tool cached. */
-function fixedBytes(system: string, tools: object[]): number {
-  const cached = {cache_control: {type: 'ephemeral'}}
-  const systemBlocks = [{...cached, text: system, type: 'text'}]
-  const toolList = tools.map((tool, i) => (i === tools.length - 1 ? {...tool, ...cached} : tool))
-  return Buffer.byteLength(JSON.stringify(systemBlocks)) + Buffer.byteLength(JSON.stringify(toolList))
+/** The request's system and tools as the loop sends them (turnParams: the blocks and the breakpoints). */
+function fixedBytes(system: SystemPrompt, tools: object[]): number {
+  const params = turnParams({maxTokens: 1024, messages: [], model: 'claude-sonnet-5-5', system, tools})
+  return Buffer.byteLength(JSON.stringify(params.system)) + Buffer.byteLength(JSON.stringify(params.tools))
 }
 
 describe("plan mode's request weight", () => {
@@ -43,17 +42,20 @@ describe("plan mode's request weight", () => {
       repository: {status: ['## main'], subjects: ['bench']},
       workspace,
     })
-    const system = await new PlanMode({plan: {name: 'integrated-trout', path: planFile}, workspace}).prompt(context, {
-      agents: true,
-      bash: {kind: 'read-only', offered: true},
-    })
+    const system = await new PlanMode({plan: {name: 'integrated-trout', path: planFile}, workspace}).prompt(
+      {session: context},
+      {
+        agents: true,
+        bash: {kind: 'read-only', offered: true},
+      },
+    )
 
     // Control: what the session offers here is every tool plan mode can use.
     expect(tools.map((tool) => tool.name)).toEqual(
       expect.arrayContaining(['Read', 'Glob', 'Grep', 'LS', 'Write', 'Edit', 'Bash', 'TaskOutput', 'TaskStop', 'AskUserQuestion', 'ExitPlanMode', 'Agent']),
     )
-    expect(system).toContain('Run commands with Bash')
-    expect(system).toContain('# Environment')
+    expect(system.shared).toContain('Run commands with Bash')
+    expect(system.session).toContain('# Environment')
     expect(fixedBytes(system, tools)).toBeLessThanOrEqual(0.15 * CLAUDE_CODE_BYTES)
   })
 })
