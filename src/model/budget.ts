@@ -9,8 +9,8 @@
 export type BudgetSource =
   /** `--max-budget-usd`; `leftOf`: `run --task --approve`'s run, bound by what planning left of the flag's cap. */
   | {kind: 'flag'; leftOf?: number}
-  /** WAVE_MAX_BUDGET_USD (`wave github`, `wave gitlab`). */
-  | {kind: 'variable'}
+  /** WAVE_MAX_BUDGET_USD (`wave github`, `wave gitlab`); `setting`: what the user set it through (the Action's input), named instead. */
+  | {kind: 'variable'; setting?: string}
   /** `maxBudgetUsd` in a settings file. */
   | {kind: 'settings'; file: string}
   /** The approval record's `maxBudgetUsd` (`wave approve --max-budget-usd`, `run --approve`, the forge's approval). */
@@ -41,7 +41,7 @@ export function capName({source, usd}: BudgetCap): string {
     }
 
     case 'variable': {
-      return `WAVE_MAX_BUDGET_USD ${usd}`
+      return `${source.setting ?? 'WAVE_MAX_BUDGET_USD'} ${usd}`
     }
 
     case 'settings': {
@@ -66,7 +66,7 @@ export function capRaise(source: BudgetSource): string {
     }
 
     case 'variable': {
-      return 'raise WAVE_MAX_BUDGET_USD (or pass a higher --max-budget-usd)'
+      return source.setting ? `raise ${source.setting}` : 'raise WAVE_MAX_BUDGET_USD (or pass a higher --max-budget-usd)'
     }
 
     case 'settings': {
