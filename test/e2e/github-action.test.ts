@@ -162,7 +162,10 @@ describe('the Action: a budget stop names the input the workflow set', {timeout:
     const stopped = await actionOn('/wave plan Add a farewell function', 'alice', {'max-budget-usd': '0.001'})
     expect(stopped.code).toBe(5)
     expect(stopped.outputs).toMatchObject({'exit-code': '5', outcome: 'failed'})
-    const said = github.commentsOn(7).map((c) => c.body).join('\n')
+    const said = github
+      .commentsOn(7)
+      .map((c) => c.body)
+      .join('\n')
     expect(said).toContain('the max-budget-usd input 0.001')
     expect(said).not.toContain('WAVE_MAX_BUDGET_USD')
     expect(JSON.parse(stopped.stdout.split('\n')[0]).budget.source).toEqual({kind: 'variable', setting: 'the max-budget-usd input'})
