@@ -32,15 +32,15 @@ export function makeSandbox(files) {
 }
 
 /**
- * Spawns `node [nodeArgs] bin/run.js ...args` with a clean environment (CI=1, no colours, the sandbox
+ * Spawns `node [nodeArgs] bin/run.js ...args` (`bin`: another build's, e.g. a base commit's) with a clean environment (CI=1, no colours, the sandbox
  * HOME, the server's URL and a key). Resolves with the exit code, output, and `startedAt` (performance.now()
  * just before the spawn, on the same clock as the server's timestamps).
  */
 /**
  * @param {string[]} args
- * @param {{cwd: string, env?: Record<string, string>, home: string, nodeArgs?: string[], server?: {url: string}, timeoutMs?: number}} options
+ * @param {{bin?: string, cwd: string, env?: Record<string, string>, home: string, nodeArgs?: string[], server?: {url: string}, timeoutMs?: number}} options
  */
-export function runWave(args, {cwd, env = {}, home, nodeArgs = [], server, timeoutMs = 60_000}) {
+export function runWave(args, {bin = BIN_RUN, cwd, env = {}, home, nodeArgs = [], server, timeoutMs = 60_000}) {
   const childEnv = {CI: '1', HOME: home, NO_COLOR: '1', PATH: process.env.PATH, WAVE_HOME: path.join(home, '.wave')}
   if (process.env.TMPDIR) childEnv.TMPDIR = process.env.TMPDIR
   if (server) {
@@ -51,7 +51,7 @@ export function runWave(args, {cwd, env = {}, home, nodeArgs = [], server, timeo
   Object.assign(childEnv, env)
   return new Promise((resolve, reject) => {
     const startedAt = performance.now()
-    const child = spawn(process.execPath, [...nodeArgs, BIN_RUN, ...args], {cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe']})
     const stdout = []
     const stderr = []
     child.stdout.on('data', (chunk) => stdout.push(chunk))
