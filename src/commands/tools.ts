@@ -35,7 +35,7 @@ Lists the built-ins, the tools of installed plugins and those of the MCP servers
     const {outputSchema} = await this.sessionInputs(flags)
     const session = await openSession({host: this.sessionHost(), outputSchema}, {preview: true})
     const {settings} = session
-    const rules = parseRules(settings.allow, settings.deny)
+    const rules = parseRules(settings.allow, settings.deny, settings.ask)
     const {registry} = await session.tools()
     await session.close()
     // Plan mode's Bash depends on the sandbox here: asked only when plan mode is listed.

@@ -19,6 +19,7 @@ import {type Provider, PROVIDERS} from '../model/providers.js'
 import {EFFORTS, MIN_THINKING_BUDGET, type ReasoningChoice} from '../model/reasoning.js'
 import {ruleSchema} from '../policy/policy.js'
 import {expandHome, isInside, PathResolutionError, realPathOf} from '../base/workspace/paths.js'
+import {claudePermissions, claudePermissionsSchema} from './claude-permissions.js'
 import {type ConfiguredHook, configuredHooks, hooksSchema} from './hooks.js'
 
 const SETTINGS_FILE = 'settings.json'
@@ -119,6 +120,8 @@ const settingsSchema = z.lazy(() =>
       .strictObject({
         allow: z.array(ruleSchema).optional(),
         deny: z.array(ruleSchema).optional(),
+        /** Claude Code's ask rules: a matching call needs a person's confirmation, which headless is a refusal. They only narrow. */
+        ask: z.array(ruleSchema).optional(),
       })
       .optional(),
     /** Where plans go (user settings only); relative to the settings file's directory. */
@@ -191,6 +194,8 @@ export interface SettingsLayer {
   scope: SettingsScope
   file: string
   settings: Settings
+  /** What of the file wave cannot honour as written (Claude Code's permissions): named wherever settings are shown. */
+  unhonoured?: string[]
 }
 
 /** The settings in force: files merged, then flags on top. */
@@ -215,6 +220,10 @@ export interface EffectiveSettings {
   files: string[]
   /** What an untrusted project file asked for and did not get, to be reported. */
   ignored: string[]
+  /** Claude Code's permissions wave cannot honour as written (claude-permissions.ts): `wave doctor` and `wave approve` name them. */
+  unhonoured?: string[]
+  /** Ask rules (Claude Code's `permissions.ask`), from any file: headless, a matching call is refused. */
+  ask?: string[]
   /** Further environment variables sandboxed commands may see (`sandbox.env` of the files). */
   sandboxEnv: string[]
   /** The private /tmp's size in bytes (`sandbox.tmpSize`); absent: the sandbox's default. */
@@ -301,12 +310,14 @@ export const claudeProjectSettingsPaths = (workspace: string) => [
   path.join(workspace, '.claude', 'settings.local.json'),
 ]
 
-/** Claude Code's file holds keys wave does not read (its permissions, env, statusLine ...): only `hooks` is taken. */
-const claudeSettingsSchema = z.lazy(() => z.looseObject({hooks: hooksSchema.optional()}))
+/** Claude Code's file holds keys wave does not read (env, statusLine ...): `hooks` and `permissions` are taken. */
+const claudeSettingsSchema = z.lazy(() => z.looseObject({hooks: hooksSchema.optional(), permissions: claudePermissionsSchema.optional()}))
 
 function readClaudeSettings(file: string): SettingsLayer | undefined {
   const read = readJsonFile(file, claudeSettingsSchema, settingsFileOptions(file))
-  return read && {file, scope: 'project', settings: {hooks: read.hooks}}
+  if (!read) return undefined
+  const {permissions, unhonoured} = claudePermissions(read.permissions, file)
+  return {file, scope: 'project', settings: {hooks: read.hooks, ...(permissions ? {permissions} : {})}, unhonoured}
 }
 
 /** Reads and validates one settings file; undefined when it does not exist. A bad file is a usage error (exit 2). */
@@ -357,6 +368,7 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     allow: [],
     deny: [],
     files: [],
+    ask: [],
     hooks: [],
     ignored: [],
     instructions: [],
@@ -368,8 +380,10 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     sandboxEnv: [],
   }
   const trusted = flags.trustProject ?? ordered.some((layer) => layer.scope === 'user' && layer.settings.trustProjectSettings === true)
-  for (const {file, scope, settings} of ordered) {
+  for (const {file, scope, settings, unhonoured = []} of ordered) {
     merged.files.push(file)
+    merged.unhonoured = [...(merged.unhonoured ?? []), ...unhonoured]
+    merged.ignored.push(...unhonoured)
     merged.budget = lowestCap(merged.budget, capOf(settings.maxBudgetUsd, {file, kind: 'settings'}))
     // Words for the model, as the repository's AGENTS.md are: used from any file. They grant nothing.
     if (settings.instructions?.trim()) merged.instructions.push(settings.instructions)
@@ -378,6 +392,8 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
     if (settings.planMode?.bash === false) merged.planModeBash = false
     merged.deny.push(...(settings.permissions?.deny ?? []))
     merged.protectedPaths.push(...(settings.protectedPaths ?? []).filter((entry) => !merged.protectedPaths.includes(entry)))
+    // Ask rules only narrow (headless, a call one matches is refused): taken from any file, as deny rules are.
+    merged.ask!.push(...(settings.permissions?.ask ?? []))
     Object.assign(merged.plugins, settings.plugins)
     const grants = scope === 'user' || trusted
     const allow = settings.permissions?.allow ?? []
@@ -441,6 +457,7 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
   merged.deny.push(...(flags.deny ?? []))
   merged.allow = [...new Set(merged.allow)]
   merged.deny = [...new Set(merged.deny)]
+  merged.ask = [...new Set(merged.ask)]
   return merged
 }
 

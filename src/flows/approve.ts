@@ -8,6 +8,7 @@
  */
 import type {OutputSchema} from '../base/json-schema.js'
 import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
+import {type EffectiveSettings, loadSettings} from '../config/settings.js'
 import {reviewPlan, type ReviewOutcome} from '../output/interactive-review.js'
 import {formatCost} from '../output/progress.js'
 import {contractMarkdown} from '../output/report-view.js'
@@ -103,6 +104,8 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
   })
 
   const approved = decision === 'approved'
+  // The settings files' rules a run adds to the record's (Claude Code's .claude permissions among them), read where it was planned.
+  const settings = approved ? loadSettings(state?.workspace) : undefined
   return {
     asked,
     decision,
@@ -110,6 +113,7 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
       ? [
           // The hooks approvePlan bound, as the record lists them.
           record.hooks?.list.length ? `Hooks in effect (their digest is recorded): ${record.hooks.list.join('; ')}.` : 'Hooks in effect: none.',
+          ...settingsRulesLine(settings!),
           ...checksLine(record),
           describeProtected(record.protectedPaths ?? [], record.scope?.paths),
           ...(record.units ?? []).map((unit) => unitLine(unit, record.mode)),
@@ -118,8 +122,20 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
     path,
     planPath,
     record,
-    warnings,
+    // What the settings files ask for that wave cannot honour as written: said here, never dropped in silence.
+    warnings: [...warnings, ...(settings?.unhonoured ?? [])],
   }
+}
+
+/** The settings files' rules in force beside the record's: "Settings rules in effect: deny Bash(curl:*); ask Bash(git push:*)". */
+function settingsRulesLine(settings: EffectiveSettings): string[] {
+  const kinds = [
+    ['allow', settings.allow],
+    ['deny', settings.deny],
+    ['ask', settings.ask ?? []],
+  ] as const
+  const shown = kinds.filter(([, rules]) => rules.length > 0).map(([kind, rules]) => `${kind} ${rules.join(', ')}`)
+  return shown.length > 0 ? [`Settings rules in effect (the settings files', beside the approval's): ${shown.join('; ')}.`] : []
 }
 
 /**

@@ -37,6 +37,8 @@ export interface Rule {
 export interface Rules {
   allow: Rule[]
   deny: Rule[]
+  /** Claude Code's ask rules: a call one matches needs a person's confirmation (headless: refused). Between deny and allow. */
+  ask?: Rule[]
 }
 
 export const NO_RULES: Rules = {allow: [], deny: []}
@@ -161,6 +163,9 @@ export function decide(ctx: PolicyContext, call: ToolCall): PolicyDecision {
   // A static query knows no input: only a deny rule without a specifier certainly matches it.
   const denied = ctx.rules.deny.find((rule) => (call.input === undefined ? ruleGoverns(rule, tool) && !rule.specifier : ruleMatches(rule, 'deny', ctx, call)))
   if (denied) return deny(denialReason(denied, call))
+
+  const asked = askDecision(ctx, call)
+  if (asked) return asked
 
   const foreign = foreignDecision(ctx, tool)
   if (foreign) return foreign
@@ -303,6 +308,20 @@ function controlDecision(ctx: PolicyContext, tool: ToolIdentity): PolicyDecision
   }
 
   return undefined
+}
+
+/**
+ * An ask rule (Claude Code's `permissions.ask`) that matches a call: a person must confirm it, and in a
+ * headless run no one can, so it is refused. Read as a deny rule is (any simple command matching), before
+ * any allow rule or approved check: it only narrows. A static query is refused only by an ask rule without
+ * a specifier, headless.
+ */
+function askDecision(ctx: PolicyContext, call: ToolCall): PolicyDecision | undefined {
+  const query = call.input === undefined
+  const rule = ctx.rules.ask?.find((each) => (query ? ctx.headless && ruleGoverns(each, call.tool) && !each.specifier : ruleMatches(each, 'deny', ctx, call)))
+  if (!rule) return undefined
+  const reason = `${call.tool.name} matches the ask rule ${rule.source}: a person must confirm it.`
+  return ctx.headless ? deny(`${reason} No one can confirm it in a headless run.`) : {decision: 'ask', reason}
 }
 
 /** The modes whose Bash asks for a rule: there the approval's own checks are the one exception. */
@@ -499,8 +518,8 @@ export const ruleSchema = z.lazy(() =>
   }),
 )
 
-export function parseRules(allow: string[] = [], denyRules: string[] = []): Rules {
-  return {allow: allow.map((r) => parseRule(r)), deny: denyRules.map((r) => parseRule(r))}
+export function parseRules(allow: string[] = [], denyRules: string[] = [], ask: string[] = []): Rules {
+  return {allow: allow.map((r) => parseRule(r)), ask: ask.map((r) => parseRule(r)), deny: denyRules.map((r) => parseRule(r))}
 }
 
 /**
@@ -519,7 +538,7 @@ function ruleNamesTool(rule: Rule, tool: ToolIdentity): boolean {
  * a settings file shared with Claude Code may name tools wave does not have.
  */
 export function rulesNamingNoTool(rules: Rules, tools: readonly ToolIdentity[]): Rule[] {
-  return [...rules.allow, ...rules.deny].filter((rule) => !tools.some((tool) => ruleNamesTool(rule, tool)))
+  return [...rules.allow, ...rules.deny, ...(rules.ask ?? [])].filter((rule) => !tools.some((tool) => ruleNamesTool(rule, tool)))
 }
 
 /**

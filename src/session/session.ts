@@ -368,7 +368,7 @@ export async function sessionPrompt(session: SessionContext, spec: PromptSpec): 
   // while the rest of the session loads, not one after the other on the way to that request.
   const ready = planMode.active && settings.planModeBash ? primeThrowawayStatus() : Promise.resolve()
   // Deny rules come from the settings files only; allow rules add up, and a deny always wins.
-  const rules = parseRules([...settings.allow, ...spec.allow], settings.deny)
+  const rules = parseRules([...settings.allow, ...spec.allow], settings.deny, settings.ask)
   const base: PolicyContext = {
     headless: true,
     mode: spec.mode,

@@ -8,6 +8,7 @@ import {WaveError} from '../../../src/base/errors.js'
 import {modelFrom} from '../../../src/model/table.js'
 import {plansDir} from '../../../src/plans/store.js'
 import {decide, parseRules} from '../../../src/policy/policy.js'
+import {analyseShell} from '../../../src/policy/shell.js'
 import {
   assertHomeOutsideWorkspace,
   loadSettings,
@@ -167,7 +168,7 @@ describe('validation', () => {
     ['not JSON', '{"model": ', 'user', /not valid JSON/],
     ['not an object', '[]', 'user', /expected object/],
     ['an unknown setting', '{"modle": "x"}', 'user', /^modle: unknown setting/],
-    ['an unknown permissions key', '{"permissions": {"ask": []}}', 'user', /^permissions\.ask: unknown setting/],
+    ['an unknown permissions key', '{"permissions": {"defaultMode": "plan"}}', 'user', /^permissions\.defaultMode: unknown setting/],
     ['a model that is not a string', '{"model": 5}', 'user', /^model: .*expected string/],
     ['an empty model', '{"model": "  "}', 'user', /^model: must not be empty/],
     ['allow is not a list', '{"permissions": {"allow": "Bash"}}', 'project', /^permissions\.allow: .*expected array/],
@@ -291,13 +292,54 @@ describe('files', () => {
       ['shared', 'project', path.join(claude, 'settings.json')],
       ['local', 'project', path.join(claude, 'settings.local.json')],
     ])
-    // Claude Code's other keys are its own: no allow rule comes from them.
-    expect(trusted.allow).toEqual([])
+    // Claude Code's permissions are read as its users write them (issue 47): allow rules where trusted.
+    expect(trusted.allow).toEqual(['Bash'])
     const untrusted = loadSettings(repo, {trustProject: false})
     expect(untrusted.hooks.map((h) => h.command)).toEqual(['user'])
+    expect(untrusted.allow).toEqual([])
     expect(untrusted.ignored).toContain(
       `${path.join(claude, 'settings.local.json')}: hooks (PostToolUse "local") ignored, since project settings are not trusted (set "trustProjectSettings": true in ${userSettingsPath()} or WAVE_TRUST_PROJECT_SETTINGS=1)`,
     )
+  })
+
+  it("reads Claude Code's permissions: deny and ask always, allow only trusted; what wave cannot honour is named, a deny widened to its tool (issue 47)", async () => {
+    const repo = path.join(root, 'repo')
+    mkdirSync(path.join(repo, '.claude'))
+    const claude = path.join(repo, '.claude', 'settings.json')
+    const local = path.join(repo, '.claude', 'settings.local.json')
+    writeFileSync(
+      claude,
+      JSON.stringify({
+        permissions: {allow: ['Bash(npm test:*)', 'Bash(npm test:*:x)'], ask: ['Bash(git push:*)'], defaultMode: 'acceptEdits', deny: ['Bash(curl:*)']},
+      }),
+    )
+    writeFileSync(local, JSON.stringify({permissions: {deny: ['Read(./.env)', 'WebFetch(https://x.io)']}}))
+    const untrusted = loadSettings(repo, {trustProject: false})
+    expect(untrusted.deny).toEqual(['Bash(curl:*)', 'Read(./.env)', 'WebFetch'])
+    expect(untrusted.ask).toEqual(['Bash(git push:*)'])
+    expect(untrusted.allow).toEqual([])
+    expect(untrusted.ignored).toContainEqual(
+      expect.stringContaining(`${claude}: allow rules (Bash(npm test:*)) ignored, since project settings are not trusted`),
+    )
+    expect(untrusted.unhonoured).toEqual([
+      `${claude}: permissions.defaultMode is not honoured: a run's mode is the approval's (or --mode)`,
+      expect.stringMatching(/^.*settings\.json: the allow rule Bash\(npm test:\*:x\) is not honoured \(/),
+      expect.stringMatching(/settings\.local\.json: the deny rule WebFetch\(https:\/\/x\.io\) is honoured as WebFetch, all of it \(/),
+    ])
+    expect(loadSettings(repo, {trustProject: true}).allow).toEqual(['Bash(npm test:*)'])
+    // What the policy makes of them: the deny holds, the ask refuses headless, a command beside them runs (control).
+    const rules = parseRules(['Bash'], untrusted.deny, untrusted.ask)
+    const bash = async (command: string) =>
+      decide(
+        {headless: true, mode: 'acceptEdits', rules, workspaceRoot: repo},
+        {input: {command}, shell: await analyseShell(command), tool: {access: 'execute', name: 'Bash'}},
+      )
+    expect((await bash('curl https://x.io')).reason).toContain('Bash(curl:*)')
+    expect(await bash('git push origin main')).toMatchObject({decision: 'deny', reason: expect.stringContaining('ask rule Bash(git push:*)')})
+    expect((await bash('git status')).decision).toBe('allow')
+    // A deny rule naming no tool cannot be honoured in any form: the file is refused.
+    writeFileSync(local, JSON.stringify({permissions: {deny: ['(curl)']}}))
+    expect(() => loadSettings(repo)).toThrow(/the deny rule \(curl\) names no tool wave can honour/)
   })
 
   it('treats missing files as empty, and names a bad one', () => {
