@@ -208,6 +208,10 @@ describe('OpenTelemetry export', () => {
     expect(result.stdout).toBe(control.stdout)
     expect(collector.received.length).toBeGreaterThan(0)
     expect(collector.held.length).toBe(collector.received.length)
+    // Issue 48: the process ended (above) within one deadline, with one export of each signal: the
+    // providers' shutdown awaited within it, never a second metric export started by the shutdown.
+    expect(collector.received.filter((request) => request.path === '/v1/traces')).toHaveLength(1)
+    expect(collector.received.filter((request) => request.path === '/v1/metrics')).toHaveLength(1)
     expect(result.stderr.split('\n').filter((line) => line.includes('telemetry'))).toEqual([
       `Warning: telemetry not exported: no answer from ${collector.url}/v1/traces within 300 ms`,
     ])
