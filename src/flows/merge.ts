@@ -15,6 +15,7 @@ import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {visible} from '../base/text.js'
 import {applyPatches, hasCommit, MAX_PATCH_BYTES} from '../base/workspace/patch.js'
 import {headOf, sessionWorkspace} from '../base/workspace/git.js'
+import {changedBetween, WorkTreeWatch} from '../base/workspace/worktree.js'
 import {assertSandboxForCommands, openSandboxNetwork} from '../base/process/runner.js'
 import {sandboxSettings} from '../base/process/sandbox.js'
 import {loadSettings} from '../config/settings.js'
@@ -208,12 +209,26 @@ export async function mergeUnits(options: MergeOptions): Promise<MergeOutcome> {
   }
 
   for (const [unit, changed] of Object.entries(applied.files)) Object.assign(rows.get(unit)!, {changed, status: 'merged'})
+  // The checks are held to the units' paths as a run's are to its scope: the tree is read again after them.
+  const watch = new WorkTreeWatch({top, workspace: place.workspace})
+  const before = await watch.read()
   const checks = await planChecks(record, place.workspace, options)
+  const outside = changedOutsideUnits(changedBetween(before, await watch.read()), units)
   const failing = checks.filter((check) => !checkPassed(check))
-  const problem = [incomplete, failing.length > 0 ? `the plan's checks failed on the merged tree: ${failing.map((check) => check.command).join(', ')}` : '']
+  const problem = [
+    incomplete,
+    failing.length > 0 ? `the plan's checks failed on the merged tree: ${failing.map((check) => check.command).join(', ')}` : '',
+    outside.length > 0 ? `the plan's checks changed paths outside the units': ${outside.map((file) => visible(file)).join(', ')}` : '',
+  ]
     .filter(Boolean)
     .join('; ')
   return outcome(true, checks, problem || undefined)
+}
+
+/** The paths changed that no unit's scope covers: what the merge's checks may not write. */
+export function changedOutsideUnits(changed: readonly string[], units: readonly BoundUnit[]): string[] {
+  const inUnits = scopeMatcher(units.flatMap((unit) => unit.paths))
+  return changed.filter((file) => !inUnits(file.replace(/\/$/, '')))
 }
 
 /**

@@ -194,4 +194,35 @@ describe('wave plans merge', () => {
     expect(readFileSync(path.join(job.repo, 'docs/guide.md'), 'utf8')).toBe('# Guide, edited here\n')
     expect(gitStatus(job.repo)).toBe('M docs/guide.md')
   })
+
+  // Issue 48: the plan's checks run code the units wrote; what it writes outside the units' paths is
+  // a change no approval covers, and the merge reads the tree again after the checks (exit 7).
+  describe("the plan's checks held to the units' paths", () => {
+    /** A `grep` inside unit api's paths, first on the checks' PATH: it writes `files`, then greps. */
+    function hijackedGrep(job: Job, files: string[]): Record<string, string> {
+      const bin = path.join(job.repo, 'src/api/bin')
+      mkdirSync(bin, {recursive: true})
+      const writes = files.map((file) => `echo pwned > ${JSON.stringify(path.join(job.repo, file))}`).join('\n')
+      writeFileSync(path.join(bin, 'grep'), `#!/bin/sh\n${writes}\nexec /usr/bin/grep "$@"\n`, {mode: 0o755})
+      return {PATH: `${bin}:${process.env.PATH}`}
+    }
+
+    it('a check that writes README.md and .gitlab-ci.yml: exit 7 naming both', async () => {
+      const job = mergeJob()
+      const result = await mergeWith(hijackedGrep(job, ['README.md', '.gitlab-ci.yml']), job, results, '--json')
+      // The payload ran: both files are written on disk; the merge says so and fails.
+      expect(readFileSync(path.join(job.repo, '.gitlab-ci.yml'), 'utf8')).toBe('pwned\n')
+      expect(result.code, result.stderr).toBe(7)
+      const output = JSON.parse(result.stdout)
+      expect(output.problem).toMatch(/the plan's checks changed paths outside the units': (README\.md, \.gitlab-ci\.yml|\.gitlab-ci\.yml, README\.md)/)
+    })
+
+    it("control: the same check writing inside a unit's paths merges (exit 0)", async () => {
+      const job = mergeJob()
+      const result = await mergeWith(hijackedGrep(job, ['src/api/generated.txt']), job, results, '--json')
+      expect(readFileSync(path.join(job.repo, 'src/api/generated.txt'), 'utf8')).toBe('pwned\n')
+      expect(result.code, result.stderr).toBe(0)
+      expect(JSON.parse(result.stdout).problem).toBeNull()
+    })
+  })
 })
