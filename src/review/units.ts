@@ -18,6 +18,8 @@ import {isDeepStrictEqual} from 'node:util'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {parseJsonText} from '../base/json.js'
 import {parseUnitResult, type UnitResult} from '../plans/unit-result.js'
+import {parseContract} from '../plans/contract.js'
+import {scopeMatcher} from '../policy/scope.js'
 import {z} from 'zod'
 import {deliver} from './delivery.js'
 import type {Thread} from './forge.js'
@@ -129,7 +131,7 @@ async function reportMerge(run: ReviewRun, thread: Thread, merge: MergeResult): 
   try {
     const delivery = await deliver(run.client, run.remote, {
       approver: approvedBy?.by ?? 'unknown',
-      files: [...new Set(merge.units.flatMap((unit) => (unit.status === 'merged' ? unit.changed : [])))],
+      files: await deliveredFiles(found, merge),
       links: {approval: approvedBy?.url ?? found.comment.url, plan: found.comment.url},
       prDelivery: run.options.prDelivery,
       pull: pull && {baseRef: pull.base.ref, headRef: pull.head.ref, number: pull.number, sameRepository: pull.head.sameRepository},
@@ -159,6 +161,24 @@ async function reportMerge(run: ReviewRun, thread: Thread, merge: MergeResult): 
     await sticky.fail('delivery', error).catch(() => {})
     throw error
   }
+}
+
+/**
+ * What the merge's delivery commits: each merged unit's files that lie in that unit's paths as the plan
+ * names them, the plan's bytes from its comment (their sha256 the merge's, assertSameBytes). The merge's
+ * JSON is a file in the job's work tree, which the plan's checks ran in and could rewrite: a path it
+ * lists outside its unit (README.md, a workflow) is never committed (issue 48).
+ */
+async function deliveredFiles(found: PlanOnForge, merge: MergeResult): Promise<string[]> {
+  if (!found.plan) throw usageError(`The comment of plan ${merge.name} carries no plan: its units' paths cannot be read to deliver the merge.`)
+  const {units} = await parseContract(found.plan.toString('utf8'))
+  const files = merge.units.flatMap((row) => {
+    const unit = units.find((each) => each.name === row.unit)
+    if (row.status !== 'merged' || !unit) return []
+    const inUnit = scopeMatcher(unit.scope)
+    return row.changed.filter((file) => inUnit(file))
+  })
+  return [...new Set(files)]
 }
 
 /** Reads a unit result (`wave run --unit` writes it); a file that is not one is a usage error naming it. */

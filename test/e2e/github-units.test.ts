@@ -8,7 +8,7 @@
  * merged tree, then delivers, or says the merge was incomplete (exit 7). Against the GitHub stand-in, a
  * bare git remote, and the scripted Messages API; every job a fresh clone and a fresh WAVE_HOME.
  */
-import {readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
@@ -151,14 +151,14 @@ const reportUnit = (approved: Approved, result: string) => {
 async function mergeJob(
   approved: Approved,
   results: string[],
-  edit?: (merge: Record<string, unknown>) => void,
+  edit?: (merge: Record<string, unknown>, made: {checkout: string}) => void,
 ): Promise<Job & {merge: Record<string, unknown>}> {
   let merge: Record<string, unknown> = {}
   const job = await startGitHub(approved.event, async (made) => {
     const merged = await mergeResults(made, withPlan(approved, made), results, sandbox.home)
     expect([0, 7], merged.stderr).toContain(merged.code)
     merge = JSON.parse(merged.stdout)
-    edit?.(merge)
+    edit?.(merge, made)
     writeFileSync(path.join(made.runner, 'merge.json'), JSON.stringify(merge))
     return ['--units-merged', path.join(made.runner, 'merge.json')]
   })
@@ -253,6 +253,26 @@ describe('wave github: a plan with units', {timeout: 300_000}, () => {
     expect(pushed).not.toBe(headSha)
     expect(git(remote, ['show', `${pushed}:src/farewell.ts`])).toBe(FAREWELL.trimEnd())
     expect(merge.outputs).toEqual({'has-units': 'false'})
+  })
+
+  it("delivers only the units' paths: a merge result listing README.md and a workflow commits neither (control: a path inside a unit it lists is committed)", async () => {
+    const approved = await approvedUnits()
+    const results = await runUnits(approved)
+    // As a plan check could leave them: files written in the work tree, and the merge's JSON rewritten to list them.
+    const merge = await mergeJob(approved, [results.farewell, results.other], (merged, made) => {
+      writeFileSync(path.join(made.checkout, 'README.md'), 'pwned\n')
+      mkdirSync(path.join(made.checkout, '.github', 'workflows'), {recursive: true})
+      writeFileSync(path.join(made.checkout, '.github', 'workflows', 'x.yml'), 'pwned\n')
+      mkdirSync(path.join(made.checkout, 'src', 'other'), {recursive: true})
+      writeFileSync(path.join(made.checkout, 'src', 'other', 'extra.ts'), 'export const extra = 1\n')
+      const units = merged.units as Array<{unit: string; changed: string[]}>
+      units.find((unit) => unit.unit === 'farewell')!.changed.push('README.md', '.github/workflows/x.yml')
+      units.find((unit) => unit.unit === 'other')!.changed.push('src/other/extra.ts')
+    })
+    expect(merge.result.code, merge.result.stderr).toBe(0)
+    const pushed = git(remote, ['rev-parse', 'refs/heads/feature'])
+    const committed = git(remote, ['diff', '--name-only', headSha, pushed]).split('\n').sort()
+    expect(committed).toEqual(['src/farewell.ts', 'src/other/extra.ts'])
   })
 
   it("two units' reports interleaved: one writes over the other's row, which is written again; both rows end in the comment (control: one after the other, each written once)", async () => {
