@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Lists the exports of src/ that no other file of src/ names: `none` (nothing else names it: drop the
+// Lists the exports of src/ that no other file of src/ names (git's pathspec `*` crosses folders: `scripts/*.js` is every
+// script, where `scripts/**/*.js` missed the top-level ones such as scripts/bundle.js): `none` (nothing else names it: drop the
 // `export`, or the code when the module does not use it either) and `tests` (only tests, bench or scripts
 // do). By name, so a word that merely appears elsewhere counts as a use: it can miss an unused export,
 // never call a used one unused. Default exports (oclif's commands and hooks) are left out.
@@ -11,9 +12,7 @@ import {readFileSync} from 'node:fs'
 
 import {parseSync} from 'oxc-parser'
 
-const files = execFileSync('git', ['ls-files', 'src/**/*.ts', 'test/**/*.ts', 'bench/**/*.js', 'scripts/**/*.js', 'bin/*.js'], {encoding: 'utf8'})
-  .trim()
-  .split('\n')
+const files = execFileSync('git', ['ls-files', 'src/*.ts', 'test/*.ts', 'bench/*.js', 'scripts/*.js', 'bin/*.js'], {encoding: 'utf8'}).trim().split('\n')
 const text = Object.fromEntries(files.map((file) => [file, readFileSync(file, 'utf8')]))
 const rows = []
 for (const file of files.filter((name) => name.startsWith('src/') && !name.endsWith('.d.ts'))) {

@@ -140,7 +140,7 @@ export interface LoopOptions {
 /** A request the budget had no room for (spend.ts): the loop ends with the budget ending. */
 class NoRoomInBudget extends Error {}
 
-export interface LoopHooks {
+interface LoopHooks {
   /** A message sending the model back to work, or undefined to let it stop; `active`: it goes on because of a Stop hook already. */
   stop(active: boolean, lastMessage: string): Promise<string | undefined>
   preCompact(trigger: 'auto' | 'manual'): Promise<void>

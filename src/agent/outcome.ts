@@ -78,16 +78,16 @@ export function finished(ending: Ending): boolean {
  * A run's own ending, after the loop's: the model finished, but the run did not meet its approved checks
  * (a check still failing, or a change outside a strict scope).
  */
-export interface UnmetEnding {
+interface UnmetEnding {
   stopReason: 'unmet'
   problem: string
 }
 
 /** Every ending a driver reports: the loop's, and a run's unmet checks. */
-export type DriverEnding = Ending | UnmetEnding
+type DriverEnding = Ending | UnmetEnding
 
 /** The endings that stopped a session before it finished (exit 5, 6 or 7). */
-export type StoppedEnding = Exclude<DriverEnding, {stopReason: 'end_turn' | 'stop_sequence' | 'stop_requested'}>
+type StoppedEnding = Exclude<DriverEnding, {stopReason: 'end_turn' | 'stop_sequence' | 'stop_requested'}>
 
 /**
  * A session that stopped before it finished, as a driver returns it (plan.ts, run.ts, task.ts): returned,

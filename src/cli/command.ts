@@ -100,7 +100,7 @@ interface SessionFlagValues {
 }
 
 /** What sessionInputs read of the session flags. */
-export interface SessionInputs {
+interface SessionInputs {
   appendSystemPrompt?: string
   outputSchema?: OutputSchema
 }

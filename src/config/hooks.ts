@@ -8,11 +8,11 @@ import {createHash} from 'node:crypto'
 import {z} from 'zod'
 
 /** The events wave fires, with Claude Code's names (SubagentStop: when an agent of the Agent tool ends its turn). */
-export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SubagentStop', 'SessionStart', 'SessionEnd', 'PreCompact'] as const
+const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SubagentStop', 'SessionStart', 'SessionEnd', 'PreCompact'] as const
 export type HookEventName = (typeof HOOK_EVENTS)[number]
 
 /** Claude Code's default: a hook may take a minute. */
-export const DEFAULT_HOOK_TIMEOUT_SECONDS = 60
+const DEFAULT_HOOK_TIMEOUT_SECONDS = 60
 
 const hookCommandSchema = z.lazy(() =>
   z.looseObject({
@@ -32,7 +32,7 @@ const matcherGroupSchema = z.lazy(() =>
 
 /** Loose where Claude Code's format is wider than what wave runs: the rest is reported by `configuredHooks`, not refused. */
 export const hooksSchema = z.lazy(() => z.record(z.string(), z.array(matcherGroupSchema)))
-export type HooksSetting = z.infer<typeof hooksSchema>
+type HooksSetting = z.infer<typeof hooksSchema>
 
 /** One hook command in force: where it came from, and when it runs. */
 export interface ConfiguredHook {

@@ -252,7 +252,7 @@ export interface AgentLimits {
   timeoutMs: number
 }
 
-export const DEFAULT_AGENT_LIMITS: AgentLimits = {budgetShare: 0.25, maxConcurrent: 3, maxTurns: 25, timeoutMs: 600_000}
+const DEFAULT_AGENT_LIMITS: AgentLimits = {budgetShare: 0.25, maxConcurrent: 3, maxTurns: 25, timeoutMs: 600_000}
 
 export interface SettingsFlags {
   /** WAVE_TRUST_PROJECT_SETTINGS=1: as `trustProjectSettings` in the user file. */
@@ -305,7 +305,7 @@ export const projectSettingsPath = (workspace: string) => path.join(workspace, '
  * unless project settings are trusted: a file in the workspace is the repository's, whoever wrote it).
  * In Claude Code's order of precedence, the local one last; hooks add up, so the order is the order they run in.
  */
-export const claudeProjectSettingsPaths = (workspace: string) => [
+const claudeProjectSettingsPaths = (workspace: string) => [
   path.join(workspace, '.claude', SETTINGS_FILE),
   path.join(workspace, '.claude', 'settings.local.json'),
 ]
@@ -459,11 +459,6 @@ export function mergeSettings(layers: SettingsLayer[], flags: SettingsFlags = {}
   merged.deny = [...new Set(merged.deny)]
   merged.ask = [...new Set(merged.ask)]
   return merged
-}
-
-/** The lower of two dollar caps, either of which may be absent (no cap). */
-export function lowestBudget(a: number | undefined, b: number | undefined): number | undefined {
-  return a === undefined ? b : b === undefined ? a : Math.min(a, b)
 }
 
 /** The user's and the workspace's settings files, validated and merged, with flags on top. */

@@ -21,7 +21,7 @@ import {readPlanFile, resolvePlanReference} from '../plans/store.js'
 import type {ExecutionMode} from '../policy/modes.js'
 import {describeProtected} from '../policy/protected.js'
 
-export interface ApproveRequest {
+interface ApproveRequest {
   /** The plan as the user named it: its name or its path. */
   plan: string
   /** The decision the flags give; `interactive` asks the person at the terminal instead. */
@@ -41,7 +41,7 @@ export interface ApproveRequest {
   contract: ContractOverrides
 }
 
-export interface ApproveOutcome {
+interface ApproveOutcome {
   planPath: string
   /** Where the record was written. */
   path: string

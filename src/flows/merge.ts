@@ -26,7 +26,7 @@ import {planNameOf, readPlanFile, resolvePlanReference} from '../plans/store.js'
 import {type BoundUnit, parseUnitResult, type UnitResult} from '../plans/unit-result.js'
 import {scopeMatcher} from '../policy/scope.js'
 
-export interface MergeOptions {
+interface MergeOptions {
   planPath: string
   /** Result files, or folders of them (every `.json` file in a folder, at any depth, is a result). */
   results: string[]
@@ -41,7 +41,7 @@ export interface MergeOptions {
 }
 
 /** One unit as the merge saw it: a row of the report. */
-export interface MergedUnit {
+interface MergedUnit {
   unit: string
   /** merged: its patch applied; failed: its run failed; missing: no result; skipped: not applied (the merge stopped first). */
   status: 'merged' | 'failed' | 'missing' | 'skipped'
@@ -71,7 +71,7 @@ export interface MergeOutcome {
   problem?: string
 }
 
-export interface ReadResult {
+interface ReadResult {
   file: string
   result: UnitResult
   patch: Buffer

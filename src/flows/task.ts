@@ -46,7 +46,7 @@ type TaskTotals = SessionTotals & {
   todos: Todo[]
 }
 
-export type TaskOutcome =
+type TaskOutcome =
   | ({
       kind: 'completed'
       finalText: string

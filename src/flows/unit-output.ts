@@ -29,7 +29,7 @@ export interface UnitFiles {
   patch: string
 }
 
-export interface UnitOutputInput {
+interface UnitOutputInput {
   planPath: string
   /** The approval as decided (its sha256 and time bind the result). */
   record: ApprovalRecord
@@ -43,7 +43,7 @@ export interface UnitOutputInput {
 }
 
 /** Where the unit's files go: `--result-out` and `--patch-out`, else beside the plan. */
-export function unitFilePaths(planPath: string, unit: string, given: {resultOut?: string; patchOut?: string}): UnitFiles {
+function unitFilePaths(planPath: string, unit: string, given: {resultOut?: string; patchOut?: string}): UnitFiles {
   const defaults = unitOutputPaths(planPath, unit)
   return {name: unit, patch: path.resolve(given.patchOut ?? defaults.patch), result: path.resolve(given.resultOut ?? defaults.result)}
 }

@@ -8,7 +8,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 
 import {modelTableIds} from './table.js'
 
-export const MODEL_ALIASES = ['opus', 'sonnet', 'haiku', 'fable'] as const
+const MODEL_ALIASES = ['opus', 'sonnet', 'haiku', 'fable'] as const
 export type ModelAlias = (typeof MODEL_ALIASES)[number]
 
 export const isModelAlias = (model: string): model is ModelAlias => (MODEL_ALIASES as readonly string[]).includes(model)

@@ -14,7 +14,7 @@ import {OfflineWatch} from './offline-evidence.js'
 import {type CheckResult, checkOutcome, checkPassed} from './report.js'
 
 /** How long one check may run before it is killed (and fails). `WAVE_CHECK_TIMEOUT_MS` sets it. */
-export const CHECK_TIMEOUT_MS = 600_000
+const CHECK_TIMEOUT_MS = 600_000
 /** The most of one check's output its file keeps: a check printing without end must not fill the disk. */
 const MAX_FILE_BYTES = 64 * 1024 ** 2
 

@@ -51,7 +51,7 @@ const VERIFY = /^verification\b/i
 const NOTHING = /^(?:_?none_?|nothing|n\/a|-)\.?$/i
 
 /** Where a plan's contract is read: the workspace whose files a bare name (no separator) must be to count as a path. */
-export interface ContractPlace {
+interface ContractPlace {
   workspace?: string
 }
 
@@ -238,7 +238,7 @@ function twoSections(section: 'scope' | 'verify' | 'units', first: number, secon
 }
 
 /** The warning for files the plan changes that its scope leaves out: `wave plan` and `wave approve` show it. */
-export function uncoveredWarning(files: string[]): string {
+function uncoveredWarning(files: string[]): string {
   return `The plan's Changes name ${files.join(', ')}, which its ## Scope does not cover: a run held to the scope would be refused ${files.length === 1 ? 'it' : 'them'}. Add ${files.length === 1 ? 'it' : 'them'} (or a glob) to ## Scope, or approve with --scope.`
 }
 

@@ -19,7 +19,7 @@ import {type Decision, readPlanState} from './lifecycle.js'
 import {recordRevision} from './revisions.js'
 
 /** Who decided, and on what. */
-export interface Decider {
+interface Decider {
   /** A person's name, the forge user who commented, the one running `run --approve`. */
   approver: string
   decision: Decision

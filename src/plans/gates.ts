@@ -48,7 +48,7 @@ export function assertUnspent(record: ApprovalRecord, recordPath: string, planPa
   )
 }
 
-export interface Freshness {
+interface Freshness {
   /** The commit the plan was made against (the record's, else the state's), if known. */
   planned: string | null | undefined
   /** The commit checked out now. */

@@ -8,11 +8,11 @@ import {type ApprovalRecord, approvalPathFor, assertApproved, readApproval} from
 import {planNameOf, readPlanFile} from './store.js'
 
 export const MATRIX_FORMATS = ['json', 'github-matrix', 'gitlab', 'gitlab-pipeline', 'lines'] as const
-export type MatrixFormat = (typeof MATRIX_FORMATS)[number]
+type MatrixFormat = (typeof MATRIX_FORMATS)[number]
 
-export type BoundUnits = NonNullable<ApprovalRecord['units']>
+type BoundUnits = NonNullable<ApprovalRecord['units']>
 
-export interface JobList {
+interface JobList {
   plan: {name: string; sha256: string}
   /** The record's units, in the plan's order; empty: the plan runs as one job. */
   units: BoundUnits
@@ -28,7 +28,7 @@ export async function jobListOf(planPath: string, recordPath = approvalPathFor(p
 }
 
 /** Options of the GitLab child pipeline: a template job each unit's job extends, and the file defining it. */
-export interface PipelineOptions {
+interface PipelineOptions {
   extends?: string
   include?: string
 }

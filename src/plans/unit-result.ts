@@ -22,7 +22,7 @@ const sha256 = z.lazy(() => z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 l
 /** A unit name as the record's schema allows it. */
 const unitName = z.lazy(() => z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'a unit name is letters, digits, -, _ and .'))
 
-export const unitResultSchema = z.lazy(() =>
+const unitResultSchema = z.lazy(() =>
   z.object({
     version: z.literal(UNIT_RESULT_VERSION),
     plan: z.object({name: z.string().max(200), sha256}),
@@ -100,7 +100,7 @@ export function approvedBudget(record: ApprovalRecord, unit?: BoundUnit): Budget
 }
 
 /** A run of `unit` under this approval that succeeded: started after the decision, of these bytes. */
-export function succeededRun(state: PlanState | undefined, record: ApprovalRecord, unit: string): PlanRun | undefined {
+function succeededRun(state: PlanState | undefined, record: ApprovalRecord, unit: string): PlanRun | undefined {
   const decidedAt = Date.parse(record.decidedAt ?? '')
   return state?.runs.find(
     (run) => run.unit === unit && run.exitCode === ExitCode.ok && run.approvalSha256 === record.plan.sha256 && !(Date.parse(run.startedAt) <= decidedAt),

@@ -20,7 +20,7 @@ export interface PlanUnit {
 }
 
 /** A unit name: it becomes a CI job's name and matrix value, and a file name beside the plan. */
-export const UNIT_NAME = /^[A-Za-z0-9][\w.-]{0,63}$/
+const UNIT_NAME = /^[A-Za-z0-9][\w.-]{0,63}$/
 
 /** A unit as the contract reads it: where its heading is, for messages naming it. */
 export interface ReadUnit extends PlanUnit {

@@ -42,7 +42,7 @@ export const OFFER_LABELS: Record<Offer, string> = {
 const PLAN_FILE = '/plan.md'
 
 /** What else of the session the offer depends on. */
-export interface OfferContext {
+interface OfferContext {
   /** Whether plan mode runs Bash here (absent: it does not). */
   planBash?: PlanBash
   /** The session is given a JSON Schema for its result (`--json-schema`): StructuredOutput is offered. */

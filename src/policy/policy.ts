@@ -431,7 +431,7 @@ function planFileDecision(ctx: PolicyContext, tool: ToolIdentity, target: Resolv
 }
 
 /** A file of the session's background output directory, for a reading tool. */
-export function isTaskOutput(ctx: PolicyContext, tool: ToolIdentity, real: string): boolean {
+function isTaskOutput(ctx: PolicyContext, tool: ToolIdentity, real: string): boolean {
   return tool.access === 'read' && ctx.taskOutputs !== undefined && real !== ctx.taskOutputs && isInside(ctx.taskOutputs, real)
 }
 

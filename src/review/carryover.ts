@@ -25,10 +25,10 @@ import type {Remote} from './remote.js'
 import {newestRun} from '../session/resume.js'
 
 /** The stopped run's changes, beside its plan. */
-export const changesPathFor = (planPath: string) => planSidecars(planPath).transcript.replace(/\.transcript\.jsonl$/, '.changes.patch')
+const changesPathFor = (planPath: string) => planSidecars(planPath).transcript.replace(/\.transcript\.jsonl$/, '.changes.patch')
 
 /** The sha256 of each file a resume reads, as the stopping job wrote them (the patch only when there were changes). */
-export interface KeptDigests {
+interface KeptDigests {
   approval: string
   state: string
   transcript: string
@@ -77,7 +77,7 @@ export async function keptDigests(planPath: string): Promise<KeptDigests> {
   }
 }
 
-export type KeptRun =
+type KeptRun =
   | {planPath: string; text: string; patch?: string}
   /** Nothing (usable) was restored: start over. */
   | {missing: string}

@@ -9,7 +9,7 @@ import type {CommitStatus} from './forge.js'
 import type {ExitCodeValue} from '../base/errors.js'
 import {EXIT_MEANINGS, type StickyState} from './comment-body.js'
 
-export interface StatusOnCommit {
+interface StatusOnCommit {
   sha: string
   status: CommitStatus
 }

@@ -109,7 +109,7 @@ export interface ReviewOutcome {
 }
 
 /** A bound contract without its warnings (said when it was bound). */
-export type ContractShown = Pick<BoundContract, 'scope' | 'verify'>
+type ContractShown = Pick<BoundContract, 'scope' | 'verify'>
 
 type PlanIntent = Extract<Intent, {kind: 'plan'}>
 type ApproveIntent = Extract<Intent, {kind: 'approve'}>

@@ -24,17 +24,17 @@ export const unitRowSchema = z.lazy(() =>
 )
 
 export type UnitRow = z.infer<typeof unitRowSchema>
-export type CheckRow = z.infer<typeof checkRowSchema>
+type CheckRow = z.infer<typeof checkRowSchema>
 
 /** A unit's status in the plan's vocabulary: approved (its job has not reported), ran, or failed. */
-export function unitStatus(row: Pick<UnitRow, 'exitCode'>): PlanStatus {
+function unitStatus(row: Pick<UnitRow, 'exitCode'>): PlanStatus {
   return row.exitCode === null ? statusAfter({decision: 'approved', kind: 'decided'}) : statusAfter({kind: 'run', run: {exitCode: row.exitCode}})
 }
 
 const SHOWN: Partial<Record<PlanStatus, string>> = {approved: '⏳ pending', failed: '❌ failed', ran: '✅ succeeded'}
 
 /** How a row's status reads: pending, succeeded (merged), or failed with its exit code. */
-export function unitStatusLabel(row: UnitRow): string {
+function unitStatusLabel(row: UnitRow): string {
   const status = unitStatus(row)
   if (status === 'failed') return `${SHOWN.failed} (exit ${row.exitCode})`
   if (status === 'ran' && row.merged) return '✅ merged'

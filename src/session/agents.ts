@@ -17,7 +17,7 @@ import {permissions} from './prompts/execution.js'
 /** The Agent tool as the policy knows it, by each of its names: whether a session offers agents is whether it offers this. */
 export const AGENT_TOOL: ToolIdentity = {access: 'control', aliases: ['Task'], name: 'Agent'}
 
-export interface AgentKindsInput {
+interface AgentKindsInput {
   /** Started in plan mode: Explore only. */
   planMode: boolean
   /** The session's policy in force. */

@@ -343,10 +343,10 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
 }
 
 /** What decides a session's system prompt and tools besides its context: its kind and its rules. */
-export type PromptSpec = SessionProfile & {allow: string[]; scope?: Scope; protectedPaths?: readonly string[]}
+type PromptSpec = SessionProfile & {allow: string[]; scope?: Scope; protectedPaths?: readonly string[]}
 
 /** What a session sends the model besides the conversation, turn by turn. */
-export interface SessionPrompt {
+interface SessionPrompt {
   /** The policy in force this turn (EnterPlanMode changes it); the registry offers the tools it allows. */
   policy(): PolicyContext
   /** The system prompt, the same every turn: the part sessions share, then the session's own (request.ts). */

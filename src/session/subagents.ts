@@ -48,7 +48,7 @@ export interface AgentRecord {
   cut?: string
 }
 
-export interface SubagentsOptions {
+interface SubagentsOptions {
   client: Anthropic
   model: string
   /** The session's request shape (limits, reasoning), asked before every turn. */

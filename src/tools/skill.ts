@@ -14,7 +14,7 @@ import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
  * Characters of skill descriptions the tool's description carries: Claude Code's default (1% of a
  * 200k-token window, at four characters a token), or its SLASH_COMMAND_TOOL_CHAR_BUDGET.
  */
-export const SKILL_LISTING_BUDGET = 8000
+const SKILL_LISTING_BUDGET = 8000
 
 const INSTRUCTIONS = `Execute a skill within the main conversation
 
@@ -33,7 +33,7 @@ Important:
 - Do not invoke a skill that is already running
 </skills_instructions>`
 
-export interface SkillListing {
+interface SkillListing {
   description: string
   /** Skills whose descriptions did not fit the budget: listed by name only. */
   nameOnly: string[]

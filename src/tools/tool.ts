@@ -132,7 +132,7 @@ export interface ToolPlugin<Input extends z.ZodObject = z.ZodObject> {
 }
 
 /** A tool as its module declares it: its input's schema given, or a function that builds it. */
-export interface ToolDeclaration<Input extends z.ZodObject = z.ZodObject> extends Omit<ToolPlugin<Input>, 'input'> {
+interface ToolDeclaration<Input extends z.ZodObject = z.ZodObject> extends Omit<ToolPlugin<Input>, 'input'> {
   /**
    * The input's schema, or a function that builds it when first asked for. The built-ins give a function:
    * a zod schema is dozens of objects made at load, and a session needs none of them before the model's

@@ -13,7 +13,7 @@ import {tmpdir} from 'node:os'
 import path from 'node:path'
 
 /** One allowed host as the approval names it: a host name or address, `*.` for its subdomains, `:port` to allow only that port. */
-export const NETWORK_HOST = /^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*(?::\d{1,5})?$/i
+const NETWORK_HOST = /^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*(?::\d{1,5})?$/i
 
 /** Why `host` cannot be an allowed host, or undefined when it can. */
 export function networkHostProblem(host: string): string | undefined {

@@ -135,7 +135,7 @@ export interface CommandResult {
 }
 
 /** What a command may be given beyond its spawn: text on its stdin (a hook's JSON input), closed after it. */
-export interface RunExtras {
+interface RunExtras {
   input?: string
   /** Sees all of the output as it arrives (a check's whole output goes to its file). */
   observe?(text: string): void

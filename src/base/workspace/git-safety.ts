@@ -80,7 +80,7 @@ export function gitEnvironment(extra: Record<string, string> = {}, source: NodeJ
 }
 
 /** The filter keys whose values run programs; `required` is set false so an emptied filter is not an error. */
-export const FILTER_KEYS = String.raw`^filter\..*\.(clean|smudge|process|required)$`
+const FILTER_KEYS = String.raw`^filter\..*\.(clean|smudge|process|required)$`
 
 /**
  * GIT_CONFIG_* entries that empty every filter driver the config at `cwd` names (after the entries

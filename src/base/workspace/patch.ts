@@ -94,7 +94,7 @@ export async function workTreePatch(top: string, base: string, exclude: readonly
 }
 
 /** One patch to apply, and what it may change. */
-export interface PatchToApply {
+interface PatchToApply {
   /** Who made it (a unit's name): refusals name it. */
   name: string
   bytes: Uint8Array
@@ -102,7 +102,7 @@ export interface PatchToApply {
   allows(file: string): boolean
 }
 
-export type PatchesApplied = {ok: true; files: Record<string, string[]>} | {ok: false; name: string; problem: string}
+type PatchesApplied = {ok: true; files: Record<string, string[]>} | {ok: false; name: string; problem: string}
 
 /**
  * Applies `patches`, in order, onto commit `base` and then to the work tree at `top`, all or nothing:

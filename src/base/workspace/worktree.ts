@@ -35,7 +35,7 @@ export interface WorkTreePlace {
 }
 
 /** Files up to this size are fingerprinted by their content; larger ones by size, mtime and ctime. */
-export const HASHED_BYTES = 1024 * 1024
+const HASHED_BYTES = 1024 * 1024
 /** Inside an ignored directory named as the key, the directory commands are run from. */
 const EXECUTED_FROM: Record<string, string> = {'.venv': 'bin', node_modules: '.bin', vendor: 'bin', venv: 'bin'}
 /** Files walked in one untracked nested repository at most; past it the rest is fingerprinted as a count. */

@@ -16,7 +16,7 @@ import type {ReviewOutcome} from '../../review/steps.js'
 import {formatJobList, idlePipeline, pipelineText} from '../../plans/job-matrix.js'
 
 /** The template job each unit's job extends, and the file (in the project) that defines it. */
-export const UNIT_TEMPLATE = {extends: '.wave-unit-from-note', include: 'wave-unit.gitlab-ci.yml'}
+const UNIT_TEMPLATE = {extends: '.wave-unit-from-note', include: 'wave-unit.gitlab-ci.yml'}
 
 export const UNITS_PIPELINE_FILE = path.join('wave-artifacts', 'units.gitlab-ci.yml')
 

@@ -23,7 +23,7 @@ import type {AgentEvent} from '../../agent/loop.js'
 type Event = AgentEvent
 type Usage = Extract<Event, {type: 'usage'}>['usage']
 
-export interface ExportOutcome {
+interface ExportOutcome {
   ok: boolean
   /** Why nothing or not everything reached the collector: one line for stderr. */
   problem?: string

@@ -9,7 +9,7 @@ import type {Decision, PlanState} from '../../plans/lifecycle.js'
 import {formatCost} from '../progress.js'
 import type {CommandResult} from '../sink.js'
 
-export interface ApprovalShown {
+interface ApprovalShown {
   planPath: string
   /** Where the record was written. */
   path: string

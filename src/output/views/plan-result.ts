@@ -15,7 +15,7 @@ import type {CommandResult} from '../sink.js'
 import {questionsMarkdown, todosMarkdown} from './notes.js'
 
 /** A plan session's outcome as this view reads it. */
-export interface PlanShown {
+interface PlanShown {
   planPath: string
   name: string
   planSource: PlanSource

@@ -34,7 +34,7 @@ interface RanShown extends SessionShown {
 }
 
 /** A plan's run: the run's own fields, its report (planned versus actual) and, for a unit's job, where its result and patch went. */
-export interface PlanRunShown extends RanShown {
+interface PlanRunShown extends RanShown {
   name: string
   planPath: string
   report: RunReport
@@ -43,7 +43,7 @@ export interface PlanRunShown extends RanShown {
 }
 
 /** `wave run --task`: done in one session, a plan that awaits approval, or a plan approved inline and run. */
-export type TaskShown =
+type TaskShown =
   | ({kind: 'completed'} & RanShown)
   | ({kind: 'awaiting_approval'; planPath: string; name: string} & SessionShown)
   | {kind: 'executed'; run: PlanRunShown}

@@ -32,7 +32,7 @@ export interface HookEvent {
   message?: string
 }
 
-export interface HookContext {
+interface HookContext {
   /** The workspace root: the hooks' working directory and CLAUDE_PROJECT_DIR. */
   workspace: string
   sessionId: string
@@ -48,14 +48,14 @@ export interface HookContext {
 }
 
 /** What a gate (PreToolUse, UserPromptSubmit) answered: blocked with a reason, or go on with notes for the model. */
-export interface GateAnswer {
+interface GateAnswer {
   blocked?: string
   /** Context the hooks add (additionalContext, UserPromptSubmit's stdout) and errors that did not block. */
   notes: string[]
 }
 
 /** PreToolUse's answer: a gate's, and the input a hook gave in place of the model's (`updatedInput`), with the hook's name. */
-export interface PreToolUseAnswer extends GateAnswer {
+interface PreToolUseAnswer extends GateAnswer {
   updated?: {by: string; input: Record<string, unknown>}
 }
 

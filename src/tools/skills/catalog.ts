@@ -28,7 +28,7 @@ export interface Skill {
   body: string
 }
 
-export interface SkillCatalog {
+interface SkillCatalog {
   skills: Skill[]
   /** One line each, naming the file. */
   warnings: string[]
@@ -42,7 +42,7 @@ const MAX_DESCRIPTION = 1024
 const MAX_SKILL_BYTES = 256 * 1024
 
 /** Where skills are looked for, in order of precedence (Claude Code's: the user's own over a project's). */
-export function skillPlaces(workspace: string): Array<{dir: string; location: Skill['location']}> {
+function skillPlaces(workspace: string): Array<{dir: string; location: Skill['location']}> {
   return [
     {dir: path.join(waveHome(), 'skills'), location: 'user'},
     {dir: path.join(homedir(), '.claude', 'skills'), location: 'user'},
