@@ -25,7 +25,7 @@ type WaveComment =
   | {command: 'help'}
 
 export const COMMAND_HELP = [
-  '/wave plan <task>',
+  '/wave plan <task>    (or the name of a plan here: its task again, on the current head)',
   '/wave approve [<plan>] [--sha256 <hex>] [--mode default|acceptEdits|bypassPermissions] [--allow RULE]... [--sandbox-network-allow HOST]...',
   '/wave resume [<plan>]',
   '/wave request-changes [<plan>] <what to change>',

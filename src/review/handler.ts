@@ -7,6 +7,7 @@
 import {usageError} from '../base/errors.js'
 import {COMMAND_HELP} from './commands.js'
 import {answered} from './refusal.js'
+import {replanned} from './replan.js'
 import type {Intent} from './intent.js'
 import {approve, plan, reject, reply, requestChanges, resume, type ReviewOutcome, type ReviewRun} from './steps.js'
 
@@ -44,7 +45,7 @@ export async function handleReview({event, intent, prepare}: ReviewEvent): Promi
   const run = await prepared.complete()
   switch (intent.kind) {
     case 'plan': {
-      return plan(run, intent)
+      return plan(run, await replanned(run, intent))
     }
 
     case 'approve': {

@@ -444,7 +444,7 @@ function staleness(run: ReviewRun, state: StickyState, pull: ChangeRequest | und
   return new WaveError(
     `Plan ${state.name} is stale: it was made against ${state.commit.slice(0, 12)}, and ${pull.head.ref} is now at ${pull.head.sha.slice(0, 12)}.`,
     ExitCode.mismatch,
-    'Make a new plan on the current head: /wave plan <task>',
+    `Plan its task again on the current head: /wave plan ${state.name}`,
   )
 }
 
@@ -684,7 +684,11 @@ async function pick(
     return named
   }
 
-  const open = plans.filter((p): p is PlanOnForge => !('damaged' in p) && statuses.includes(p.state.status))
+  // A plan suggested for approval has a file to approve: a failed planning left none.
+  const open = plans.filter(
+    (p): p is PlanOnForge =>
+      !('damaged' in p) && statuses.includes(p.state.status) && (purpose !== 'to approve' || (p.plan !== undefined && p.state.sha256 !== undefined)),
+  )
   if (open.length === 1) return open[0]
   if (open.length === 0)
     return refuse(run, trigger, usageError(`No plan in this thread ${purpose}.`, plans.length > 0 ? planList(plans) : 'Make one with /wave plan <task>.'))

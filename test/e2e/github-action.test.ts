@@ -17,6 +17,7 @@ import {type ActionStepResult, runActionStep} from '../support/action-step.js'
 import {type Sandbox, sha256, TEST_API_KEY} from '../support/cli.js'
 import {
   FAREWELL,
+  firstUserText,
   freshRunner,
   GITHUB_TOKEN,
   git,
@@ -111,12 +112,46 @@ describe('the Action: a refusal is an answer, not a failure', {timeout: 180_000}
     expect(stale.code, stale.stderr).toBe(0)
     expect(stale.outputs).toMatchObject({'exit-code': '4', outcome: 'refused'})
     expect(repliesTo('mona').at(-1)!.body).toContain('is stale')
+    expect(repliesTo('mona').at(-1)!.body).toContain(`Plan its task again on the current head: /wave plan ${name}`)
     expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+
+    // /wave plan NAME: the same task, planned again on the moved head, in a comment of its own.
+    const asked = server.messageRequests.length
+    server.push(...planTurns())
+    const again = await actionOn(`/wave plan ${name}`, 'alice')
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.outputs.outcome).toBe('planned')
+    expect(firstUserText(server.messageRequests[asked])).toContain('Add a farewell function')
+    const stickies = github.commentsOn(7).filter((c) => c.body.startsWith('<!-- wave:plan:'))
+    expect(stickies).toHaveLength(2)
+    expect(stickies[1].body).toContain(git(remote, ['rev-parse', 'refs/heads/feature']).slice(0, 12))
+    // Control: a one-word task that names no plan here is planned as the task it is.
+    server.push(...planTurns())
+    const plain = await actionOn('/wave plan tidy-imports', 'alice')
+    expect(plain.code, plain.stderr).toBe(0)
+    expect(firstUserText(server.messageRequests.at(-2)!)).toContain('tidy-imports')
 
     // A failure of wave's: the model API answers 500 (nothing scripted); the comment says so and the step fails.
     const failed = await actionOn('/wave plan Add a goodbye function', 'alice')
     expect(failed.code).toBe(1)
     expect(failed.outputs).toMatchObject({'exit-code': '1', outcome: 'failed'})
+
+    // A bare /wave approve names only plans with a file to approve: not the one whose planning failed.
+    const failedName = nameIn(
+      github
+        .commentsOn(7)
+        .filter((c) => c.body.startsWith('<!-- wave:plan:'))
+        .at(-1)!.body,
+    )
+    expect(failedName).not.toBe(name)
+    const bare = await actionOn('/wave approve', 'mona')
+    expect(bare.outputs).toMatchObject({'exit-code': '2', outcome: 'refused'})
+    const [several] = repliesTo('mona')
+      .at(-1)!
+      .body.split('\n')
+      .filter((line) => line.includes('Several plans'))
+    expect(several).toContain(name)
+    expect(several).not.toContain(failedName)
   })
 })
 
