@@ -53,7 +53,7 @@ describe('the cache breakpoints of a turn', () => {
     server = await startMessagesServer()
     await send(server, params(opening))
     const unmarked = params([...opening, ...wideTurn()])
-    const content = unmarked.messages[0].content as Array<Record<string, unknown>>
+    const content = unmarked.messages[0].content as unknown as Array<Record<string, unknown>>
     delete content[0].cache_control
     expect(marks(unmarked)).toBe(3)
     const control = await send(server, unmarked)
