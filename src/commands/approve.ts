@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {approve} from '../flows/approve.js'
+import {decidePlan} from '../flows/approve.js'
 import {usageError} from '../base/errors.js'
 import {checkedRules, maxBudgetFlag, sandboxFlags, sandboxFrom, sessionFlags, WaveCommand} from '../cli/command.js'
 import {interactiveProblem} from '../output/interactive-review.js'
@@ -118,7 +118,7 @@ A plan's ## Units are bound too (each unit's name, paths and checks; wave plans 
       }
     }
 
-    const outcome = await approve(
+    const outcome = await decidePlan(
       {
         allow,
         approver: flags.approver,

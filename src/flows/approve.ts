@@ -9,7 +9,7 @@
 import type {OutputSchema} from '../base/json-schema.js'
 import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
 import {type EffectiveSettings, loadSettings} from '../config/settings.js'
-import {reviewPlan, type ReviewOutcome} from '../output/interactive-review.js'
+import {reviewPlan, type TerminalDecision} from '../output/interactive-review.js'
 import {formatCost} from '../output/progress.js'
 import {contractMarkdown} from '../output/report-view.js'
 import {type ApprovalRecord, approvalPathFor, defaultApprover, lastDecidedSha256} from '../plans/approval.js'
@@ -58,7 +58,7 @@ interface ApproveOutcome {
  * Decides on a plan. `note` is told, before any decision is asked for, what the plan asks to be
  * allowed (a person deciding at the terminal reads it first).
  */
-export async function approve(request: ApproveRequest, note: (line: string) => void): Promise<ApproveOutcome> {
+export async function decidePlan(request: ApproveRequest, note: (line: string) => void): Promise<ApproveOutcome> {
   const planPath = await resolvePlanReference(request.plan)
   const {bytes, text} = await readPlanFile(planPath)
   const state = await readPlanState(planPath)
@@ -72,7 +72,7 @@ export async function approve(request: ApproveRequest, note: (line: string) => v
     )
   }
 
-  let review: ReviewOutcome | undefined
+  let review: TerminalDecision | undefined
   if (request.interactive) {
     const changes = decided ? await revisionDiff({current: bytes, decidedSha256: decided, planPath}) : undefined
     // The contract an approval would bind, shown before the person decides (approvePlan binds it from the same bytes).

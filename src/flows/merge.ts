@@ -23,7 +23,7 @@ import {type ApprovalRecord, approvalPathFor, assertApproved, readApproval, sha2
 import {runChecks} from '../plans/checks.js'
 import {type CheckResult, checkPassed} from '../plans/report.js'
 import {planNameOf, readPlanFile, resolvePlanReference} from '../plans/store.js'
-import {type BoundUnit, parseUnitResult, type UnitResult} from '../plans/unit-result.js'
+import {type ApprovedUnit, parseUnitResult, type UnitResult} from '../plans/unit-result.js'
 import {scopeMatcher} from '../policy/scope.js'
 
 interface MergeOptions {
@@ -226,7 +226,7 @@ export async function mergeUnits(options: MergeOptions): Promise<MergeOutcome> {
 }
 
 /** The paths changed that no unit's scope covers: what the merge's checks may not write. */
-export function changedOutsideUnits(changed: readonly string[], units: readonly BoundUnit[]): string[] {
+export function changedOutsideUnits(changed: readonly string[], units: readonly ApprovedUnit[]): string[] {
   const inUnits = scopeMatcher(units.flatMap((unit) => unit.paths))
   return changed.filter((file) => !inUnits(file.replace(/\/$/, '')))
 }
@@ -253,7 +253,7 @@ async function baseOf(name: string, record: ApprovalRecord, byUnit: Map<string, 
 }
 
 /** Each unit's row as its result left it, before anything is applied (missing, failed, or skipped until merged). */
-function unitRows(units: BoundUnit[], byUnit: Map<string, ReadResult>): Map<string, MergedUnit> {
+function unitRows(units: ApprovedUnit[], byUnit: Map<string, ReadResult>): Map<string, MergedUnit> {
   return new Map<string, MergedUnit>(
     units.map((unit) => {
       const read = byUnit.get(unit.name)
@@ -276,7 +276,7 @@ function unitRows(units: BoundUnit[], byUnit: Map<string, ReadResult>): Map<stri
 }
 
 /** A unit's patch, held to the unit's paths: they are workspace-relative, git's relative to the repository's top (`prefix` between). */
-function unitPatch(unit: BoundUnit, bytes: Buffer, prefix: string) {
+function unitPatch(unit: ApprovedUnit, bytes: Buffer, prefix: string) {
   const inScope = scopeMatcher(unit.paths)
   return {
     allows: (file: string) => {

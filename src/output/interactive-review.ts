@@ -49,7 +49,7 @@ export function cycleMode(mode: ExecutionMode, initial: ExecutionMode): Executio
   return nextMode(mode, ['plan']) as ExecutionMode
 }
 
-export interface ReviewOutcome {
+export interface TerminalDecision {
   decision: Decision
   mode: ExecutionMode
   /** Typed feedback; undefined when none was given. */
@@ -87,7 +87,7 @@ const CHOICES = [
 ] as const satisfies ReadonlyArray<{decision: Decision; hint: string; hotkey: string; label: string}>
 
 /** Shows the plan, then asks for a decision. Throws ReviewAborted on Ctrl+C; never writes a record. */
-export async function reviewPlan(options: InteractiveReviewOptions): Promise<ReviewOutcome> {
+export async function reviewPlan(options: InteractiveReviewOptions): Promise<TerminalDecision> {
   const input = options.input ?? (process.stdin as ReadStream)
   const output = options.output ?? (process.stderr as WriteStream)
   const style = styles(useColor(output, options.env ?? process.env))

@@ -62,22 +62,22 @@ export function formatJobList(list: JobList, format: Exclude<MatrixFormat, 'json
 }
 
 /** A GitLab CI file's content: its top-level keys (`include`, the jobs) and what each holds. */
-export type Pipeline = Record<string, unknown>
+export type PipelineDocument = Record<string, unknown>
 
 /** A child pipeline written for GitLab: JSON, which GitLab reads as the YAML it is. */
-export const pipelineText = (pipeline: Pipeline): string => `${JSON.stringify(pipeline, null, 2)}\n`
+export const pipelineText = (pipeline: PipelineDocument): string => `${JSON.stringify(pipeline, null, 2)}\n`
 
 /**
  * A child pipeline that runs nothing, saying why in its one job: GitLab refuses a pipeline without jobs.
  * The words are a variable the job echoes, so that nothing in them is ever read by the shell.
  */
-export function idlePipeline(job: string, why: string, extra: Record<string, unknown> = {}): Pipeline {
+export function idlePipeline(job: string, why: string, extra: Record<string, unknown> = {}): PipelineDocument {
   return {[job]: {...extra, script: ['echo "$WAVE_NOTE"'], variables: {WAVE_NOTE: why}}}
 }
 
 /** A child pipeline: one job per unit, each running `wave run <plan> --unit NAME`. */
-function gitlabPipeline(list: JobList, options: PipelineOptions): Pipeline {
-  const pipeline: Pipeline = options.include ? {include: [{local: options.include}]} : {}
+function gitlabPipeline(list: JobList, options: PipelineOptions): PipelineDocument {
+  const pipeline: PipelineDocument = options.include ? {include: [{local: options.include}]} : {}
   if (list.units.length === 0) return {...pipeline, ...idlePipeline('wave-no-units', `The plan ${list.plan.name} has no units: it runs as one job.`)}
   for (const unit of list.units) {
     pipeline[`wave-unit-${unit.name}`] = {

@@ -16,7 +16,7 @@ import {z} from 'zod'
 
 export const UNIT_RESULT_VERSION = 1
 
-export type BoundUnit = NonNullable<ApprovalRecord['units']>[number]
+export type ApprovedUnit = NonNullable<ApprovalRecord['units']>[number]
 
 const sha256 = z.lazy(() => z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 lowercase hex digits'))
 /** A unit name as the record's schema allows it. */
@@ -63,7 +63,7 @@ export function parseUnitResult(text: string, file: string): UnitResult {
 }
 
 /** The record's unit named `name`: a usage error when the plan has no units, or none of that name (naming them). */
-export function unitOf(record: ApprovalRecord, name: string, planPath: string): BoundUnit {
+export function unitOf(record: ApprovalRecord, name: string, planPath: string): ApprovedUnit {
   const units = record.units ?? []
   if (units.length === 0) {
     throw usageError(
@@ -82,7 +82,7 @@ export function unitOf(record: ApprovalRecord, name: string, planPath: string): 
  * enforcement (units run side by side: a change outside one's paths is another's), its own checks
  * (the plan-level ones run once, on the merged tree), and its budget within the plan's.
  */
-export function unitRecord(record: ApprovalRecord, unit: BoundUnit): ApprovalRecord {
+export function unitRecord(record: ApprovalRecord, unit: ApprovedUnit): ApprovalRecord {
   return {
     ...record,
     maxBudgetUsd: approvedBudget(record, unit)?.usd,
@@ -95,7 +95,7 @@ export function unitRecord(record: ApprovalRecord, unit: BoundUnit): ApprovalRec
  * The cap an approval binds a run to, naming where it was set: the record's `maxBudgetUsd`, and for a
  * unit's run the unit's `budgetUsd` within it (the lower; the approval's on a tie).
  */
-export function approvedBudget(record: ApprovalRecord, unit?: BoundUnit): BudgetCap | undefined {
+export function approvedBudget(record: ApprovalRecord, unit?: ApprovedUnit): BudgetCap | undefined {
   return lowestCap(capOf(record.maxBudgetUsd, {kind: 'approval'}), unit && capOf(unit.budgetUsd, {kind: 'unit', unit: unit.name}))
 }
 

@@ -16,10 +16,10 @@ export {EXECUTION_MODES, type ExecutionMode, nextMode, PERMISSION_MODES, type Pe
 const ACCESS_CLASSES = ['read', 'write', 'execute', 'network', 'control'] as const
 export type AccessClass = (typeof ACCESS_CLASSES)[number]
 
-export type Decision = 'allow' | 'ask' | 'deny'
+export type PermissionDecision = 'allow' | 'ask' | 'deny'
 
 export interface PolicyDecision {
-  decision: Decision
+  decision: PermissionDecision
   reason: string
   /** An allowed write outside the approved scope (enforcement `warn`): the run records it as a deviation. */
   outOfScope?: boolean

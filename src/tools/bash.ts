@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {type CommandResult, MAX_OUTPUT_CHARS, runCommand, spawnFor} from '../base/process/runner.js'
+import {type FinishedCommand, MAX_OUTPUT_CHARS, runCommand, spawnFor} from '../base/process/runner.js'
 import {defineTool, ToolError} from './tool.js'
 
 const DEFAULT_TIMEOUT_MS = 120_000
@@ -54,7 +54,7 @@ export default defineTool({
   },
 })
 
-function formatResult(result: CommandResult, timeout: number): string {
+function formatResult(result: FinishedCommand, timeout: number): string {
   const notes: string[] = []
   if (result.timedOut) notes.push(`Command timed out after ${timeout} ms and was killed.`)
   else if (result.aborted) notes.push('Command was interrupted and killed.')

@@ -121,7 +121,7 @@ export function assertSandboxForCommands(grant: CommandGrant): void {
 }
 
 /** What a finished command left: its output (head and tail), how it ended. the Bash tool and wave's own checks read it. */
-export interface CommandResult {
+export interface FinishedCommand {
   output: string
   code: number | null
   signal: NodeJS.Signals | null
@@ -174,7 +174,7 @@ function killGroupsOnExit(): void {
  * Runs a planned spawn (sandboxed or not) in its own process group, killed at the timeout or the abort.
  * `extras.observe` sees all of the output as it arrives (stdout and stderr interleaved), beyond what is kept.
  */
-export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal, extras: RunExtras = {}): Promise<CommandResult> {
+export function runCommand(plan: SpawnPlan, cwd: string, timeout: number, abort: AbortSignal, extras: RunExtras = {}): Promise<FinishedCommand> {
   return new Promise((resolve, reject) => {
     const child = spawnGrouped(plan, cwd, extras.input)
     const pid = child.pid

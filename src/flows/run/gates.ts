@@ -8,7 +8,7 @@ import {approvePlan} from '../../plans/decision.js'
 import {assertFresh, assertUnspent} from '../../plans/gates.js'
 import {type PlanRun, type PlanState, readPlanState} from '../../plans/lifecycle.js'
 import {liveLockOwner, planNameOf} from '../../plans/store.js'
-import {assertUnitUnspent, type BoundUnit, runsOf, unitOf, unitRecord} from '../../plans/unit-result.js'
+import {assertUnitUnspent, type ApprovedUnit, runsOf, unitOf, unitRecord} from '../../plans/unit-result.js'
 import type {SessionContext} from '../../session/context.js'
 import {newestRun, resumableRun} from '../../session/resume.js'
 import type {RunOptions} from './options.js'
@@ -32,7 +32,7 @@ export interface Prepared {
   /** The filtering proxy's socket directory, when the record allows named hosts. */
   proxy?: string
   /** A unit's run: the unit, the approval as decided (`record` is it narrowed to the unit), the plan's base commit. */
-  units?: {unit: BoundUnit; decided: ApprovalRecord; base: string}
+  units?: {unit: ApprovedUnit; decided: ApprovalRecord; base: string}
 }
 
 /**

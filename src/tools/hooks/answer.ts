@@ -5,7 +5,7 @@
  */
 import {z} from 'zod'
 
-import type {CommandResult} from '../../base/process/runner.js'
+import type {FinishedCommand} from '../../base/process/runner.js'
 import type {ConfiguredHook} from '../../config/hooks.js'
 
 /** Claude Code's JSON answer: the common fields and `hookSpecificOutput`. Unknown fields are let through, as Claude Code does. */
@@ -45,7 +45,7 @@ export type HookRun =
 export const hookName = (hook: ConfiguredHook) => `${hook.event} hook "${hook.command}"`
 
 /** What a finished hook process said, as a HookRun. */
-export function readHookRun(hook: ConfiguredHook, result: CommandResult): HookRun {
+export function readHookRun(hook: ConfiguredHook, result: FinishedCommand): HookRun {
   if (result.timedOut)
     return {exitCode: null, hook, kind: 'failed', problem: `timed out after ${hook.timeout}s (its timeout; set "timeout" in seconds in ${hook.file})`}
   if (result.aborted) return {exitCode: null, hook, kind: 'failed', problem: 'was stopped: the session was interrupted'}

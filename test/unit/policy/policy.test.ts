@@ -3,7 +3,7 @@ import {describe, expect, it} from 'vitest'
 import {
   AGENT_REFUSAL,
   decide,
-  type Decision,
+  type PermissionDecision,
   NESTED_AGENT_REFUSAL,
   nextMode,
   offered,
@@ -60,7 +60,7 @@ function ctx(mode: PermissionMode, allow: string[] = [], deny: string[] = [], ex
   return {headless: true, mode, planFile: mode === 'plan' ? PLAN : undefined, rules: parseRules(allow, deny), workspaceRoot: ROOT, ...extra}
 }
 
-type Row = [string, PolicyContext, ToolIdentity, Record<string, unknown>, ResolvedPath | undefined, Decision]
+type Row = [string, PolicyContext, ToolIdentity, Record<string, unknown>, ResolvedPath | undefined, PermissionDecision]
 
 const rows: Row[] = [
   // plan mode: read inside, write only the plan file, nothing else

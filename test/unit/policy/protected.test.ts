@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {decide, type Decision, parseRules, type PermissionMode, type PolicyContext, type ToolIdentity} from '../../../src/policy/policy.js'
+import {decide, type PermissionDecision, parseRules, type PermissionMode, type PolicyContext, type ToolIdentity} from '../../../src/policy/policy.js'
 import {DEFAULT_PROTECTED_PATHS, describeProtected, protectedMatcher, protectedPathsWith} from '../../../src/policy/protected.js'
 import type {Scope} from '../../../src/policy/scope.js'
 import type {PathKind, ResolvedPath} from '../../../src/base/workspace/paths.js'
@@ -30,7 +30,7 @@ const ctx = (mode: PermissionMode, scope?: Scope, extra: Partial<PolicyContext> 
 })
 const warn = (...paths: string[]): Scope => ({enforce: 'warn', paths})
 
-type Row = [string, PolicyContext, ToolIdentity, ResolvedPath, Decision]
+type Row = [string, PolicyContext, ToolIdentity, ResolvedPath, PermissionDecision]
 
 // [what, context, tool, target, decision]
 const rows: Row[] = [

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {decide, type Decision, parseRules, type PermissionMode, type PolicyContext, type ToolIdentity} from '../../../src/policy/policy.js'
+import {decide, type PermissionDecision, parseRules, type PermissionMode, type PolicyContext, type ToolIdentity} from '../../../src/policy/policy.js'
 import {inScope, type Scope, scopeMatcher} from '../../../src/policy/scope.js'
 import type {PathKind, ResolvedPath} from '../../../src/base/workspace/paths.js'
 
@@ -22,7 +22,7 @@ const ctx = (mode: PermissionMode, s?: Scope, allow: string[] = []): PolicyConte
   workspaceRoot: ROOT,
 })
 
-type Row = [string, PolicyContext, ToolIdentity, ResolvedPath, Decision, boolean]
+type Row = [string, PolicyContext, ToolIdentity, ResolvedPath, PermissionDecision, boolean]
 
 // [what, context, tool, target, decision, recorded as outside the scope]
 const rows: Row[] = [
