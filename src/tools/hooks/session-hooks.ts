@@ -15,6 +15,7 @@ import path from 'node:path'
 import {scrubSecrets} from '../../base/secrets.js'
 import {runCommand, spawnFor} from '../../base/process/runner.js'
 import {DEFAULT_SANDBOX, type SandboxSettings} from '../../base/process/sandbox.js'
+import {hookSandbox} from './containment.js'
 import {type ConfiguredHook, type HookEventName, hookMatches} from '../../config/hooks.js'
 import {type HookAnswer, hookName, type HookRun, oneLine, readHookRun} from './answer.js'
 
@@ -245,13 +246,16 @@ export class SessionHooks {
 
   private async execute(hook: ConfiguredHook, input: string): Promise<HookRun> {
     const {context} = this
-    const session = context.sandbox ?? DEFAULT_SANDBOX
-    // The user's hook is the user's own command, as Bash with the sandbox off runs one; a repository's
-    // is the repository's code, contained as the model's commands are, whatever the session's sandbox.
-    const sandbox: SandboxSettings = hook.scope === 'user' ? {...session, enabled: false} : {...session, enabled: true}
+    // A repository's hook, or a user's that runs the workspace's files, is contained as the model's
+    // commands are (throwaway in plan mode); a user's own command runs as the user's (containment.ts).
+    const sandbox = hookSandbox(hook, context.sandbox ?? DEFAULT_SANDBOX, context.workspace, context.mode())
     const spawn = spawnFor(hook.command, {root: context.workspace}, sandbox)
-    if ('problem' in spawn)
-      return {exitCode: null, hook, kind: 'failed', problem: `could not start: it is a project's hook, which runs only in the sandbox: ${spawn.problem}`}
+    if ('problem' in spawn) {
+      const whose =
+        hook.scope === 'user' ? "it runs the workspace's files, so it runs only in the sandbox" : "it is a project's hook, which runs only in the sandbox"
+      return {exitCode: null, hook, kind: 'failed', problem: `could not start: ${whose}: ${spawn.problem}`}
+    }
+
     spawn.plan.env.CLAUDE_PROJECT_DIR = context.workspace
     try {
       const result = await runCommand(spawn.plan, context.workspace, hook.timeout * 1000, context.signal, {input})
