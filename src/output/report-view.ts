@@ -50,7 +50,7 @@ export function reportMarkdown(report: RunReport): string {
  * What the failing checks said, for a run that stopped on them (exit 7): each command, how it ended, and
  * its kept output (head, tail and the lines that look like failures, numbered). '' when none failed.
  */
-export function failingChecksText(report: RunReport): string {
+export function failingChecksText(report: Pick<RunReport, 'checks'>): string {
   return report.checks
     .filter((check) => !checkPassed(check))
     .map(

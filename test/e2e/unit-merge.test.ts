@@ -183,6 +183,13 @@ describe('wave plans merge', () => {
     // Only api's change is in the tree, and the plan's checks, run on it, say what is not there.
     expect(gitStatus(job.repo)).toBe('?? src/api/route.ts')
     expect(applied.checks[0].exitCode).not.toBe(0)
+
+    // Text mode says on stderr what the failing plan check printed, as wave run does at exit 7, and the way on.
+    const text = await merge(mergeJob(), ...withoutDocs, '--partial')
+    expect(text.code).toBe(7)
+    expect(text.stderr).toContain(`$ ${applied.checks[0].command} (`)
+    expect(text.stderr).toContain(applied.checks[0].outputTail)
+    expect(text.stderr).toContain('Next: run the units web, docs again')
   })
 
   it('refuses the merge when the work tree has changes the merged patch would overwrite', async () => {

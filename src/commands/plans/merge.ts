@@ -4,6 +4,7 @@ import {WaveCommand} from '../../cli/command.js'
 import {ExitCode} from '../../base/errors.js'
 import {inertMarkdown} from '../../base/text.js'
 import {formatCost} from '../../output/progress.js'
+import {failingChecksText} from '../../output/report-view.js'
 import {type MergeOutcome, mergeUnits} from '../../flows/merge.js'
 import type {CommandResult} from '../../output/sink.js'
 import {checkOutcome} from '../../plans/report.js'
@@ -55,9 +56,23 @@ A unit with no result, or whose run failed, is named and nothing is applied (exi
       signal: controller.signal,
       warn: (message) => this.output.warn(message),
     })
-    if (outcome.problem) process.exitCode = ExitCode.unmet
+    if (outcome.problem) {
+      process.exitCode = ExitCode.unmet
+      // As `wave run` at exit 7: what the failing plan checks said (their kept output), then the way on.
+      const said = failingChecksText({checks: outcome.checks})
+      this.output.warn(`${said ? `${said}\n\n` : ''}Next: ${mergeNextStep(outcome)}`)
+    }
+
     await this.output.result(mergeResult(outcome))
   }
+}
+
+/** The way on from an incomplete merge: the units to run again, or the plan's checks to make pass. */
+function mergeNextStep(outcome: MergeOutcome): string {
+  const again = [...outcome.failed, ...outcome.missing]
+  if (again.length > 0)
+    return `run the ${again.length === 1 ? 'unit' : 'units'} ${again.join(', ')} again (their jobs, or wave run ${outcome.name} --unit NAME), then merge again.`
+  return `the units merged, and the plan's checks on the merged tree failed: fix what they say (a unit run again with wave run ${outcome.name} --unit NAME --resume), then merge again from a clean checkout.`
 }
 
 const STATUS_WORDS: Record<MergeOutcome['units'][number]['status'], string> = {
