@@ -3,6 +3,8 @@ import type {Middleware} from '@anthropic-ai/sdk'
 
 import {loadBundle, runningFromBundles} from '../base/bundles.js'
 import {ExitCode, WaveError} from '../base/errors.js'
+import {registerSecret} from '../base/secrets.js'
+import {assertAnthropicCredential, credentialInUse, federationFailure, identityTokenValue} from './credentials.js'
 import {scrubSecrets} from '../base/secrets.js'
 import {assertCloudSettings, CLIENT_DEFAULTS, chooseProvider, createCloudClient, type Provider} from './providers.js'
 
@@ -58,12 +60,8 @@ function checkedApi(settingsProvider?: Provider): {provider: Provider; maxRetrie
     return {...api, provider}
   }
 
-  if (process.env.ANTHROPIC_API_KEY?.trim() || process.env.ANTHROPIC_AUTH_TOKEN?.trim()) return {...api, provider}
-  throw new WaveError(
-    'ANTHROPIC_API_KEY is not set: wave needs it (or ANTHROPIC_AUTH_TOKEN) to reach the model.',
-    ExitCode.usage,
-    'Export ANTHROPIC_API_KEY, and ANTHROPIC_BASE_URL for an Anthropic-compatible endpoint.',
-  )
+  assertAnthropicCredential()
+  return {...api, provider}
 }
 
 /**
@@ -79,7 +77,28 @@ export async function createClient(settingsProvider?: Provider): Promise<Anthrop
   const {maxRetries, provider, timeoutMs} = checkedApi(settingsProvider)
   if (provider !== 'anthropic') return createCloudClient(provider, {maxRetries, timeout: timeoutMs})
   const {default: AnthropicClient} = await loadSdk()
-  return new AnthropicClient({...CLIENT_DEFAULTS, maxRetries, timeout: timeoutMs})
+  // Keyless: the SDK's own credential chain exchanges the identity token (no exchange of wave's); the
+  // token and the bearer it returns are scrubbed wherever a key would be.
+  const federated = credentialInUse()?.kind === 'federation'
+  if (federated) registerSecret(identityTokenValue())
+  return new AnthropicClient({...CLIENT_DEFAULTS, maxRetries, ...(federated ? {middleware: [bearerKeeper()]} : {}), timeout: timeoutMs})
+}
+
+/**
+ * Client middleware, which the SDK runs around its token exchange too: the bearer `/v1/oauth/token`
+ * answers with becomes a secret (base/secrets.ts) before the SDK sends it anywhere.
+ */
+function bearerKeeper(): Middleware {
+  return async (request, next) => {
+    const response = await next(request)
+    if (!new URL(request.url).pathname.endsWith('/v1/oauth/token') || !response.ok) return response
+    const body = (await response
+      .clone()
+      .json()
+      .catch(() => undefined)) as {access_token?: unknown} | undefined
+    if (typeof body?.access_token === 'string') registerSecret(body.access_token)
+    return response
+  }
 }
 
 /**
@@ -261,6 +280,8 @@ interface ApiContext {
  * ANTHROPIC_BASE_URL), else the status, request id and the API's own message (exit 1).
  */
 export function apiFailure(error: unknown, context: ApiContext): WaveError {
+  const federation = federationFailure(error)
+  if (federation) return federation
   const e = error as SdkError
   const line = describeApiError(error, context.requestId)
   const endpoint = endpointOf(context.baseURL)

@@ -13,6 +13,7 @@ import {runCommand, spawnFor} from '../base/process/runner.js'
 import {planBashOf} from '../session/plan-mode.js'
 import {checkShellGrammar} from '../policy/shell.js'
 import {assertCloudSettings, chooseProvider, type Provider, providerFrom} from '../model/providers.js'
+import {assertAnthropicCredential, credentialInUse} from '../model/credentials.js'
 import {type EffectiveSettings, loadSettings, projectSettingsPath, userSettingsPath} from '../config/settings.js'
 import {describeHook} from '../config/hooks.js'
 import {loadSkills} from '../tools/skills/catalog.js'
@@ -170,14 +171,12 @@ function credentialsCheck(settingsProvider: Provider | undefined): Check {
     }
   }
 
-  const set = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].filter((name) => process.env[name]?.trim())
-  if (set.length > 0)
-    return {detail: `${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set (value not shown)`, name: 'credentials', required: true, status: 'pass'}
-  return {
-    detail: 'neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set. Fix: export ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint)',
-    name: 'credentials',
-    required: true,
-    status: 'fail',
+  // The credential the SDK will use, named (never its value): a key, a token, or workload identity federation.
+  try {
+    return {detail: assertAnthropicCredential().shown, name: 'credentials', required: true, status: 'pass'}
+  } catch (error) {
+    const hint = (error as {hint?: string}).hint
+    return {detail: `${(error as Error).message}${hint ? ` Fix: ${hint}` : ''}`, name: 'credentials', required: true, status: 'fail'}
   }
 }
 
@@ -204,7 +203,8 @@ async function endpointCheck(options: DoctorOptions, settingsProvider: Provider 
   const shown = url.origin
   if (options.offline) return check('skip', `${shown}: not checked (--offline)`)
   const answer = await ask(url, options.timeoutMs ?? ENDPOINT_TIMEOUT_MS)
-  if (answer.status === 401 || answer.status === 403) {
+  // Federation's bearer is the SDK's to get, at the first request: doctor sends none, so a 401 says nothing of it.
+  if ((answer.status === 401 || answer.status === 403) && credentialInUse()?.kind !== 'federation') {
     // The key is what fails here, and nothing would work with it: required, so doctor exits 1.
     return {
       ...check('fail', `${shown} refused the credentials (HTTP ${answer.status}). Fix: check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for this endpoint`),

@@ -46,6 +46,7 @@ import {PromptCache} from './cache.js'
 import {checkRequest} from './conformance.js'
 import {buildMessage} from './message.js'
 import {answerModelLookup, MODELS, type ServedModel} from './models.js'
+import {type Federation, TokenDesk} from './oauth.js'
 import {isObject, type RecordedRequest, recordRequest} from './recorded.js'
 import {ERROR_TYPES, sendError, sendJson} from './responses.js'
 import {isErrorFault, isReply, type StaticTurn, type Turn} from './script.js'
@@ -79,6 +80,7 @@ export {
   type Usage,
 } from './script.js'
 export {signThinking} from './signatures.js'
+export type {Federation} from './oauth.js'
 export {sseEvents} from './sse.js'
 
 export interface MessagesServer {
@@ -113,6 +115,8 @@ interface ServerOptions {
   models?: readonly ServedModel[]
   /** The prompt cache's clock, in ms (Date.now): a test moves it to see an entry's TTL run out. */
   now?: () => number
+  /** Workload identity federation (oauth.ts): `/v1/oauth/token` exchanges this identity token, and messages take only the bearer issued. */
+  federation?: Federation
 }
 
 export async function startMessagesServer(script: Turn[] = [], options: ServerOptions = {}): Promise<MessagesServer> {
@@ -128,6 +132,7 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
   let seq = 0
   let closed = false
   let promptLimit: number | undefined
+  const desk = new TokenDesk(options.federation)
   const stalls = new Stalls()
   const stall = (ms: number) => stalls.sleep(ms)
 
@@ -159,6 +164,7 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
 
     if (isModelLookup) return answerLookup(res, path, models, {done, fail, nextId})
 
+    if (desk.intercept(req, res, record, path, {done, fail, nextId})) return
     if (record.method !== 'POST' || path !== '/v1/messages') return noRoute(res, record, path, {done, fail, nextId})
     const body = record.body
     if (!isObject(body)) return refuse('bad-request', 'messages-server: request body is not a JSON object')

@@ -498,7 +498,7 @@ function isPseudoFilesystem(dir: string): boolean {
 
 const ALWAYS = new Set(['PATH', 'LANG', 'TERM', 'CI', 'TZ', 'USER', 'SHELL'])
 /** wave's own model credentials: no listing passes them on. */
-const NEVER = new Set(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'])
+const NEVER = new Set(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_IDENTITY_TOKEN'])
 /** Names that look like credentials (git-safety.ts keeps the list): passed only when listed by their exact name, never by a pattern. */
 export {looksSecret} from '../workspace/git-safety.js'
 
