@@ -31,7 +31,8 @@ export type AgentEvent =
   /** The model's thinking, where it is shown (never on stdout, never in a plan). */
   | {type: 'thinking'; text: string}
   | {type: 'tool_call'; id: string; name: string; input: unknown}
-  | {type: 'tool_result'; id: string; name: string; isError: boolean; denied: boolean; content: string}
+  /** `changed`: the file a write tool changed, its real path (a run's contract checks where it lies). */
+  | {type: 'tool_result'; id: string; name: string; isError: boolean; denied: boolean; content: string; changed?: string}
   /** After every response: the session's usage and cost so far (`costUsd` null for a model without a price). */
   | {type: 'usage'; turn: number; usage: TokenUsage; costUsd: number | null; stopReason?: string | null}
   | {type: 'retry'; attempt: number; reason: string}

@@ -20,7 +20,8 @@ export function reportTally(report: RunReport, heading = 'Run complete'): string
       : `${inside} changed in scope, ${report.outOfScope.length} outside${report.outOfScope.length > 0 ? ` (${fileList(report.outOfScope)})` : ''}, ${report.untouched.length} untouched`
   const checks = report.checks.length > 0 ? report.checks.map((check) => `${check.command} ${checkOutcome(check)}`).join(', ') : 'none'
   const denied = `${report.denials.length} ${report.denials.length === 1 ? 'call' : 'calls'} denied`
-  return `${heading}: ${files}; checks: ${checks}${checkOutputsTally(report)}; ${denied}`
+  const dependencies = report.dependencyChanges?.length ? `; dependencies changed: ${fileList(report.dependencyChanges)}` : ''
+  return `${heading}: ${files}; checks: ${checks}${checkOutputsTally(report)}${dependencies}; ${denied}`
 }
 
 /** What the checks wrote where git ignores it, after the checks in the tally: theirs, not a change of the run's. */
@@ -37,6 +38,9 @@ export function reportMarkdown(report: RunReport): string {
     ['Outside the scope', report.outOfScope.length > 0 ? report.outOfScope.map(code).join(', ') : '0'],
     ['Untouched', report.untouched.length > 0 ? report.untouched.map(code).join(', ') : '0'],
     ...(report.checkOutputs?.length ? [['Written by the checks (ignored, not delivered)', report.checkOutputs.map(code).join(', ')] as [string, string]] : []),
+    ...(report.dependencyChanges?.length
+      ? [['Dependencies changed (no check ran on them)', report.dependencyChanges.map(code).join(', ')] as [string, string]]
+      : []),
     ['Denied calls', String(report.denials.length)],
   ]
   const checks =

@@ -28,6 +28,8 @@ export interface CheckOptions {
   outputFile?(index: number): string
   /** Before each check starts, and after it ends: progress on stderr. */
   onCheck?(event: {command: string; result?: CheckResult}): void
+  /** Before each check: why it may not run (then neither it nor any after it runs), or undefined. */
+  guard?(): Promise<string | undefined>
 }
 
 /** Runs every check, in order, each whatever the one before did: the report shows them all. */
@@ -35,6 +37,8 @@ export async function runChecks(commands: ReadonlyArray<{command: string}>, opti
   const results: CheckResult[] = []
   for (const [index, {command}] of commands.entries()) {
     options.signal.throwIfAborted()
+    const refused = await options.guard?.()
+    if (refused) return [...results, ...notRun(commands.slice(index), refused)]
     options.onCheck?.({command})
     const result = await runCheck(command, options, options.outputFile?.(index))
     options.onCheck?.({command, result})
@@ -42,6 +46,11 @@ export async function runChecks(commands: ReadonlyArray<{command: string}>, opti
   }
 
   return results
+}
+
+/** Checks that did not run, and why: each failed, never passed. */
+export function notRun(commands: ReadonlyArray<{command: string}>, why: string): CheckResult[] {
+  return commands.map(({command}) => ({command, durationMs: 0, exitCode: null, outputTail: `Not run: ${why}.`}))
 }
 
 async function runCheck(command: string, options: CheckOptions, file?: string): Promise<CheckResult> {

@@ -11,15 +11,19 @@
  *   model wrote that a check loaded) is a deviation like any other; but what the checks wrote to
  *   git-ignored paths outside the dependencies (caches, reports: check-outputs.ts) is theirs, listed
  *   as `checkOutputs`;
+ * - the project's dependencies held as the run began (dependency-guard.ts): a change found there is
+ *   named, no check runs on it, and the run fails whatever the scope's enforcement;
  * - the denials, for the report;
  * - the report itself (planned versus actual) and whether the run met its contract.
  */
 import type {ApprovalRecord} from './approval.js'
 import {divideChecksWrites, outputsByDirectory} from './check-outputs.js'
-import {type CheckOptions, failedChecksMessage, runChecks} from './checks.js'
+import {type CheckOptions, failedChecksMessage, notRun, runChecks} from './checks.js'
+import {DependencyGuard, dependenciesChangedMessage} from './dependency-guard.js'
 import {buildReport, type CheckResult, checkPassed, type Denial, type RunReport, reportProblem} from './report.js'
 import {describeScope, scopeMatcher} from '../policy/scope.js'
 import {DEFAULT_PROTECTED_PATHS, protectedMatcher} from '../policy/protected.js'
+import type {SandboxSettings} from '../base/process/sandbox.js'
 import {isDependencyPath} from '../base/workspace/dependencies.js'
 import {changedBetween, type WorkTreePlace, type WorkTreeState, WorkTreeWatch} from '../base/workspace/worktree.js'
 
@@ -49,10 +53,14 @@ export class Enforcement {
   readonly deviations = new Set<string>()
   /** Of those, the ones that changed while the approved checks ran. */
   readonly duringChecks = new Set<string>()
+  /** The real paths the file tools wrote (their results say so): one inside the dependencies fails the run. */
+  private readonly written = new Set<string>()
   /** Ignored paths the checks wrote (caches, reports): theirs, not the model's. */
   readonly checkOutputs = new Set<string>()
   /** Protected paths the scope does not name that a command or a check changed: each fails the run. */
   readonly protectedChanges = new Set<string>()
+  /** Entries of the project's dependencies found changed since the run began. */
+  readonly dependencyChanges = new Set<string>()
   readonly denials: Denial[] = []
   /** The newest results of the checks; empty until they ran. */
   checks: CheckResult[] = []
@@ -67,6 +75,8 @@ export class Enforcement {
   private readonly baseline?: Promise<WorkTreeState>
   /** The work tree as the checks last left it: the model's later changes are measured from it, not what the checks wrote. */
   private afterChecks?: WorkTreeState
+  /** The project's dependencies held as the run began; absent without checks or a work tree. */
+  private readonly dependencies?: DependencyGuard
 
   constructor(private readonly options: EnforcementOptions) {
     const scope = options.record.scope
@@ -77,20 +87,32 @@ export class Enforcement {
     this.denials.push(...(options.earlier?.denials ?? []))
     for (const file of options.earlier?.outOfScopeDuringChecks ?? []) this.duringChecks.add(file)
     for (const output of options.earlier?.checkOutputs ?? []) this.checkOutputs.add(output)
+    for (const file of options.earlier?.dependencyChanges ?? []) this.dependencyChanges.add(file)
     // Protected paths hold in every mode and enforcement: with a work tree, commands are always watched.
     if (options.place) {
       this.watch = new WorkTreeWatch(options.place)
       this.baseline = this.watch.read()
     }
+
+    if (options.place && (options.record.verify?.length ?? 0) > 0) {
+      const state = this.baseline ?? new WorkTreeWatch(options.place).read()
+      this.dependencies = new DependencyGuard(options.place.workspace, state, options.checks.sandbox.enabled)
+    }
   }
 
-  /** Resolves once the work tree as the run began is read: to be awaited before the first tool runs. */
+  /** Resolves once the work tree and the dependencies as the run began are read: to be awaited before the first tool runs. */
   async ready(): Promise<void> {
-    await this.baseline
+    await Promise.all([this.baseline, this.dependencies?.ready()])
   }
 
   get strict(): boolean {
     return this.options.record.scope?.enforce === 'strict'
+  }
+
+  /** The sandbox the model's commands run in, the project's dependencies read-only in it once they are known (before the first tool). */
+  commandSandbox<T extends SandboxSettings>(sandbox: T): T {
+    const dependencies = this.dependencies
+    return dependencies ? {...sandbox, frozen: () => dependencies.forCommands()} : sandbox
   }
 
   /** Whether commands need watching: there is a scope to hold them to, and a work tree to watch. */
@@ -125,8 +147,9 @@ export class Enforcement {
   }
 
   /** Every tool call and result the session reports: denials are kept for the report. */
-  observe(event: {type: string; id?: string; name?: string; input?: unknown; denied?: boolean; content?: string}): void {
+  observe(event: {type: string; id?: string; name?: string; input?: unknown; denied?: boolean; content?: string; changed?: string}): void {
     if (event.type === 'tool_call' && event.id) this.calls.set(event.id, {input: event.input, name: event.name ?? ''})
+    if (event.type === 'tool_result' && event.changed) this.written.add(event.changed)
     if (event.type !== 'tool_result' || !event.id) return
     const call = this.calls.get(event.id)
     this.calls.delete(event.id)
@@ -152,15 +175,7 @@ export class Enforcement {
     const verify = this.options.record.verify ?? []
     if (verify.length === 0) return undefined
     await beforeChecks?.()
-    this.checks =
-      work.survived.length > 0
-        ? verify.map(({command}) => ({
-            command,
-            durationMs: 0,
-            exitCode: null,
-            outputTail: `Not run: a process of background task ${work.survived.join(', ')} would not end.`,
-          }))
-        : await runChecks(verify, this.options.checks)
+    this.checks = await this.runChecks(verify, work.survived)
     if (atChecks) {
       const after = await this.watch!.read()
       this.protectedBetween(atChecks, after)
@@ -169,12 +184,28 @@ export class Enforcement {
 
     this.rounds++
     if (this.checks.every(checkPassed)) return undefined
+    // Dependencies changed: no turn can make a check's verdict rest on them again.
+    if (this.dependencyChanges.size > 0) return undefined
     // A strict scope already left: no turn can undo that, so none is spent on the checks.
     if ((this.strict && this.deviations.size > 0) || this.protectedChanges.size > 0) return undefined
     const retries = this.options.retries ?? DEFAULT_VERIFY_RETRIES
     if (this.rounds > retries) return undefined
     const ended = work.ended.length > 0 ? `wave ended your background commands (${work.ended.join(', ')}) before running the checks.\n\n` : ''
     return ended + failedChecksMessage(this.checks, {attempt: this.rounds, of: retries})
+  }
+
+  /** The checks, unless a background process survived or the dependencies changed; held to the dependencies as they were. */
+  private async runChecks(verify: ReadonlyArray<{command: string}>, survived: string[]): Promise<CheckResult[]> {
+    if (survived.length > 0) return notRun(verify, `a process of background task ${survived.join(', ')} would not end`)
+    const changed = this.dependencies?.writtenInto(this.written) ?? []
+    for (const file of changed) this.dependencyChanges.add(file)
+    if (changed.length > 0) return notRun(verify, dependenciesChangedMessage(changed))
+    const options = this.dependencies
+      ? await this.dependencies.checkOptions(this.options.checks, (found) => {
+          for (const file of found) this.dependencyChanges.add(file)
+        })
+      : this.options.checks
+    return runChecks(verify, options)
   }
 
   /** What changed outside the scope between two readings, recorded as deviations. */
@@ -213,6 +244,7 @@ export class Enforcement {
     return buildReport({
       changed,
       checkOutputs: outputsByDirectory(this.checkOutputs),
+      dependencyChanges: [...this.dependencyChanges],
       checks: this.checks,
       denials: this.denials,
       deviations: this.deviations,

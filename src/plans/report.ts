@@ -44,6 +44,11 @@ export const runReportSchema = z.lazy(() =>
      */
     checkOutputs: z.array(z.string()).optional(),
     denials: z.array(denialSchema),
+    /**
+     * Entries of the project's dependencies (node_modules, a virtualenv, vendored tools) changed since
+     * the run began: no check ran on them, and the run fails whatever the scope (absent when none did).
+     */
+    dependencyChanges: z.array(z.string()).optional(),
     /** How the scope was held to; null with no scope. */
     enforce: z.enum(['warn', 'strict', 'off']).nullable().default(null),
     /** Changes outside the scope: files changed outside it, and what commands changed outside it (even if undone later). */
@@ -84,6 +89,8 @@ interface ReportInput {
   changed: string[]
   /** Ignored paths the checks wrote, by directory (check-outputs.ts). */
   checkOutputs?: string[]
+  /** Entries of the dependencies changed since the run began (dependency-guard.ts). */
+  dependencyChanges?: string[]
   /** Changes commands made outside the scope, recorded as they happened. */
   deviations?: Iterable<string>
   /** Of the deviations, those made while the checks ran. */
@@ -97,7 +104,11 @@ interface ReportInput {
 export function buildReport(input: ReportInput): RunReport {
   const changed = [...new Set(input.changed)].sort()
   const guarded = [...new Set(input.protectedChanges ?? [])].sort()
-  const outputs = {...(input.checkOutputs?.length ? {checkOutputs: [...input.checkOutputs]} : {}), ...(guarded.length > 0 ? {protectedChanged: guarded} : {})}
+  const outputs = {
+    ...(input.checkOutputs?.length ? {checkOutputs: [...input.checkOutputs]} : {}),
+    ...(guarded.length > 0 ? {protectedChanged: guarded} : {}),
+    ...(input.dependencyChanges?.length ? {dependencyChanges: [...input.dependencyChanges].sort()} : {}),
+  }
   const scope = input.scope
   if (!scope) return {changed, checks: input.checks, ...outputs, denials: input.denials, enforce: null, outOfScope: [], scope: null, untouched: []}
   const inScope = scopeMatcher(scope.paths)
@@ -124,6 +135,7 @@ export function buildReport(input: ReportInput): RunReport {
 export function reportProblem(report: RunReport): string | undefined {
   const failing = report.checks.filter((check) => !checkPassed(check))
   const problems: string[] = []
+  if (report.dependencyChanges?.length) problems.push(`the project's dependencies changed: ${fileList(report.dependencyChanges)}`)
   if (failing.length > 0) problems.push(`${failing.map((check) => `${check.command} ${checkOutcome(check)}`).join(', ')}`)
   if (report.protectedChanged?.length) problems.push(`changed protected paths: ${fileList(report.protectedChanged)}`)
   if (report.enforce === 'strict' && report.outOfScope.length > 0) problems.push(`changed outside the strict scope: ${fileList(report.outOfScope)}`)

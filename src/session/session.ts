@@ -321,7 +321,15 @@ export function agentLoop(binding: LoopBinding): AgentLoop {
       {agents, commandWatch, hooks, notes, policy, registry, sandbox, session, signal: loop.signal, tasks},
       {
         ended: (call, result) =>
-          onEvent({content: result.content, denied: result.denied, id: call.id, isError: result.isError, name: call.name, type: 'tool_result'}),
+          onEvent({
+            content: result.content,
+            denied: result.denied,
+            id: call.id,
+            isError: result.isError,
+            name: call.name,
+            type: 'tool_result',
+            ...(result.changed ? {changed: result.changed} : {}),
+          }),
         started: (call) => onEvent({id: call.id, input: call.input, name: call.name, type: 'tool_call'}),
       },
     ),

@@ -3,11 +3,11 @@
  * runners write caches and reports where git ignores them (pytest's `.pytest_cache/` and `__pycache__/`,
  * a runner's `coverage/`): a correct change under a strict scope naming only the changed file exits 0,
  * with those listed as `checkOutputs`, on disk, and not delivered. What made every change count still
- * fails: a runner replaced through a check, a background command's ignored write, each beside its
- * control. (A check writing a tracked file outside the scope, and the model replacing a runner in
+ * fails: an executable planted in node_modules/.bin through a check (dependencies.test.ts has the rest of
+ * the dependencies' cases), a background command's ignored write, each beside its control. (A check writing a tracked file outside the scope, and the model replacing a runner in
  * node_modules/.bin, are contract-hostile.test.ts's.)
  */
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, lstatSync, readFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
@@ -22,13 +22,13 @@ const TIMEOUT = {timeout: 180_000}
 /** A plan of `scope` and `checks`, approved (bypassPermissions, `enforce`) and run on `turns`; the report however the run ended. */
 async function runPlan(
   project: {sandbox: Sandbox; server: MessagesServer},
-  plan: {scope: string[]; checks: string[]; enforce?: string; name?: string},
+  plan: {scope: string[]; checks: string[]; enforce?: string; flags?: string[]; name?: string},
   turns: Parameters<MessagesServer['push']>,
 ): Promise<RunWaveResult & {report: RunReport}> {
   const {sandbox, server} = project
   const text = `# The change\n\n## Scope\n${plan.scope.map((entry) => `- ${entry}`).join('\n')}\n\n## Verification\n${plan.checks.map((check) => `- \`${check}\``).join('\n')}\n`
   const planPath = writePlanFile(sandbox, text, plan.name ?? 'brave-otter')
-  const approved = await runWave(['approve', planPath, '--mode', 'bypassPermissions', '--scope-enforce', plan.enforce ?? 'strict'], {
+  const approved = await runWave(['approve', planPath, '--mode', 'bypassPermissions', '--scope-enforce', plan.enforce ?? 'strict', ...(plan.flags ?? [])], {
     cwd: sandbox.repo,
     home: sandbox.home,
   })
@@ -154,24 +154,28 @@ Add shout to text/__init__.py.
 })
 
 describe('what made every change count still fails', TIMEOUT, () => {
-  it('code a first check runs, replacing the runner a second check runs, is a deviation under strict (exit 7); control: under warn the forged pass goes through, reported', async () => {
-    const forge =
-      "import {writeFileSync} from 'node:fs'\nwriteFileSync('node_modules/testrunner/lib/cli.js', '#!/usr/bin/env node\\nconsole.log(\"99 tests passed\")\\n')\n"
-    const turns = () => [write('prepare.js', forge), reply('Done.')]
+  it('code a first check runs cannot plant an executable in node_modules/.bin that the second runs: the real runner fails (exit 7); control: with the sandbox off it lands, and is found before the second check (exit 7, named)', async () => {
+    const plant =
+      "import {chmodSync, rmSync, writeFileSync} from 'node:fs'\n" +
+      "rmSync('node_modules/.bin/testrunner')\n" +
+      "writeFileSync('node_modules/.bin/testrunner', '#!/bin/sh\\necho 99 tests passed\\n')\n" +
+      "chmodSync('node_modules/.bin/testrunner', 0o755)\n"
+    const turns = () => [write('plant.js', plant), reply('Done.')]
+    const plan = {checks: ['node plant.js', 'node_modules/.bin/testrunner'], enforce: 'warn', scope: ['plant.js']}
     await withProject(NODE_FILES, installTestRunner, async (project) => {
-      const plan = {checks: ['node prepare.js', 'node_modules/.bin/testrunner'], scope: ['prepare.js']}
+      const bin = path.join(project.sandbox.repo, 'node_modules/.bin/testrunner')
       const result = await runPlan(project, plan, turns())
       expect(result.code, result.stderr).toBe(7)
-      expect(result.report.outOfScope).toEqual(['node_modules/.bin/testrunner'])
-      expect(result.report.outOfScopeDuringChecks).toEqual(['node_modules/.bin/testrunner'])
-      expect(result.report.checkOutputs).toBeUndefined()
+      expect(result.report.checks.map((check) => check.exitCode)).toEqual([1, 1])
+      expect(result.report.checks[0].outputTail).toMatch(/EROFS/)
+      expect(result.report.checks[1].outputTail).toContain('FAIL greet.test.js bids')
+      expect(lstatSync(bin).isSymbolicLink()).toBe(true)
 
-      // Control: the payload works (the forged runner passes over the failing test); warn reports it.
-      installTestRunner(project.sandbox.repo)
-      const control = await runPlan(project, {...plan, enforce: 'warn', name: 'calm-heron'}, turns())
-      expect(control.code, control.stderr).toBe(0)
-      expect(control.report.checks.map((check) => check.exitCode)).toEqual([0, 0])
-      expect(control.report.checks[1].outputTail).toBe('99 tests passed')
+      const control = await runPlan(project, {...plan, flags: ['--sandbox', 'off'], name: 'calm-heron'}, turns())
+      expect(control.code, control.stderr).toBe(7)
+      expect(readFileSync(bin, 'utf8'), JSON.stringify(control.report)).toBe('#!/bin/sh\necho 99 tests passed\n')
+      expect(control.report.checks.map((check) => check.exitCode)).toEqual([0, null])
+      expect(control.report.dependencyChanges).toEqual(['node_modules/.bin/testrunner'])
       expect(control.report.outOfScope).toEqual(['node_modules/.bin/testrunner'])
     })
   })

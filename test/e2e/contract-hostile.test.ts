@@ -49,9 +49,14 @@ ${checks.map((check) => `- \`${check}\``).join('\n')}
 `
 
 /** Approves a strict plan (any command allowed, the checks as given), and runs it with the scripted turns. */
-async function strictRun(checks: string[], turns: Parameters<MessagesServer['push']>, name = 'brave-otter'): Promise<RunWaveResult & {report: RunReport}> {
+async function strictRun(
+  checks: string[],
+  turns: Parameters<MessagesServer['push']>,
+  name = 'brave-otter',
+  flags: string[] = [],
+): Promise<RunWaveResult & {report: RunReport}> {
   const planPath = writePlanFile(sandbox, planWith(checks), name)
-  const approved = await wave(['approve', planPath, '--mode', 'bypassPermissions', '--scope-enforce', 'strict'])
+  const approved = await wave(['approve', planPath, '--mode', 'bypassPermissions', '--scope-enforce', 'strict', ...flags])
   expect(approved.code, approved.stderr).toBe(0)
   server.push(...turns)
   const result = await wave(['run', planPath, '--verify-retries', '0', '--json'])
@@ -161,10 +166,19 @@ describe('every change outside the scope is seen', FOUR_RUNS, () => {
 
   it('an ignored test runner under node_modules/.bin replaced is a deviation (exit 7); control: the work done, the runner untouched', async () => {
     installRunner()
-    const result = await strictRun(['node_modules/.bin/runner'], [bash('printf "#!/bin/sh\\nexit 0\\n" > node_modules/runner/cli.sh'), reply('Done.')])
+    const replace = bash('printf "#!/bin/sh\\nexit 0\\n" > node_modules/runner/cli.sh')
+    // In the sandbox node_modules is read-only to the model's commands (issue 47): the runner stays, and its real test fails.
+    const contained = await strictRun(['node_modules/.bin/runner'], [replace, reply('Done.')], 'quiet-lynx')
+    expect(contained.code, contained.stderr).toBe(7)
+    expect(read('node_modules/runner/cli.sh')).toBe('#!/bin/sh\ngrep -q farewell src/util.ts\n')
+    expect(contained.report.checks).toEqual([expect.objectContaining({exitCode: 1})])
+
+    // Unsandboxed, the replacement lands: the watch sees it through the .bin entry.
+    const result = await strictRun(['node_modules/.bin/runner'], [replace, reply('Done.')], 'brave-otter', ['--sandbox', 'off'])
     expect(result.code, result.stderr).toBe(7)
     expect(read('node_modules/runner/cli.sh')).toBe('#!/bin/sh\nexit 0\n')
     expect(result.report.outOfScope).toEqual(['node_modules/.bin/runner'])
+    expect(result.report.dependencyChanges).toEqual(['node_modules/runner/cli.sh'])
     // The model was told at once, in the command's result.
     expect(toolResults(server.messageRequests.at(-1)!)[0].text).toMatch(/changed files outside the approved scope \(src\/\*\*\): node_modules\/\.bin\/runner/)
 

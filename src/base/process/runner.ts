@@ -64,6 +64,7 @@ export function spawnFor(
     command,
     cwd: where.cwd ?? where.root,
     env: sandbox.env,
+    frozen: typeof sandbox.frozen === 'function' ? sandbox.frozen() : sandbox.frozen,
     hidden: sandbox.hidden,
     network: sandbox.network,
     proxy: sandbox.proxy,

@@ -45,10 +45,27 @@ export interface SandboxSettings extends SandboxChoice {
    */
   hidden?: string[]
   /**
+   * Directories inside the workspace bound read-only, and those inside them left writable (the project's
+   * dependencies). A function when they are known only once the run's first reading is done, before any
+   * tool runs: asked at each command's spawn.
+   */
+  frozen?: Frozen | (() => Frozen | undefined)
+  /**
    * Plan mode's commands: nothing they write survives them (see `Throwaway`). Always sandboxed, whatever
    * `enabled` says, and never with the network.
    */
   throwaway?: boolean
+}
+
+/**
+ * Parts of the workspace a command may not write (base/workspace/dependencies.ts: the project's
+ * dependencies, as the approved checks see them), absolute paths: `readOnly` bound read-only over the
+ * writable workspace, then `writable` (inside them: runners' caches) bound writable again. bubblewrap
+ * 0.8 has no overlay, so what is writable is written where it is.
+ */
+export interface Frozen {
+  readOnly: string[]
+  writable: string[]
 }
 
 /**
@@ -110,6 +127,8 @@ export interface CommandRequest {
   readOnly?: string[]
   /** Folders laid over with an empty tmpfs besides wave's home (SandboxSettings.hidden). */
   hidden?: string[]
+  /** Parts of the workspace bound read-only, and writable again inside them (SandboxSettings.frozen). */
+  frozen?: Frozen
 }
 
 const SHELL = '/bin/bash'
@@ -336,6 +355,8 @@ export function sandboxedCommand(request: CommandRequest, bwrap: string): SpawnP
     if (real && isInside(root, real)) args.push('--ro-bind', real, real)
   }
 
+  args.push(...frozenArgs(request))
+
   // No network at all: package managers fail at once rather than retry (offline.ts).
   const extra: Record<string, string> = {...(request.network || request.proxy ? {} : OFFLINE_ENV), HOME: home}
   let command = [SHELL, '-c', request.command]
@@ -370,6 +391,26 @@ function hiddenArgs(request: CommandRequest, home: string): string[] {
     if (!real || real === '/' || isInside(real, request.root) || isInside(request.root, real)) continue
     if (isInside('/tmp', real) || isInside(home, real) || sharedDirectories().some((shared) => isInside(shared, real))) continue
     args.push('--size', String(HIDDEN_SIZE), '--tmpfs', real)
+  }
+
+  return args
+}
+
+/** The request's frozen parts of the workspace: each real directory inside it read-only, then its writable ones bound again. */
+function frozenArgs(request: CommandRequest): string[] {
+  const args: string[] = []
+  const frozen = request.frozen
+  for (const dir of frozen?.readOnly ?? []) {
+    const real = existing(dir)
+    if (real && real !== request.root && isInside(request.root, real)) args.push('--ro-bind', real, real)
+  }
+
+  // Writable again only where it is a real directory inside a read-only one, reached through no link:
+  // a symlink put in a cache's place would otherwise make whatever it names writable (`.git/hooks`).
+  for (const dir of frozen?.writable ?? []) {
+    const real = existing(dir)
+    const within = frozen?.readOnly.some((parent) => isInside(parent, dir))
+    if (real && real === path.resolve(dir) && within && lstatSync(real).isDirectory()) args.push('--bind', real, real)
   }
 
   return args

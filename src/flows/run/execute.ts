@@ -165,8 +165,9 @@ function conversationOf(
     onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
     opening: live.opening,
     prior: live.point?.prior,
-    // The record decides whether commands are contained; the settings may only name more variables.
-    sandbox: session.sandboxFor(record.sandbox, prepared.proxy),
+    // The record decides whether commands are contained; the settings may only name more variables. The
+    // project's dependencies are read-only to them (enforcement.ts).
+    sandbox: enforcement.commandSandbox(session.sandboxFor(record.sandbox, prepared.proxy)),
     recordAgent: (agent) => entry({agent}),
     transcript: (message) => entry({message}),
     transcriptPath: () => transcriptPathOf(planPath),
