@@ -23,7 +23,8 @@ interface DeliveryInput {
   /** The pull request the plan was made on, if it was. */
   pull?: {number: number; headRef: string; baseRef: string; sameRepository: boolean}
   prDelivery: PrDelivery
-  links: {plan: string; approval: string}
+  /** The plan's comment, the approval's, and a resumed run's `/wave resume` beside it. */
+  links: {plan: string; approval: string; resumed?: string}
   approver: string
 }
 
@@ -52,7 +53,7 @@ function commitMessage(input: DeliveryInput): string {
 Plan ${state.name} (sha256 ${state.sha256}), approved by @${input.approver}.
 Plan: ${links.plan}
 Approval: ${links.approval}
-`
+${links.resumed ? `Resumed: ${links.resumed}\n` : ''}`
 }
 
 function pullBody(input: DeliveryInput, client: Forge): string {
@@ -65,7 +66,7 @@ function pullBody(input: DeliveryInput, client: Forge): string {
   return `wave ran the plan [\`${state.name}\`](${links.plan}) (sha256 \`${state.sha256}\`), made against \`${state.commit}\` for ${origin}.
 
 - Approval: [by @${input.approver}](${links.approval}), mode \`${state.mode}\`, rules ${rules}
-- Files changed: ${input.files.map((file) => `\`${file}\``).join(', ')}
+${links.resumed ? `- Resumed: [the run stopped, then went on](${links.resumed})\n` : ''}- Files changed: ${input.files.map((file) => `\`${file}\``).join(', ')}
 `
 }
 

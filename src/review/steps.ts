@@ -601,7 +601,16 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
     const delivery = await deliver(run.client, run.remote, {
       approver: ctx.approvedBy,
       files: outcome.filesChanged,
-      links: {approval: trigger.comment?.url ?? sticky.url ?? found.comment.url, plan: sticky.url ?? found.comment.url},
+      links: {
+        // A resumed run's approval is the comment that approved it; the /wave resume beside it.
+        approval:
+          (prepared.resume ? [...state.history].reverse().find((entry) => entry.event === 'approved')?.url : undefined) ??
+          trigger.comment?.url ??
+          sticky.url ??
+          found.comment.url,
+        plan: sticky.url ?? found.comment.url,
+        resumed: prepared.resume ? trigger.comment?.url : undefined,
+      },
       prDelivery: run.options.prDelivery,
       pull: pull && {baseRef: pull.base.ref, headRef: pull.head.ref, number: pull.number, sameRepository},
       state: sticky.state,

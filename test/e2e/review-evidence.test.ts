@@ -239,6 +239,19 @@ describe('a check failing in the middle of its output, and /wave resume', () => 
     // Delivered: the first job's file (carried as a patch) and the resumed run's, in one commit on the branch.
     expect(git(remote, ['show', 'refs/heads/feature:src/farewell.ts']) + '\n').toBe(FAREWELL)
     expect(git(remote, ['show', 'refs/heads/feature:src/fixed.txt'])).toBe('fixed')
+    // The commit links the approval, not the /wave resume, which it names beside it.
+    const message = git(remote, ['log', '-1', '--format=%B', 'refs/heads/feature'])
+    const urlOf = (start: string) => github.commentsOn(7).find((c) => c.body.startsWith(start))!.html_url
+    expect(message).toContain(`Approval: ${urlOf('/wave approve')}`)
+    expect(message).toContain(
+      `Resumed: ${
+        github
+          .commentsOn(7)
+          .filter((c) => c.body.startsWith('/wave resume'))
+          .at(-1)!.html_url
+      }`,
+    )
+    expect(message).not.toContain(`Approval: ${urlOf('/wave resume')}`)
     const record = JSON.parse(readFileSync(path.join(resumed.home, 'plans', `${name}.approval.json`), 'utf8'))
     expect(record).toMatchObject({approver: 'mona', decision: 'approved', plan: {sha256: sha}})
   })
