@@ -41,6 +41,7 @@ export function reportMarkdown(report: RunReport): string {
     ...(report.dependencyChanges?.length
       ? [['Dependencies changed (no check ran on them)', report.dependencyChanges.map(code).join(', ')] as [string, string]]
       : []),
+    ...(report.hookOutputs?.length ? [['Written by the hooks (ignored, not delivered)', report.hookOutputs.map(code).join(', ')] as [string, string]] : []),
     ['Denied calls', String(report.denials.length)],
   ]
   const checks =

@@ -57,6 +57,8 @@ export class Enforcement {
   private readonly written = new Set<string>()
   /** Ignored paths the checks wrote (caches, reports): theirs, not the model's. */
   readonly checkOutputs = new Set<string>()
+  /** Ignored paths the hooks wrote as they ran (a formatter's log): theirs, not the model's. */
+  readonly hookOutputs = new Set<string>()
   /** Protected paths the scope does not name that a command or a check changed: each fails the run. */
   readonly protectedChanges = new Set<string>()
   /** Entries of the project's dependencies found changed since the run began. */
@@ -88,6 +90,7 @@ export class Enforcement {
     for (const file of options.earlier?.outOfScopeDuringChecks ?? []) this.duringChecks.add(file)
     for (const output of options.earlier?.checkOutputs ?? []) this.checkOutputs.add(output)
     for (const file of options.earlier?.dependencyChanges ?? []) this.dependencyChanges.add(file)
+    for (const output of options.earlier?.hookOutputs ?? []) this.hookOutputs.add(output)
     // Protected paths hold in every mode and enforcement: with a work tree, commands are always watched.
     if (options.place) {
       this.watch = new WorkTreeWatch(options.place)
@@ -213,9 +216,35 @@ export class Enforcement {
     return this.record(changedBetween(before, after))
   }
 
+  /** Whether hooks' writes need telling apart: there is a scope to hold the model to, and a work tree to watch. */
+  get watchesHooks(): boolean {
+    return this.inScope !== undefined && this.watch !== undefined
+  }
+
+  /**
+   * Around a firing of hooks (session-hooks.ts): what they wrote where git ignores it, outside the
+   * dependencies, is theirs (`hookOutputs`, never a deviation, later readings included); anything else
+   * they changed counts as a command's change does, since a hook may run code the model wrote.
+   */
+  async aroundHooks<T>(run: () => Promise<T>): Promise<T> {
+    const before = await this.watch!.read()
+    try {
+      return await run()
+    } finally {
+      const {changes, outputs} = divideChecksWrites(before, await this.watch!.read(), isDependencyPath)
+      for (const output of outputs) this.hookOutputs.add(output)
+      this.record(changes)
+    }
+  }
+
+  /** Whether a path is (inside) one the hooks wrote where git ignores it. */
+  private hookWrote(file: string): boolean {
+    return [...this.hookOutputs].some((output) => output === file || output === `${file}/` || (output.endsWith('/') && file.startsWith(output)))
+  }
+
   private record(changed: string[]): string[] {
     if (!this.inScope) return []
-    const outside = changed.filter((file) => !this.inScope!(file))
+    const outside = changed.filter((file) => !this.inScope!(file) && !this.hookWrote(file))
     for (const file of outside) this.deviations.add(file)
     return outside
   }
@@ -245,6 +274,7 @@ export class Enforcement {
       changed,
       checkOutputs: outputsByDirectory(this.checkOutputs),
       dependencyChanges: [...this.dependencyChanges],
+      hookOutputs: outputsByDirectory(this.hookOutputs),
       checks: this.checks,
       denials: this.denials,
       deviations: this.deviations,

@@ -43,6 +43,8 @@ export const runReportSchema = z.lazy(() =>
      * the model's, so never outside the scope, and never delivered (absent when they wrote nothing).
      */
     checkOutputs: z.array(z.string()).optional(),
+    /** What the hooks wrote where git ignores it (a formatter's log), by directory: theirs, not the model's (absent when none). */
+    hookOutputs: z.array(z.string()).optional(),
     denials: z.array(denialSchema),
     /**
      * Entries of the project's dependencies (node_modules, a virtualenv, vendored tools) changed since
@@ -91,6 +93,8 @@ interface ReportInput {
   checkOutputs?: string[]
   /** Entries of the dependencies changed since the run began (dependency-guard.ts). */
   dependencyChanges?: string[]
+  /** Ignored paths the hooks wrote, by directory (enforcement.ts, aroundHooks). */
+  hookOutputs?: string[]
   /** Changes commands made outside the scope, recorded as they happened. */
   deviations?: Iterable<string>
   /** Of the deviations, those made while the checks ran. */
@@ -108,6 +112,7 @@ export function buildReport(input: ReportInput): RunReport {
     ...(input.checkOutputs?.length ? {checkOutputs: [...input.checkOutputs]} : {}),
     ...(guarded.length > 0 ? {protectedChanged: guarded} : {}),
     ...(input.dependencyChanges?.length ? {dependencyChanges: [...input.dependencyChanges].sort()} : {}),
+    ...(input.hookOutputs?.length ? {hookOutputs: [...input.hookOutputs]} : {}),
   }
   const scope = input.scope
   if (!scope) return {changed, checks: input.checks, ...outputs, denials: input.denials, enforce: null, outOfScope: [], scope: null, untouched: []}

@@ -73,6 +73,8 @@ export interface ConversationSpec extends SessionProfile {
   budget?: BudgetCap
   /** Around each allowed command: what it changed outside the scope (enforcement.ts). */
   commandWatch?: CommandWatch
+  /** Around each firing of hooks: what they write where git ignores it is theirs, not the model's (enforcement.ts). */
+  hookWatch?<T>(run: () => Promise<T>): Promise<T>
   /** When the model ends its turn: the approved checks, and a message for another turn when they fail. */
   onEndTurn?(): Promise<string | undefined>
   /** Records an agent's conversation once it ended, nested under the Agent call that started it. */
@@ -109,6 +111,7 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   }
 
   const hooks = new SessionHooks(settings.hooks, {
+    around: spec.hookWatch,
     mode: () => policy().mode,
     onEvent,
     sandbox: spec.sandbox,

@@ -145,6 +145,7 @@ function conversationOf(
     allow: record.allow,
     beforeTools: () => Promise.all([live.before, enforcement.ready()]),
     followUp: resultRequired(),
+    hookWatch: enforcement.watchesHooks ? (run) => enforcement.aroundHooks(run) : undefined,
     commandWatch: enforcement.watchesCommands
       ? {after: (state) => enforcement.afterCommand(state as Awaited<ReturnType<Enforcement['beforeCommand']>>), before: () => enforcement.beforeCommand()}
       : undefined,

@@ -46,6 +46,8 @@ interface HookContext {
   signal: AbortSignal
   warn(message: string): void
   onEvent?(event: HookEvent): void
+  /** Around each firing of an event's hooks: what they write is theirs, not the model's (a run's enforcement.ts). */
+  around?<T>(run: () => Promise<T>): Promise<T>
 }
 
 /** What a gate (PreToolUse, UserPromptSubmit) answered: blocked with a reason, or go on with notes for the model. */
@@ -213,7 +215,8 @@ export class SessionHooks {
       transcript_path: context.transcriptPath(),
       ...fields,
     })
-    return Promise.all(hooks.map((hook) => this.runOne(hook, input)))
+    const runAll = () => Promise.all(hooks.map((hook) => this.runOne(hook, input)))
+    return context.around ? context.around(runAll) : runAll()
   }
 
   private async runOne(hook: ConfiguredHook, input: string): Promise<HookRun> {
