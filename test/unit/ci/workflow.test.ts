@@ -518,12 +518,15 @@ describe('the Action (action.yml)', () => {
     expect(env).toMatchObject({
       ANTHROPIC_API_KEY: '<anthropic-api-key>',
       ANTHROPIC_BASE_URL: '<base-url>',
+      ANTHROPIC_FEDERATION_RULE_ID: '<federation-rule-id>',
+      ANTHROPIC_ORGANIZATION_ID: '<organization-id>',
       GITHUB_TOKEN: '<github-token>',
       WAVE_MODEL: '<model>',
     })
     // Every input but those of the setup steps and the artifact upload reaches that step.
     const used = Object.values(waveStep.env ?? {}).join('\n')
-    const setupInputs = ['node-version', 'version', 'sha256', 'package', 'upload-artifacts', 'install-command']
+    // identity-audience is the OIDC token step's (scripts/ci/identity-token.sh), which runs before it.
+    const setupInputs = ['node-version', 'version', 'sha256', 'package', 'upload-artifacts', 'install-command', 'identity-audience']
     for (const input of Object.keys(action.inputs).filter((name) => !setupInputs.includes(name))) expect(used, input).toContain(`inputs.${input} }}`)
     expect(env).toMatchObject({
       WAVE_REQUIRE_MERGEABLE: '<require-mergeable>',
