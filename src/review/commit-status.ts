@@ -88,3 +88,29 @@ export function commitStatuses(state: StickyState, commentUrl: string | undefine
 
 /** An exit code's meaning up to its first parenthesis or colon: a status description is one short line. */
 const shortMeaning = (code: number) => (EXIT_MEANINGS[code as ExitCodeValue] ?? 'failure').split(/ \(|:/)[0]
+
+/** An open change request whose head is a commit, as the forge lists it (forge.ts, openChangeRequestsAt). */
+interface HeadedHere {
+  number: number
+  head: {ref: string; sameRepository: boolean}
+}
+
+/**
+ * The open change requests other than the plan's own that a status on `sha` would also pass: a status
+ * attaches to a commit, not to a pull request, so `wave/apply` success on a head two pull requests share
+ * would let the one no plan was approved on merge too. The plan's own is its thread, or, for the commit
+ * the run delivered, the one on the branch it delivered to.
+ */
+export function openSiblings(state: StickyState, sha: string, open: HeadedHere[]): number[] {
+  const delivered = state.delivery?.commit === sha ? state.delivery.branch : undefined
+  return open
+    .filter((pull) => !(state.thread.pull && pull.number === state.thread.number))
+    .filter((pull) => !(delivered !== undefined && pull.head.sameRepository && pull.head.ref === delivered))
+    .map((pull) => pull.number)
+}
+
+/** `wave/apply` on a head other open change requests share: failure, naming where to apply it instead. */
+export function sharedHeadStatus(status: CommitStatus, sha: string, siblings: string[]): CommitStatus {
+  const description = `${sha.slice(0, 12)} is also the head of ${siblings.join(', ')}: plan and apply it there`
+  return {...status, description: description.length > 140 ? `${description.slice(0, 139)}…` : description, state: 'failure'}
+}

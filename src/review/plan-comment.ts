@@ -5,8 +5,8 @@
  * plan found in a stranger's comment would run the stranger's plan.
  */
 import {errorLine, ExitCode, WaveError} from '../base/errors.js'
-import {commitStatuses} from './commit-status.js'
-import type {Forge, ForgeComment, Thread} from './forge.js'
+import {commitStatuses, openSiblings, sharedHeadStatus} from './commit-status.js'
+import type {CommitStatus, Forge, ForgeComment, Thread} from './forge.js'
 import {cappedNotes, parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './comment-body.js'
 import {stickyStatusAfter} from './status.js'
 import {decodeData, encodeData, type PlanOnForge} from './transport.js'
@@ -56,13 +56,27 @@ export class PlanComment {
     this.current = this.current ? await this.client.updateComment(this.thread, this.current.id, body) : await this.client.createComment(this.thread, body)
     // A unit's row changes no status: only the plan's own status calls for one.
     if (options.statuses === false) return
-    for (const {sha, status} of commitStatuses(this.state, this.url)) {
+    for (const planned of commitStatuses(this.state, this.url)) {
+      const {sha} = planned
+      const status = await this.unshared(sha, planned.status)
       const key = `${sha} ${status.context}`
       const value = `${status.state} ${status.description}`
       if (this.statuses.get(key) === value) continue
       this.statuses.set(key, value)
       await this.client.setStatus(sha, status)
     }
+  }
+
+  /** `wave/apply` success only where no other open change request shares the commit (commit-status.ts, openSiblings). */
+  private async unshared(sha: string, status: CommitStatus): Promise<CommitStatus> {
+    if (status.context !== 'wave/apply' || status.state !== 'success' || !this.client.openChangeRequestsAt) return status
+    const siblings = openSiblings(this.state, sha, await this.client.openChangeRequestsAt(sha))
+    if (siblings.length === 0) return status
+    return sharedHeadStatus(
+      status,
+      sha,
+      siblings.map((number) => this.client.words.ref({number, pull: true})),
+    )
   }
 
   /**

@@ -229,6 +229,8 @@ describe('wave github: /wave approve', () => {
     expect(pull.body).toContain(approval.stored.html_url)
     expect(pull.body).toContain(sha256(PLAN))
     expect(stickyOn(12).body).toContain(`| Delivered | [pull request](https://github.test/octo/demo/pull/${pull.number}) from \`wave/${name}\` |`)
+    // The pull request the run opened is the delivered commit's own, not a sibling sharing it: success there.
+    expect(github.statusesOf(git(remote, ['rev-parse', `refs/heads/wave/${name}`]))['wave/apply']).toMatchObject({state: 'success'})
   })
 
   it('by a reader: replies that they may not, and does nothing else', async () => {
@@ -529,6 +531,36 @@ describe('wave github: commit statuses and the dollar cap', {timeout: 120_000}, 
     expect(github.statusesOf(headSha)['wave/apply'].description).toBe(`Ran ${name}, approved by @mona: delivered ${pushed.slice(0, 12)}`)
     // The pushed commit is the pull request's head now: branch protection finds both statuses there.
     expect(github.statusesOf(pushed)).toMatchObject({'wave/apply': {state: 'success'}, 'wave/plan': {state: 'success'}})
+  })
+
+  /** Pull request 12 opened on the same head as 7 (its branch a copy of feature), open or closed; then a plan on 7 approved and run. */
+  async function runWithSibling(state: 'open' | 'closed'): Promise<{name: string; pushed: string}> {
+    github.addPull({base: {ref: 'main'}, head: {ref: 'feature-copy', sha: headSha}, number: 12, title: 'The same commits'}).state = state
+    const {name, sha} = await planOnPull()
+    server.push(...runTurns())
+    const ran = await onGitHub('issue_comment', comment(7, `/wave approve ${name} --sha256 ${sha}`, 'mona').event)
+    expect(ran.code, ran.stderr).toBe(0)
+    return {name, pushed: git(remote, ['rev-parse', 'refs/heads/feature'])}
+  }
+
+  it('wave/apply is not success on a head another open pull request shares: failure, naming it', async () => {
+    const {pushed} = await runWithSibling('open')
+    // The status on the shared head would pass #12's branch protection, where nothing was approved.
+    expect(github.statusesOf(headSha)['wave/apply']).toMatchObject({
+      description: `${headSha.slice(0, 12)} is also the head of #12: plan and apply it there`,
+      state: 'failure',
+    })
+    expect(github.statuses.some((s) => s.sha === headSha && s.context === 'wave/apply' && s.state === 'success')).toBe(false)
+    // The commit the run pushed heads #7 alone.
+    expect(github.statusesOf(pushed)['wave/apply']).toMatchObject({state: 'success'})
+  })
+
+  it('control: the same pull request closed shares nothing, and wave/apply is success on the head', async () => {
+    const {name, pushed} = await runWithSibling('closed')
+    expect(github.statusesOf(headSha)['wave/apply']).toMatchObject({
+      description: `Ran ${name}, approved by @mona: delivered ${pushed.slice(0, 12)}`,
+      state: 'success',
+    })
   })
 
   it('a run stopped at its budget sets wave/apply to failure, its spend shown; a token without statuses: write is warned about once', async () => {

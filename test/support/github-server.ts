@@ -63,6 +63,8 @@ export interface StoredPull {
   base: {ref: string}
   /** What GitHub says of merging it: null while it computes (default true). */
   mergeable?: boolean | null
+  /** Closed pull requests still list under their commits (GET /commits/:sha/pulls), as GitHub's do (default open). */
+  state?: 'open' | 'closed'
   /** Its reviews, oldest first, as GET .../reviews lists them. */
   reviews?: Array<{user: string; state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'DISMISSED'}>
 }
@@ -191,7 +193,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
     mergeable: p.mergeable === undefined ? true : p.mergeable,
     number: p.number,
     user: {id: userId(p.user ?? 'alice'), login: p.user ?? 'alice', type: 'User'},
-    state: 'open',
+    state: p.state ?? 'open',
     title: p.title,
   })
 
@@ -331,6 +333,8 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<G
         return [201, {...status, id: statuses.length}]
       },
     ],
+    // A commit's pull requests: here those headed at it (GitHub adds any that contain it; wave keeps only heads).
+    ['GET', new RegExp(`^${repoPath}/commits/([0-9a-f]{40})/pulls$`), (m) => [200, [...pulls.values()].filter((p) => p.head.sha === m[1]).map(pullJson)]],
     ['GET', new RegExp(`^${repoPath}/commits/([0-9a-f]{40})/statuses$`), (m) => [200, statuses.filter((s) => s.sha === m[1]).reverse()]],
     [
       'POST',

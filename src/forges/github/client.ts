@@ -119,6 +119,17 @@ export class GitHubClient implements Forge {
     return [...newest.values()].filter(({state}) => state === 'APPROVED').map(({person}) => person)
   }
 
+  /** GitHub lists every pull request a commit belongs to, closed and merged ones too: only open ones headed there count. */
+  async openChangeRequestsAt(sha: string): Promise<Array<{number: number; head: {ref: string; sameRepository: boolean}}>> {
+    const pulls = await this.call(`GET the pull requests of ${sha.slice(0, 12)}`, () =>
+      this.octokit.paginate(this.octokit.rest.repos.listPullRequestsAssociatedWithCommit, {...this.repository, commit_sha: sha, per_page: 100}),
+    )
+    const fullName = `${this.repository.owner}/${this.repository.repo}`
+    return pulls
+      .filter((pull) => pull.state === 'open' && pull.head.sha === sha)
+      .map((pull) => ({head: {ref: pull.head.ref, sameRepository: pull.head.repo?.full_name === fullName}, number: pull.number}))
+  }
+
   /**
    * GitHub computes mergeability in the background: `null` until it has. Asked again for a few seconds
    * (as GitHub's own documentation advises), then unknown counts as not mergeable.
