@@ -22,6 +22,7 @@ import {stateReasoning} from '../model/reasoning.js'
 import {planningProfile} from '../session/profiles.js'
 import {missingPlanPrompt, planOpening, reviseOpening} from '../session/prompts/plan.js'
 import {runSession, type SessionOutcome} from '../session/session.js'
+import type {PlanShown} from '../output/views/plan-result.js'
 
 export interface SessionStart {
   /** How the session's commands are contained (runs only: plan mode runs none). */
@@ -49,24 +50,9 @@ interface ReviseOptions extends PlanSessionOptions {
   feedback?: string
 }
 
-export interface PlanOutcome {
+/** What a plan session made: the plan, its contract and what the session did, as output/views/plan-result.ts shows it. */
+export interface PlanOutcome extends PlanShown {
   kind: 'planned'
-  planPath: string
-  name: string
-  /** Where the plan came from: the plan file the model wrote, or its final message when it wrote none. */
-  planSource: PlanSource
-  turns: number
-  usage: TokenUsage
-  stopReason: StopReason
-  costUsd: number | null
-  summary: string
-  /** The plan's ## Scope and ## Verification, as the session left them. */
-  contract: PlanContract
-  /** The revision of the plan this session wrote (every revision is kept: revisions.ts). */
-  revision: number
-  /** Questions the model asked that no one could answer; each is in the plan's open questions. */
-  questions: AskedQuestion[]
-  todos: Todo[]
 }
 
 /**

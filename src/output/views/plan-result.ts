@@ -14,18 +14,22 @@ import {formatCost, formatUsage} from '../progress.js'
 import type {CommandResult} from '../sink.js'
 import {questionsMarkdown, todosMarkdown} from './notes.js'
 
-/** A plan session's outcome as this view reads it. */
-interface PlanShown {
+/** A plan session's outcome as this view shows it: the plan driver's PlanOutcome is one (flows/plan.ts). */
+export interface PlanShown {
   planPath: string
   name: string
+  /** Where the plan came from: the plan file the model wrote, or its final message when it wrote none. */
   planSource: PlanSource
   turns: number
   usage: TokenUsage
   stopReason: StopReason
   costUsd: number | null
   summary: string
+  /** The plan's ## Scope and ## Verification, as the session left them. */
   contract: PlanContract
+  /** The revision of the plan this session wrote (every revision is kept: revisions.ts). */
   revision: number
+  /** Questions the model asked that no one could answer; each is in the plan's open questions. */
   questions: AskedQuestion[]
   todos: Todo[]
 }
