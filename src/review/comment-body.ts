@@ -32,7 +32,10 @@ const historySchema = z.lazy(() =>
   z.object({
     at: z.string(),
     by: z.string().optional(),
-    event: z.enum(['planned', 'changes_requested', 'revised', 'approved', 'resumed', 'rejected', 'ran', 'failed']),
+    /** The forge's id of who acted, where recorded: an approval counted toward required-approvals (distinct people by id). */
+    byId: z.number().int().optional(),
+    /** `approval`: one of the required-approvals counted, not yet the last (duties.ts); `approved`: the one that runs the plan. */
+    event: z.enum(['planned', 'changes_requested', 'revised', 'approval', 'approved', 'resumed', 'rejected', 'ran', 'failed']),
     sha256: sha256.optional(),
     /** Feedback, a reason, or what failed. */
     text: z.string().optional(),
@@ -61,6 +64,8 @@ export const stickyStateSchema = z.lazy(() =>
     networkAllow: z.array(z.string()).optional(),
     name: z.string().regex(PLAN_NAME),
     requestedBy: z.string(),
+    /** How many distinct people must approve (WAVE_REQUIRED_APPROVALS), once a first of them was counted. */
+    requiredApprovals: z.number().int().min(2).optional(),
     /** The forge's id of the requester: who they are, whatever they are called by the time of an approval. */
     requestedById: z.number().int().optional(),
     /**
@@ -279,6 +284,9 @@ function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'r
     state.networkAllow?.length ? `${state.networkAllow.map((host) => `\`${inline(host)}\``).join(', ')} only` : 'none',
   ])
   if (running && approved?.by) rows.push(['Approved by', `@${approved.by}`])
+  const counted = countedApprovals(state)
+  if (['awaiting_approval', 'failed'].includes(state.status) && state.requiredApprovals && counted.length > 0)
+    rows.push(['Approvals', `${counted.length} of ${state.requiredApprovals}: ${counted.map((entry) => `@${entry.by}`).join(', ')}`])
   const costs = [
     state.cost.plan === undefined ? undefined : `planning ${formatCost(state.cost.plan)}`,
     state.cost.run === undefined ? undefined : `run ${formatCost(state.cost.run)}`,
@@ -333,6 +341,17 @@ function answersOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): stri
     'Add `--mode M`, `--allow RULE` or `--sandbox-network-allow HOST` (both repeatable) to run it otherwise; rules and hosts you give replace the proposed ones.',
     `To request changes: ${revise}. To reject it: \`/wave reject ${name} <reason>\`.`,
   ].join('\n')
+}
+
+/**
+ * The approvals counted toward required-approvals for the plan as it stands: of its bytes (its sha256),
+ * since it was last planned, revised, sent back, approved or failed (a new run needs its approvals anew).
+ */
+export function countedApprovals(state: StickyState): HistoryEntry[] {
+  const resets = ['planned', 'revised', 'changes_requested', 'approved', 'failed']
+  let since = state.history.length - 1
+  while (since >= 0 && !resets.includes(state.history[since].event)) since--
+  return state.history.slice(since + 1).filter((entry) => entry.event === 'approval' && entry.sha256 === state.sha256 && entry.by)
 }
 
 function historyLine(entry: HistoryEntry, words: Pick<ForgeWords, 'comment'>): string {

@@ -15,6 +15,8 @@ export interface Duties {
   requireOtherApprover: boolean
   requireReview: boolean
   requireMergeable: boolean
+  /** How many distinct people's `/wave approve` a plan needs before it runs (WAVE_REQUIRED_APPROVALS; default 1). */
+  requiredApprovals?: number
 }
 
 export interface DutyFlags {
@@ -59,10 +61,19 @@ export function dutiesOf(flags: DutyFlags, env: NodeJS.ProcessEnv = process.env)
   }
 
   return {
+    requiredApprovals: requiredApprovalsOf(env),
     requireMergeable: read(VARIABLES.requireMergeable),
     requireOtherApprover: read(VARIABLES.requireOtherApprover),
     requireReview: read(VARIABLES.requireReview),
   }
+}
+
+/** WAVE_REQUIRED_APPROVALS: a whole number from 1 (empty: 1, as an Action input left empty). */
+function requiredApprovalsOf(env: NodeJS.ProcessEnv): number {
+  const value = (env.WAVE_REQUIRED_APPROVALS ?? '').trim()
+  if (value === '') return 1
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1) throw usageError(`WAVE_REQUIRED_APPROVALS must be a whole number from 1 (got "${value.slice(0, 40)}").`)
+  return Number(value)
 }
 
 /**

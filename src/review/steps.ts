@@ -23,14 +23,14 @@ import type {SessionHost, SessionOptions} from '../session/session.js'
 import {planNamed} from './commands.js'
 import {deliver, type Delivery, type PrDelivery} from './delivery.js'
 import {assertDuties, type Duties} from './duties.js'
-import type {ChangeRequest, Forge, Thread} from './forge.js'
+import {type ChangeRequest, type Forge, samePerson, type Thread} from './forge.js'
 import {keepStoppedRun, keptDigests, keptRun} from './carryover.js'
 import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
 import {stickyStatusAfter} from './status.js'
 import {pendingRows, unitsContractMarkdown} from './unit-rows.js'
-import {type StickyState, type StickyStatus, stickyReport} from './comment-body.js'
+import {countedApprovals, type StickyState, type StickyStatus, stickyReport} from './comment-body.js'
 import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
 import {answered} from './refusal.js'
 
@@ -80,7 +80,7 @@ export type ReviewSessionOptions = Pick<SessionOptions, 'model' | 'maxTurns'>
 
 export interface ReviewOutcome {
   event: string
-  outcome: 'ignored' | 'triaged' | 'refused' | 'answered' | 'planned' | 'revised' | 'rejected' | 'approved' | 'ran' | 'merged' | 'reported'
+  outcome: 'ignored' | 'triaged' | 'refused' | 'answered' | 'planned' | 'revised' | 'counted' | 'rejected' | 'approved' | 'ran' | 'merged' | 'reported'
   /** `wave gitlab --triage`: the thread a /wave command is about (mr-7, issue-12), for a resource group per thread. */
   thread?: string
   /** `wave gitlab --triage`: which command the note's text is (plan, approve, resume, ...; `task` for a WAVE_TASK pipeline), so the recipe restores a stopped run's state for `resume` only. */
@@ -368,6 +368,8 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
 
   const stale = staleness(run, state, pull)
   if (stale) return refuse(run, trigger, stale)
+  const counted = await countApproval(run, trigger, found)
+  if (counted) return counted
 
   const mode = intent.mode ?? state.mode
   const allow = intent.allow ?? state.allow
@@ -435,6 +437,31 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     await sticky.save()
     return {planPath, resume: false}
   })
+}
+
+/**
+ * With required-approvals N (duties.ts), an approval before the N-th distinct person's is recorded in the
+ * comment's history and counted ("1 of 2"), and nothing runs; undefined when this approval is the N-th,
+ * and the run goes on. People are told apart by the forge's id where known: the same person counts once.
+ * The requester was refused before this under require-other-approver (assertDuties), so never counts.
+ */
+async function countApproval(run: ReviewRun, trigger: Trigger, found: PlanOnForge): Promise<ReviewOutcome | undefined> {
+  const required = run.duties.requiredApprovals ?? 1
+  if (required <= 1) return undefined
+  const {state} = found
+  const actor = {id: trigger.actorId, login: trigger.actor}
+  const before = countedApprovals(state)
+  const again = before.some((entry) => samePerson({id: entry.byId, login: entry.by!}, actor))
+  if (!again && before.length + 1 >= required) return undefined
+  const sticky = PlanComment.of(run.client, found)
+  const entry = {at: now(), by: trigger.actor, byId: trigger.actorId, event: 'approval' as const, sha256: state.sha256, url: trigger.comment!.url}
+  sticky.state = {...state, history: again ? state.history : [...state.history, entry], requiredApprovals: required, runUrl: run.runUrl}
+  await sticky.save()
+  const count = countedApprovals(sticky.state).length
+  const message = again
+    ? `@${trigger.actor} already approved ${state.name}: ${count} of ${required} approvals, each by a different person.`
+    : `Approval ${count} of ${required} for ${state.name} by @${trigger.actor}: it runs once ${required} different people approved.`
+  return outcomeOf(run, 'counted', message, sticky)
 }
 
 /** A plan whose pushed change would land on a branch that moved since it was made: refused, to be made again. */

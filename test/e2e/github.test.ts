@@ -479,6 +479,58 @@ describe('wave github: separation of duties', {timeout: 120_000}, () => {
     expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
   })
 
+  it('required-approvals 2: the first approval is recorded ("1 of 2") and runs nothing, the same person counts once, the requester never under require-other-approver; the second person runs it', async () => {
+    github.permissions = {...github.permissions, bob: 'write'}
+    const {name} = await planOnPull()
+    const planning = server.messageRequests.length
+    const two = {WAVE_REQUIRE_OTHER_APPROVER: '1', WAVE_REQUIRED_APPROVALS: '2'}
+    const approve = (by: string) => onGitHub('issue_comment', comment(7, `/wave approve ${name}`, by).event, two)
+    const nothingRan = () => {
+      expect(server.messageRequests).toHaveLength(planning)
+      expect(statusOf(stickyOn(7).body)).toBe('⏳ awaiting approval')
+      expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+      expect(github.statusesOf(headSha)['wave/apply']).toMatchObject({state: 'pending'})
+    }
+
+    // The requester is refused before anything is counted.
+    expect((await approve('alice')).code).toBe(3)
+    expect(stickyOn(7).body).not.toContain('| Approvals |')
+    nothingRan()
+
+    const first = await approve('mona')
+    expect(first.code, first.stderr).toBe(0)
+    expect(first.stdout).toContain(`Approval 1 of 2 for ${name} by @mona`)
+    expect(stickyOn(7).body).toContain('| Approvals | 1 of 2: @mona |')
+    nothingRan()
+
+    const again = await approve('mona')
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout).toContain(`@mona already approved ${name}: 1 of 2 approvals`)
+    expect(stickyOn(7).body).toContain('| Approvals | 1 of 2: @mona |')
+    nothingRan()
+
+    server.push(...runTurns())
+    const second = await approve('bob')
+    expect(second.code, second.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+    expect(stickyOn(7).body).toContain('| Approved by | @bob |')
+    expect(github.statusesOf(headSha)['wave/apply']).toMatchObject({state: 'success'})
+  })
+
+  it('control: required-approvals 2 without require-other-approver counts the requester: hers, then another approval, runs it', async () => {
+    const {name} = await planOnPull()
+    const planning = server.messageRequests.length
+    const counted = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'alice').event, {WAVE_REQUIRED_APPROVALS: '2'})
+    expect(counted.code, counted.stderr).toBe(0)
+    expect(stickyOn(7).body).toContain('| Approvals | 1 of 2: @alice |')
+    expect(server.messageRequests).toHaveLength(planning)
+
+    server.push(...runTurns())
+    const ran = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, {WAVE_REQUIRED_APPROVALS: '2'})
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(headSha)
+  })
+
   it('require-review and require-mergeable: refused until someone else approved in a review and the pull request can merge', async () => {
     const {name} = await planOnPull()
     const planning = server.messageRequests.length

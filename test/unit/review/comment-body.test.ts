@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import type {ForgeComment as IssueComment} from '../../../src/review/forge.js'
-import {parseSticky, renderSticky, stickyBody, type StickyState} from '../../../src/review/comment-body.js'
+import {countedApprovals, parseSticky, renderSticky, stickyBody, type StickyState} from '../../../src/review/comment-body.js'
 import {assertAnsweredPlan, decodeData, encodeData} from '../../../src/review/transport.js'
 import {sha256} from '../../support/cli.js'
 
@@ -239,5 +239,21 @@ describe('the sticky comment hides no step of a revised plan', () => {
 
   it('would hide it in a fence a line of tildes closes (control: the lexer sees the attack)', async () => {
     expect(await holders(`~~~~diff\n${revised}\n~~~~`)).toEqual(['html'])
+  })
+})
+
+describe('countedApprovals: the approvals toward required-approvals of the plan as it stands', () => {
+  const entry = (event: StickyState['history'][number]['event'], by?: string, sha = sha256(PLAN)) => ({at: '2030-01-01T00:00:00Z', by, event, sha256: sha})
+  it('counts approvals of the current bytes since the plan was last planned, revised, sent back, approved or failed', () => {
+    const counted = countedApprovals(stateOf({history: [entry('planned'), entry('approval', 'mona'), entry('approval', 'bob', '1'.repeat(64))]}))
+    expect(counted.map((e) => e.by)).toEqual(['mona'])
+    for (const reset of ['revised', 'changes_requested', 'approved', 'failed'] as const)
+      expect(countedApprovals(stateOf({history: [entry('approval', 'mona'), entry(reset, 'alice')]}))).toEqual([])
+  })
+
+  it('the comment shows them as "1 of 2" while the plan awaits approval', () => {
+    const state = stateOf({history: [entry('planned'), entry('approval', 'mona')], requiredApprovals: 2})
+    expect(renderSticky(state, PLAN.toString('utf8'))).toContain('| Approvals | 1 of 2: @mona |')
+    expect(renderSticky({...state, requiredApprovals: undefined}, PLAN.toString('utf8'))).not.toContain('| Approvals |')
   })
 })
