@@ -99,8 +99,8 @@ export interface Forge {
   /** Who approved the change request (GitHub: an approving review, the newest of each person; GitLab: its approvals), with their ids. */
   approvers(number: number): Promise<Person[]>
   /**
-   * The open change requests whose head is this commit, where the forge can say cheaply (GitHub: the
-   * commit's pull requests); absent where it cannot (GitLab, for now). A commit status attaches to the
+   * The open change requests whose head is this commit (GitHub: the commit's pull requests; GitLab: its
+   * merge requests); absent on a forge that cannot say. A commit status attaches to the
    * commit, so `wave/apply` success there passes every one of them (commit-status.ts, openSiblings).
    */
   openChangeRequestsAt?(sha: string): Promise<Array<{number: number; head: {ref: string; sameRepository: boolean}}>>

@@ -468,6 +468,31 @@ describe('wave gitlab: commit statuses', JOBS, () => {
     expect(gitlab.statusesOf(pushed)).toMatchObject({'wave/apply': {state: 'success'}, 'wave/plan': {state: 'success'}})
   })
 
+  /** Merge request 12 opened on the same head as 7, opened or closed; then a plan on 7 approved and run. */
+  async function runWithSibling(state: 'opened' | 'closed'): Promise<{name: string; pushed: string}> {
+    gitlab.addMergeRequest({iid: 12, sha: headSha, source_branch: 'feature-copy', target_branch: 'main', title: 'The same commits'}).state = state
+    const {name, sha} = await planOnMergeRequest()
+    server.push(...runTurns())
+    const ran = await job({}, note(MR, `/wave approve ${name} --sha256 ${sha}`, 'mona').payload)
+    expect(ran.code, ran.stderr).toBe(0)
+    return {name, pushed: git(remote, ['rev-parse', 'refs/heads/feature'])}
+  }
+
+  it('wave/apply is not success on a head another open merge request shares: failed, naming it', async () => {
+    const {pushed} = await runWithSibling('opened')
+    expect(gitlab.statusesOf(headSha)['wave/apply']).toMatchObject({
+      description: `${headSha.slice(0, 12)} is also the head of !12: plan and apply it there`,
+      state: 'failed',
+    })
+    expect(gitlab.statuses.some((s) => s.sha === headSha && s.context === 'wave/apply' && s.state === 'success')).toBe(false)
+    expect(gitlab.statusesOf(pushed)['wave/apply']).toMatchObject({state: 'success'})
+  })
+
+  it('control: the same merge request closed shares nothing, and wave/apply is success on the head', async () => {
+    await runWithSibling('closed')
+    expect(gitlab.statusesOf(headSha)['wave/apply']).toMatchObject({state: 'success'})
+  })
+
   it('a plan stopped by WAVE_MAX_BUDGET_USD: exit 5, wave/plan failed, the spend in the note', async () => {
     server.push(...planTurns())
     const stopped = await job({WAVE_MAX_BUDGET_USD: '0.000001'}, note(MR, '/wave plan Add a farewell function').payload)

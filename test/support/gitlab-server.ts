@@ -59,6 +59,8 @@ export interface StoredMergeRequest {
   source_project_id: number
   approvedBy: string[]
   has_conflicts: boolean
+  /** Closed merge requests still list under their commits, as GitLab's do (default opened). */
+  state?: 'opened' | 'closed'
 }
 
 export interface StoredPipeline {
@@ -201,7 +203,7 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
     sha: mr.sha,
     source_branch: mr.source_branch,
     source_project_id: mr.source_project_id,
-    state: 'opened',
+    state: mr.state ?? 'opened',
     target_branch: mr.target_branch,
     target_project_id: options.projectId,
     title: mr.title,
@@ -250,6 +252,12 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
         if (m[1] === 'merge_requests') return mergeRequests.has(iid) ? [200, mrJson(mergeRequests.get(iid)!)] : notFound
         return issues.has(iid) ? [200, issueJson(issues.get(iid)!)] : notFound
       },
+    ],
+    // A commit's merge requests: here those headed at it (GitLab adds any that contain it; wave keeps only heads).
+    [
+      'GET',
+      new RegExp(`^${project}/repository/commits/([0-9a-f]{40})/merge_requests$`),
+      (m) => [200, [...mergeRequests.values()].filter((mr) => mr.sha === m[1]).map(mrJson)],
     ],
     [
       'GET',

@@ -41,6 +41,7 @@ const GITLAB_STATES: Record<CommitStatus['state'], string> = {failure: 'failed',
 type RawNote = {id: number; body: string; author: {id: number; username: string}; created_at: string; updated_at: string; system?: boolean}
 type RawMergeRequest = {
   iid: number
+  state?: string
   title: string
   web_url: string
   author?: {id?: number; username: string}
@@ -129,6 +130,17 @@ export class GitLabClient implements Forge {
       title: data.title,
       url: data.web_url,
     }
+  }
+
+  /** GitLab lists the merge requests a commit belongs to, closed and merged ones too: only open ones headed there count. */
+  async openChangeRequestsAt(sha: string): Promise<Array<{number: number; head: {ref: string; sameRepository: boolean}}>> {
+    const list = await this.request<RawMergeRequest[]>(
+      `GET the merge requests of ${sha.slice(0, 12)}`,
+      `${this.base}/repository/commits/${sha}/merge_requests?per_page=100`,
+    )
+    return list
+      .filter((mr) => mr.state === 'opened' && mr.sha === sha)
+      .map((mr) => ({head: {ref: mr.source_branch, sameRepository: mr.source_project_id === mr.target_project_id}, number: mr.iid}))
   }
 
   async approvers(number: number): Promise<Person[]> {
