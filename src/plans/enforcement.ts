@@ -95,11 +95,9 @@ export class Enforcement {
     if (options.place) {
       this.watch = new WorkTreeWatch(options.place)
       this.baseline = this.watch.read()
-    }
-
-    if (options.place && (options.record.verify?.length ?? 0) > 0) {
-      const state = this.baseline ?? new WorkTreeWatch(options.place).read()
-      this.dependencies = new DependencyGuard(options.place.workspace, state, options.checks.sandbox.enabled)
+      // The dependencies are found in that same first reading: no second walk of the tree.
+      if ((options.record.verify?.length ?? 0) > 0)
+        this.dependencies = new DependencyGuard(options.place.workspace, this.baseline, options.checks.sandbox.enabled)
     }
   }
 
@@ -118,7 +116,7 @@ export class Enforcement {
     return dependencies ? {...sandbox, frozen: () => dependencies.forCommands()} : sandbox
   }
 
-  /** Whether commands need watching: there is a scope to hold them to, and a work tree to watch. */
+  /** Whether commands are watched: whenever there is a work tree (protected paths hold without a scope too). */
   get watchesCommands(): boolean {
     return this.options.place !== undefined
   }
