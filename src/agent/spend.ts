@@ -50,9 +50,9 @@ export class SessionSpend {
    */
   admit(request: {promptTokens: number; maxTokens: number; floor: number}, price: ModelPrice, limit = this.left()): Admission | undefined {
     const left = Math.min(limit, this.left())
+    const prompt = worstPrompt(price, request.promptTokens)
     let maxTokens = request.maxTokens
     if (Number.isFinite(left)) {
-      const prompt = worstPrompt(price, request.promptTokens)
       const perToken = costAt(price, {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 0, output_tokens: 1})
       const affordable = perToken > 0 ? Math.floor((left - prompt) / perToken) : maxTokens
       maxTokens = Math.min(maxTokens, affordable)
@@ -64,9 +64,7 @@ export class SessionSpend {
 
     this.admitted++
 
-    const worst =
-      worstPrompt(price, request.promptTokens) +
-      costAt(price, {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 0, output_tokens: maxTokens})
+    const worst = prompt + costAt(price, {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 0, output_tokens: maxTokens})
     this.inFlight += worst
     let settled = false
     return {
