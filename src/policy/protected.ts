@@ -13,7 +13,7 @@ import path from 'node:path'
 import picomatch from 'picomatch'
 
 import {isInside} from '../base/workspace/paths.js'
-import {scopeMatcher} from './scope.js'
+import {scopeEntry, scopeMatcher} from './scope.js'
 
 /**
  * Workspace-relative, as a scope's entries read (scope.ts): a plain path is itself and everything below
@@ -51,11 +51,7 @@ export function protectedPathsWith(...lists: ReadonlyArray<readonly string[] | u
   return [...new Set([...DEFAULT_PROTECTED_PATHS, ...lists.flatMap((list) => list ?? [])])]
 }
 
-const clean = (entry: string) =>
-  entry
-    .replaceAll('\\', '/')
-    .replace(/^(?:\.\/)+/, '')
-    .replace(/\/+$/, '')
+const clean = (entry: string) => scopeEntry(entry).replace(/\/+$/, '')
 
 /**
  * Which workspace-relative paths (`/`-separated) are protected, and not named by the scope: a function
@@ -66,14 +62,16 @@ const clean = (entry: string) =>
  */
 export function protectedMatcher(list: readonly string[], scopePaths: readonly string[] = []): (relative: string) => string | undefined {
   const entries = list.map((entry) => ({entry, matches: scopeMatcher([entry])}))
-  const named = scopePaths
-    .map((entry) => clean(entry))
-    .filter((entry) => entry !== '' && entry !== '.' && !picomatch.scan(entry).isGlob)
-    .filter((entry) => entries.some(({matches}) => matches(entry)))
+  const named = scopeMatcher(
+    scopePaths
+      .map((entry) => clean(entry))
+      .filter((entry) => entry !== '' && entry !== '.' && !picomatch.scan(entry).isGlob)
+      .filter((entry) => entries.some(({matches}) => matches(entry))),
+  )
   return (relative) => {
     const holder = entries.find(({matches}) => matches(relative))
     if (!holder) return undefined
-    return named.some((entry) => relative === entry || relative.startsWith(entry + '/')) ? undefined : holder.entry
+    return named(relative) ? undefined : holder.entry
   }
 }
 

@@ -19,7 +19,7 @@
  */
 import picomatch from 'picomatch'
 
-import {scopeMatcher} from './scope.js'
+import {scopeEntry, scopeMatcher} from './scope.js'
 
 interface Shape {
   /** The entry as scopeMatcher reads it. */
@@ -42,7 +42,7 @@ const SPECIAL = /[*?[\]{}()!+@|]/
 const segments = (path: string) => (path === '' ? 0 : path.split('/').length)
 
 function shapeOf(raw: string): Shape {
-  const entry = raw.replaceAll('\\', '/').replace(/^(?:\.\/)+/, '')
+  const entry = scopeEntry(raw)
   const scan = picomatch.scan(entry)
   if (!scan.isGlob) {
     // Itself and whatever lies below it: a file's name, too, may be a directory's by the time a run writes.

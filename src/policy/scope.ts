@@ -19,6 +19,9 @@ export interface Scope {
   enforce: ScopeEnforcement
 }
 
+/** A scope entry as written (`./src`, `docs\\x.md`) in the form it matches by: `/`-separated, no leading `./`. */
+export const scopeEntry = (raw: string): string => raw.replaceAll('\\', '/').replace(/^(?:\.\/)+/, '')
+
 /**
  * Whether a workspace-relative path (`/`-separated) is in scope. A glob matches as picomatch reads it
  * (dot files included); a plain path matches itself and what lies below it, so `docs` and `docs/`
@@ -26,7 +29,7 @@ export interface Scope {
  */
 export function scopeMatcher(paths: readonly string[]): (relative: string) => boolean {
   const tests = paths.map((entry) => {
-    const clean = entry.replaceAll('\\', '/').replace(/^(?:\.\/)+/, '')
+    const clean = scopeEntry(entry)
     if (picomatch.scan(clean).isGlob) {
       const glob = picomatch(clean, {dot: true})
       return (file: string) => glob(file)
