@@ -91,8 +91,7 @@ Plans and the repository: ${where}.`
 
 /** One line a call, what went wrong under a refused one, the tail of a command's output; the checks where they ran. */
 function callsText(calls: DemoToolCall[], checks: DemoCheck[] = []): string {
-  const checkLine = (check: DemoCheck) =>
-    `  wave ran ${check.command}: ${checkOutcome({...check, outputTail: ''})} in ${(check.durationMs / 1000).toFixed(1)} s`
+  const checkLine = (check: DemoCheck) => `  wave ran ${check.command}: ${checkOutcome(check)} in ${(check.durationMs / 1000).toFixed(1)} s`
   return calls
     .map((call, index) => {
       const before = checks.filter((check) => check.afterCalls === index).map(checkLine)

@@ -44,25 +44,57 @@ export function reportMarkdown(report: RunReport): string {
     ...(report.hookOutputs?.length ? [['Written by the hooks (ignored, not delivered)', report.hookOutputs.map(code).join(', ')] as [string, string]] : []),
     ['Denied calls', String(report.denials.length)],
   ]
+  const logs = report.checks.some((check) => check.outputFile)
+  const round = report.checkRounds?.at(-1)?.round
   const checks =
     report.checks.length > 0
-      ? `\n\n| Check | Result | Time |\n|---|---|---|\n${report.checks.map((check) => `| ${code(check.command).replaceAll('|', '\\|')} | ${checkPassed(check) ? '✅' : '❌'} ${checkOutcome(check)} | ${(check.durationMs / 1000).toFixed(1)} s |`).join('\n')}`
+      ? `\n\n${round && (report.checkRounds?.length ?? 0) > 1 ? `Checks, round ${round} (the last):\n\n` : ''}| Check | Result | Time |${logs ? ' Log |' : ''}\n|---|---|---|${logs ? '---|' : ''}\n${report.checks.map((check) => `| ${cell(code(check.command))} | ${checkPassed(check) ? '✅' : '❌'} ${checkOutcome(check)} | ${(check.durationMs / 1000).toFixed(1)} s |${logs ? ` ${check.outputFile ? cell(code(check.outputFile)) : '_none_'} |` : ''}`).join('\n')}${earlierRoundsMarkdown(report)}`
       : '\n\n_No checks approved._'
   return `**Planned versus actual**\n\n${markdownTable(rows)}${checks}`
+}
+
+const cell = (text: string) => text.replaceAll('|', '\\|')
+
+/**
+ * The rounds of the checks before the last (a failing round the retry followed), each check's outcome
+ * and log, collapsed: the last round is the table above it, and a comment stays short.
+ */
+function earlierRoundsMarkdown(report: Pick<RunReport, 'checkRounds'>): string {
+  const earlier = (report.checkRounds ?? []).slice(0, -1)
+  if (earlier.length === 0) return ''
+  const rows = earlier.flatMap(({checks, round}) =>
+    checks.map(
+      (check) =>
+        `| ${round} | ${cell(code(check.command))} | ${checkPassed(check) ? '✅' : '❌'} ${checkOutcome(check)} | ${check.outputFile ? cell(code(check.outputFile)) : '_none_'} |`,
+    ),
+  )
+  const failed = earlier.filter((round) => !round.checks.every(checkPassed)).length
+  return `\n\n<details><summary>Earlier rounds of the checks: ${earlier.length} (${failed} failed)</summary>\n\n| Round | Check | Result | Log |\n|---|---|---|---|\n${rows.join('\n')}\n\n</details>`
 }
 
 /**
  * What the failing checks said, for a run that stopped on them (exit 7): each command, how it ended, and
  * its kept output (head, tail and the lines that look like failures, numbered). '' when none failed.
  */
-export function failingChecksText(report: Pick<RunReport, 'checks'>): string {
-  return report.checks
+export function failingChecksText(report: Pick<RunReport, 'checks' | 'checkRounds'>): string {
+  const said = report.checks
     .filter((check) => !checkPassed(check))
     .map(
       (check) =>
         `$ ${check.command} (${checkOutcome(check)}${check.outputFile ? `; its whole output: ${check.outputFile}` : ''})\n${check.outputTail || '(no output)'}`,
     )
     .join('\n\n')
+  return said ? `${said}${earlierRoundsText(report)}` : ''
+}
+
+/** The earlier rounds' logs, a line each, after the last round's failing output (a run that stopped on its checks). */
+function earlierRoundsText(report: Pick<RunReport, 'checkRounds'>): string {
+  const earlier = (report.checkRounds ?? []).slice(0, -1)
+  if (earlier.length === 0) return ''
+  const lines = earlier.flatMap(({checks, round}) =>
+    checks.map((check) => `  round ${round}: ${check.command} ${checkOutcome(check)}${check.outputFile ? `: ${check.outputFile}` : ''}`),
+  )
+  return `\n\nEarlier rounds of the checks:\n${lines.join('\n')}`
 }
 
 /** failingChecksText as Markdown, each output in a fence nothing in it can close (a job summary, a comment). */

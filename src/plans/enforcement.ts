@@ -20,7 +20,8 @@ import type {ApprovalRecord} from './approval.js'
 import {divideChecksWrites, outputsByDirectory} from './check-outputs.js'
 import {type CheckOptions, failedChecksMessage, notRun, runChecks} from './checks.js'
 import {DependencyGuard, dependenciesChangedMessage} from './dependency-guard.js'
-import {buildReport, type CheckResult, checkPassed, type Denial, type RunReport, reportProblem} from './report.js'
+import {buildReport, type CheckResult, type CheckRound, checkPassed, checkRound, type Denial, type RunReport, reportProblem} from './report.js'
+import type {CheckLogs} from './store.js'
 import {describeScope, scopeMatcher} from '../policy/scope.js'
 import {DEFAULT_PROTECTED_PATHS, protectedMatcher} from '../policy/protected.js'
 import type {SandboxSettings} from '../base/process/sandbox.js'
@@ -38,7 +39,9 @@ interface EnforcementOptions {
   /** `--verify-retries`: how many more times the model gets the failing output and another turn. */
   retries?: number
   /** Where and how the checks run: their sandbox is the session's (base/process/sandbox.ts's sandboxSettings), never rebuilt here. */
-  checks: Omit<CheckOptions, 'onCheck' | 'sandbox'> & {onCheck?: CheckOptions['onCheck']; sandbox: NonNullable<CheckOptions['sandbox']>}
+  checks: Omit<CheckOptions, 'onCheck' | 'outputFile' | 'sandbox'> & {onCheck?: CheckOptions['onCheck']; sandbox: NonNullable<CheckOptions['sandbox']>}
+  /** Where each round's whole output goes (store.ts, checkLogs); absent, only the kept output is. */
+  logs?: CheckLogs
   /** What an earlier part of this run recorded (`--resume`): deviations and denials go on from it. */
   earlier?: RunReport
   /**
@@ -66,6 +69,9 @@ export class Enforcement {
   readonly denials: Denial[] = []
   /** The newest results of the checks; empty until they ran. */
   checks: CheckResult[] = []
+  /** Every round of the checks, the stopped run's (`--resume`) first: the report names each round's logs. */
+  private readonly checkRounds: CheckRound[] = []
+  /** Rounds run by this session: the retries count them. */
   private rounds = 0
   private readonly inScope?: (relative: string) => boolean
   /** The protected entry holding a path the scope does not name, or undefined. */
@@ -91,6 +97,7 @@ export class Enforcement {
     for (const output of options.earlier?.checkOutputs ?? []) this.checkOutputs.add(output)
     for (const file of options.earlier?.dependencyChanges ?? []) this.dependencyChanges.add(file)
     for (const output of options.earlier?.hookOutputs ?? []) this.hookOutputs.add(output)
+    this.checkRounds.push(...(options.earlier?.checkRounds ?? []))
     // Protected paths hold in every mode and enforcement: with a work tree, commands are always watched.
     if (options.place) {
       this.watch = new WorkTreeWatch(options.place)
@@ -176,7 +183,10 @@ export class Enforcement {
     const verify = this.options.record.verify ?? []
     if (verify.length === 0) return undefined
     await beforeChecks?.()
-    this.checks = await this.runChecks(verify, work.survived)
+    // Numbered after every round already beside the plan or in the report: no two rounds share a number or a log.
+    const round = Math.max(this.options.logs?.after ?? 0, ...this.checkRounds.map((earlier) => earlier.round)) + 1
+    this.checks = await this.runChecks(verify, work.survived, round)
+    this.checkRounds.push(checkRound(round, this.checks))
     if (atChecks) {
       const after = await this.watch!.read()
       this.protectedBetween(atChecks, after)
@@ -196,16 +206,18 @@ export class Enforcement {
   }
 
   /** The checks, unless a background process survived or the dependencies changed; held to the dependencies as they were. */
-  private async runChecks(verify: ReadonlyArray<{command: string}>, survived: string[]): Promise<CheckResult[]> {
+  private async runChecks(verify: ReadonlyArray<{command: string}>, survived: string[], round: number): Promise<CheckResult[]> {
     if (survived.length > 0) return notRun(verify, `a process of background task ${survived.join(', ')} would not end`)
     const changed = this.dependencies?.writtenInto(this.written) ?? []
     for (const file of changed) this.dependencyChanges.add(file)
     if (changed.length > 0) return notRun(verify, dependenciesChangedMessage(changed))
+    const {logs} = this.options
+    const base: CheckOptions = {...this.options.checks, ...(logs ? {outputFile: (index: number) => logs.path(round, index)} : {})}
     const options = this.dependencies
-      ? await this.dependencies.checkOptions(this.options.checks, (found) => {
+      ? await this.dependencies.checkOptions(base, (found) => {
           for (const file of found) this.dependencyChanges.add(file)
         })
-      : this.options.checks
+      : base
     return runChecks(verify, options)
   }
 
@@ -274,6 +286,7 @@ export class Enforcement {
       dependencyChanges: [...this.dependencyChanges],
       hookOutputs: outputsByDirectory(this.hookOutputs),
       checks: this.checks,
+      checkRounds: this.checkRounds,
       denials: this.denials,
       deviations: this.deviations,
       duringChecks: this.duringChecks,

@@ -24,6 +24,26 @@ const checkSchema = z.lazy(() =>
   }),
 )
 
+/**
+ * One round of the checks (wave runs them each time the model ends its turn: a failing round, then the
+ * retry's): how each ended and where its whole output is. Every round's, so a failing round's evidence
+ * stays named after the retry that passed.
+ */
+const checkRoundSchema = z.lazy(() =>
+  z.object({
+    /** The round's number, as its logs are named (`<plan>.check-<round>-<N>.log`): a resumed run's go on from the stopped run's. */
+    round: z.number().int().positive(),
+    checks: z.array(
+      z.object({
+        command: z.string(),
+        exitCode: z.number().nullable(),
+        /** The log of its whole output (absent when it did not run, or the file could not be written). */
+        outputFile: z.string().optional(),
+      }),
+    ),
+  }),
+)
+
 const denialSchema = z.lazy(() =>
   z.object({
     reason: z.string(),
@@ -38,6 +58,8 @@ export const runReportSchema = z.lazy(() =>
     /** Every file the run changed, workspace-relative. */
     changed: z.array(z.string()),
     checks: z.array(checkSchema),
+    /** Every round of the checks this run (and the stopped run it resumed) ran, oldest first; the last is `checks` (absent when none ran). */
+    checkRounds: z.array(checkRoundSchema).optional(),
     /**
      * What the approved checks wrote where git ignores it (caches, reports), by directory: theirs, not
      * the model's, so never outside the scope, and never delivered (absent when they wrote nothing).
@@ -76,11 +98,18 @@ declare module '../base/errors.js' {
   }
 }
 export type CheckResult = z.infer<typeof checkSchema>
+export type CheckRound = z.infer<typeof checkRoundSchema>
 
-export const checkPassed = (check: CheckResult) => check.exitCode === 0
+/** A round as the report keeps it: each check's command, exit code and log, the kept output left to `checks`. */
+export const checkRound = (round: number, checks: CheckResult[]): CheckRound => ({
+  checks: checks.map(({command, exitCode, outputFile}) => ({command, exitCode, ...(outputFile ? {outputFile} : {})})),
+  round,
+})
+
+export const checkPassed = (check: Pick<CheckResult, 'exitCode'>) => check.exitCode === 0
 
 /** How a check ended, in a few words: "passed", "failed (exit 1)", "did not finish". */
-export function checkOutcome(check: CheckResult): string {
+export function checkOutcome(check: Pick<CheckResult, 'exitCode'>): string {
   if (check.exitCode === 0) return 'passed'
   return check.exitCode === null ? 'did not finish' : `failed (exit ${check.exitCode})`
 }
@@ -100,6 +129,8 @@ interface ReportInput {
   /** Of the deviations, those made while the checks ran. */
   duringChecks?: Iterable<string>
   checks: CheckResult[]
+  /** Every round of the checks, oldest first. */
+  checkRounds?: CheckRound[]
   denials: Denial[]
   /** Protected paths changed (enforcement.ts). */
   protectedChanges?: Iterable<string>
@@ -114,8 +145,9 @@ export function buildReport(input: ReportInput): RunReport {
     ...(input.dependencyChanges?.length ? {dependencyChanges: [...input.dependencyChanges].sort()} : {}),
     ...(input.hookOutputs?.length ? {hookOutputs: [...input.hookOutputs]} : {}),
   }
+  const checks = {checks: input.checks, ...(input.checkRounds?.length ? {checkRounds: [...input.checkRounds]} : {})}
   const scope = input.scope
-  if (!scope) return {changed, checks: input.checks, ...outputs, denials: input.denials, enforce: null, outOfScope: [], scope: null, untouched: []}
+  if (!scope) return {changed, ...checks, ...outputs, denials: input.denials, enforce: null, outOfScope: [], scope: null, untouched: []}
   const inScope = scopeMatcher(scope.paths)
   const outOfScope = new Set([...changed.filter((file) => !inScope(file)), ...(input.deviations ?? [])])
   const untouched = scope.paths.filter((entry) => {
@@ -125,7 +157,7 @@ export function buildReport(input: ReportInput): RunReport {
   const duringChecks = [...new Set(input.duringChecks ?? [])].sort()
   return {
     changed,
-    checks: input.checks,
+    ...checks,
     ...outputs,
     denials: input.denials,
     enforce: scope.enforce,

@@ -65,18 +65,25 @@ export function checkLogPath(planPath: string, index: number, unit?: string, rou
 
 const checkLogStem = (planPath: string, unit?: string) => `${stemOf(planPath)}${unit === undefined ? '' : `.unit-${unit}`}`
 
+/** Where a run's check logs go, round by round (Enforcement numbers the rounds). */
+export interface CheckLogs {
+  /** The newest round whose logs are already beside the plan (a stopped run's): a run's rounds are numbered after it. */
+  readonly after: number
+  /** The log of the `index`th check (from 0) of round `round`. */
+  path(round: number, index: number): string
+}
+
 /**
- * A run's check logs, round by round: each time its checks start again (the first check), the next
- * round, numbered after the rounds already beside the plan (a resumed run's follow the stopped run's).
+ * A run's check logs: each round of its checks its own files, numbered after the rounds already beside
+ * the plan (a resumed run's follow the stopped run's, and a new run's write over no earlier run's).
  */
-export async function checkLogRounds(planPath: string, unit?: string): Promise<(index: number) => string> {
+export async function checkLogs(planPath: string, unit?: string): Promise<CheckLogs> {
   const stem = checkLogStem(planPath, unit)
   const earlier = new RegExp(`^${escapeRegExp(path.basename(stem))}\\.check-(\\d+)-\\d+\\.log$`)
   const files = await readdir(path.dirname(stem)).catch(() => [] as string[])
-  let round = Math.max(0, ...files.map((file) => Number(earlier.exec(file)?.[1] ?? 0)))
-  return (index) => {
-    if (index === 0) round++
-    return checkLogPath(planPath, index, unit, Math.max(round, 1))
+  return {
+    after: Math.max(0, ...files.map((file) => Number(earlier.exec(file)?.[1] ?? 0))),
+    path: (round, index) => checkLogPath(planPath, index, unit, round),
   }
 }
 

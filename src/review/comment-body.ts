@@ -5,6 +5,8 @@
  * back. The comment on the forge, found by the marker on its first line (`<!-- wave:plan:<name> -->`)
  * and edited in place, is plan-comment.ts's.
  */
+import path from 'node:path'
+
 import {z} from 'zod'
 
 import {ExitCode, type ExitCodeValue} from '../base/errors.js'
@@ -77,6 +79,8 @@ export const stickyStateSchema = z.lazy(() =>
     report: runReportSchema.optional(),
     /** The workflow run that last changed the comment. */
     runUrl: z.string().optional(),
+    /** The job that ran the plan and wrote `report`: its artifacts hold the check logs the report names. */
+    logsUrl: z.string().optional(),
     sha256: sha256.optional(),
     status: z.enum(STICKY_STATUSES),
     task: z.string(),
@@ -156,7 +160,7 @@ export function renderSticky(
   const news = newsOf(state, words)
   if (news) parts.push(news, '')
   parts.push(markdownTable(rowsOf(state, words)), '')
-  parts.push(...contractParts(state, extras))
+  parts.push(...contractParts(state, extras, words))
   if (plan !== undefined) {
     const lines = plan.split('\n').length
     // Shown verbatim in a fence, not rendered: rendered Markdown can hide text (an HTML comment, a
@@ -201,29 +205,55 @@ export function renderSticky(
 }
 
 /** The contract beside the plan, the run's report once there is one, and the changes since the last review while one is awaited. */
-function contractParts(state: StickyState, extras: StickyExtras): string[] {
+function contractParts(state: StickyState, extras: StickyExtras, words: Pick<ForgeWords, 'run'>): string[] {
   const parts: string[] = []
   if (extras.contract) parts.push(extras.contract, '')
   if (state.units?.length) parts.push(unitsMarkdown(state.units, state.mergeChecks), '')
   if (state.report) parts.push(reportMarkdown(state.report), '')
+  const logs = state.report && logsWhere(state.report, state.logsUrl, words)
+  if (logs) parts.push(logs, '')
   const said = state.report && state.status === 'failed' ? failingChecksMarkdown(state.report) : ''
   if (said) parts.push(said, '')
   if (extras.changes && state.status === 'awaiting_approval') parts.push(extras.changes, '')
   return parts
 }
 
+/** Where the logs the report names are: the artifacts of the job that ran the plan (the Action and the GitLab recipe keep the plans directory). */
+function logsWhere(report: z.infer<typeof runReportSchema>, url: string | undefined, words: Pick<ForgeWords, 'run'>): string | undefined {
+  const rounds = report.checkRounds ?? [{checks: report.checks, round: 1}]
+  if (!rounds.some((round) => round.checks.some((check) => check.outputFile))) return undefined
+  const where = url ? `in the artifacts of the [${words.run.toLowerCase()}](${url}) that ran it` : 'beside the plan on the runner that ran it'
+  return `The whole output of every check, each round its own log (named above): ${where}.`
+}
+
 /**
  * A report as the comment keeps it (the comment has a size limit, and the workflow's logs and artifact
  * have the rest): a passing check's output dropped, a failing one's kept output (head, failures, tail)
- * cut to its first characters, where its header and the failures come.
+ * cut to its first characters, where its header and the failures come; each round's logs named by
+ * their files' names.
  */
 export function stickyReport(report: z.infer<typeof runReportSchema>): z.infer<typeof runReportSchema> {
   const kept = (text: string) => (text.length > STICKY_CHECK_CHARS ? `${text.slice(0, STICKY_CHECK_CHARS)}\n[... cut: the job's logs have the rest]` : text)
   return {
     ...report,
-    checks: report.checks.map(({outputFile: _file, ...check}) => ({...check, outputTail: check.exitCode === 0 ? '' : kept(check.outputTail)})),
+    checks: report.checks.map(({outputFile, ...check}) => ({
+      ...check,
+      ...logName(outputFile),
+      outputTail: check.exitCode === 0 ? '' : kept(check.outputTail),
+    })),
+    ...(report.checkRounds
+      ? {
+          checkRounds: report.checkRounds.map(({checks, round}) => ({
+            checks: checks.map(({outputFile, ...check}) => ({...check, ...logName(outputFile)})),
+            round,
+          })),
+        }
+      : {}),
   }
 }
+
+/** A log by its file's name: the runner's path means nothing on the forge, the name finds it in the job's artifacts. */
+const logName = (file: string | undefined) => (file ? {outputFile: path.basename(file)} : {})
 
 /**
  * The model's notes as the comment carries them: at most as many as it shows, each cut as it is shown.

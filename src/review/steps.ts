@@ -620,6 +620,7 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
       cost: {...sticky.state.cost, run: addCost(prepared.resume ? state.cost.run : undefined, meter.cost())},
       questions: outcome.questions.map((q) => q.question),
       report: stickyReport(outcome.report),
+      logsUrl: run.runUrl,
       todos: outcome.todos,
     }
     // The report is on the comment, within its size limit, before anything is delivered.
@@ -660,7 +661,7 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
     if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
     // A run that did not meet its checks (exit 7) shows what it did: the report is the failure's detail.
     const report = error instanceof WaveError ? runReportSchema.safeParse(error.details?.report) : undefined
-    if (report?.success && phase === 'run') sticky.state = {...sticky.state, report: stickyReport(report.data)}
+    if (report?.success && phase === 'run') sticky.state = {...sticky.state, logsUrl: run.runUrl, report: stickyReport(report.data)}
     let failed = error
     if (error instanceof WaveError && phase === 'run' && RESUMABLE_EXITS.has(error.exitCode) && planPath) {
       // What the next job goes on from: the run's changes beside its plan, kept by the recipe's cache.

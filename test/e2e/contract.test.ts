@@ -287,6 +287,13 @@ describe('wave runs the approved checks', () => {
     const state = readJson(planPath.replace(/\.md$/, '.state.json'))
     expect(state.status).toBe('failed')
     expect(state.runs[0]).toMatchObject({exitCode: 7, report: {checks: [expect.objectContaining({exitCode: 1})]}})
+    // Both rounds' logs are kept and named: the last round's with its failing output, the earlier one after it.
+    const logOf = (round: number) => planPath.replace(/\.md$/, `.check-${round}-1.log`)
+    expect(failed.stderr).toContain(`$ test -f done.txt (failed (exit 1); its whole output: ${logOf(2)})`)
+    expect(failed.stderr).toContain(`Earlier rounds of the checks:\n  round 1: test -f done.txt failed (exit 1): ${logOf(1)}`)
+    expect(state.runs[0].report.checkRounds).toEqual(
+      [1, 2].map((round) => ({checks: [{command: 'test -f done.txt', exitCode: 1, outputFile: logOf(round)}], round})),
+    )
 
     const before = server.messageRequests.length
     server.push(reply(toolUse('Write', {content: 'ok\n', file_path: 'done.txt'})), reply('Fixed now.'))
@@ -295,6 +302,19 @@ describe('wave runs the approved checks', () => {
     // The resumed conversation ends with the failing output wave recorded.
     expect(lastUserText(server.messageRequests[before])).toContain('$ test -f done.txt')
     expect(JSON.parse(resumed.stdout).report.checks).toEqual([expect.objectContaining({exitCode: 0})])
+    // The resumed run's report goes on from the stopped run's rounds: its own is round 3, each round's log on disk.
+    expect(
+      JSON.parse(resumed.stdout).report.checkRounds.map(({checks, round}: {round: number; checks: Array<{exitCode: number; outputFile: string}>}) => [
+        round,
+        checks[0].exitCode,
+        checks[0].outputFile,
+      ]),
+    ).toEqual([
+      [1, 1, logOf(1)],
+      [2, 1, logOf(2)],
+      [3, 0, logOf(3)],
+    ])
+    for (const round of [1, 2, 3]) expect(existsSync(logOf(round))).toBe(true)
     expect(readJson(recordOf(planPath)).spentAt).toBeTruthy()
   })
 

@@ -49,8 +49,8 @@ interface Job {
   summary: string
 }
 
-/** One workflow run: a fresh clone, a fresh WAVE_HOME (or one restored from `restore`, as the recipe's cache does), a job summary file. */
-async function onGitHub(body: string, by: string, restore?: string): Promise<Job> {
+/** One workflow run: a fresh clone, a fresh WAVE_HOME (or one restored from `restore`, as the recipe's cache does), a job summary file; `--json` as the Action runs it when `json`. */
+async function onGitHub(body: string, by: string, restore?: string, json = false): Promise<Job> {
   const {checkout, runner} = freshRunner(sandbox, remote, ++runs)
   const home = path.join(runner, 'wave')
   if (restore) cpSync(restore, home, {recursive: true})
@@ -58,7 +58,7 @@ async function onGitHub(body: string, by: string, restore?: string): Promise<Job
   const {event} = githubComment(github, 7, body, by)
   const eventPath = path.join(runner, 'event.json')
   writeFileSync(eventPath, JSON.stringify(event))
-  const result = await runWave(['github'], {
+  const result = await runWave(json ? ['github', '--json'] : ['github'], {
     cwd: checkout,
     env: {
       ...githubJobEnv(github, {eventName: 'issue_comment', eventPath, run: runs, runner}),
@@ -254,5 +254,51 @@ describe('a check failing in the middle of its output, and /wave resume', () => 
     expect(message).not.toContain(`Approval: ${urlOf('/wave resume')}`)
     const record = JSON.parse(readFileSync(path.join(resumed.home, 'plans', `${name}.approval.json`), 'utf8'))
     expect(record).toMatchObject({approver: 'mona', decision: 'approved', plan: {sha256: sha}})
+  })
+})
+
+// ------------------------------------------------------------------------------------------------ every round's logs
+
+describe('a run whose checks fail, then pass on the retry', () => {
+  it('keeps both rounds’ logs, and the report (JSON, job summary) and the comment name both with their outcomes', async () => {
+    // Fails, printing why, until src/fixed.txt exists: the model writes it on the retry turn.
+    const check = 'test -f src/fixed.txt && echo fixed-now || { echo "not ok 1 src/fixed.txt is missing"; exit 1; }'
+    const {name, sha} = await planWithCheck(check)
+    server.push(
+      reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})),
+      reply('Done.'),
+      // The retry turn: told the failing check, the model fixes the cause.
+      reply(toolUse('Write', {content: 'fixed\n', file_path: 'src/fixed.txt'})),
+      reply('Fixed.'),
+    )
+    const job = await onGitHub(`/wave approve ${name} --sha256 ${sha}`, 'mona', undefined, true)
+    expect(job.result.code, job.result.stderr).toBe(0)
+
+    // On disk: each round its own log, the failing one kept beside the passing one.
+    const logOf = (round: number) => path.join(job.home, 'plans', `${name}.check-${round}-1.log`)
+    expect(readFileSync(logOf(1), 'utf8')).toBe('not ok 1 src/fixed.txt is missing\n')
+    expect(readFileSync(logOf(2), 'utf8')).toBe('fixed-now\n')
+    expect(existsSync(logOf(3))).toBe(false)
+
+    // The JSON result's report: both rounds, each check's outcome and its log (by its name: the artifact holds the plans directory).
+    const result = JSON.parse(job.result.stdout)
+    expect(result.report.checkRounds).toEqual([
+      {checks: [{command: check, exitCode: 1, outputFile: `${name}.check-1-1.log`}], round: 1},
+      {checks: [{command: check, exitCode: 0, outputFile: `${name}.check-2-1.log`}], round: 2},
+    ])
+    // The job summary's report: the last round beside its checks, the earlier one collapsed, each with its outcome and log.
+    expect(job.summary).toContain(`✅ passed | `)
+    expect(job.summary).toContain(`| \`${name}.check-2-1.log\` |`)
+    expect(job.summary).toContain('Earlier rounds of the checks: 1 (1 failed)')
+    expect(job.summary).toMatch(new RegExp(`\\| 1 \\| .* \\| ❌ failed \\(exit 1\\) \\| \`${name}\\.check-1-1\\.log\` \\|`))
+
+    // The comment: both logs named, with their outcomes, and where they are (the workflow run's artifacts).
+    const sticky = stickyOn(7).body
+    expect(statusOf(sticky)).toBe('✅ done')
+    expect(sticky).toContain(`| \`${name}.check-2-1.log\` |`)
+    expect(sticky).toMatch(new RegExp(`\\| 1 \\| .* \\| ❌ failed \\(exit 1\\) \\| \`${name}\\.check-1-1\\.log\` \\|`))
+    expect(sticky).toContain(`in the artifacts of the [workflow run](https://github.test/octo/demo/actions/runs/${9000 + runs}) that ran it`)
+    // No runner path leaks into the comment: the logs go by their names.
+    expect(sticky).not.toContain(job.home)
   })
 })

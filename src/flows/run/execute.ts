@@ -5,7 +5,7 @@ import {outcomeDetails} from '../../agent/loop.js'
 import {failureOf, type Stopped, stoppedBy} from '../../agent/outcome.js'
 import {DEFAULT_VERIFY_RETRIES, Enforcement} from '../../plans/enforcement.js'
 import type {PlanRun} from '../../plans/lifecycle.js'
-import {checkLogRounds, planNameOf} from '../../plans/store.js'
+import {checkLogs, planNameOf} from '../../plans/store.js'
 import {appendTranscript, type TranscriptContent, transcriptPathOf} from '../../plans/transcript.js'
 import {approvedBudget} from '../../plans/unit-result.js'
 import type {ApprovalRecord} from '../../plans/approval.js'
@@ -112,12 +112,12 @@ async function enforcementOf(session: SessionContext, options: RunOptions, prepa
   return new Enforcement({
     checks: {
       onCheck: ({command, result}) => options.host.onEvent?.({command, durationMs: result?.durationMs, exitCode: result?.exitCode, type: 'check'}),
-      // Units run side by side, each its own logs: a unit's checks never write over another's; each round its own.
-      outputFile: await checkLogRounds(planPath, prepared.units?.unit.name),
       root: workspace,
       sandbox: session.sandboxFor(record.sandbox, prepared.proxy),
       signal: options.host.signal,
     },
+    // Units run side by side, each its own logs: a unit's checks never write over another's; each round its own.
+    logs: await checkLogs(planPath, prepared.units?.unit.name),
     earlier: resumed?.report,
     // The model's work ends before the checks: its background commands with it.
     endWork: async () => (await session.tools()).tasks.endAll(),

@@ -7,7 +7,7 @@ import {describe, expect, it} from 'vitest'
 
 import {type ApprovalRecord, approvalRecordSchema} from '../../../src/plans/approval.js'
 import type {PlanState} from '../../../src/plans/lifecycle.js'
-import {checkLogPath, checkLogRounds, unitOutputPaths} from '../../../src/plans/store.js'
+import {checkLogPath, checkLogs, unitOutputPaths} from '../../../src/plans/store.js'
 import {assertUnitUnspent, parseUnitResult, runsOf, unitOf, unitRecord, unitsLeft} from '../../../src/plans/unit-result.js'
 
 const SHA = 'a'.repeat(64)
@@ -124,10 +124,12 @@ describe('the unit result file', () => {
       const plan = path.join(dir, 'p.md')
       // A stopped run's two rounds, and a unit's round (another series: not counted).
       for (const file of ['p.check-1-1.log', 'p.check-2-1.log', 'p.unit-api.check-7-1.log']) writeFileSync(path.join(dir, file), '')
-      const next = await checkLogRounds(plan)
-      expect([next(0), next(1), next(0)]).toEqual([3, 3, 4].map((round, i) => path.join(dir, `p.check-${round}-${[1, 2, 1][i]}.log`)))
-      // Control: a plan with no round yet starts at 1.
-      expect((await checkLogRounds(path.join(dir, 'q.md')))(0)).toBe(path.join(dir, 'q.check-1-1.log'))
+      const logs = await checkLogs(plan)
+      expect(logs.after).toBe(2)
+      expect(logs.path(3, 1)).toBe(path.join(dir, 'p.check-3-2.log'))
+      expect((await checkLogs(plan, 'api')).after).toBe(7)
+      // Control: a plan with no round yet: its first round is 1.
+      expect((await checkLogs(path.join(dir, 'q.md'))).after).toBe(0)
     } finally {
       rmSync(dir, {force: true, recursive: true})
     }
