@@ -147,6 +147,10 @@ const SHOWN_SHA = /^\| sha256 \| `([0-9a-f]{64})` \|\s*$/m
 export interface StickyExtras {
   contract?: string
   changes?: string
+  /** What the job installed of the project's dependencies, in one line (dependency-install.ts). */
+  dependencies?: string
+  /** What stopped this job before any model request (a failed install), above the table; the plan's state is left as it was. */
+  blocked?: string
 }
 
 /** What the comment shows (everything but the hidden block): what a reviewer reads. */
@@ -159,7 +163,9 @@ export function renderSticky(
   const parts = [markerOf(state.name), `### wave plan \`${state.name}\`: ${STATUS_LABELS[state.status]}`, '']
   const news = newsOf(state, words)
   if (news) parts.push(news, '')
+  if (extras.blocked) parts.push(extras.blocked, '')
   parts.push(markdownTable(rowsOf(state, words)), '')
+  if (extras.dependencies) parts.push(extras.dependencies, '')
   parts.push(...contractParts(state, extras, words))
   if (plan !== undefined) {
     const lines = plan.split('\n').length

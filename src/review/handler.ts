@@ -15,8 +15,8 @@ interface ReviewEvent {
   /** The event's name, for the outcome. */
   event: string
   intent: Intent
-  /** What a step needs, made once the event asks something of wave (the forge's client, the checkout). */
-  prepare(): Promise<Pick<ReviewRun, 'client'> & {complete(): Promise<ReviewRun>}>
+  /** What a step needs, made once the event asks something of wave (the forge's client and options, the checkout). */
+  prepare(): Promise<Pick<ReviewRun, 'client'> & Partial<Pick<ReviewRun, 'options'>> & {complete(): Promise<ReviewRun>}>
 }
 
 /** An event that asks nothing of wave: exit 0, saying why. */
@@ -26,18 +26,18 @@ export async function handleReview({event, intent, prepare}: ReviewEvent): Promi
   if (intent.kind === 'ignore') return ignored(event, intent.reason)
 
   const prepared = await prepare()
-  const {client} = prepared
+  const {client, options} = prepared
   const {trigger} = intent
   const access = await client.access({id: trigger.actorId, login: trigger.actor})
   if (!access.allowed) {
     const why = `that takes ${access.needs}`
-    await reply({client}, trigger, `you may not ask wave to act here: ${why}, and you have ${access.has}.`)
+    await reply({client, options}, trigger, `you may not ask wave to act here: ${why}, and you have ${access.has}.`)
     return {event, message: `@${trigger.actor} may not ask wave to act here: ${why}, and they have ${access.has}.`, outcome: 'refused'}
   }
 
   if (intent.kind === 'help' || intent.kind === 'invalid') {
     const problem = intent.kind === 'invalid' ? `${intent.message}\n\n` : ''
-    await reply({client}, trigger, `${problem}wave understands these ${client.words.comment}s:\n\n\`\`\`\n${COMMAND_HELP}\n\`\`\``)
+    await reply({client, options}, trigger, `${problem}wave understands these ${client.words.comment}s:\n\n\`\`\`\n${COMMAND_HELP}\n\`\`\``)
     if (intent.kind === 'invalid') throw answered(usageError(intent.message))
     return {event, message: 'Answered with the /wave commands.', outcome: 'answered'}
   }

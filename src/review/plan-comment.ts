@@ -8,6 +8,7 @@ import {errorLine, ExitCode, WaveError} from '../base/errors.js'
 import {commitStatuses, openSiblings, sharedHeadStatus} from './commit-status.js'
 import type {CommitStatus, Forge, ForgeComment, Thread} from './forge.js'
 import {cappedNotes, parseSticky, renderSticky, stickyBody, type StickyExtras, type StickyState} from './comment-body.js'
+import {type DependencyInstall, dependencyLine} from './dependency-install.js'
 import {stickyStatusAfter} from './status.js'
 import {decodeData, encodeData, type PlanOnForge} from './transport.js'
 
@@ -26,13 +27,19 @@ export class PlanComment {
   /** The commit statuses this job set, by commit and context: each is set again only when it changes. */
   private readonly statuses = new Map<string, string>()
 
-  /** A new plan's comment; nothing is posted until the first save. */
-  static start(client: Forge, thread: Thread, state: StickyState): PlanComment {
-    return new PlanComment(client, undefined, state, undefined, thread)
+  /** A new plan's comment; nothing is posted until the first save. `dependencies`: the job's install, said in every save. */
+  static start(client: Forge, thread: Thread, state: StickyState, dependencies?: DependencyInstall): PlanComment {
+    return new PlanComment(client, undefined, state, undefined, thread).saying(dependencies)
   }
 
-  static of(client: Forge, found: PlanOnForge): PlanComment {
-    return new PlanComment(client, found.comment, structuredClone(found.state), found.plan, found.state.thread)
+  static of(client: Forge, found: PlanOnForge, dependencies?: DependencyInstall): PlanComment {
+    return new PlanComment(client, found.comment, structuredClone(found.state), found.plan, found.state.thread).saying(dependencies)
+  }
+
+  /** The job's install in one line, below the table: shown by this job's saves, not carried to the next job's. */
+  private saying(dependencies: DependencyInstall | undefined): this {
+    this.extras = {dependencies: dependencyLine(dependencies)}
+    return this
   }
 
   get url(): string | undefined {

@@ -33,6 +33,7 @@ import {pendingRows, unitsContractMarkdown} from './unit-rows.js'
 import {countedApprovals, type StickyState, type StickyStatus, stickyReport} from './comment-body.js'
 import {assertAnsweredPlan, materializePlan, type PlanOnForge} from './transport.js'
 import {answered} from './refusal.js'
+import {type DependencyInstall, dependencyLine, installError, installFailed, installFailureMarkdown} from './dependency-install.js'
 
 /** Runs one model session with progress, given the host it needs. */
 export type SessionRunner = <T>(title: string, work: (host: SessionHost) => Promise<T>) => Promise<T>
@@ -50,6 +51,8 @@ export interface ReviewOptions {
   networkAllow: string[]
   /** The dollar cap of each plan, revision and run (--max-budget-usd, naming where it was set); shown in the comment, recorded in the approval. */
   budget?: BudgetCap
+  /** What the job's own step installed of the project's dependencies (WAVE_INSTALL_RESULT): said in every comment; a failed install stops every step that would ask the model. */
+  dependencies?: DependencyInstall
 }
 
 /** Everything a step needs, made once per event (handler.ts). */
@@ -119,6 +122,7 @@ type ResumeIntent = Extract<Intent, {kind: 'resume'}>
 // ------------------------------------------------------------------------------------------------ plan
 
 export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOutcome> {
+  await assertInstalled(run, intent.trigger)
   const thread = intent.trigger.thread ?? (await dispatchThread(run, intent))
   const meter = costMeter()
   let sticky: PlanComment | undefined
@@ -154,7 +158,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
               thread,
               version: 1,
             }
-            sticky = PlanComment.start(run.client, thread, state)
+            sticky = PlanComment.start(run.client, thread, state, run.options.dependencies)
             posting = sticky.save()
             posting.catch(() => {}) // awaited below
           },
@@ -249,9 +253,10 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
   if (!named.rest) return refuse(run, intent.trigger, usageError('/wave request-changes needs feedback saying what to change.'))
   const found = await pick(run, intent.trigger, plans, named.plan, ['awaiting_approval', 'failed', 'rejected'], 'to revise')
   if (!found.plan) return refuse(run, intent.trigger, usageError(`Plan ${found.state.name} has no plan to revise: make a new one with /wave plan <task>.`))
+  await assertInstalled(run, intent.trigger, found)
   const feedback = named.rest
   const {actor} = intent.trigger
-  const sticky = PlanComment.of(run.client, found)
+  const sticky = PlanComment.of(run.client, found, run.options.dependencies)
   sticky.state = {
     ...sticky.state,
     failure: undefined,
@@ -329,7 +334,7 @@ export async function reject(run: ReviewRun, intent: TextIntent): Promise<Review
   const plans = await plansOf(run.client, intent.trigger.thread!, run.author)
   const named = planNamed(intent.text, plans.map(nameOf))
   const found = await pick(run, intent.trigger, plans, named.plan, ['awaiting_approval', 'failed', 'changes_requested'], 'to reject')
-  const sticky = PlanComment.of(run.client, found)
+  const sticky = PlanComment.of(run.client, found, run.options.dependencies)
   const {actor} = intent.trigger
   sticky.state = {
     ...sticky.state,
@@ -370,6 +375,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   if (stale) return refuse(run, trigger, stale)
   const counted = await countApproval(run, trigger, found)
   if (counted) return counted
+  await assertInstalled(run, trigger, found)
 
   const mode = intent.mode ?? state.mode
   const allow = intent.allow ?? state.allow
@@ -378,7 +384,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
   // The budget the approver was shown binds the run; the job's own can only lower it.
   const budget = approvedRunBudget(run, state)
   const maxBudgetUsd = budget?.usd
-  const sticky = PlanComment.of(run.client, found)
+  const sticky = PlanComment.of(run.client, found, run.options.dependencies)
   sticky.state = {
     ...state,
     allow,
@@ -453,7 +459,7 @@ async function countApproval(run: ReviewRun, trigger: Trigger, found: PlanOnForg
   const before = countedApprovals(state)
   const again = before.some((entry) => samePerson({id: entry.byId, login: entry.by!}, actor))
   if (!again && before.length + 1 >= required) return undefined
-  const sticky = PlanComment.of(run.client, found)
+  const sticky = PlanComment.of(run.client, found, run.options.dependencies)
   const entry = {at: now(), by: trigger.actor, byId: trigger.actorId, event: 'approval' as const, sha256: state.sha256, url: trigger.comment!.url}
   sticky.state = {...state, history: again ? state.history : [...state.history, entry], requiredApprovals: required, runUrl: run.runUrl}
   await sticky.save()
@@ -549,7 +555,8 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
     )
   }
 
-  const sticky = PlanComment.of(run.client, found)
+  await assertInstalled(run, trigger, found)
+  const sticky = PlanComment.of(run.client, found, run.options.dependencies)
   sticky.state = {
     ...state,
     delivery: undefined,
@@ -756,11 +763,32 @@ async function refuse(run: ReviewRun, trigger: Trigger, error: WaveError, refusa
   throw posted && refusal ? answered(error) : error
 }
 
-/** A reply in the thread: the comment answered, quoted by its first line, and whom it answers. */
-export async function reply(run: Pick<ReviewRun, 'client'>, trigger: Trigger, text: string): Promise<void> {
+/** A reply in the thread: the comment answered, quoted by its first line, and whom it answers; then what the job installed, in one line. */
+export async function reply(run: Pick<ReviewRun, 'client'> & {options?: Pick<ReviewOptions, 'dependencies'>}, trigger: Trigger, text: string): Promise<void> {
   if (!trigger.thread) return
   const quoted = trigger.comment ? `> ${escapeLine(trigger.comment.body.trim().split('\n')[0])}\n\n` : ''
-  await run.client.createComment(trigger.thread, `${quoted}@${trigger.actor} ${text}`)
+  const installed = dependencyLine(run.options?.dependencies)
+  await run.client.createComment(trigger.thread, `${quoted}@${trigger.actor} ${text}${installed ? `\n\n${installed}` : ''}`)
+}
+
+/**
+ * A step that would ask the model (plan, revise, run, resume) stops before it when the job's install of
+ * the project's dependencies failed: the plan's comment (or, for a new plan, a reply) says so with the
+ * install's last lines and the fix, the plan's state left as it was (it can be approved or resumed once
+ * the install works), and the job fails with exit 1, a failure of the job's, not a refusal.
+ */
+async function assertInstalled(run: ReviewRun, trigger: Trigger, found?: PlanOnForge): Promise<void> {
+  const install = run.options.dependencies
+  if (!installFailed(install)) return
+  const said = installFailureMarkdown(install)
+  if (found) {
+    const sticky = PlanComment.of(run.client, found)
+    sticky.extras = {blocked: said}
+    sticky.state = {...sticky.state, runUrl: run.runUrl}
+    // The plan's status is unchanged: so are its commit statuses.
+    await sticky.save({statuses: false}).catch(() => reply({client: run.client}, trigger, said).catch(() => {}))
+  } else await reply({client: run.client}, trigger, said).catch(() => {})
+  throw installError(install)
 }
 
 const escapeLine = (line: string) => line.slice(0, 200).replaceAll('<', '&lt;').replaceAll('@', '@\u200B')
@@ -771,7 +799,11 @@ const shownOnly = (contract: PlanContract): PlanContract => ({...contract, unitE
 /** Shows the plan's contract in its comment (with the changes since the last review, when there are any); answers it for the outcome. */
 function showContract(sticky: PlanComment, bound: BoundContract, changes?: string, unitErrors: string[] = []): ContractShown {
   const contract = {scope: bound.scope, verify: bound.verify}
-  sticky.extras = {changes, contract: [contractMarkdown(contract), unitsContractMarkdown(bound.units ?? [], unitErrors)].filter(Boolean).join('\n\n')}
+  sticky.extras = {
+    ...sticky.extras,
+    changes,
+    contract: [contractMarkdown(contract), unitsContractMarkdown(bound.units ?? [], unitErrors)].filter(Boolean).join('\n\n'),
+  }
   return contract
 }
 

@@ -113,7 +113,7 @@ async function reportMerge(run: ReviewRun, thread: Thread, merge: MergeResult): 
     name: unit.unit,
   }))
   const exitCode = merge.problem ? ExitCode.unmet : ExitCode.ok
-  const sticky = PlanComment.of(run.client, found)
+  const sticky = PlanComment.of(run.client, found, run.options.dependencies)
   sticky.state = {
     ...state,
     cost: {...state.cost, run: merge.costUsd},
@@ -211,7 +211,7 @@ async function reportUnit(run: ReviewRun, thread: Thread, result: UnitResult): P
   let found = await planOn(run, thread, name, `The result of ${label}`)
   for (let attempt = 1; ; attempt++) {
     assertUnitResultOf(run, found, result)
-    const sticky = PlanComment.of(run.client, found)
+    const sticky = PlanComment.of(run.client, found, run.options.dependencies)
     if (found.state.status === 'done') {
       // The merge reported and delivered: its rows stand (a unit that succeeded does not run again).
       return {

@@ -44,20 +44,26 @@ useGitHubForge({permissions: {alice: 'write', mona: 'maintain'}}, (made) => {
   ;({forge: github, headSha, remote, sandbox, server} = made)
 })
 
-/** The Action's step for one comment on pull request 7, in a fresh runner, with the workflow's `with:` (`inputs`). */
-async function actionOn(body: string, by: string, inputs: Record<string, string> = {}): Promise<ActionStepResult> {
+/**
+ * The Action's steps for one comment on pull request 7, in a fresh runner, with the workflow's `with:`
+ * (`inputs`): the project's dependencies installed (its own step, which must pass), then wave's step.
+ */
+async function actionOn(body: string, by: string, inputs: Record<string, string> = {}): Promise<ActionStepResult & {install: ActionStepResult}> {
   const {checkout, runner} = freshRunner(sandbox, remote, ++runs)
   const eventPath = path.join(runner, 'event.json')
   writeFileSync(eventPath, JSON.stringify(githubComment(github, 7, body, by).event))
   const env = githubJobEnv(github, {eventName: 'issue_comment', eventPath, run: runs, runner})
-  return runActionStep('wave', {
+  const job = {
     checkout,
     env,
     home: sandbox.home,
     inputs: {'anthropic-api-key': TEST_API_KEY, 'base-url': server.url, ...inputs},
     runner,
     token: GITHUB_TOKEN,
-  })
+  }
+  const install = await runActionStep('deps', job)
+  expect(install.code, install.stdout + install.stderr).toBe(0)
+  return {...(await runActionStep('wave', job)), install}
 }
 
 const repliesTo = (login: string) => github.commentsOn(7).filter((c) => c.body.includes(`@${login} `) && !c.body.startsWith('<!--'))
@@ -204,5 +210,84 @@ describe('the Action: a budget stop names the input the workflow set', {timeout:
     expect(said).toContain('the max-budget-usd input 0.001')
     expect(said).not.toContain('WAVE_MAX_BUDGET_USD')
     expect(JSON.parse(stopped.stdout.split('\n')[0]).budget.source).toEqual({kind: 'variable', setting: 'the max-budget-usd input'})
+  })
+})
+
+describe("the Action: the project's dependencies before the model", {timeout: 180_000}, () => {
+  // The install's output is the project's: a mention, a fence of its own and a line of HTML try to escape the comment's fence.
+  const FAILING = "echo 'npm ERR! could not resolve left-pad@^9'; echo '@mona look' >&2; printf '```\\n<img src=x>\\n'; exit 3"
+  const said = () =>
+    github
+      .commentsOn(7)
+      .map((c) => c.body)
+      .join('\n')
+
+  /** The fenced block of `body` that holds `text`: its fence, and what is inside. */
+  function fenceHolding(body: string, text: string): {fence: string; inside: string} {
+    const match = /^(`{3,})\n([\s\S]*?)\n\1$/m.exec(body.slice(body.lastIndexOf('Its last lines:')))
+    expect(match, body).not.toBeNull()
+    expect(match![2]).toContain(text)
+    return {fence: match![1], inside: match![2]}
+  }
+
+  it('a failed install on /wave plan: the reply shows the command, exit, the tail in a fence and install-command; no model request, the job fails (exit 1)', async () => {
+    const failed = await actionOn('/wave plan Add a farewell function', 'alice', {'install-command': FAILING})
+    expect(failed.install.stdout).toContain("::error::The project's dependencies were not installed")
+    expect(failed.code).toBe(1)
+    expect(failed.outputs).toMatchObject({'exit-code': '1', outcome: 'failed'})
+    expect(server.messageRequests).toHaveLength(0)
+    const [answer] = repliesTo('alice')
+    expect(answer.body).toContain("**The project's dependencies were not installed**, so wave asked no model and ran nothing")
+    expect(answer.body).toContain('exited 3')
+    expect(answer.body).toContain('set `install-command` to the command that installs')
+    const {fence, inside} = fenceHolding(answer.body, 'npm ERR! could not resolve left-pad@\u200B^9')
+    // The tail's own ``` cannot close the fence, its mention pings no one, its HTML stays text inside the fence.
+    expect(fence.length).toBeGreaterThan(3)
+    expect(inside).toContain('```\n<img src=x>')
+    expect(answer.body).not.toMatch(/@mona/)
+    expect(answer.body).toContain('@\u200Bmona look')
+    expect(github.commentsOn(7).filter((c) => c.body.startsWith('<!-- wave:plan:'))).toHaveLength(0)
+    expect(JSON.parse(failed.stdout.split('\n')[0]).error).toMatchObject({exitCode: 1})
+  })
+
+  it('a failed install on /wave approve: the plan’s comment says so, its status and approval untouched; control: the install fixed, the same approval runs', async () => {
+    server.push(...planTurns())
+    const planned = await actionOn('/wave plan Add a farewell function', 'alice', {'install-command': 'echo installed; true'})
+    expect(planned.code, planned.stderr).toBe(0)
+    expect(sticky().body).toContain('Dependencies: `echo installed; true` (install-command).')
+    const name = planName()
+
+    const failed = await actionOn(`/wave approve ${name} --sha256 ${sha256(PLAN)}`, 'mona', {'install-command': FAILING})
+    expect(failed.code).toBe(1)
+    expect(failed.outputs).toMatchObject({'exit-code': '1', outcome: 'failed'})
+    // Only the planning asked the model.
+    expect(server.messageRequests).toHaveLength(2)
+    const body = sticky().body
+    expect(statusOf(body)).toBe('⏳ awaiting approval')
+    expect(body).toContain("**The project's dependencies were not installed**")
+    fenceHolding(body, 'npm ERR! could not resolve left-pad')
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+
+    // Control: the install works now; the same approval command runs the plan.
+    server.push(...runTurns())
+    const ran = await actionOn(`/wave approve ${name} --sha256 ${sha256(PLAN)}`, 'mona')
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.outputs.outcome).toBe('ran')
+    const done = sticky().body
+    expect(statusOf(done)).toBe('✅ done')
+    expect(done).not.toContain('were not installed')
+    expect(done).toContain('Dependencies: none installed (no lockfile or manifest).')
+    expect(said()).not.toContain('@mona look')
+  })
+
+  it('control: every comment of a job whose install succeeded says what was installed, and the model is asked', async () => {
+    server.push(...planTurns())
+    const planned = await actionOn('/wave plan Add a farewell function', 'alice', {'install-command': 'none'})
+    expect(planned.code, planned.stderr).toBe(0)
+    expect(server.messageRequests).toHaveLength(2)
+    expect(sticky().body).toContain('Dependencies: none installed (install-command: none).')
+    const typo = await actionOn('/wave aprove', 'alice')
+    expect(typo.code).toBe(0)
+    expect(repliesTo('alice').at(-1)!.body).toContain('Dependencies: none installed (no lockfile or manifest).')
   })
 })

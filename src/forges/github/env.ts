@@ -8,6 +8,7 @@ import {EXECUTION_MODES, type ExecutionMode} from '../../policy/modes.js'
 import type {RepositoryName} from './client.js'
 import {PR_DELIVERIES, type PrDelivery} from '../../review/delivery.js'
 import {given, optionReader} from '../../review/options.js'
+import {type DependencyInstall, dependencyInstall} from '../../review/dependency-install.js'
 import type {BudgetCap} from '../../model/budget.js'
 import {type Role, ROLES} from './permissions.js'
 
@@ -93,6 +94,8 @@ interface GitHubOptions {
   botLogin: string
   /** The dollar cap of each plan and run (--max-budget-usd, WAVE_MAX_BUDGET_USD, the user settings' maxBudgetUsd), naming which. */
   budget?: BudgetCap
+  /** What the Action's install step did (WAVE_INSTALL_RESULT). */
+  dependencies?: DependencyInstall
 }
 
 export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = process.env): GitHubOptions {
@@ -105,6 +108,7 @@ export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = proce
     botLogin: pick('bot-login', 'WAVE_GITHUB_BOT_LOGIN', 'github-actions[bot]'),
     label: pick('label', 'WAVE_GITHUB_LABEL', 'wave'),
     budget: read.budget(flags['max-budget-usd']),
+    dependencies: dependencyInstall(env),
     minPermission: oneOf(pick('min-permission', 'WAVE_GITHUB_MIN_PERMISSION', 'write'), ROLES, 'The minimum permission'),
     mode: oneOf(pick('mode', 'WAVE_GITHUB_MODE', 'acceptEdits'), EXECUTION_MODES, 'The default mode'),
     prDelivery: oneOf(pick('pr-delivery', 'WAVE_GITHUB_PR_DELIVERY', 'push'), PR_DELIVERIES, 'The pull request delivery'),

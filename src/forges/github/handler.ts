@@ -46,6 +46,7 @@ export async function handleGitHubEvent(input: GitHubEventOptions): Promise<Revi
     })
     return {
       client,
+      options,
       async complete() {
         const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
         if (!place.repository) {

@@ -6,6 +6,7 @@
 import {usageError} from '../../base/errors.js'
 import {EXECUTION_MODES, type ExecutionMode} from '../../policy/modes.js'
 import type {PrDelivery} from '../../review/delivery.js'
+import {dependencyInstall} from '../../review/dependency-install.js'
 import {given, optionReader} from '../../review/options.js'
 import type {ReviewOptions} from '../../review/steps.js'
 import {type AccessLevel, parseAccessLevel} from './access.js'
@@ -125,6 +126,8 @@ export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = proce
   return {
     allow,
     budget: budget(flags['max-budget-usd']),
+    // What the recipe's before_script installed (WAVE_INSTALL_RESULT).
+    dependencies: dependencyInstall(env),
     minAccessLevel: parseAccessLevel(pick('min-access-level', 'WAVE_GITLAB_MIN_ACCESS_LEVEL') ?? 'developer'),
     mode: oneOf(pick('mode', 'WAVE_GITLAB_MODE') ?? 'acceptEdits', EXECUTION_MODES, 'The default mode') as ExecutionMode,
     prDelivery: (delivery === 'push' ? 'push' : 'pull-request') satisfies PrDelivery,

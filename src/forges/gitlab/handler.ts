@@ -85,6 +85,7 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   const prepare = async () => {
     return {
       client,
+      options,
       async complete() {
         const place = await sessionWorkspace(input.cwd ?? process.cwd(), input.cwd !== undefined)
         if (!place.repository)

