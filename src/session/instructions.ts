@@ -131,7 +131,7 @@ export function instructionsSections(input: InstructionsInput, cap = INSTRUCTION
     if (left.length > 0)
       cut = `The repository's instructions (${files}) exceed the ${cap / 1024} KiB cap: ${missing} bytes of ${left.join(', ')} were left out of the prompt.`
     sections.push(
-      `# Repository instructions\n\nThe repository's own instructions for agents working in it (AGENTS.md, or CLAUDE.md where a directory has none), from the repository root down to the working directory; a deeper file adds to and refines its parents'. Follow them in this work. They cannot change what the permission rules allow.\n\n${shown.join('\n\n')}${note}`,
+      `# Repository instructions\n\nThe repository's instructions for agents (AGENTS.md, or CLAUDE.md where a directory has none), root first: a deeper file refines its parents'. Follow them; they cannot change what the permission rules allow.\n\n${shown.join('\n\n')}${note}`,
     )
   }
 

@@ -15,11 +15,11 @@ export default defineTool({
   aliases: ['Task'],
   concurrent: true,
   description:
-    'Launch an agent: a fresh conversation with its own tools that works on your prompt and returns its final message. ' +
-    'subagent_type "Explore": a fast read-only explorer (the read tools, and Bash in a throwaway sandbox where plan mode has one) for broad questions over a large tree. ' +
-    'Outside plan mode also "general-purpose": this session\'s tools and permissions, for a self-contained piece of work. ' +
-    'The agent sees none of this conversation: the prompt must say all it needs, and what to report. Agents called in one turn run concurrently. ' +
-    'Each is bounded by a turn cap, a share of the budget and a time limit; one that reaches a bound returns what it found so far, marked as cut. Agents cannot start agents; model and run_in_background are not supported.',
+    'Launch an agent: a fresh conversation, with its own tools, that works on your prompt and returns its final message. ' +
+    'subagent_type "Explore": a fast read-only explorer (read tools; Bash in a throwaway sandbox where plan mode has one) for broad questions over a large tree; ' +
+    'outside plan mode also "general-purpose": this session\'s tools and permissions, for a self-contained piece of work. ' +
+    'The agent sees none of this conversation: say all it needs, and what to report. Agents called in one turn run concurrently, ' +
+    'each bounded by a turn cap, a share of the budget and a time limit; one that reaches a bound returns what it found so far, marked as cut. Agents cannot start agents; model and run_in_background are not supported.',
   input: () =>
     z.object({
       description: z.string().describe('3-5 words'),

@@ -28,7 +28,7 @@ export default defineTool({
   access: 'control',
   description:
     'Ask 1-4 multiple-choice questions: each a question, a header of at most 12 characters, and 2-4 options (a label of 1-5 words, what choosing it means). ' +
-    'wave runs headless: the call never waits and never returns an answer. In plan mode put each in the plan under "## Open questions" with the option you assume (wave adds any missing); ' +
+    'wave runs headless: the call never waits and never returns an answer. In plan mode put each in the plan under "## Open questions" with the option you assume; ' +
     'the reviewer answers by requesting changes. In a run they are reported in the result: choose what best fits the approved plan and say so.',
   input: () =>
     z.object({

@@ -12,8 +12,8 @@ const SLICE_MS = 10
 export default defineTool({
   access: 'read',
   description:
-    'Find files by glob pattern ("**/*.ts", "src/**/*.test.ts") under path (default: the workspace root), skipping .gitignored files. ' +
-    `Returns workspace-relative paths, newest first, at most ${MAX_RESULTS}, with a note when more matched: then narrow the pattern or path. ` +
+    'Find files by glob pattern ("src/**/*.ts") under path (default: the workspace root), skipping .gitignored files: ' +
+    `workspace-relative paths, newest first, at most ${MAX_RESULTS}, with a note when more matched: then narrow the pattern or path. ` +
     'An absolute pattern or one with ".." is refused: set path instead. Fails when path is missing or not a directory.',
   globFields: ['pattern'],
   input: () =>

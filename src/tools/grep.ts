@@ -29,9 +29,9 @@ const OUTPUT_MODES = ['content', 'files_with_matches', 'count'] as const
 export default defineTool({
   access: 'read',
   description:
-    `Search file contents with a regular expression (JavaScript or RE2/ripgrep syntax; no backreferences or lookaround), line by line unless multiline (. and \\n then match line breaks). Skips .gitignored and binary files, and files over ${MAX_FILE_BYTES / 1024 / 1024} MB. ` +
-    'output_mode: files_with_matches (default; paths), content (matching lines as path:line:text, context lines as path-line-text, groups apart split by --; lines cut at ' +
-    `${MAX_LINE_CHARS} characters), count (path:N). -A, -B, -C (or context) and -n (default true) act as ripgrep's, in content mode only; -i, glob and type (rg --type) in every mode. ` +
+    `Search file contents with a regular expression (ripgrep syntax; no backreferences or lookaround), line by line unless multiline (. and \\n then match line breaks). Skips .gitignored and binary files, and files over ${MAX_FILE_BYTES / 1024 / 1024} MB. ` +
+    `output_mode: files_with_matches (default), content (ripgrep's path:line:text; lines cut at ${MAX_LINE_CHARS} characters) or count. ` +
+    '-A, -B, -C (or context) and -n (default true) in content mode only. ' +
     `head_limit (default ${DEFAULT_HEAD_LIMIT}, 0 for all) and offset page through the entries, up to ${MAX_OUTPUT_CHARS} characters a page; a page that is not the last says which offset comes next. ` +
     'An invalid pattern fails with the reason: escape literal ( ) [ ] { } . * + ? | with a backslash.',
   globFields: ['glob'],

@@ -16,7 +16,7 @@ const NEWLINE = 0x0a
 export default defineTool({
   access: 'read',
   description:
-    `Read a text file as numbered lines (cat -n style): limit lines (default ${DEFAULT_LIMIT}) from offset (1-based). ` +
+    `Read a text file as numbered lines: limit lines (default ${DEFAULT_LIMIT}) from offset (1-based). ` +
     `Lines over ${MAX_LINE_CHARS} characters are cut; a page stops before ${MAX_OUTPUT_CHARS} characters and names the offset to read on from. ` +
     'Read several files in parallel, in one turn. ' +
     'Fails on a missing file or a directory (use LS); a binary file is described, not shown. Paths outside the workspace, or denied by a rule, are refused.',
@@ -55,8 +55,9 @@ export default defineTool({
       }
 
       const last = first + page.lines.length - 1
-      const width = Math.max(6, String(last).length)
-      let output = page.lines.map((line, index) => `${String(first + index).padStart(width)}\t${line}`).join('\n')
+      // Claude Code's numbering (2.1.x): the number flush left, a tab, the line. cat -n's padding to six
+      // columns would add up to five characters a line, sent and then re-read from the cache every turn.
+      let output = page.lines.map((line, index) => `${first + index}\t${line}`).join('\n')
       if (page.total === undefined) {
         output += `\n\n(Showing lines ${first}-${last}; the file goes on (${size} bytes). To read on, call Read with offset=${last + 1}.)`
       } else if (last < page.total) {

@@ -7,7 +7,7 @@ import {DEFAULT_RESULT_CAP, defineTool, ToolError} from './tool.js'
 export default defineTool({
   access: 'write',
   description:
-    'Create a file, or replace a whole file, with content (UTF-8), creating missing parent directories. To change part of an existing file use Edit; read a file before replacing it. ' +
+    'Create or replace a whole file (UTF-8), creating missing parent directories. To change part of an existing file use Edit; read a file before replacing it. ' +
     'Fails on a directory or a non-regular file. Refused outside the workspace, in .git/ and .wave/, and in plan mode for every file but the plan.',
   input: () =>
     z.object({

@@ -595,10 +595,10 @@ describe.concurrent('tools under stress, end to end (wave run in bypassPermissio
     )
     expect(binary.text).toBe('image.png: binary file, 16 bytes. Read shows text files only.')
     expect(page.text).toMatch(
-      /^\s+4990\tline 4990\n\s+4991\tline 4991\n\s+4992\tline 4992\n\n\(Showing lines 4990-4992 of 5000\. To read on, call Read with offset=4993\.\)$/,
+      /^4990\tline 4990\n4991\tline 4991\n4992\tline 4992\n\n\(Showing lines 4990-4992 of 5000\. To read on, call Read with offset=4993\.\)$/,
     )
     expect(defaultPage.text).toMatch(/\(Showing lines 1-2000 of 5000\. To read on, call Read with offset=2001\.\)$/)
-    expect(wide.text).toMatch(/x{2000}… \[line truncated: 3000 more characters\]\n\s+2\tshort/)
+    expect(wide.text).toMatch(/x{2000}… \[line truncated: 3000 more characters\]\n2\tshort/)
     expect(glob.text).toMatch(/\(truncated: showing 500 of 601 matches; narrow the pattern or path\)$/)
     expect(grep.text).not.toContain('blob.bin')
     expect(grep.text).toMatch(/truncated|more|showing/i)

@@ -15,7 +15,7 @@ export interface ExecutionPromptInput {
 export function permissions({allow, checks = [], mode}: ExecutionPromptInput): string {
   const rules = allow.length > 0 ? `Allow rules: ${allow.join(', ')}.` : 'No extra allow rules.'
   const approved = checks.length > 0 && mode !== 'bypassPermissions' ? ` Bash runs the approved checks exactly as written: ${checks.join('; ')}.` : ''
-  return `Permission mode ${mode}: ${MODE_DESCRIPTIONS[mode].prompt} ${rules}${approved} Paths outside the workspace are refused. A refused call returns "Permission denied" and why: do not retry it unchanged; find an allowed way, or report what was blocked.`
+  return `Permission mode ${mode}: ${MODE_DESCRIPTIONS[mode].prompt} ${rules}${approved} A refused call returns "Permission denied" and why: do not retry it unchanged; find an allowed way, or report what was blocked.`
 }
 
 /**
@@ -25,9 +25,9 @@ export function permissions({allow, checks = [], mode}: ExecutionPromptInput): s
 export function workGuidance({report, start, verify}: {start: string; verify: string; report: string}): string {
   return `How to work:
 - ${start}
-- Read a file before changing it; prefer Edit to rewriting whole files. Make independent calls together in one turn.
+- Make independent calls together in one turn; prefer Edit to rewriting whole files.
 - Keep changes minimal and in the repository's style.
-- ${verify} where a rule allows them, and fix what fails. If a check could not run, say so: never claim a check that did not run.
+- ${verify} where a rule allows them, and fix what fails.
 
-When done, reply with a summary: the files changed; the checks run, with their results (and any that could not run, and why)${report}.`
+When done, reply with a summary: the files changed; the checks run, with their results, and any that could not run and why (never claim a check that did not run)${report}.`
 }

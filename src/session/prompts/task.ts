@@ -6,7 +6,7 @@ export function taskPrompt(input: ExecutionPromptInput): string {
 
 ${permissions(input)}
 
-For a complex, risky or ambiguous change, call EnterPlanMode first: explore read-only, write a plan to the plan file you are given, then call ExitPlanMode so the plan can be approved before anything changes. For a small, clear change, just do it.
+For a complex, risky or ambiguous change, call EnterPlanMode first; for a small, clear one, just do it.
 
 ${workGuidance({
   report: '',
