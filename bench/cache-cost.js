@@ -257,9 +257,9 @@ try {
     const show = (m) => `writes ${k(m.usage.write)}, reads ${k(m.usage.read)}, uncached ${k(m.usage.input)}, output ${k(m.usage.output)}: ${usd(m.cost)}`
     const vsClaude = now.cost / CLAUDE_CODE[name]
     const projected = ISSUE_RATIOS[name] * (now.cost / before.cost)
-    const verdict = (ratio) => `${ratio.toFixed(2)}×${ratio <= TARGETS[name] ? ', met' : ', MISSED'}`
+    const verdict = (ratio) => `${ratio.toFixed(2)}× (${ratio <= TARGETS[name] ? 'met' : 'MISSED'})`
     rows.push(
-      `| ${session.figure} (${now.requests} requests) | ${show(now)} | ${show(before)} | ${(now.cost / before.cost).toFixed(2)}× | ${verdict(vsClaude)} of $${CLAUDE_CODE[name]} | ${ISSUE_RATIOS[name]} × ${(now.cost / before.cost).toFixed(2)} = ${verdict(projected)} (target ≤ ${TARGETS[name]}×) | ${(now.weight / 1024).toFixed(1)} KB, ≤ ${now.breakpoints} breakpoints (base ${(before.weight / 1024).toFixed(1)} KB) |`,
+      `| ${session.figure} (${now.requests} requests) | ${show(now)} | ${show(before)} | ${(now.cost / before.cost).toFixed(2)}× | ${verdict(vsClaude)} of $${CLAUDE_CODE[name]} | ${ISSUE_RATIOS[name]} × ${(now.cost / before.cost).toFixed(2)} = ${verdict(projected)} | ≤ ${TARGETS[name]}× | ${(now.weight / 1024).toFixed(1)} KB, ≤ ${now.breakpoints} breakpoints (base ${(before.weight / 1024).toFixed(1)} KB) |`,
     )
     console.error(`bench: ${session.figure} done`)
   }
@@ -269,7 +269,7 @@ try {
   const before = await measure(built.bin, next, true)
   const show = (m) => `writes ${k(m.usage.write)}, reads ${k(m.usage.read)}, uncached ${k(m.usage.input)}, output ${k(m.usage.output)}: ${usd(m.cost)}`
   rows.push(
-    `| ${next.figure} (${now.requests} requests) | ${show(now)} | ${show(before)} | ${(now.cost / before.cost).toFixed(2)}× | not measured by the issue | | |`,
+    `| ${next.figure} (${now.requests} requests) | ${show(now)} | ${show(before)} | ${(now.cost / before.cost).toFixed(2)}× | not measured by the issue | | | |`,
   )
 } finally {
   built.cleanup()
@@ -278,8 +278,8 @@ try {
 const table = [
   `Base ${baseSha}; prices $3 in / $3.75 cache write / $0.30 cache read / $15 out per MTok; tokens as the scripted server counts them (JSON chars / 4).`,
   '',
-  "| session | this build | base | this / base | over Claude Code's dollars (the issue's figure) | projected: the issue's ratio × this / base | first request: system + tools |",
-  '|---|---|---|---|---|---|---|',
+  "| session | this build | base | this / base | over Claude Code's dollars (the issue's figure) | projected: the issue's ratio × this / base | target | first request: system + tools |",
+  '|---|---|---|---|---|---|---|---|',
   ...rows,
 ].join('\n')
 console.log(table)
