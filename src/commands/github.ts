@@ -13,7 +13,7 @@ import {unitsReportOf} from '../review/units.js'
 export default class GitHub extends WaveCommand {
   static description = `Handle one GitHub Actions event: /wave comments, a label, a dispatch.
 
-Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN (or GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and delivers the changes; a plan with units is only approved, its units left for the next jobs: docs/ci/units.md), requests changes (then revises) or rejects; adding the label to a pull request, or a workflow_dispatch with a task input, plans. Each plan keeps one comment, updated in place. Only people with at least --min-permission on the repository may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. Any other event exits 0. Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
+Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_TOKEN (or GH_TOKEN). On a pull request or an issue, a comment starting with /wave plans, approves (then runs and delivers the changes; a plan with units is only approved, its units left for the next jobs: docs/ci/units.md), requests changes (then revises) or rejects; adding the label to a pull request, or a workflow_dispatch with a task input, plans; with --replan-on-push, new commits on a pull request plan its pending plans' tasks again on the new head. Each plan keeps one comment, updated in place. Only people with at least --min-permission on the repository may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. Any other event exits 0. Each option can also be set through its WAVE_GITHUB_* variable (the Action's inputs set them).`
 
   static examples = ['<%= config.bin %> github', '<%= config.bin %> github --min-permission maintain --allow "Bash(npm test:*)" --pr-delivery pull-request']
 
@@ -51,6 +51,11 @@ Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL an
       exists: true,
     }),
     remote: Flags.string({description: "The checkout's git remote for the repository ($WAVE_GITHUB_REMOTE; default origin)"}),
+    'replan-on-push': Flags.boolean({
+      allowNo: true,
+      description:
+        'On new commits to a pull request (pull_request synchronize), plan each of its plans awaiting approval on an older head again, with its task ($WAVE_REPLAN_ON_PUSH=true)',
+    }),
     ...dutyFlags(GITHUB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITHUB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
     'sandbox-network-allow': Flags.string({

@@ -2,12 +2,13 @@
  * One forge event, once its reader has made it an intent: the decisions every forge shares. An event
  * that asks nothing ends here (exit 0); otherwise the person asking must have the access the forge's
  * minimum names, or gets a reply saying they may not and nothing else happens; `/wave help` and a
- * comment that does not parse are answered; then the review step runs (steps.ts).
+ * comment that does not parse are answered; then the review step runs (steps.ts). A push (replan-on-push)
+ * by someone without that access is passed over without a reply.
  */
 import {usageError} from '../base/errors.js'
 import {COMMAND_HELP} from './commands.js'
 import {answered} from './refusal.js'
-import {replanned} from './replan.js'
+import {replanned, replanPushed} from './replan.js'
 import type {Intent} from './intent.js'
 import {approve, plan, reject, reply, requestChanges, resume, type ReviewOutcome, type ReviewRun} from './steps.js'
 
@@ -29,6 +30,9 @@ export async function handleReview({event, intent, prepare}: ReviewEvent): Promi
   const {client, options} = prepared
   const {trigger} = intent
   const access = await client.access({id: trigger.actorId, login: trigger.actor})
+  // A push is no request to wave: one by someone who may not act here is passed over, not answered in the thread.
+  if (!access.allowed && intent.kind === 'pushed')
+    return ignored(event, `@${trigger.actor} pushed, and planning again takes ${access.needs}, where they have ${access.has}`)
   if (!access.allowed) {
     const why = `that takes ${access.needs}`
     await reply({client, options}, trigger, `you may not ask wave to act here: ${why}, and you have ${access.has}.`)
@@ -62,6 +66,10 @@ export async function handleReview({event, intent, prepare}: ReviewEvent): Promi
 
     case 'resume': {
       return resume(run, intent)
+    }
+
+    case 'pushed': {
+      return replanPushed(run, intent)
     }
   }
 }

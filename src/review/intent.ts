@@ -21,7 +21,10 @@ export type Intent =
   /** A `/wave` comment that does not parse: the reply says why. */
   | {kind: 'invalid'; trigger: Trigger; message: string}
   | {kind: 'help'; trigger: Trigger}
-  | {kind: 'plan'; trigger: Trigger; task: string; dispatch?: {issue?: number; pull?: number}}
+  /** `replanOf`: the plan whose task this is, planned again on the current head (`/wave plan NAME`, replan-on-push). */
+  | {kind: 'plan'; trigger: Trigger; task: string; dispatch?: {issue?: number; pull?: number}; replanOf?: string}
+  /** A change request's head moved (GitHub's pull_request synchronize, a GitLab merge request pipeline) and replan-on-push is on. */
+  | {kind: 'pushed'; trigger: Trigger}
   | {kind: 'approve'; trigger: Trigger; plan?: string; sha256?: string; mode?: ExecutionMode; allow?: string[]; networkAllow?: string[]}
   | {kind: 'resume'; trigger: Trigger; plan?: string}
   | {kind: 'request-changes'; trigger: Trigger; text: string}

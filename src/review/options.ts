@@ -17,6 +17,15 @@ export function optionReader<F extends object>(flags: F, env: NodeJS.ProcessEnv)
       const value = flags[flag]
       return (typeof value === 'string' ? given(value) : undefined) ?? given(env[variable])
     },
+    /** A switch: the flag given, else the variable (1, true, on, yes; 0, false, off, no; empty counts as unset), else off. */
+    on(flag: keyof F, variable: string): boolean {
+      const value = flags[flag]
+      if (typeof value === 'boolean') return value
+      const text = (given(env[variable]) ?? '').toLowerCase()
+      if (text === '' || ['0', 'false', 'off', 'no'].includes(text)) return false
+      if (['1', 'true', 'on', 'yes'].includes(text)) return true
+      throw usageError(`${variable} must be true or false (got "${text.slice(0, 40)}").`)
+    },
     oneOf<T extends string>(value: string, options: readonly T[], what: string): T {
       if ((options as readonly string[]).includes(value)) return value as T
       throw usageError(`${what} must be one of ${options.join(', ')} (got "${value}").`)

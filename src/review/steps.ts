@@ -53,6 +53,8 @@ export interface ReviewOptions {
   budget?: BudgetCap
   /** What the job's own step installed of the project's dependencies (WAVE_INSTALL_RESULT): said in every comment; a failed install stops every step that would ask the model. */
   dependencies?: DependencyInstall
+  /** `replan-on-push`: a change request's head moving plans each of its pending plans' tasks again on the new head (replan.ts). */
+  replanOnPush?: boolean
 }
 
 /** Everything a step needs, made once per event (handler.ts). */
@@ -174,7 +176,17 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
     sticky!.state = {
       ...sticky!.state,
       cost: {plan: meter.cost()},
-      history: [{at: now(), by: intent.trigger.actor, event: 'planned', sha256, url: intent.trigger.comment?.url}],
+      history: [
+        {
+          at: now(),
+          by: intent.trigger.actor,
+          event: 'planned',
+          sha256,
+          // A task planned again (/wave plan NAME, replan-on-push) names the plan it came from.
+          ...(intent.replanOf ? {text: `the task of ${intent.replanOf}, planned again on ${target.commit.slice(0, 12)}`} : {}),
+          url: intent.trigger.comment?.url,
+        },
+      ],
       questions: outcome.questions.map((q) => q.question),
       sha256,
       todos: outcome.todos,

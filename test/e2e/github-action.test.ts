@@ -22,10 +22,12 @@ import {
   GITHUB_TOKEN,
   git,
   githubComment,
+  githubFixture,
   githubJobEnv,
   nameIn,
   PLAN,
   planTurns,
+  REVISED,
   runTurns,
   statusOf,
   UNITS_PLAN,
@@ -44,15 +46,20 @@ useGitHubForge({permissions: {alice: 'write', mona: 'maintain'}}, (made) => {
   ;({forge: github, headSha, remote, sandbox, server} = made)
 })
 
-/**
- * The Action's steps for one comment on pull request 7, in a fresh runner, with the workflow's `with:`
- * (`inputs`): the project's dependencies installed (its own step, which must pass), then wave's step.
- */
+/** The Action's steps for one comment on pull request 7, in a fresh runner, with the workflow's `with:` (`inputs`). */
 async function actionOn(body: string, by: string, inputs: Record<string, string> = {}): Promise<ActionStepResult & {install: ActionStepResult}> {
+  return actionFor('issue_comment', githubComment(github, 7, body, by).event, inputs)
+}
+
+/**
+ * The Action's steps for one event, in a fresh runner, with the workflow's `with:` (`inputs`): the
+ * project's dependencies installed (its own step, which must pass), then wave's step.
+ */
+async function actionFor(eventName: string, event: unknown, inputs: Record<string, string> = {}): Promise<ActionStepResult & {install: ActionStepResult}> {
   const {checkout, runner} = freshRunner(sandbox, remote, ++runs)
   const eventPath = path.join(runner, 'event.json')
-  writeFileSync(eventPath, JSON.stringify(githubComment(github, 7, body, by).event))
-  const env = githubJobEnv(github, {eventName: 'issue_comment', eventPath, run: runs, runner})
+  writeFileSync(eventPath, JSON.stringify(event))
+  const env = githubJobEnv(github, {eventName, eventPath, run: runs, runner})
   const job = {
     checkout,
     env,
@@ -289,5 +296,88 @@ describe("the Action: the project's dependencies before the model", {timeout: 18
     const typo = await actionOn('/wave aprove', 'alice')
     expect(typo.code).toBe(0)
     expect(repliesTo('alice').at(-1)!.body).toContain('Dependencies: none installed (no lockfile or manifest).')
+  })
+})
+
+describe('the Action: replan-on-push', {timeout: 180_000}, () => {
+  /** The pull_request synchronize event GitHub sends when `by` pushes new commits to pull request 7's branch, now at `head`. */
+  const pushEvent = (head: string, by: string) => {
+    const event = githubFixture('pull_request.labeled.json') as unknown as {
+      action: string
+      label?: unknown
+      pull_request: {head: {sha: string}}
+      sender: unknown
+    }
+    event.action = 'synchronize'
+    delete event.label
+    event.pull_request.head.sha = head
+    event.sender = {id: 5002, login: by, type: 'User'}
+    return event
+  }
+
+  it('plans a pending plan’s task again on the new head; an approved plan is left as it is; off (the default), a push plans nothing', async () => {
+    // A plan awaiting approval, and another approved (it ran, and its delivery moved the branch).
+    server.push(...planTurns())
+    expect((await actionOn('/wave plan Add a farewell function', 'alice')).code).toBe(0)
+    const pending = planName()
+    server.push(...planTurns(REVISED))
+    expect((await actionOn('/wave plan Add a goodbye function', 'alice')).code).toBe(0)
+    const approvedName = nameIn(github.commentsOn(7).filter((c) => c.body.startsWith('<!-- wave:plan:'))[1].body)
+    server.push(...runTurns())
+    const ran = await actionOn(`/wave approve ${approvedName} --sha256 ${sha256(REVISED)}`, 'mona')
+    expect(ran.code, ran.stderr).toBe(0)
+    // Then alice pushes to the branch.
+    git(sandbox.repo, ['fetch', '-q', 'origin'])
+    git(sandbox.repo, ['checkout', '-q', '-B', 'feature', 'origin/feature'])
+    git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
+    git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
+    const head = git(remote, ['rev-parse', 'refs/heads/feature'])
+    github.pulls.get(7)!.head.sha = head
+    const stickies = () => github.commentsOn(7).filter((c) => c.body.startsWith('<!-- wave:plan:'))
+    const bodies = () => stickies().map((c) => c.body)
+    const before = bodies()
+
+    // Control: replan-on-push left at its default: the push asks nothing of the model, no comment changes.
+    const asked = server.messageRequests.length
+    const off = await actionFor('pull_request', pushEvent(head, 'alice'))
+    expect(off.code, off.stderr).toBe(0)
+    expect(off.outputs.outcome).toBe('ignored')
+    expect(server.messageRequests).toHaveLength(asked)
+    expect(bodies()).toEqual(before)
+
+    // A push by someone who may not act here (read): passed over, no reply in the thread, no model request.
+    github.permissions.rita = 'read'
+    const comments = github.commentsOn(7).length
+    const outsider = await actionFor('pull_request', pushEvent(head, 'rita'), {'replan-on-push': 'true'})
+    expect(outsider.code, outsider.stderr).toBe(0)
+    expect(outsider.outputs.outcome).toBe('ignored')
+    expect(github.commentsOn(7)).toHaveLength(comments)
+    expect(server.messageRequests).toHaveLength(asked)
+
+    // On: the pending plan's task is planned again on the new head, in a comment of its own.
+    server.push(...planTurns())
+    const on = await actionFor('pull_request', pushEvent(head, 'alice'), {'replan-on-push': 'true'})
+    expect(on.code, on.stderr).toBe(0)
+    expect(on.outputs.outcome).toBe('planned')
+    const requests = server.messageRequests.slice(asked)
+    expect(requests).toHaveLength(2)
+    expect(firstUserText(requests[0])).toContain('Add a farewell function')
+    expect(firstUserText(requests[0])).not.toContain('goodbye')
+    expect(stickies()).toHaveLength(3)
+    const fresh = stickies()[2].body
+    expect(fresh).toContain(`| Commit | \`${head}\` (feature) |`)
+    expect(statusOf(fresh)).toBe('⏳ awaiting approval')
+    expect(fresh).toContain(`the task of ${pending}, planned again on ${head.slice(0, 12)}`)
+    expect(on.outputs.plan).toBe(nameIn(fresh))
+    // The approved plan, and the pending one's own comment, are as they were.
+    expect(bodies().slice(0, 2)).toEqual(before)
+    expect(github.statusesOf(head)['wave/plan']).toMatchObject({state: 'success'})
+
+    // The same push handled again: the task's newest plan is on the head, so nothing is planned twice.
+    const again = await actionFor('pull_request', pushEvent(head, 'alice'), {'replan-on-push': 'true'})
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.outputs.outcome).toBe('ignored')
+    expect(server.messageRequests).toHaveLength(asked + 2)
+    expect(stickies()).toHaveLength(3)
   })
 })

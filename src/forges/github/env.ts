@@ -70,6 +70,7 @@ export interface GitHubFlags {
   mode?: string
   'pr-delivery'?: string
   remote?: string
+  'replan-on-push'?: boolean
   sandbox?: string
   'sandbox-network-allow'?: string[]
 }
@@ -96,6 +97,8 @@ interface GitHubOptions {
   budget?: BudgetCap
   /** What the Action's install step did (WAVE_INSTALL_RESULT). */
   dependencies?: DependencyInstall
+  /** New commits on a pull request plan its pending plans' tasks again on the new head (pull_request synchronize). */
+  replanOnPush: boolean
 }
 
 export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = process.env): GitHubOptions {
@@ -113,6 +116,7 @@ export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = proce
     mode: oneOf(pick('mode', 'WAVE_GITHUB_MODE', 'acceptEdits'), EXECUTION_MODES, 'The default mode'),
     prDelivery: oneOf(pick('pr-delivery', 'WAVE_GITHUB_PR_DELIVERY', 'push'), PR_DELIVERIES, 'The pull request delivery'),
     remote: pick('remote', 'WAVE_GITHUB_REMOTE', 'origin'),
+    replanOnPush: read.on('replan-on-push', 'WAVE_REPLAN_ON_PUSH'),
     networkAllow: read.hosts(flags['sandbox-network-allow'], 'WAVE_GITHUB_SANDBOX_NETWORK_ALLOW'),
     sandbox: oneOf(pick('sandbox', 'WAVE_GITHUB_SANDBOX', 'on'), ['on', 'off'] as const, 'The sandbox setting') === 'on',
   }

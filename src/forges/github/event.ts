@@ -56,7 +56,7 @@ export async function readEvent(eventPath: string): Promise<unknown> {
 /** A login that is an app's, not a person's: wave answers people only (its own comments included). */
 const isBot = (user: z.infer<typeof userSchema>) => user.type === 'Bot' || user.login.endsWith('[bot]')
 
-export function intentOf(eventName: string, payload: unknown, options: {label: string}): Intent {
+export function intentOf(eventName: string, payload: unknown, options: {label: string; replanOnPush?: boolean}): Intent {
   switch (eventName) {
     case 'issue_comment': {
       const event = parse(issueCommentSchema, payload, eventName)
@@ -76,6 +76,7 @@ export function intentOf(eventName: string, payload: unknown, options: {label: s
 
     case 'pull_request': {
       const event = parse(pullRequestSchema, payload, eventName)
+      if (event.action === 'synchronize') return pushedIntent(event, options.replanOnPush === true)
       if (event.action !== 'labeled') return {kind: 'ignore', reason: `pull_request ${event.action}: wave plans when the label "${options.label}" is added`}
       if (event.label?.name !== options.label) return {kind: 'ignore', reason: `the label added is "${event.label?.name ?? ''}", not "${options.label}"`}
       if (isBot(event.sender)) return {kind: 'ignore', reason: `the label was added by an app (${event.sender.login}), not a person`}
@@ -99,6 +100,13 @@ export function intentOf(eventName: string, payload: unknown, options: {label: s
       return {kind: 'ignore', reason: `wave does nothing on ${eventName} events`}
     }
   }
+}
+
+/** New commits on a pull request's branch: its pending plans planned again on the new head, when replan-on-push is on. */
+function pushedIntent(event: z.infer<typeof pullRequestSchema>, replanOnPush: boolean): Intent {
+  if (!replanOnPush) return {kind: 'ignore', reason: 'pull_request synchronize: replan-on-push is off, so a push plans nothing again'}
+  if (isBot(event.sender)) return {kind: 'ignore', reason: `the push was by an app (${event.sender.login}), not a person`}
+  return {kind: 'pushed', trigger: {actor: event.sender.login, actorId: event.sender.id, thread: {number: event.pull_request.number, pull: true}}}
 }
 
 function parse<T extends z.ZodType>(schema: T, payload: unknown, eventName: string): z.output<T> {

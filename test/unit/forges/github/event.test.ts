@@ -95,6 +95,17 @@ describe('intentOf', () => {
     expect(() => intentOf('workflow_dispatch', onIssue, options)).toThrow(expect.objectContaining({exitCode: 2}))
   })
 
+  it('a push to a pull request (synchronize) plans its pending plans again only with replan-on-push, and never for an app', () => {
+    const pushed = {...fixture('pull_request.labeled.json'), action: 'synchronize', label: undefined}
+    expect(intentOf('pull_request', pushed, {...options, replanOnPush: true})).toEqual({
+      kind: 'pushed',
+      trigger: {actor: 'alice', actorId: ALICE_ID, thread: {number: 7, pull: true}},
+    })
+    expect(intentOf('pull_request', pushed, options)).toMatchObject({kind: 'ignore', reason: expect.stringContaining('replan-on-push is off')})
+    const byApp = {...pushed, sender: {login: 'wave-app[bot]', type: 'Bot'}}
+    expect(intentOf('pull_request', byApp, {...options, replanOnPush: true})).toMatchObject({kind: 'ignore', reason: expect.stringContaining('wave-app[bot]')})
+  })
+
   it('does nothing on other events, and refuses a payload GitHub would not send (exit 2)', () => {
     expect(intentOf('push', fixture('push.json'), options)).toMatchObject({kind: 'ignore', reason: 'wave does nothing on push events'})
     expect(() => intentOf('issue_comment', {action: 'created'}, options)).toThrow(
@@ -126,8 +137,14 @@ describe('githubOptions and githubAccess', () => {
       networkAllow: [],
       prDelivery: 'push',
       remote: 'origin',
+      replanOnPush: false,
       sandbox: true,
     })
+    // replan-on-push: the flag, else WAVE_REPLAN_ON_PUSH (the Action's input), else off; a value that is no switch is exit 2.
+    expect(githubOptions({}, {WAVE_REPLAN_ON_PUSH: 'true'}).replanOnPush).toBe(true)
+    expect(githubOptions({'replan-on-push': false}, {WAVE_REPLAN_ON_PUSH: 'true'}).replanOnPush).toBe(false)
+    expect(githubOptions({}, {WAVE_REPLAN_ON_PUSH: 'false'}).replanOnPush).toBe(false)
+    expect(() => githubOptions({}, {WAVE_REPLAN_ON_PUSH: 'sometimes'})).toThrow(expect.objectContaining({exitCode: 2}))
     expect(githubOptions({}, {WAVE_GITHUB_SANDBOX_NETWORK_ALLOW: 'registry.npmjs.org, *.pythonhosted.org\n127.0.0.1:4873'}).networkAllow).toEqual([
       'registry.npmjs.org',
       '*.pythonhosted.org',
