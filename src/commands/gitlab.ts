@@ -13,7 +13,7 @@ import {unitsReportOf} from '../review/units.js'
 export default class GitLab extends WaveCommand {
   static description = `Handle one GitLab CI job: a /wave note (from a note webhook's TRIGGER_PAYLOAD) or a WAVE_TASK pipeline.
 
-Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline trigger URL), GitLab's predefined variables (CI_API_V4_URL, CI_PROJECT_ID, CI_PROJECT_URL, CI_SERVER_URL, ...) and GITLAB_TOKEN (a project access token with api and write_repository). On a merge request or an issue, a note starting with /wave plans, approves (then runs and delivers the changes; a plan with units is only approved, its units left for the next jobs: docs/ci/units.md), requests changes (then revises) or rejects; a manual or scheduled pipeline with WAVE_TASK plans into WAVE_MERGE_REQUEST_IID, WAVE_ISSUE_IID, or a new issue. Each plan keeps one note, updated in place. Only members with at least --min-access-level may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. A job that asks nothing of wave exits 0. Each option can also be set through its WAVE_GITLAB_* variable.`
+Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline trigger URL), GitLab's predefined variables (CI_API_V4_URL, CI_PROJECT_ID, CI_PROJECT_URL, CI_SERVER_URL, ...) and GITLAB_TOKEN (a project access token with api and write_repository). On a merge request or an issue, a note starting with /wave plans, approves (then runs and delivers the changes; a plan with units is only approved, its units left for the next jobs: docs/ci/units.md), requests changes (then revises) or rejects; a manual or scheduled pipeline with WAVE_TASK plans into WAVE_MERGE_REQUEST_IID, WAVE_ISSUE_IID, or a new issue; with --replan-on-push, a merge request pipeline plans the merge request's pending plans' tasks again on its new head. Each plan keeps one note, updated in place. Only members with at least --min-access-level may act; --require-other-approver, --require-review and --require-mergeable add separation of duties. A job that asks nothing of wave exits 0. Each option can also be set through its WAVE_GITLAB_* variable.`
 
   static examples = ['<%= config.bin %> gitlab', '<%= config.bin %> gitlab --min-access-level maintainer --allow "Bash(npm test:*)" --require-other-approver']
 
@@ -55,6 +55,11 @@ Reads TRIGGER_PAYLOAD (the note event a project webhook sent to the pipeline tri
         'Only say whether the job asks anything of wave (outcome ignored, or triaged with its thread, e.g. mr-7), from the event alone: no API call, no token needed',
     }),
     remote: Flags.string({description: "The project's git remote, a name or URL ($WAVE_GITLAB_REMOTE; default $CI_PROJECT_URL.git)"}),
+    'replan-on-push': Flags.boolean({
+      allowNo: true,
+      description:
+        "In a merge request pipeline (new commits on its source branch), plan each of the merge request's plans awaiting approval on an older head again, with its task ($WAVE_REPLAN_ON_PUSH=true)",
+    }),
     ...dutyFlags(GITLAB_WORDS),
     sandbox: Flags.option({description: "Run the plan's commands in the OS sandbox ($WAVE_GITLAB_SANDBOX; default on)", options: ['on', 'off'] as const})(),
     'sandbox-network-allow': Flags.string({

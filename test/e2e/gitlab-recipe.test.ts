@@ -27,7 +27,7 @@ beforeEach(() => {
 afterEach(() => rmSync(project, {force: true, recursive: true}))
 
 /** The light step for one note event: its exit, output, what it left, and wave's CPU and wall time. */
-function lightStep(note: string) {
+function lightStep(note: string, other: {event?: object; env?: Record<string, string>} = {}) {
   // wave as the cache restores it: .wave-cache/wave/bin/wave, here this build timed by /usr/bin/time.
   const bin = path.join(project, '.wave-cache', 'wave', 'bin')
   mkdirSync(bin, {recursive: true})
@@ -38,7 +38,7 @@ function lightStep(note: string) {
   )
   chmodSync(path.join(bin, 'wave'), 0o755)
   const payload = path.join(project, '..', `${path.basename(project)}-TRIGGER_PAYLOAD`)
-  const event = {
+  const event = other.event ?? {
     event_type: 'note',
     merge_request: {iid: 7, source_branch: 'feature', target_branch: 'main', title: 'Greet people by name'},
     object_attributes: {author_id: 11, created_at: '2026-01-01 10:00:00 UTC', id: 501, note, noteable_type: 'MergeRequest', system: false},
@@ -63,6 +63,7 @@ function lightStep(note: string) {
     PATH: process.env.PATH ?? '',
     TRIGGER_PAYLOAD: payload,
     WAVE_HOME: path.join(project, '..', `${path.basename(project)}-home`),
+    ...other.env,
   }
   // As GitLab's bash runs a job's script: errexit and pipefail.
   const ran = spawnSync('bash', ['-eo', 'pipefail', '-c', lightScript], {cwd: project, encoding: 'utf8', env, timeout: 60_000})
@@ -97,6 +98,29 @@ describe('the GitLab recipe: the light first step of a note', {timeout: 120_000}
       outcome: 'triaged',
       thread: 'mr-7',
       version: 1,
+    })
+  })
+
+  it('a push to a merge request (its webhook event) leaves a child in its resource group only with WAVE_REPLAN_ON_PUSH "true"', () => {
+    const pushed = {
+      event_type: 'merge_request',
+      object_attributes: {action: 'update', iid: 7, oldrev: '1'.repeat(40), source_branch: 'feature', target_branch: 'main'},
+      object_kind: 'merge_request',
+      project: {id: 42, path_with_namespace: 'group/demo', web_url: 'https://gitlab.test/group/demo'},
+      user: {id: 11, name: 'alice', username: 'alice'},
+    }
+    // The recipe's default: off, nothing to do.
+    expect(recipe.variables.WAVE_REPLAN_ON_PUSH).toBe('false')
+    const off = lightStep('', {event: pushed})
+    expect(off.status, off.stderr).toBe(0)
+    expect(off.stdout).toContain('Not a /wave command: nothing to do.')
+    expect(off.child).toEqual({'wave:nothing-to-do': {script: ['true'], when: 'manual'}})
+
+    const on = lightStep('', {env: {WAVE_REPLAN_ON_PUSH: 'true'}, event: pushed})
+    expect(on.status, on.stderr).toBe(0)
+    expect(on.child).toEqual({
+      include: [{local: 'wave.gitlab-ci.yml'}],
+      variables: {WAVE_COMMAND: 'pushed', WAVE_PARENT_PIPELINE_ID: '77', WAVE_THREAD: 'mr-7'},
     })
   })
 })

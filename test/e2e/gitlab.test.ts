@@ -414,6 +414,78 @@ describe('wave gitlab: a WAVE_TASK pipeline', JOBS, () => {
   })
 })
 
+describe('wave gitlab: replan-on-push (a merge request event from the webhook)', JOBS, () => {
+  /** The merge request event GitLab's webhook sends when `by` pushes new commits to !7's source branch. */
+  const pushEvent = (by: string) => ({
+    object_attributes: {action: 'update', iid: 7, oldrev: headSha},
+    object_kind: 'merge_request',
+    project: {id: PROJECT},
+    user: {id: gitlab.userId(by), username: by},
+  })
+
+  it('plans a pending plan’s task again on the new head with WAVE_REPLAN_ON_PUSH, for whoever GitLab says pushed; off, the event asks nothing', async () => {
+    const {name} = await planOnMergeRequest()
+    // dave pushes to the merge request's source branch; GitLab records the push and moves the merge request's head.
+    git(sandbox.repo, ['fetch', '-q', 'origin'])
+    git(sandbox.repo, ['checkout', '-q', '-B', 'feature', 'origin/feature'])
+    git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
+    git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
+    const head = git(remote, ['rev-parse', 'refs/heads/feature'])
+    gitlab.mergeRequests.get(7)!.sha = head
+    gitlab.addPush({author: 'dave', commitTo: head, ref: 'feature'})
+
+    // Control: the variable left at the recipe's default: nothing asked of GitLab or the model.
+    const asked = server.messageRequests.length
+    const before = gitlab.requests.length
+    const off = await job({}, pushEvent('dave'))
+    expect(off.code, off.stderr).toBe(0)
+    expect(off.stdout).toContain('replan-on-push is off')
+    expect(server.messageRequests).toHaveLength(asked)
+    expect(gitlab.requests).toHaveLength(before)
+
+    // A body naming another pusher (anyone holding the trigger token can send one): the API's pusher is believed.
+    server.push(...planTurns())
+    const on = await job({WAVE_REPLAN_ON_PUSH: 'true'}, pushEvent('mona'))
+    expect(on.code, on.stderr).toBe(0)
+    expect(server.messageRequests).toHaveLength(asked + 2)
+    expect(firstUserText(server.messageRequests[asked])).toContain('Add a farewell function')
+    const notes = stickies(MR)
+    expect(notes).toHaveLength(2)
+    expect(notes[1].body).toContain(`| Commit | \`${head}\` (feature) |`)
+    expect(notes[1].body).toContain(`the task of ${name}, planned again on ${head.slice(0, 12)}`)
+    expect(notes[1].body).toContain('| Requested by | @dave |')
+
+    // The same event again: the task's newest plan is on the head, nothing is planned twice.
+    const again = await job({WAVE_REPLAN_ON_PUSH: 'true'}, pushEvent('dave'))
+    expect(again.code, again.stderr).toBe(0)
+    expect(server.messageRequests).toHaveLength(asked + 2)
+    expect(stickies(MR)).toHaveLength(2)
+  })
+
+  it('a head no push event of the project made (a forged body), and a push by a reporter, plan nothing', async () => {
+    await planOnMergeRequest()
+    git(sandbox.repo, ['fetch', '-q', 'origin'])
+    git(sandbox.repo, ['checkout', '-q', '-B', 'feature', 'origin/feature'])
+    git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
+    git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
+    const head = git(remote, ['rev-parse', 'refs/heads/feature'])
+    gitlab.mergeRequests.get(7)!.sha = head
+    const asked = server.messageRequests.length
+    const unrecorded = await job({WAVE_REPLAN_ON_PUSH: 'true'}, pushEvent('dave'))
+    expect(unrecorded.code, unrecorded.stderr).toBe(0)
+    expect(unrecorded.stdout).toContain("is among the project's events")
+
+    // rita (a reporter) pushed: passed over, no reply in the thread.
+    gitlab.addPush({author: 'rita', commitTo: head, ref: 'feature'})
+    const notes = gitlab.notesOn(MR).length
+    const reporter = await job({WAVE_REPLAN_ON_PUSH: 'true'}, pushEvent('rita'))
+    expect(reporter.code, reporter.stderr).toBe(0)
+    expect(reporter.stdout).toContain('@rita pushed')
+    expect(gitlab.notesOn(MR)).toHaveLength(notes)
+    expect(server.messageRequests).toHaveLength(asked)
+  })
+})
+
 describe("wave gitlab: what the plan's note shows", JOBS, () => {
   it("the model's to-do list, its open questions and the plan's contract, then the run's checks and its denied calls", async () => {
     server.push(...notedPlanTurns())

@@ -2,7 +2,8 @@
  * A local stand-in for the GitLab REST API (v4), enough of it for `wave gitlab`: the token's user, users
  * by name, the project, project members (members/all/:user_id, inherited included), merge requests (get,
  * create, approvals), issues (get, create) and their notes (list with pages, get, create, edit), and
- * pipelines (get: their source and the user who started them, whatever the job's variables say). It
+ * pipelines (get: their source and the user who started them, whatever the job's variables say), and the
+ * project's push events (who pushed which head to which branch). It
  * records every request, answers as GitLab does (status codes, shapes, `updated_at` on edits, the
  * PRIVATE-TOKEN header, `X-Next-Page` pagination, only a note's author may edit it), and keeps its own
  * clock, one second per change, so tests can say what was written before or after what.
@@ -74,6 +75,13 @@ export interface StoredPipeline {
   status: string
 }
 
+/** A push GitLab recorded in the project's events (GET /projects/:id/events?action=pushed). */
+export interface StoredPush {
+  author: string
+  ref: string
+  commitTo: string
+}
+
 export interface StoredIssue {
   iid: number
   title: string
@@ -115,6 +123,8 @@ export interface GitLabServer extends ForgeStandIn {
   /** A pipeline as GitLab records it; answered at GET /projects/:id/pipelines/:id. */
   addPipeline(pipeline: Omit<StoredPipeline, 'id' | 'status'> & {status?: string}): StoredPipeline
   readonly pipelines: Map<number, StoredPipeline>
+  /** A push to a branch, as the project's events record it (who pushed, which head it made). */
+  addPush(push: StoredPush): StoredPush
   notesOn(noteable: StoredNote['noteable']): StoredNote[]
   now(): string
   tick(): string
@@ -133,6 +143,7 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
   const statuses: StoredStatus[] = []
   const pipelines = new Map<number, StoredPipeline>()
   let nextPipelineId = 9501
+  const pushes: StoredPush[] = []
   const state = {members: {...options.members}}
   const ids = new Map<string, number>()
   const userId = (username: string) => {
@@ -258,6 +269,23 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
       'GET',
       new RegExp(`^${project}/repository/commits/([0-9a-f]{40})/merge_requests$`),
       (m) => [200, [...mergeRequests.values()].filter((mr) => mr.sha === m[1]).map(mrJson)],
+    ],
+    // The project's events: only pushes here, newest first, as GitLab lists them.
+    [
+      'GET',
+      new RegExp(`^${project}/events$`),
+      (_m, req) => [
+        200,
+        req.query.action === 'pushed'
+          ? [...pushes].reverse().map((push, index) => ({
+              action_name: 'pushed to',
+              author: userJson(push.author),
+              author_username: push.author,
+              id: 7000 + pushes.length - index,
+              push_data: {action: 'pushed', commit_count: 1, commit_to: push.commitTo, ref: push.ref, ref_type: 'branch'},
+            }))
+          : [],
+      ],
     ],
     [
       'GET',
@@ -431,6 +459,10 @@ export async function startGitLabServer(options: GitLabServerOptions): Promise<G
       return stored
     },
     addNote,
+    addPush(push) {
+      pushes.push(push)
+      return push
+    },
     addPipeline(pipeline) {
       const stored: StoredPipeline = {status: 'running', ...pipeline, id: nextPipelineId++}
       pipelines.set(stored.id, stored)

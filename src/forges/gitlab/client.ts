@@ -143,6 +143,18 @@ export class GitLabClient implements Forge {
       .map((mr) => ({head: {ref: mr.source_branch, sameRepository: mr.source_project_id === mr.target_project_id}, number: mr.iid}))
   }
 
+  /**
+   * Who pushed `sha` to `branch`, from the project's push events (newest first): the person GitLab
+   * recorded, not whom a webhook's body names. Undefined when no recent push event made that head.
+   */
+  async pusherOf(branch: string, sha: string): Promise<{login: string; id: number} | undefined> {
+    const events = await this.request<
+      Array<{author?: {id: number; username: string}; push_data?: {ref?: string; ref_type?: string; commit_to?: string | null}}>
+    >(`GET the push events`, `${this.base}/events?action=pushed&per_page=100`)
+    const push = events.find((event) => event.push_data?.ref_type === 'branch' && event.push_data.ref === branch && event.push_data.commit_to === sha)
+    return push?.author ? {id: push.author.id, login: push.author.username} : undefined
+  }
+
   async approvers(number: number): Promise<Person[]> {
     const data = await this.request<{approved_by?: Array<{user: {id?: number; username: string}}>}>(
       `GET the approvals of !${number}`,

@@ -1,6 +1,6 @@
 /**
  * What `wave gitlab` is given: the GitLab CI job's predefined variables (the pipeline, the project, the
- * API), the note event (TRIGGER_PAYLOAD) or a task (WAVE_TASK), the token (GITLAB_TOKEN), and its options,
+ * API), the note event (TRIGGER_PAYLOAD), a task (WAVE_TASK) or a merge request pipeline (replan-on-push), the token (GITLAB_TOKEN), and its options,
  * each a flag or else a WAVE_GITLAB_* variable (an empty value counts as unset).
  */
 import {usageError} from '../../base/errors.js'
@@ -103,6 +103,7 @@ export interface GitLabFlags {
   mode?: string
   'mr-delivery'?: string
   remote?: string
+  'replan-on-push'?: boolean
   sandbox?: string
   'sandbox-network-allow'?: string[]
 }
@@ -117,7 +118,7 @@ interface GitLabOptions extends ReviewOptions {
 export const MR_DELIVERIES = ['push', 'merge-request'] as const
 
 export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = process.env): GitLabOptions {
-  const {allow: rules, budget, hosts, oneOf, pick} = optionReader(flags, env)
+  const {allow: rules, budget, hosts, on, oneOf, pick} = optionReader(flags, env)
   const allow = rules(flags.allow, 'WAVE_GITLAB_ALLOW')
   const delivery = oneOf(pick('mr-delivery', 'WAVE_GITLAB_MR_DELIVERY') ?? 'push', MR_DELIVERIES, 'The merge request delivery')
   // The checkout's origin carries the job token (CI_REPOSITORY_URL), which may not push: the project's
@@ -132,6 +133,7 @@ export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = proce
     mode: oneOf(pick('mode', 'WAVE_GITLAB_MODE') ?? 'acceptEdits', EXECUTION_MODES, 'The default mode') as ExecutionMode,
     prDelivery: (delivery === 'push' ? 'push' : 'pull-request') satisfies PrDelivery,
     remote: pick('remote', 'WAVE_GITLAB_REMOTE') ?? (projectUrl ? `${projectUrl.replace(/\/+$/, '')}.git` : 'origin'),
+    replanOnPush: on('replan-on-push', 'WAVE_REPLAN_ON_PUSH'),
     networkAllow: hosts(flags['sandbox-network-allow'], 'WAVE_GITLAB_SANDBOX_NETWORK_ALLOW'),
     sandbox: oneOf(pick('sandbox', 'WAVE_GITLAB_SANDBOX') ?? 'on', ['on', 'off'] as const, 'The sandbox setting') === 'on',
   }

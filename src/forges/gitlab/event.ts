@@ -1,11 +1,14 @@
 /**
  * The GitLab job's event, turned into what wave is asked to do: an intent. A pipeline a note webhook
  * triggered carries the webhook's body in TRIGGER_PAYLOAD (a file variable: its value is the file's path);
- * a manual or scheduled pipeline carries WAVE_TASK. Only the fields wave uses are validated.
+ * a manual or scheduled pipeline carries WAVE_TASK. With replan-on-push, the webhook's merge request
+ * events come the same way: one with new commits (`oldrev`) plans the merge request's pending plans again.
+ * Only the fields wave uses are validated.
  *
- * The payload only says which note to look at: whoever holds the trigger token can start a pipeline with
- * any body, so the handler reads the note itself back from the API (verifyNote) before anyone's access,
- * any command or any timestamp is believed.
+ * The payload only says which note (or merge request) to look at: whoever holds the trigger token can start
+ * a pipeline with any body, so the handler reads the note itself back from the API (verifyNote), and for a
+ * push the merge request's head and the push that made it (verifyPush), before anyone's access, any command
+ * or any timestamp is believed.
  */
 import {readFile} from 'node:fs/promises'
 
@@ -35,6 +38,20 @@ const noteEventSchema = z.lazy(() =>
   }),
 )
 
+const mergeRequestEventSchema = z.lazy(() =>
+  z.object({
+    object_attributes: z.object({
+      action: z.string().optional(),
+      iid: z.number().int().positive(),
+      /** The head before the update: present when the update pushed new commits. */
+      oldrev: z.string().nullable().optional(),
+    }),
+    object_kind: z.literal('merge_request'),
+    project: z.object({id: z.number().int()}).optional(),
+    user: z.object({bot: z.boolean().optional(), id: z.number().int().optional(), username: z.string()}),
+  }),
+)
+
 /** A project or group access token's user (project_123_bot_<hex>), or a user GitLab marks as a bot. */
 export const isBotUser = (user: {username: string; bot?: boolean}) =>
   user.bot === true || /^(project|group)_\d+_bot(_[0-9a-f]+)?$/.test(user.username) || user.username.endsWith('[bot]')
@@ -57,9 +74,13 @@ export async function readPayload(payloadPath: string): Promise<unknown> {
   }
 }
 
-/** The intent of a note event; `projectId` is CI_PROJECT_ID, which the note must belong to. */
-export function noteIntent(payload: unknown, projectId: string | undefined): Intent {
+/**
+ * The intent of a webhook's event: a note, or (with replan-on-push) a merge request's update that pushed
+ * new commits. `projectId` is CI_PROJECT_ID, which the event must belong to.
+ */
+export function webhookIntent(payload: unknown, projectId: string | undefined, options: {replanOnPush?: boolean} = {}): Intent {
   const kind = (payload as {object_kind?: unknown})?.object_kind
+  if (kind === 'merge_request') return mergeRequestIntent(payload, projectId, options.replanOnPush === true)
   if (kind !== 'note')
     return {
       kind: 'ignore',
@@ -73,13 +94,7 @@ export function noteIntent(payload: unknown, projectId: string | undefined): Int
 
   const event = parsed.data
   const note = event.object_attributes
-  const project = event.project?.id ?? event.project_id
-  if (projectId !== undefined && project !== undefined && String(project) !== projectId) {
-    throw usageError(
-      `The note event is from project ${project}, but this pipeline runs in project ${projectId}.`,
-      "Point the project's webhook at its own pipeline trigger URL.",
-    )
-  }
+  sameProject('note', event.project?.id ?? event.project_id, projectId)
 
   if (note.action !== undefined && note.action !== 'create') return {kind: 'ignore', reason: `a note ${note.action}d, not created: wave answers new notes only`}
   if (note.system) return {kind: 'ignore', reason: 'a system note'}
@@ -93,6 +108,37 @@ export function noteIntent(payload: unknown, projectId: string | undefined): Int
   // Placeholders until verifyNote has read the note from the API.
   const trigger: Trigger = {actor: event.user.username, actorId: event.user.id, comment: {body, createdAt: '', id: note.id, url: ''}, thread}
   return commentIntent(body, trigger)
+}
+
+function sameProject(what: string, project: number | undefined, projectId: string | undefined): void {
+  if (projectId !== undefined && project !== undefined && String(project) !== projectId) {
+    throw usageError(
+      `The ${what} event is from project ${project}, but this pipeline runs in project ${projectId}.`,
+      "Point the project's webhook at its own pipeline trigger URL.",
+    )
+  }
+}
+
+/**
+ * A merge request's update with new commits (`oldrev`): its pending plans planned again, with
+ * replan-on-push. Only the merge request is taken from the body; who pushed is read from the API
+ * (verifyPush) once the job may ask it.
+ */
+function mergeRequestIntent(payload: unknown, projectId: string | undefined, replanOnPush: boolean): Intent {
+  if (!replanOnPush) return {kind: 'ignore', reason: 'a merge request event: replan-on-push is off, so a push plans nothing again'}
+  const parsed = mergeRequestEventSchema.safeParse(payload)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw usageError(`The merge request event is not one GitLab sends: ${issue.path.join('.') || '(root)'}: ${issue.message}.`)
+  }
+
+  const event = parsed.data
+  sameProject('merge request', event.project?.id, projectId)
+  const {action, iid, oldrev} = event.object_attributes
+  if (action !== 'update' || !oldrev) return {kind: 'ignore', reason: `a merge request ${action ?? 'event'} without new commits: nothing to plan again`}
+  if (isBotUser(event.user)) return {kind: 'ignore', reason: `the push was by a bot (${event.user.username}), not a person`}
+  // Placeholders until verifyPush has read the push from the API.
+  return {kind: 'pushed', trigger: {actor: event.user.username, actorId: event.user.id, thread: {number: iid, pull: true}}}
 }
 
 /**
@@ -190,6 +236,27 @@ export async function verifyNote(intent: Intent, client: GitLabClient, wave: str
     comment: {body: note.body, createdAt: note.createdAt, id: note.id, url: note.url},
     thread,
   })
+}
+
+/**
+ * A push's intent again, from the API: the merge request's head as GitLab has it now, and who pushed it,
+ * from the project's push events (the push to its source branch that made that head). A merge request
+ * from a fork (whose pushes are the fork's), a head no push event of the project made, or a push by a bot
+ * (wave's own delivery) asks nothing.
+ */
+export async function verifyPush(intent: Intent, client: GitLabClient, wave: string): Promise<Intent> {
+  if (intent.kind !== 'pushed' || !intent.trigger.thread) return intent
+  const {thread} = intent.trigger
+  const request = await client.changeRequest(thread.number)
+  if (!request.head.sameRepository) return {kind: 'ignore', reason: `!${thread.number} is from a fork: its pushes are the fork's, and plan nothing again here`}
+  const pusher = await client.pusherOf(request.head.ref, request.head.sha)
+  if (!pusher)
+    return {
+      kind: 'ignore',
+      reason: `no push of ${request.head.sha.slice(0, 12)} to ${request.head.ref} is among the project's events: the webhook's body names a push GitLab does not have`,
+    }
+  if (isBotUser({username: pusher.login}) || pusher.login === wave) return {kind: 'ignore', reason: `the push was by a bot (${pusher.login}), not a person`}
+  return {kind: 'pushed', trigger: {actor: pusher.login, actorId: pusher.id, thread}}
 }
 
 const normalised = (text: string) => text.replaceAll('\r\n', '\n').trim()

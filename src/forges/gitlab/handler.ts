@@ -14,7 +14,7 @@ import type {Thread} from '../../review/forge.js'
 import {GitLabClient} from './client.js'
 import {writeUnitsPipeline} from './units-pipeline.js'
 import {gitlabAccess, gitlabEnvironment, type GitLabFlags, gitlabOptions} from './env.js'
-import {jobPipeline, noteIntent, readPayload, taskIntent, verifyNote} from './event.js'
+import {jobPipeline, readPayload, taskIntent, verifyNote, verifyPush, webhookIntent} from './event.js'
 
 interface GitLabJobOptions {
   flags: GitLabFlags & DutyFlags
@@ -44,8 +44,11 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   // A job of a plan's units (a unit's, the merge's) asks for its report whatever started its pipeline.
   if (!environment.payloadPath && !environment.task && !input.unitsReport)
     return ignored(environment.pipelineSource ?? 'pipeline', 'the job has neither a note event (TRIGGER_PAYLOAD) nor a task (WAVE_TASK)')
-  let intent = environment.payloadPath ? noteIntent(await readPayload(environment.payloadPath), env.CI_PROJECT_ID?.trim() || undefined) : undefined
-  if (intent?.kind === 'ignore') return ignored('note', intent.reason)
+  const payload = environment.payloadPath ? await readPayload(environment.payloadPath) : undefined
+  let intent = payload === undefined ? undefined : webhookIntent(payload, env.CI_PROJECT_ID?.trim() || undefined, {replanOnPush: options.replanOnPush})
+  // The webhook's event, in the outcome: a note, or a merge request's push (replan-on-push).
+  let event = (payload as {object_kind?: unknown} | undefined)?.object_kind === 'merge_request' ? 'merge_request' : 'note'
+  if (intent?.kind === 'ignore') return ignored(event, intent.reason)
   if (input.triage) {
     // A note's thread from the event alone; a WAVE_TASK pipeline's is known once GitLab is asked, so it shares one group.
     const on = intent?.trigger.thread
@@ -53,8 +56,8 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     return {
       // As the webhook's body says it: the job believes only the note GitLab's API gives, and ignores one whose text differs.
       command: intent ? intent.kind : 'task',
-      event: intent ? 'note' : (environment.pipelineSource ?? 'pipeline'),
-      message: `A /wave command for ${thread}: the job goes on to handle it.`,
+      event: intent ? event : (environment.pipelineSource ?? 'pipeline'),
+      message: `${intent?.kind === 'pushed' ? 'A push' : 'A /wave command'} for ${thread}: the job goes on to handle it.`,
       outcome: 'triaged',
       thread,
     }
@@ -70,9 +73,8 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
     warn: input.warn,
   })
   const user = await client.user()
-  let event = 'note'
   if (intent) {
-    intent = await verifyNote(intent, client, user.username)
+    intent = intent.kind === 'pushed' ? await verifyPush(intent, client, user.username) : await verifyNote(intent, client, user.username)
   } else if (input.unitsReport) {
     intent = {kind: 'ignore', reason: "a job of a plan's units"}
   } else {

@@ -499,6 +499,7 @@ describe('the Action (action.yml)', () => {
       mode: 'bypassPermissions',
       'max-budget-usd': '2.5',
       'pr-delivery': 'pull-request',
+      'replan-on-push': 'true',
       sandbox: 'off',
       'sandbox-network-allow': 'registry.npmjs.org, *.pythonhosted.org',
     }
@@ -522,9 +523,11 @@ describe('the Action (action.yml)', () => {
       mode: 'bypassPermissions',
       networkAllow: ['registry.npmjs.org', '*.pythonhosted.org'],
       prDelivery: 'pull-request',
+      replanOnPush: true,
       sandbox: false,
     })
     rmSync(temp, {force: true, recursive: true})
+    expect(action.inputs['replan-on-push'].default).toBe('false')
     expect(env).toMatchObject({
       ANTHROPIC_API_KEY: '<anthropic-api-key>',
       ANTHROPIC_BASE_URL: '<base-url>',

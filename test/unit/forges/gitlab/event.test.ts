@@ -6,7 +6,7 @@ import {describe, expect, it} from 'vitest'
 
 import {parseAccessLevel} from '../../../../src/forges/gitlab/access.js'
 import {gitlabAccess, gitlabEnvironment, gitlabOptions} from '../../../../src/forges/gitlab/env.js'
-import {isBotUser, noteIntent, readPayload, taskIntent} from '../../../../src/forges/gitlab/event.js'
+import {isBotUser, webhookIntent, readPayload, taskIntent} from '../../../../src/forges/gitlab/event.js'
 
 /** A note event as GitLab's webhook sends it (the fields wave reads, and some it does not). */
 function noteEvent(body: string, patch: (event: ReturnType<typeof base>) => void = () => {}) {
@@ -34,9 +34,9 @@ function base(body: string) {
   }
 }
 
-describe('noteIntent', () => {
+describe('webhookIntent', () => {
   it('reads a /wave note on a merge request or an issue, pointing at the note for the API to confirm', () => {
-    expect(noteIntent(noteEvent('/wave approve brave-otter --mode default'), '42')).toEqual({
+    expect(webhookIntent(noteEvent('/wave approve brave-otter --mode default'), '42')).toEqual({
       allow: undefined,
       kind: 'approve',
       mode: 'default',
@@ -54,38 +54,38 @@ describe('noteIntent', () => {
       e.merge_request = undefined
       e.issue = {iid: 12}
     })
-    expect(noteIntent(onIssue, '42')).toMatchObject({kind: 'plan', task: 'Say goodbye', trigger: {thread: {number: 12, pull: false}}})
+    expect(webhookIntent(onIssue, '42')).toMatchObject({kind: 'plan', task: 'Say goodbye', trigger: {thread: {number: 12, pull: false}}})
   })
 
   it('ignores other events, edits, system notes, bots, notes not starting with /wave, and notes on commits', () => {
-    expect(noteIntent({object_kind: 'push'}, '42')).toMatchObject({kind: 'ignore', reason: 'wave does nothing on push events'})
+    expect(webhookIntent({object_kind: 'push'}, '42')).toMatchObject({kind: 'ignore', reason: 'wave does nothing on push events'})
     expect(
-      noteIntent(
+      webhookIntent(
         noteEvent('/wave plan x', (e) => (e.object_attributes.action = 'update')),
         '42',
       ),
     ).toMatchObject({kind: 'ignore'})
     expect(
-      noteIntent(
+      webhookIntent(
         noteEvent('/wave plan x', (e) => (e.object_attributes.system = true)),
         '42',
       ),
     ).toMatchObject({kind: 'ignore', reason: 'a system note'})
     expect(
-      noteIntent(
+      webhookIntent(
         noteEvent('/wave plan x', (e) => (e.user = {id: 9, name: 'wave', username: 'project_42_bot_ab12cd'})),
         '42',
       ),
     ).toMatchObject({kind: 'ignore', reason: expect.stringContaining('bot')})
     expect(
-      noteIntent(
+      webhookIntent(
         noteEvent('/wave plan x', (e) => (e.user.bot = true)),
         '42',
       ),
     ).toMatchObject({kind: 'ignore'})
-    expect(noteIntent(noteEvent('LGTM /wave approve'), '42')).toMatchObject({kind: 'ignore'})
+    expect(webhookIntent(noteEvent('LGTM /wave approve'), '42')).toMatchObject({kind: 'ignore'})
     expect(
-      noteIntent(
+      webhookIntent(
         noteEvent('/wave plan x', (e) => (e.object_attributes.noteable_type = 'Commit')),
         '42',
       ),
@@ -93,9 +93,9 @@ describe('noteIntent', () => {
   })
 
   it("answers a /wave note that does not parse, and refuses a body GitLab would not send or another project's (exit 2)", () => {
-    expect(noteIntent(noteEvent('/wave approve --allow "Bash(x'), '42')).toMatchObject({kind: 'invalid', message: expect.stringContaining('not closed')})
-    expect(() => noteIntent({object_kind: 'note'}, '42')).toThrow(expect.objectContaining({exitCode: 2}))
-    expect(() => noteIntent(noteEvent('/wave plan x'), '43')).toThrow(
+    expect(webhookIntent(noteEvent('/wave approve --allow "Bash(x'), '42')).toMatchObject({kind: 'invalid', message: expect.stringContaining('not closed')})
+    expect(() => webhookIntent({object_kind: 'note'}, '42')).toThrow(expect.objectContaining({exitCode: 2}))
+    expect(() => webhookIntent(noteEvent('/wave plan x'), '43')).toThrow(
       expect.objectContaining({exitCode: 2, message: expect.stringContaining('from project 42')}),
     )
   })
@@ -103,7 +103,7 @@ describe('noteIntent', () => {
   it('reads TRIGGER_PAYLOAD as the path of a file, and says so when it is not one', async () => {
     const file = path.join(tmpdir(), `wave-payload-${process.pid}.json`)
     writeFileSync(file, JSON.stringify(noteEvent('/wave help')))
-    expect(noteIntent(await readPayload(file), '42')).toMatchObject({kind: 'help'})
+    expect(webhookIntent(await readPayload(file), '42')).toMatchObject({kind: 'help'})
     await expect(readPayload('{"object_kind":"note"}')).rejects.toMatchObject({exitCode: 2, hint: expect.stringContaining('file variable')})
   })
 })
@@ -160,6 +160,29 @@ describe('taskIntent', () => {
   })
 })
 
+describe('webhookIntent: a merge request event (replan-on-push)', () => {
+  const pushed = (patch: Record<string, unknown> = {}, user: Record<string, unknown> = {username: 'alice', id: 501}) => ({
+    object_attributes: {action: 'update', iid: 7, oldrev: 'a'.repeat(40), ...patch},
+    object_kind: 'merge_request',
+    project: {id: 42},
+    user,
+  })
+
+  it('a push (an update with oldrev) is the merge request’s, its pusher a placeholder for the API to confirm; only with replan-on-push', () => {
+    expect(webhookIntent(pushed(), '42', {replanOnPush: true})).toEqual({
+      kind: 'pushed',
+      trigger: {actor: 'alice', actorId: 501, thread: {number: 7, pull: true}},
+    })
+    expect(webhookIntent(pushed(), '42')).toMatchObject({kind: 'ignore', reason: expect.stringContaining('replan-on-push is off')})
+    // An update without new commits (a title edited), another action, a bot's push: nothing to plan again.
+    expect(webhookIntent(pushed({oldrev: undefined}), '42', {replanOnPush: true})).toMatchObject({kind: 'ignore'})
+    expect(webhookIntent(pushed({action: 'open'}), '42', {replanOnPush: true})).toMatchObject({kind: 'ignore'})
+    expect(webhookIntent(pushed({}, {username: 'project_42_bot_0a1b2c'}), '42', {replanOnPush: true})).toMatchObject({kind: 'ignore'})
+    // Another project's event is refused, as a note's is.
+    expect(() => webhookIntent(pushed(), '43', {replanOnPush: true})).toThrow(expect.objectContaining({exitCode: 2}))
+  })
+})
+
 describe('gitlabOptions, gitlabAccess, access levels', () => {
   it('takes a flag, else the WAVE_GITLAB_* variable, else the default; the remote is the project URL, not the job token origin', () => {
     expect(gitlabOptions({}, {})).toEqual({
@@ -169,8 +192,10 @@ describe('gitlabOptions, gitlabAccess, access levels', () => {
       networkAllow: [],
       prDelivery: 'push',
       remote: 'origin',
+      replanOnPush: false,
       sandbox: true,
     })
+    expect(gitlabOptions({}, {WAVE_REPLAN_ON_PUSH: 'true'}).replanOnPush).toBe(true)
     const env = {
       CI_PROJECT_URL: 'https://gitlab.example.com/group/demo',
       WAVE_GITLAB_ALLOW: 'Bash(npm test:*)\n',
