@@ -11,6 +11,7 @@ import {usageError, WaveError} from '../../base/errors.js'
 import {sessionWorkspace} from '../../base/workspace/git.js'
 import {reportUnits, type UnitsReport, unitsReportFlag} from '../../review/units.js'
 import type {Thread} from '../../review/forge.js'
+import type {Intent} from '../../review/intent.js'
 import {GitLabClient} from './client.js'
 import {writeUnitsPipeline} from './units-pipeline.js'
 import {gitlabAccess, gitlabEnvironment, type GitLabFlags, gitlabOptions} from './env.js'
@@ -49,19 +50,7 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   // The webhook's event, in the outcome: a note, or a merge request's push (replan-on-push).
   let event = (payload as {object_kind?: unknown} | undefined)?.object_kind === 'merge_request' ? 'merge_request' : 'note'
   if (intent?.kind === 'ignore') return ignored(event, intent.reason)
-  if (input.triage) {
-    // A note's thread from the event alone; a WAVE_TASK pipeline's is known once GitLab is asked, so it shares one group.
-    const on = intent?.trigger.thread
-    const thread = on ? `${on.pull ? 'mr' : 'issue'}-${on.number}` : 'task'
-    return {
-      // As the webhook's body says it: the job believes only the note GitLab's API gives, and ignores one whose text differs.
-      command: intent ? intent.kind : 'task',
-      event: intent ? event : (environment.pipelineSource ?? 'pipeline'),
-      message: `${intent?.kind === 'pushed' ? 'A push' : 'A /wave command'} for ${thread}: the job goes on to handle it.`,
-      outcome: 'triaged',
-      thread,
-    }
-  }
+  if (input.triage) return triaged(intent, intent ? event : (environment.pipelineSource ?? 'pipeline'))
 
   const access = gitlabAccess(env)
   const client = new GitLabClient({
@@ -135,6 +124,23 @@ export async function handleGitLabJob(input: GitLabJobOptions): Promise<ReviewOu
   } else outcome = await reviewed({event, intent, prepare}, env, input.cwd ?? process.cwd())
   await writeUnitsPipeline(outcome, env, input.cwd ?? process.cwd())
   return outcome
+}
+
+/**
+ * `--triage`: a note's (or a push's) thread from the event alone, as the webhook's body says it (the job
+ * believes only what GitLab's API gives, and ignores a note whose text differs); a WAVE_TASK pipeline's is
+ * known once GitLab is asked, so it shares one group.
+ */
+function triaged(intent: Exclude<Intent, {kind: 'ignore'}> | undefined, event: string): ReviewOutcome {
+  const on = intent?.trigger.thread
+  const thread = on ? `${on.pull ? 'mr' : 'issue'}-${on.number}` : 'task'
+  return {
+    command: intent ? intent.kind : 'task',
+    event,
+    message: `${intent?.kind === 'pushed' ? 'A push' : 'A /wave command'} for ${thread}: the job goes on to handle it.`,
+    outcome: 'triaged',
+    thread,
+  }
 }
 
 /** The review of one note or task; a refusal the recipe ends green on (WAVE_FAIL_ON_REFUSAL) still leaves the units' child its next trigger needs. */
