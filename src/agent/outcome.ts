@@ -4,7 +4,7 @@
  * ending to its exit code, message and hint, in one table.
  */
 import {ExitCode, type ExitCodeValue, type FailureDetails, WaveError} from '../base/errors.js'
-import {type BudgetSource, capName, capRaise} from '../model/budget.js'
+import {type BudgetSource, type Continuation, capName, capRaise} from '../model/budget.js'
 import type {TokenUsage} from '../model/pricing.js'
 import {formatUsd, roundUsd} from '../model/pricing.js'
 
@@ -102,6 +102,11 @@ export interface Stopped {
   more?: string
   /** Said after the ending's hint. */
   next?: string
+  /**
+   * The command that goes on where the session stopped (a plan's `--resume`, a run's), which the hint of
+   * a limit names with the limit raised; absent, nothing resumes the session, and the hint says so.
+   */
+  goOn?: Continuation
 }
 
 type EndingOf<R extends DriverEnding['stopReason']> = Extract<DriverEnding, {stopReason: R}>
@@ -113,12 +118,16 @@ type EndingOf<R extends DriverEnding['stopReason']> = Extract<DriverEnding, {sto
  * becomes an exit code.
  */
 export const ENDINGS: {
-  [R in DriverEnding['stopReason']]: {exitCode: ExitCodeValue; message?: (ending: EndingOf<R>) => string; hint?: (ending: EndingOf<R>) => string}
+  [R in DriverEnding['stopReason']]: {
+    exitCode: ExitCodeValue
+    message?: (ending: EndingOf<R>) => string
+    hint?: (ending: EndingOf<R>, goOn?: Continuation) => string
+  }
 } & {awaiting_approval: {exitCode: ExitCodeValue}} = {
   awaiting_approval: {exitCode: ExitCode.awaitsApproval},
   budget: {
     exitCode: ExitCode.limit,
-    hint: ({source, spentUsd}) => `${formatUsd(spentUsd)} spent so far; ${capRaise(source)} to let it go on.`,
+    hint: ({maxBudgetUsd, source}, goOn) => capRaise({source, usd: maxBudgetUsd}, goOn),
     message: ({maxBudgetUsd, source, spentUsd}) =>
       spentUsd > maxBudgetUsd
         ? `Stopped at the budget: ${formatUsd(spentUsd)} spent, more than ${capName({source, usd: maxBudgetUsd})}, before the agent finished.`
@@ -132,7 +141,7 @@ export const ENDINGS: {
   },
   max_turns: {
     exitCode: ExitCode.limit,
-    hint: () => 'Raise --max-turns to let it go on.',
+    hint: ({maxTurns}, goOn) => turnsRaise(maxTurns, goOn),
     message: ({maxTurns}) => `Stopped at the turn limit (${maxTurns} turns) before the agent finished.`,
   },
   no_result: {
@@ -158,7 +167,14 @@ export const ENDINGS: {
   },
 }
 
-type Rule = {exitCode: ExitCodeValue; message?: (ending: DriverEnding) => string; hint?: (ending: DriverEnding) => string}
+/** What to do about a session stopped at its turn limit: as capRaise (model/budget.ts) for its budget. */
+function turnsRaise(maxTurns: number, goOn: Continuation | undefined): string {
+  if (!goOn) return 'This session is not resumed: raise --max-turns and start it again.'
+  const how = goOn.takesFlags ? `${goOn.command} --max-turns <more than ${maxTurns}>` : `raise the job's --max-turns, then ${goOn.command}`
+  return `To go on with ${goOn.kept} kept: ${how} (the limit counts the turns before).`
+}
+
+type Rule = {exitCode: ExitCodeValue; message?: (ending: DriverEnding) => string; hint?: (ending: DriverEnding, goOn?: Continuation) => string}
 
 /** How a session ended, as a driver returns it: stopped (with `details`, what it did), or undefined for a finished one. */
 export function stoppedBy(ending: Ending, details: FailureDetails): Stopped | undefined {
@@ -171,7 +187,7 @@ export function stoppedBy(ending: Ending, details: FailureDetails): Stopped | un
 export function failureOf(stopped: Stopped): {exitCode: ExitCodeValue; message: string; hint?: string; details: FailureDetails} {
   const rule = ENDINGS[stopped.ending.stopReason] as Rule
   const message = `${rule.message!(stopped.ending)}${stopped.more ?? ''}`
-  const hint = [rule.hint?.(stopped.ending), stopped.next].filter(Boolean).join(' ') || undefined
+  const hint = [rule.hint?.(stopped.ending, stopped.goOn), stopped.next].filter(Boolean).join(' ') || undefined
   return {details: stopped.details, exitCode: rule.exitCode, hint, message}
 }
 

@@ -1,18 +1,23 @@
 /**
- * `wave plan --task` and `wave plan --revise`: a session in plan mode on one plan file, the only file it
- * may write. What differs from other sessions is only the opening message and the plan's bookkeeping.
+ * `wave plan --task`, `wave plan --revise` and `wave plan --resume`: a session in plan mode on one plan
+ * file, the only file it may write. What differs from other sessions is only the opening message (or,
+ * resumed, the conversation so far) and the plan's bookkeeping.
  */
 import {lstat, realpath, stat, writeFile} from 'node:fs/promises'
+
+import type {MessageParam} from '@anthropic-ai/sdk/resources/messages'
 import path from 'node:path'
 
 import {keepOpenQuestions} from '../tools/ask-user-question.js'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
 import {planContractOf} from '../plans/contract.js'
-import {createPlan, type PlanSource, planningEnded, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
-import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/store.js'
-import {appendTranscript, transcriptPathOf} from '../plans/transcript.js'
+import {createPlan, type PlanSource, planningEnded, planningStarted, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
+import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, plansDir, resolvePlanReference} from '../plans/store.js'
+import {appendTranscript, type TranscriptContent, transcriptPathOf} from '../plans/transcript.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
-import {failureOf, type Stopped, stoppedBy} from '../agent/outcome.js'
+import {failureOf, type SessionTotals, type Stopped, stoppedBy} from '../agent/outcome.js'
+import type {Continuation} from '../model/budget.js'
+import {resumablePlanning, resumePoint} from '../session/resume.js'
 import {primeThrowawayStatus} from '../base/process/sandbox.js'
 import type {RepositorySnapshot} from '../base/workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from '../session/context.js'
@@ -49,6 +54,11 @@ interface ReviseOptions extends PlanSessionOptions {
   feedback?: string
 }
 
+interface ResumeOptions extends PlanSessionOptions {
+  /** The plan's path, or its name as `wave plans` lists it. */
+  planPath: string
+}
+
 /** What a plan session made: the plan, its contract and what the session did, as output/views/plan-result.ts shows it. */
 export interface PlanOutcome extends PlanShown {
   kind: 'planned'
@@ -66,10 +76,12 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome | Stop
   // The reasoning recorded is what the first request carries: the model as known from the cache or the table.
   await session.knowModel()
   const plan = await createPlan({model, reasoning: stateReasoning(session.reasoning), repository, task: options.task, workspace})
+  // Recorded before `dirty` may be: each writes the state, one after the other.
+  const startedAt = await started(plan.path)
   // In a large work tree `dirty` is not awaited before the first request: recorded once git has it.
   const recorded = repository && repository.dirty === undefined ? recordLater(plan.path, snapshot!) : undefined
   const opening = planOpening(options.task, plan.path)
-  return planSession(session, {...options, opening, planPath: plan.path, recorded, transcriptLabel: 'plan'})
+  return planSession(session, {...options, opening, planPath: plan.path, recorded, startedAt, transcriptLabel: 'plan'})
 }
 
 /**
@@ -98,8 +110,65 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome | 
   }
 
   const opening = reviseOpening(task, planPath, feedback)
-  return planSession(session, {...options, feedback, opening, planPath, transcriptLabel: 'revise'})
+  return planSession(session, {...options, feedback, opening, planPath, startedAt: await started(planPath), transcriptLabel: 'revise'})
 }
+
+/**
+ * `wave plan --resume`: the plan's newest planning session, stopped before it ended with a plan (a
+ * limit, an API failure, an interrupt), goes on in plan mode on the same plan file, its conversation
+ * rebuilt from the plan's transcript (session/resume.ts, as `wave run --resume` does): what it read is
+ * not read again. Its turns, usage and cost count on from where it stopped, and the caps in force count
+ * them too: a cap raised is the session's whole budget.
+ */
+export async function resumePlan(options: ResumeOptions): Promise<PlanOutcome | Stopped> {
+  const planPath = await planInPlansDir(await resolvePlanReference(options.planPath, {unwritten: true}), 'resumed')
+  const name = planNameOf(planPath)
+  const state = await readPlanStateChecked(planPath)
+  const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
+  const stopped = await resumablePlanning(planPath, state, record?.decidedAt)
+  const point = await resumePoint(planPath, {...stopped, kind: 'planning'})
+  if (!point.history) {
+    throw usageError(
+      `Nothing to resume: the transcript of ${name} holds nothing of its planning session (started ${stopped.startedAt}).`,
+      `Revise it instead (a new session on the same plan file): wave plan --revise ${name}`,
+    )
+  }
+
+  const session = await openSession(options)
+  probePlanBash(session)
+  if (point.unanswered.length > 0) {
+    options.host.warn(
+      `The planning session was killed during a turn: ${point.unanswered.join(', ')} ${point.unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`,
+    )
+  }
+
+  await planningStarted(planPath, stopped.startedAt)
+  const transcriptLabel = point.session === 'revise' ? 'revise' : 'plan'
+  // The resumed conversation replaces the recorded one in the transcript: a second resume starts from it.
+  await appendTranscript(planPath, {
+    conversation: point.history,
+    progress: point.prior,
+    resumed: {after: stopped.exitCode ?? null, at: new Date().toISOString()},
+    session: transcriptLabel,
+    startedAt: stopped.startedAt,
+  })
+  const opening = typeof point.history[0].content === 'string' ? point.history[0].content : ''
+  return planSession(session, {...options, history: point.history, opening, planPath, prior: point.prior, startedAt: stopped.startedAt, transcriptLabel})
+}
+
+/** A new planning session of the plan, recorded as its newest: what `--resume` would go on with. */
+async function started(planPath: string): Promise<string> {
+  const startedAt = new Date().toISOString()
+  await planningStarted(planPath, startedAt)
+  return startedAt
+}
+
+/** How a stopped planning session goes on, as its limit's hint names it: by name, which works from any directory. */
+const planContinuation = (planPath: string): Continuation => ({
+  command: `wave plan --resume ${path.dirname(planPath) === plansDir() ? planNameOf(planPath) : planPath}`,
+  kept: 'the exploration',
+  takesFlags: true,
+})
 
 /**
  * Starts plan mode's sandbox probes (base/process/sandbox.ts) as soon as the settings are known, so that
@@ -113,6 +182,11 @@ interface SessionInput extends PlanSessionOptions {
   planPath: string
   opening: string
   transcriptLabel: 'plan' | 'revise'
+  /** When the planning session started: its transcript entries carry it, so `--resume` finds them. */
+  startedAt: string
+  /** A resumed session: its conversation so far, and what it had spent. */
+  history?: MessageParam[]
+  prior?: SessionTotals
   /** The plan state's `dirty`, being recorded: awaited before the session's outcome is written. */
   recorded?: Promise<void>
   /** The feedback a revision answers, kept with the revision. */
@@ -127,9 +201,12 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   input.onStart?.({mode: 'plan', model: session.model, name, planPath, workspace})
   const profile = planningProfile({name, path: planPath}, workspace)
   const planMode = profile.planMode
+  // What the session has spent so far, written with each transcript entry: a killed session's resume counts on from it.
+  let progress: SessionTotals | undefined = input.prior
+  const entry = (fields: TranscriptContent) => appendTranscript(planPath, {...fields, progress, session: input.transcriptLabel, startedAt: input.startedAt})
+  const ended = planningEnd(planPath, input.prior)
   let outcome: SessionOutcome
   let corrected = false
-  const partial = () => (isRegularFile(planPath) ? ` The plan so far is at ${planPath}; continue with wave plan --revise ${planPath}.` : '')
   try {
     outcome = await runSession(session, {
       ...profile,
@@ -140,19 +217,21 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
         corrected = true
         return missingPlanPrompt(planPath)
       },
-      onCompacted: (messages, compaction) => appendTranscript(planPath, {compacted: messages, compaction, session: input.transcriptLabel}),
+      history: input.history,
+      observe(event) {
+        if (event.type === 'usage') progress = {costUsd: event.costUsd, turns: event.turn, usage: {...event.usage}}
+      },
+      onCompacted: (messages, compaction) => entry({compacted: messages, compaction}),
       opening: input.opening,
-      recordAgent: (agent) => appendTranscript(planPath, {agent, session: input.transcriptLabel}),
-      transcript: (message) => appendTranscript(planPath, {message, session: input.transcriptLabel}),
+      prior: input.prior,
+      recordAgent: (agent) => entry({agent}),
+      transcript: (message) => entry({message}),
       transcriptPath: () => transcriptPathOf(planPath),
     })
   } catch (error) {
     // An API failure or an interrupt: the plan's state says why, and where the plan so far is.
     await input.recorded
-    const reason = error instanceof Error ? error.message : String(error)
-    await planningEnded(planPath, {costUsd: error instanceof WaveError ? error.details?.costUsd : undefined, ok: false, reason})
-    if (error instanceof WaveError) throw new WaveError(error.message + partial(), error.exitCode, error.hint, {...error.details, planPath})
-    throw error
+    throw await ended.thrown(error, progress)
   } finally {
     await session.close()
   }
@@ -160,8 +239,8 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   await input.recorded
   const stopped = stoppedBy(outcome, outcomeDetails(outcome))
   if (stopped) {
-    await planningEnded(planPath, {costUsd: outcome.costUsd, ok: false, reason: failureOf(stopped).message})
-    return {...stopped, details: {...stopped.details, planPath}, more: partial()}
+    await ended.failed(failureOf(stopped).message, failureOf(stopped).exitCode, outcome)
+    return {...stopped, details: {...stopped.details, planPath}, goOn: planContinuation(planPath), more: planSoFar(planPath)}
   }
 
   let planSource: PlanSource = 'plan_file'
@@ -169,7 +248,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     // Still no plan file after the corrective turn: a plan given in prose is kept, never lost.
     if (!outcome.finalText.trim() || !(await savedAsPlan(planPath, outcome.finalText))) {
       const reason = `The planning session ended without a plan: ${planPath} ${isRegularFile(planPath) ? 'is empty' : 'was never written'}.`
-      await planningEnded(planPath, {costUsd: outcome.costUsd, ok: false, reason})
+      await ended.failed(reason, ExitCode.runtime, outcome)
       throw new WaveError(reason, ExitCode.runtime)
     }
 
@@ -178,7 +257,7 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
   }
 
   await keepOpenQuestions(planPath, outcome.questions)
-  await planningEnded(planPath, {costUsd: outcome.costUsd, ok: true, ...(planSource === 'final_message' ? {planSource} : {})})
+  await ended.planned(planSource, outcome)
   const {contract, revision} = await planContractOf(planPath, input.feedback, {workspace})
   return {
     contract,
@@ -194,6 +273,51 @@ async function planSession(session: SessionContext, input: SessionInput): Promis
     todos: outcome.todos,
     turns: outcome.turns,
     usage: outcome.usage,
+  }
+}
+
+/** Where the plan so far is, said after a stopped session's line. */
+const planSoFar = (planPath: string) => (isRegularFile(planPath) ? ` The plan so far is at ${planPath}.` : '')
+
+/** The exits a planning session that threw goes on from with --resume: an API failure, an interrupt, a limit. */
+const RESUMABLE_PLANNING = new Set<number>([ExitCode.runtime, ExitCode.limit, ExitCode.interrupted, ExitCode.terminated])
+
+/**
+ * How a planning session's end is recorded in the plan's state: the plan's planning cost grows by what
+ * this session (or its resumed part, `prior` being what the earlier part spent) cost, and the newest
+ * planning session's record gets its exit code and the whole session's totals, which `--resume` counts on from.
+ */
+function planningEnd(planPath: string, prior: SessionTotals | undefined) {
+  const partOf = (totals: SessionTotals | undefined): number | null | undefined => {
+    const total = totals?.costUsd
+    if (total === undefined) return undefined
+    if (total === null || prior?.costUsd === null) return null
+    return Math.max(0, total - (prior?.costUsd ?? 0))
+  }
+  return {
+    failed: (reason: string, exitCode: number, totals: SessionTotals) =>
+      planningEnded(planPath, {costUsd: partOf(totals), ended: {exitCode, ...totals}, ok: false, reason}),
+    planned: (planSource: PlanSource, totals: SessionTotals) =>
+      planningEnded(planPath, {
+        costUsd: partOf(totals),
+        ended: {exitCode: ExitCode.ok, ...totals},
+        ok: true,
+        ...(planSource === 'final_message' ? {planSource} : {}),
+      }),
+    /** A thrown session (an API failure, an interrupt): recorded, and the error said with where the plan so far is and how to go on. */
+    async thrown(error: unknown, progress: SessionTotals | undefined): Promise<unknown> {
+      const reason = error instanceof Error ? error.message : String(error)
+      const details = error instanceof WaveError ? error.details : undefined
+      const totals = details?.turns === undefined ? progress : {costUsd: details.costUsd ?? null, turns: details.turns, usage: details.usage!}
+      const exitCode = error instanceof WaveError ? error.exitCode : ExitCode.runtime
+      await planningEnded(planPath, {costUsd: partOf(totals), ended: {exitCode, ...totals}, ok: false, reason})
+      if (!(error instanceof WaveError)) return error
+      const goOn = RESUMABLE_PLANNING.has(error.exitCode) ? `Go on with the exploration kept: ${planContinuation(planPath).command}.` : undefined
+      const hint = [error.hint, goOn].filter(Boolean).join(' ') || undefined
+      const said = new WaveError(error.message + planSoFar(planPath), error.exitCode, hint, {...error.details, planPath})
+      said.stack = error.stack
+      return said
+    },
   }
 }
 
@@ -213,14 +337,14 @@ async function recordLater(planPath: string, snapshot: RepositorySnapshot): Prom
   if (dirty !== undefined) await recordDirty(planPath, dirty).catch(() => {})
 }
 
-/** A plan to revise must be one of wave's: a regular file (or a plan still to write) in the plans directory. */
-async function planInPlansDir(given: string): Promise<string> {
+/** A plan to revise or resume must be one of wave's: a regular file (or a plan still to write) in the plans directory. */
+async function planInPlansDir(given: string, verb = 'revised'): Promise<string> {
   const dir = await ensurePlansDir()
   const absolute = path.resolve(given)
   const parent = await existingDir(path.dirname(absolute))
   const planPath = parent ? path.join(parent, path.basename(absolute)) : absolute
   if (path.dirname(planPath) !== dir || !planPath.endsWith('.md')) {
-    throw usageError(`${given} is not a plan in ${dir}: only wave's own plans can be revised.`)
+    throw usageError(`${given} is not a plan in ${dir}: only wave's own plans can be ${verb}.`)
   }
 
   const [plan, state] = await Promise.all([lstat(planPath).catch(() => undefined), stat(planSidecars(planPath).state).catch(() => undefined)])

@@ -1,8 +1,8 @@
 /**
  * A dollar cap on a session's spending and where it was set. Several may bound one session (the flag,
  * the settings files, the approval record, a unit's budget); the lowest applies, and the session that
- * reaches it names that one, with how to raise it: raising `--max-budget-usd` does nothing for a run
- * bound by its approval.
+ * reaches it names that one, with how to raise it and go on: raising `--max-budget-usd` does nothing
+ * for a run bound by its approval.
  */
 
 /** Where a cap was set. JSON as it is: a stopped session's `--json` failure carries it (`budget.source`). */
@@ -58,8 +58,35 @@ export function capName({source, usd}: BudgetCap): string {
   }
 }
 
-/** How to let a session stopped at this cap go on. */
-export function capRaise(source: BudgetSource): string {
+/**
+ * How a stopped session goes on where it stopped, where it can: the command that resumes it (`wave plan
+ * --resume NAME`, `wave run NAME --resume`, `/wave resume NAME` in a comment), what it keeps, and whether
+ * the command takes flags (a comment's does not: the job's settings set its caps).
+ */
+export interface Continuation {
+  command: string
+  /** What the resumed session keeps: "the exploration", "its changes and conversation". */
+  kept: string
+  takesFlags: boolean
+}
+
+/**
+ * What to do about a session stopped at this cap: with a continuation, the command that goes on (the flag
+ * added, where the flag is the cap that stopped it; else what to raise first); without one (a session
+ * nothing resumes, `run --task`), what to raise before starting it again. A resumed session's cap counts
+ * what it spent before it stopped, as its turn limit counts its turns.
+ */
+export function capRaise({source, usd}: BudgetCap, goOn: Continuation | undefined): string {
+  if (!goOn) return `This session is not resumed: ${raiseOf(source)} and start it again.`
+  if (goOn.takesFlags && source.kind === 'flag') {
+    return `To go on with ${goOn.kept} kept: ${goOn.command} --max-budget-usd <more than ${usd}> (the cap counts what was spent before).`
+  }
+
+  return `To go on with ${goOn.kept} kept: ${raiseOf(source)}, then ${goOn.command} (the cap counts what was spent before).`
+}
+
+/** What raises a cap, by where it was set. */
+function raiseOf(source: BudgetSource): string {
   switch (source.kind) {
     case 'flag': {
       return 'raise --max-budget-usd'
@@ -74,11 +101,11 @@ export function capRaise(source: BudgetSource): string {
     }
 
     case 'approval': {
-      return 'the approval binds it: approve the plan again with a higher --max-budget-usd'
+      return 'approve the plan again with a higher --max-budget-usd (the approval binds it)'
     }
 
     case 'unit': {
-      return 'the approval binds it: approve the plan again with a higher --unit-budget-usd'
+      return 'approve the plan again with a higher --unit-budget-usd (the approval binds it)'
     }
   }
 }

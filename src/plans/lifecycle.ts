@@ -59,6 +59,24 @@ const runSchema = z.lazy(() =>
   }),
 )
 
+/**
+ * The newest planning session (plan, --revise, and its --resume), so that `wave plan --resume` finds it
+ * and counts on: when it started (its transcript entries carry that), the process working on it while it
+ * goes on, and how it ended with what it had spent by then (the whole session's, a resumed part's
+ * included). No `exitCode`: still going, or its process was killed before it could say.
+ */
+const planningSchema = z.lazy(() =>
+  z.object({
+    startedAt: z.string(),
+    pid: z.number().optional(),
+    endedAt: z.string().optional(),
+    exitCode: z.number().optional(),
+    turns: z.number().optional(),
+    usage: z.record(z.string(), z.number()).optional(),
+    costUsd: z.number().nullable().optional(),
+  }),
+)
+
 const planStateSchema = z.lazy(() =>
   z.object({
     createdAt: z.string(),
@@ -92,6 +110,8 @@ const planStateSchema = z.lazy(() =>
     allowedPrompts: z.array(z.object({prompt: z.string(), tool: z.string()})).optional(),
     /** Why the newest planning session failed (one line), so `wave plans` can say it; cleared when one succeeds. */
     failure: z.string().optional(),
+    /** The newest planning session (absent in states written before wave kept it, and for a plan adopted from a forge). */
+    planning: planningSchema.optional(),
   }),
 )
 
@@ -99,6 +119,7 @@ export type PlanSource = NonNullable<PlanState['planSource']>
 
 export type PlanState = z.infer<typeof planStateSchema>
 export type PlanRun = z.infer<typeof runSchema>
+export type PlanningSession = z.infer<typeof planningSchema>
 
 /** What happened to a plan; its status follows from the newest event alone. */
 export type PlanEvent =
@@ -198,12 +219,33 @@ export async function adoptPlan(planPath: string, origin: PlanOrigin & {createdA
 }
 
 /**
+ * A planning session (plan, --revise) started, or a stopped one went on (--resume: the same `startedAt`,
+ * its totals kept until it ends again): the newest planning session, worked on by this process.
+ */
+export async function planningStarted(planPath: string, startedAt: string): Promise<void> {
+  await update(planPath, (state) => ({
+    ...state,
+    planning: {...(state.planning?.startedAt === startedAt ? state.planning : {}), endedAt: undefined, exitCode: undefined, pid: process.pid, startedAt},
+  }))
+}
+
+/** How a planning session ended, for its record: its exit code and what the whole session had spent by then. */
+interface PlanningEnd {
+  exitCode: number
+  turns?: number
+  usage?: Record<string, number> | object
+  costUsd?: number | null
+}
+
+/**
  * A planning session (plan, --revise, a task's plan mode) ended: with a plan (draft), or without one
- * (failed, and why: the error the session ended with).
+ * (failed, and why: the error the session ended with). `costUsd` is what this session (or its resumed
+ * part) spent, added to what planning cost; `ended`, the newest planning session's end, with the whole
+ * session's totals.
  */
 export async function planningEnded(
   planPath: string,
-  outcome: {ok: boolean; costUsd?: number | null; planSource?: PlanSource; reason?: string},
+  outcome: {ok: boolean; costUsd?: number | null; planSource?: PlanSource; reason?: string; ended?: PlanningEnd},
 ): Promise<void> {
   const source = outcome.planSource ? {planSource: outcome.planSource} : {}
   await update(planPath, ({failure: _previous, ...state}) => ({
@@ -211,8 +253,15 @@ export async function planningEnded(
     costUsd: addCost(state.costUsd, outcome.costUsd),
     ...source,
     ...(outcome.ok ? {} : {failure: oneLine(outcome.reason) ?? 'the planning session ended without a plan'}),
+    ...(outcome.ended && state.planning ? {planning: endedPlanning(state.planning, outcome.ended)} : {}),
     status: statusAfter({kind: 'planned', ok: outcome.ok}),
   }))
+}
+
+function endedPlanning(planning: PlanningSession, ended: PlanningEnd): PlanningSession {
+  const {pid: _gone, ...rest} = planning
+  const totals = ended.turns === undefined ? {} : {costUsd: ended.costUsd, turns: ended.turns, usage: {...(ended.usage as Record<string, number>)}}
+  return {...rest, ...totals, endedAt: new Date().toISOString(), exitCode: ended.exitCode}
 }
 
 /** A reason as one short line: what a listing can show. */

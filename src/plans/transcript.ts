@@ -1,7 +1,8 @@
 /**
  * A plan's transcript (`<plan>.transcript.jsonl`): every message of its sessions, one JSON entry a line,
- * written here and read back here. A run's entries carry its `startedAt` and what it had spent
- * (`progress`), so that `wave run --resume` can rebuild its conversation and count on (resume.ts).
+ * written here and read back here. A run's entries, and a planning session's, carry its `startedAt` and
+ * what it had spent (`progress`), so that `wave run --resume` and `wave plan --resume` can rebuild its
+ * conversation and count on (session/resume.ts).
  */
 import {appendFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
@@ -16,7 +17,7 @@ import {planSidecars} from './store.js'
 /** The session that wrote an entry. */
 type TranscriptSession = 'plan' | 'revise' | 'task' | 'run'
 
-/** What a run had spent when an entry was written. */
+/** What a session had spent when an entry was written. */
 interface TranscriptProgress {
   turns: number
   /** Token counts by kind (the tally's TokenUsage when written). */
@@ -26,7 +27,7 @@ interface TranscriptProgress {
 
 /**
  * One entry: a message, or the whole conversation replaced (`compacted` after a compaction, with what
- * the compaction did; `conversation` when a run was resumed, with when and after what exit), or an
+ * the compaction did; `conversation` when a session was resumed, with when and after what exit), or an
  * agent's conversation once it ended (`agent`: `toolUseId` names the Agent call it is nested under;
  * a resume leaves it out, the call's result being in the conversation).
  */
@@ -130,6 +131,6 @@ export async function readTranscript(planPath: string): Promise<RecordedEntry[]>
 
 const malformed = (file: string, line: number, problem: string) =>
   usageError(
-    `The plan's transcript ${file} is malformed at line ${line} (${problem}): the run cannot be resumed from it.`,
-    'Run the plan afresh, without --resume.',
+    `The plan's transcript ${file} is malformed at line ${line} (${problem}): nothing can be resumed from it.`,
+    'Start afresh, without --resume (a plan: wave plan --revise).',
   )

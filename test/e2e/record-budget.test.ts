@@ -47,7 +47,9 @@ describe("the approval record's budget", {timeout: 60_000}, () => {
     const result = await wave(['run', planPath, '--json'])
     expect(result.code, result.stderr).toBe(5)
     expect(result.stderr).toMatch(/Stopped at the budget: \$\d+\.\d{4} spent, more than the approval's --max-budget-usd 0\.01,/)
-    expect(result.stderr).toMatch(/Hint: \$\d+\.\d{4} spent so far; the approval binds it: approve the plan again with a higher --max-budget-usd/)
+    expect(result.stderr).toMatch(
+      /Hint: To go on with its changes and conversation kept: approve the plan again with a higher --max-budget-usd \(the approval binds it\), then wave run brave-otter --resume/,
+    )
     expect(JSON.parse(result.stdout)).toMatchObject({budget: {maxBudgetUsd: 0.01, source: {kind: 'approval'}}, stopReason: 'budget'})
     // One response, then the cap: the second scripted turn was never asked for.
     expect(server.messageRequests).toHaveLength(1)
@@ -65,7 +67,7 @@ describe("the approval record's budget", {timeout: 60_000}, () => {
     const below = await wave(['run', planPath, '--max-budget-usd', '0.005'])
     expect(below.code, below.stderr).toBe(5)
     expect(below.stderr).toMatch(/more than --max-budget-usd 0\.005,/)
-    expect(below.stderr).toMatch(/raise --max-budget-usd to let it go on/)
+    expect(below.stderr).toContain('wave run brave-otter --resume --max-budget-usd <more than 0.005>')
   })
 
   it('control: a run that stays under the record’s cap finishes', async () => {
@@ -91,7 +93,7 @@ describe('the budget ending names the cap that stopped it', {timeout: 60_000}, (
   it('--max-budget-usd: the flag, and raising it', async () => {
     const {failure, stderr, summary} = await stoppedRun(['plan', '--task', 'Add a farewell', '--max-budget-usd', '0.02'])
     expect(stderr).toMatch(/more than --max-budget-usd 0\.02, before the agent finished/)
-    expect(stderr).toMatch(/raise --max-budget-usd to let it go on/)
+    expect(stderr).toMatch(/Hint: To go on with the exploration kept: wave plan --resume [a-z-]+ --max-budget-usd <more than 0\.02>/)
     expect(failure).toMatchObject({budget: {maxBudgetUsd: 0.02, source: {kind: 'flag'}}, error: {exitCode: 5}, ok: false, stopReason: 'budget'})
     expect(failure.budget.spentUsd).toBeGreaterThan(0.02)
     expect(summary).toContain('| Session ended | stopped at the budget (--max-budget-usd 0.02) |')
@@ -103,7 +105,7 @@ describe('the budget ending names the cap that stopped it', {timeout: 60_000}, (
     writeFileSync(settings, JSON.stringify({maxBudgetUsd: 0.03}))
     const {failure, stderr, summary} = await stoppedRun(['plan', '--task', 'Add a farewell', '--max-budget-usd', '5'])
     expect(stderr).toContain(`more than maxBudgetUsd 0.03 in ${settings}, before the agent finished`)
-    expect(stderr).toContain(`raise maxBudgetUsd in ${settings} to let it go on`)
+    expect(stderr).toMatch(new RegExp(`Hint: To go on with the exploration kept: raise maxBudgetUsd in ${settings}, then wave plan --resume [a-z-]+ `))
     expect(stderr).not.toMatch(/more than --max-budget-usd/)
     expect(failure).toMatchObject({budget: {maxBudgetUsd: 0.03, source: {file: settings, kind: 'settings'}}, error: {exitCode: 5}, stopReason: 'budget'})
     expect(summary).toContain(`stopped at the budget (maxBudgetUsd 0.03 in ${settings})`)

@@ -166,7 +166,9 @@ describe.concurrent('wave run --resume', () => {
     server.push(reply(toolUse('LS', {path: '.'})))
     const first = await wave(['run', planPath, '--max-turns', '1'])
     expect(first.code).toBe(5)
-    expect(hintOf(first.stderr)).toMatch(new RegExp(`Raise --max-turns.*wave run ${path.basename(planPath, '.md')} --resume`))
+    expect(hintOf(first.stderr)).toBe(
+      `Hint: To go on with its changes and conversation kept: wave run ${path.basename(planPath, '.md')} --resume --max-turns <more than 1> (the limit counts the turns before).`,
+    )
 
     // The same limit again: the run has used it up, so no request is made.
     const same = await wave(['run', planPath, '--resume', '--max-turns', '1'])

@@ -88,7 +88,7 @@ async function startRun(session: SessionContext, options: RunOptions, prepared: 
         (units.decided.units ?? []).map((other) => other.name).filter((other) => other !== units.unit.name),
       )
     : runOpening(record.task, name, record.plan.sha256, prepared.text)
-  const point = resumed ? await resumePoint(planPath, resumed, opening) : undefined
+  const point = resumed ? await resumePoint(planPath, {...resumed, kind: 'run'}, opening) : undefined
   options.onStart?.({mode: record.mode, model: session.model, name, planPath, sandbox: describeSandbox(record.sandbox), workspace: session.workspace})
   if (point && point.unanswered.length > 0) {
     options.host.warn(

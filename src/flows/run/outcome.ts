@@ -5,6 +5,7 @@ import {ExitCode} from '../../base/errors.js'
 import type {SandboxChoice} from '../../base/process/sandbox.js'
 import type {StopReason, TokenUsage} from '../../agent/loop.js'
 import {failureOf, type Stopped} from '../../agent/outcome.js'
+import type {Continuation} from '../../model/budget.js'
 import type {PlanRun} from '../../plans/lifecycle.js'
 import type {RunReport} from '../../plans/report.js'
 import {planNameOf, plansDir} from '../../plans/store.js'
@@ -37,16 +38,27 @@ export interface RunOutcome {
 }
 
 /**
- * A run that did not succeed goes on from where it stopped: the hint says how, and the details carry
- * what it changed and its report (planned versus actual, a failed run's too).
+ * A run that did not succeed goes on from where it stopped: the hint says how (a limit's names the
+ * command with the limit raised), and the details carry what it changed and its report (planned versus
+ * actual, a failed run's too).
  */
 export function resumable(stopped: Stopped, run: PlanRun, planPath: string): Stopped {
-  const limit = failureOf(stopped).exitCode === ExitCode.limit
-  return {...stopped, details: {...stopped.details, filesChanged: run.changedFiles, planPath, report: run.report}, next: resumeHint(planPath, limit, run.unit)}
+  const details = {...stopped.details, filesChanged: run.changedFiles, planPath, report: run.report}
+  if (failureOf(stopped).exitCode === ExitCode.limit) return {...stopped, details, goOn: runContinuation(planPath, run.unit)}
+  return {...stopped, details, next: resumeHint(planPath, false, run.unit)}
 }
+
+/** The command that goes on with a stopped run, as a limit's hint names it. */
+export const runContinuation = (planPath: string, unit?: string): Continuation => ({
+  command: `wave run ${planReference(planPath)}${unit ? ` --unit ${unit}` : ''} --resume`,
+  kept: 'its changes and conversation',
+  takesFlags: true,
+})
 
 /** How to go on with a stopped run: by the plan's name when it is in the plans directory (a name works from any directory, a path may not). */
 export function resumeHint(planPath: string, limit: boolean, unit?: string): string {
-  const reference = path.dirname(planPath) === plansDir() ? planNameOf(planPath) : planPath
-  return `Continue the run where it stopped: wave run ${reference}${unit ? ` --unit ${unit}` : ''} --resume${limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
+  return `Continue the run where it stopped: wave run ${planReference(planPath)}${unit ? ` --unit ${unit}` : ''} --resume${limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
 }
+
+/** A plan as a command names it: its name when it is in the plans directory (a name works from any directory), else its path. */
+export const planReference = (planPath: string) => (path.dirname(planPath) === plansDir() ? planNameOf(planPath) : planPath)

@@ -353,14 +353,16 @@ describe('cost and budget', () => {
     expect(requests()[0].body.max_tokens).toBe(1024)
   })
 
-  it("stops once the spend exceeds the budget: exit 5, the hint naming the spend, the turn's calls not run", async () => {
+  it("stops once the spend exceeds the budget: exit 5, the line naming the spend, the hint the cap to raise, the turn's calls not run", async () => {
     // The prompt fits the cap, its response's usage (as the server reports it) passes it.
     server.push({...reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), usage: {input_tokens: 2_000_000, output_tokens: 10}}, reply('Done.'))
     const {error} = await session({budget: {source: {kind: 'flag'}, usd: 0.5}})
 
     expect(error?.exitCode).toBe(ExitCode.limit)
     expect(error?.message).toMatch(/more than --max-budget-usd 0\.5/)
-    expect(error?.hint).toMatch(/\$\d+\.\d{2}.* spent/)
+    expect(error?.message).toMatch(/\$\d+\.\d{2}.* spent/)
+    // Nothing here resumes the session (no driver gave a continuation): the hint says so.
+    expect(error?.hint).toBe('This session is not resumed: raise --max-budget-usd and start it again.')
     expect(error?.details).toMatchObject({stopReason: 'budget', turns: 1})
     expect(error?.details?.costUsd).toBeGreaterThan(0.5)
     expect(existsSync(file('a.md'))).toBe(false)

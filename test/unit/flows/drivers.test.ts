@@ -78,7 +78,9 @@ describe('plan', () => {
     const failure = failureOf(outcome as Stopped)
     expect(failure.exitCode).toBe(ExitCode.limit)
     expect(failure.message).toBe('Stopped at the turn limit (1 turns) before the agent finished.')
-    expect(failure.hint).toBe('Raise --max-turns to let it go on.')
+    expect(failure.hint).toBe(
+      `To go on with the exploration kept: wave plan --resume ${path.basename(failure.details.planPath!, '.md')} --max-turns <more than 1> (the limit counts the turns before).`,
+    )
     expect(failure.details).toMatchObject({stopReason: 'max_turns', turns: 1})
     const planPath = failure.details.planPath!
     expect((await readPlanState(planPath))?.failure).toBe(failure.message)
@@ -165,7 +167,7 @@ describe('run --approve', () => {
     expect(failure.exitCode).toBe(ExitCode.limit)
     // A plan in the plans directory is named by its name, which works from any directory.
     expect(failure.hint).toBe(
-      `Raise --max-turns to let it go on. Continue the run where it stopped: wave run ${path.basename(planPath, '.md')} --resume (--max-turns and --max-budget-usd count the whole run).`,
+      `To go on with its changes and conversation kept: wave run ${path.basename(planPath, '.md')} --resume --max-turns <more than 1> (the limit counts the turns before).`,
     )
     expect(failure.details).toMatchObject({filesChanged: ['src/farewell.ts'], planPath, stopReason: 'max_turns'})
     expect(failure.details.report?.changed).toEqual(['src/farewell.ts'])
@@ -218,7 +220,8 @@ describe('run --task', () => {
     expect(left).toBeGreaterThan(0.4)
     expect(left).toBeLessThan(0.5)
     expect(failure.message).toMatch(new RegExp(`more than the ${String(left).replace('.', '\\.')} USD planning left of --max-budget-usd 0\\.5, before`))
-    expect(failure.hint).toMatch(/raise --max-budget-usd to let it go on/)
+    // The run of a task's plan goes on as any run: by the plan's name, the cap (the flag's, now) raised.
+    expect(failure.hint).toMatch(/^To go on with its changes and conversation kept: wave run [a-z-]+ --resume --max-budget-usd <more than 0\.\d+>/)
     expect(failure.details.budget).toMatchObject({source: {kind: 'flag', leftOf: 0.5}})
     expect(server.messageRequests).toHaveLength(4)
   })

@@ -147,7 +147,7 @@ describe('the resumed conversation', () => {
       // The tool results' line, cut short by the kill.
       '{"message":{"role":"user","content":[{"type":"tool_res',
     )
-    const point = await resumePoint(planPath, failedRun({endedAt: undefined, exitCode: undefined}), OPENING)
+    const point = await resumePoint(planPath, {...failedRun({endedAt: undefined, exitCode: undefined}), kind: 'run'}, OPENING)
 
     const messages = point.history!
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
@@ -177,7 +177,11 @@ describe('the resumed conversation', () => {
 
   it("after a complete turn: the note ends the last user message (no second user message), the record's totals count", async () => {
     transcript([run({message: user(OPENING)}), run({message: assistant([use('t1', 'LS', {path: '.'})])}), run({message: user([result('t1', 'README.md')])})])
-    const point = await resumePoint(planPath, failedRun({costUsd: null, exitCode: 5, turns: 1, usage: {input_tokens: 10, output_tokens: 2}}), OPENING)
+    const point = await resumePoint(
+      planPath,
+      {...failedRun({costUsd: null, exitCode: 5, turns: 1, usage: {input_tokens: 10, output_tokens: 2}}), kind: 'run'},
+      OPENING,
+    )
 
     const messages = point.history!
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user'])
@@ -194,7 +198,7 @@ describe('the resumed conversation', () => {
   })
 
   it('a run killed before its first message was recorded starts from the opening; a damaged transcript is refused (exit 2)', async () => {
-    const none = await resumePoint(planPath, failedRun({exitCode: undefined}), OPENING)
+    const none = await resumePoint(planPath, {...failedRun({exitCode: undefined}), kind: 'run'}, OPENING)
     expect(none).toEqual({
       history: undefined,
       prior: {costUsd: 0, turns: 0, usage: {cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 0, output_tokens: 0}},
@@ -202,7 +206,7 @@ describe('the resumed conversation', () => {
     })
 
     transcript([run({message: user(OPENING)})], 'not json\n' + JSON.stringify(run({message: assistant('x')})) + '\n')
-    const damaged = await resumePoint(planPath, failedRun(), OPENING).catch((error: unknown) => error as WaveError)
+    const damaged = await resumePoint(planPath, {...failedRun(), kind: 'run'}, OPENING).catch((error: unknown) => error as WaveError)
     expect(damaged).toBeInstanceOf(WaveError)
     expect((damaged as WaveError).exitCode).toBe(ExitCode.usage)
     expect((damaged as WaveError).message).toMatch(/transcript .* is malformed at line 2/)
