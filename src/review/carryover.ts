@@ -1,5 +1,6 @@
 /**
- * What a stopped run leaves for the job that resumes it (`/wave resume`). A CI job's workspace and
+ * What a stopped run, or a planning session stopped at a limit, leaves for the job that resumes it
+ * (`/wave resume`). A CI job's workspace and
  * WAVE_HOME are gone with its runner, so the recipe keeps the plans directory (the plan, its approval
  * record, its state and transcript) in a cache, and wave writes the run's changes there too, as a patch
  * against the commit it ran on. The resuming job finds them here, or says what is missing.
@@ -11,7 +12,8 @@
  * wave's token writes (`KeptDigests`), and the resuming job uses the restored files only when every one
  * of them has those bytes, and none of the plan's files there is a symbolic link or anything but a
  * regular file: the approval record grants the run's permissions, the patch becomes part of what is
- * pushed, the transcript is what the model is told it did.
+ * pushed, the transcript is what the model is told it did. A planning session keeps less (`KeptPlanning`):
+ * its state, its transcript and the plan so far, if it wrote one.
  */
 import {lstat, readdir, readFile, rm, stat, writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
@@ -19,7 +21,7 @@ import path from 'node:path'
 
 import {ExitCode} from '../base/errors.js'
 import {approvalPathFor, previousRecord, sha256Of} from '../plans/approval.js'
-import {readPlanState} from '../plans/lifecycle.js'
+import {type PlanningSession, readPlanState} from '../plans/lifecycle.js'
 import {planSidecars, plansDir} from '../plans/store.js'
 import type {Remote} from './remote.js'
 import {newestRun} from '../session/resume.js'
@@ -78,7 +80,8 @@ export async function keptDigests(planPath: string): Promise<KeptDigests> {
 }
 
 type KeptRun =
-  | {planPath: string; text: string; patch?: string}
+  /** `priorCostUsd`: what the stopped run had spent, as its record says. */
+  | {planPath: string; text: string; patch?: string; priorCostUsd?: number | null}
   /** Nothing (usable) was restored: start over. */
   | {missing: string}
   /** Something was restored, but not the bytes the stopping job recorded: it is not used. */
@@ -113,7 +116,7 @@ export async function keptRun(name: string, sha256: string | undefined, digests:
   const run = newestRun(await readPlanState(planPath))
   if (!run || (run.exitCode !== ExitCode.unmet && run.exitCode !== ExitCode.limit)) return {missing: 'its newest run did not stop at its checks or a limit'}
   // The patch is applied only when the comment names one: a patch file the stopping job did not leave is not the run's.
-  return {planPath, text: bytes.toString('utf8'), ...(digests.changes ? {patch: files.changes} : {})}
+  return {planPath, priorCostUsd: run.costUsd, text: bytes.toString('utf8'), ...(digests.changes ? {patch: files.changes} : {})}
 }
 
 /** The first of the plan's files in the plans directory that is not a regular file (a link could send wave's writes anywhere). */
@@ -126,4 +129,56 @@ async function notRegular(name: string): Promise<string | undefined> {
   }
 
   return undefined
+}
+
+/** The sha256 of each file a planning session's resume reads: its state, its transcript, and the plan so far (absent: it wrote none). */
+interface KeptPlanning {
+  state: string
+  transcript: string
+  plan?: string
+}
+
+/** The digests of what a planning session stopped at a limit left, for its comment. */
+export async function keptPlanningDigests(planPath: string): Promise<KeptPlanning> {
+  const digest = (file: string) => readFile(file).then(sha256Of)
+  const plan = await digest(planPath).catch(() => undefined)
+  return {
+    state: await digest(planSidecars(planPath).state),
+    transcript: await digest(planSidecars(planPath).transcript),
+    ...(plan ? {plan} : {}),
+  }
+}
+
+type KeptSession = {planPath: string; planning: PlanningSession} | {missing: string} | {tampered: string}
+
+/**
+ * The kept planning session of plan `name`: its state and transcript with the digests its comment
+ * recorded, and its plan so far with the one recorded (no plan file where none was), its newest planning
+ * session not ended with a plan. Otherwise what is missing, or what does not match, in a few words.
+ */
+export async function keptPlanning(name: string, digests: KeptPlanning | undefined): Promise<KeptSession> {
+  const planPath = path.join(plansDir(), `${name}.md`)
+  if (!digests) return {missing: 'its comment records no digest of the state it kept, so nothing restored can be checked'}
+  const files = {plan: planPath, state: planSidecars(planPath).state, transcript: planSidecars(planPath).transcript}
+  if (!(await lstat(files.state).catch(() => undefined))) return {missing: 'no cache of its state was restored'}
+  const odd = await notRegular(name)
+  if (odd) return {tampered: `${odd} is not a regular file`}
+  for (const part of ['state', 'transcript', 'plan'] as const) {
+    const actual = await readFile(files[part]).then(sha256Of, () => undefined)
+    const expected = digests[part]
+    if (expected === undefined) {
+      // A plan file the stopped session did not leave is not its plan so far.
+      if (actual !== undefined) return {tampered: 'a plan file the stopped session did not leave was restored'}
+      continue
+    }
+
+    const words = part === 'plan' ? 'plan so far' : part
+    if (actual === undefined) return {missing: `its ${words} was not restored`}
+    if (actual !== expected)
+      return {tampered: `its ${words} is not the one the stopped session left (sha256 ${actual.slice(0, 12)}…, recorded ${expected.slice(0, 12)}…)`}
+  }
+
+  const planning = (await readPlanState(planPath))?.planning
+  if (!planning || planning.exitCode === ExitCode.ok) return {missing: 'its newest planning session did not stop before its plan'}
+  return {planPath, planning}
 }

@@ -75,6 +75,8 @@ export const stickyStateSchema = z.lazy(() =>
      * resuming job uses the state a cache restored only when it has these bytes. Absent: nothing kept.
      */
     kept: z.object({approval: sha256, changes: sha256.optional(), state: sha256, transcript: sha256}).optional(),
+    /** What a planning session stopped at a limit left for `/wave resume`, by sha256 (carryover.ts): its state, transcript and plan so far. */
+    keptPlanning: z.object({plan: sha256.optional(), state: sha256, transcript: sha256}).optional(),
     /** Planned versus actual, once the plan ran (outputs' tails shortened: the comment has a size limit). */
     report: runReportSchema.optional(),
     /** The workflow run that last changed the comment. */
@@ -348,6 +350,18 @@ function answersOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): stri
   const {name} = state
   const revise = `\`/wave request-changes ${name} <what to change>\``
   if (state.status === 'rejected') return `To revise it instead, answer with ${revise}; for a new plan, \`/wave plan <task>\`.`
+  if (state.status === 'failed' && state.failure?.phase === 'plan' && state.keptPlanning) {
+    return [
+      `**To go on planning where it stopped** (its exploration kept by the job's cache), answer with:`,
+      '',
+      '```',
+      `/wave resume ${name}`,
+      '```',
+      '',
+      `Or plan its task again: \`/wave plan ${name}\`.`,
+    ].join('\n')
+  }
+
   const approvable = state.sha256 && (state.status === 'awaiting_approval' || (state.status === 'failed' && state.failure?.phase !== 'plan'))
   if (!approvable) return undefined
   const rules = state.allow.length > 0 ? `the rules ${state.allow.map((rule) => `\`${rule}\``).join(', ')}` : 'no extra rules'

@@ -8,6 +8,8 @@ import {readFile} from 'node:fs/promises'
 
 import {errorLine, ExitCode, usageError, WaveError} from '../base/errors.js'
 import {isStopped, type Stopped, stoppedError} from '../agent/outcome.js'
+import type {Continuation} from '../model/budget.js'
+import {planNameOf} from '../plans/store.js'
 import {sha256Of} from '../plans/approval.js'
 import {approvePlan} from '../plans/decision.js'
 import {type BoundContract, bindContract, type PlanContract, parseContract} from '../plans/contract.js'
@@ -16,7 +18,7 @@ import {type RunReport, runReportSchema} from '../plans/report.js'
 import {textDiff} from '../plans/revisions.js'
 import {addCost} from '../plans/lifecycle.js'
 import {type BudgetCap, capOf, lowestCap} from '../model/budget.js'
-import {makePlan, revisePlan} from '../flows/plan.js'
+import {makePlan, type PlanOutcome, resumePlan, revisePlan} from '../flows/plan.js'
 import {executePlan} from '../flows/run.js'
 import type {ExecutionMode} from '../policy/modes.js'
 import type {SessionHost, SessionOptions} from '../session/session.js'
@@ -24,7 +26,7 @@ import {planNamed} from './commands.js'
 import {deliver, type Delivery, type PrDelivery} from './delivery.js'
 import {assertDuties, type Duties} from './duties.js'
 import {type ChangeRequest, type Forge, samePerson, type Thread} from './forge.js'
-import {keepStoppedRun, keptDigests, keptRun} from './carryover.js'
+import {keepStoppedRun, keptDigests, keptPlanning, keptPlanningDigests, keptRun} from './carryover.js'
 import type {Intent, Trigger} from './intent.js'
 import {now, PlanComment, plansOf} from './plan-comment.js'
 import type {Remote} from './remote.js'
@@ -166,6 +168,7 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
           },
           task: intent.task,
         }),
+        commentResume,
       ),
     )
     await posting
@@ -207,10 +210,35 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
     await posting?.catch(() => {})
     // A plan stopped at its budget (exit 5) shows what it spent.
     if (sticky && meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, plan: meter.cost()}}
-    if (sticky?.url) await sticky.fail('plan', error).catch(() => {})
-    else await reply(run, {...intent.trigger, thread}, `wave could not plan: ${errorLine(error)}`).catch(() => {})
-    throw error
+    if (!sticky?.url) {
+      await reply(run, {...intent.trigger, thread}, `wave could not plan: ${errorLine(error)}`).catch(() => {})
+      throw error
+    }
+
+    throw await planningFailed(sticky, error)
   }
+}
+
+/** How a planning session stopped at its limit goes on in a comment: its driver's continuation, as `/wave resume NAME`. */
+const commentResume = (stopped: Stopped): Continuation => ({
+  command: `/wave resume ${planNameOf(stopped.details.planPath!)}`,
+  kept: 'the exploration',
+  takesFlags: false,
+})
+
+/**
+ * A planning session (a plan, a revision, a resumed one) failed: the comment says why. One stopped at a
+ * limit (exit 5) keeps its exploration for `/wave resume`: the digests of what the recipe's cache carries
+ * (its state, transcript and plan so far) go in the comment, the authority on them (carryover.ts).
+ * Answers the error to throw.
+ */
+async function planningFailed(sticky: PlanComment, error: unknown): Promise<unknown> {
+  const planPath = error instanceof WaveError ? error.details?.planPath : undefined
+  const kept =
+    error instanceof WaveError && error.exitCode === ExitCode.limit && planPath ? await keptPlanningDigests(planPath).catch(() => undefined) : undefined
+  sticky.state = {...sticky.state, keptPlanning: kept}
+  await sticky.fail('plan', error).catch(() => {})
+  return error
 }
 
 /** A dispatch names the thread to plan in, or gets a new issue holding its task. */
@@ -308,6 +336,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
           },
           planPath,
         }),
+        commentResume,
       ),
     )
     await saving
@@ -337,8 +366,7 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
   } catch (error) {
     await saving?.catch(() => {})
     if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())}}
-    await sticky.fail('plan', error).catch(() => {})
-    throw error
+    throw await planningFailed(sticky, error)
   }
 }
 
@@ -505,6 +533,7 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
   const {trigger} = intent
   const plans = await plansOf(run.client, trigger.thread!, run.author)
   const found = await pick(run, trigger, plans, intent.plan, ['failed'], 'to resume')
+  if (found.state.failure?.phase === 'plan') return resumePlanning(run, trigger, found)
   const {state} = found
   const again = `/wave approve ${state.name}${state.sha256 ? ` --sha256 ${state.sha256}` : ''}`
   const failure = state.failure
@@ -527,19 +556,7 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
     return refuse(run, trigger, error as WaveError)
   }
 
-  // The comment holds the digests of what the stopped run kept: an edit after this note was written could change them.
-  if (trigger.comment && Date.parse(found.comment.updatedAt) > Date.parse(trigger.comment.createdAt)) {
-    const word = run.client.words.comment
-    return refuse(
-      run,
-      trigger,
-      new WaveError(
-        `The ${word} of plan ${state.name} changed after /wave resume was written (${word} updated ${found.comment.updatedAt}): what it records of the stopped run may not be what you asked to resume.`,
-        ExitCode.mismatch,
-        `Read the ${word} again and answer it anew: ${found.comment.url}`,
-      ),
-    )
-  }
+  await assertUnedited(run, trigger, found)
 
   const kept = await keptRun(state.name, state.sha256, state.kept)
   if ('tampered' in kept) {
@@ -579,12 +596,119 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
   }
   const contract = showContract(sticky, bindContract(await parseContract(kept.text)))
   const approvedBy = [...state.history].reverse().find((entry) => entry.event === 'approved')?.by ?? trigger.actor
-  return carryOut(run, {approvedBy, budget: approvedRunBudget(run, state), contract, found, pull, sticky, trigger}, async () => {
+  const priorCost = kept.priorCostUsd
+  return carryOut(run, {approvedBy, budget: approvedRunBudget(run, state), contract, found, priorCost, pull, sticky, trigger}, async () => {
     await checkout(run, state.commit, state.thread)
     if (kept.patch) await run.remote.applyPatch(kept.patch)
     await sticky.save()
     return {planPath: kept.planPath, resume: true}
   })
+}
+
+/** The comment holds the digests of what the stopped session kept: an edit after the `/wave resume` was written could change them. */
+async function assertUnedited(run: ReviewRun, trigger: Trigger, found: PlanOnForge): Promise<void> {
+  if (!trigger.comment || Date.parse(found.comment.updatedAt) <= Date.parse(trigger.comment.createdAt)) return
+  const word = run.client.words.comment
+  await refuse(
+    run,
+    trigger,
+    new WaveError(
+      `The ${word} of plan ${found.state.name} changed after /wave resume was written (${word} updated ${found.comment.updatedAt}): what it records of the stopped session may not be what you asked to resume.`,
+      ExitCode.mismatch,
+      `Read the ${word} again and answer it anew: ${found.comment.url}`,
+    ),
+  )
+}
+
+/**
+ * `/wave resume [<plan>]` of a plan whose planning session stopped at a limit (exit 5): it goes on
+ * (`wave plan --resume`) from what the recipe kept of it (carryover.ts, keptPlanning: its state,
+ * transcript and plan so far, checked against the digests in the comment), on the commit it was planned
+ * against, and the comment shows the plan as `/wave plan` does. The person asking needs what planning
+ * needs; without the kept state the reply says so, and how to plan its task again.
+ */
+async function resumePlanning(run: ReviewRun, trigger: Trigger, found: PlanOnForge): Promise<ReviewOutcome> {
+  const {state} = found
+  const again = `To plan its task again on the current head: /wave plan ${state.name}`
+  if (state.failure?.exitCode !== ExitCode.limit || !state.keptPlanning) {
+    const how = `its planning failed with exit ${state.failure?.exitCode}`
+    return refuse(
+      run,
+      trigger,
+      usageError(`Plan ${state.name} has no planning to resume: ${how}, and only a planning session stopped at a limit (exit 5) goes on.`, again),
+    )
+  }
+
+  await assertUnedited(run, trigger, found)
+  const kept = await keptPlanning(state.name, state.keptPlanning)
+  if ('tampered' in kept) {
+    const error = new WaveError(
+      `The state restored for plan ${state.name}'s stopped planning is not what that session left (${kept.tampered}): it is not used, and nothing ran.`,
+      ExitCode.mismatch,
+      `Whatever wrote the cache, the planning cannot go on from it. ${again}`,
+    )
+    return refuse(run, trigger, error, false)
+  }
+
+  if ('missing' in kept) {
+    const error = usageError(
+      `Nothing of plan ${state.name}'s stopped planning was kept for this job (${kept.missing}), so it cannot go on from where it stopped.`,
+      `The recipe keeps a stopped session's state in a cache of the thread (docs/ci). ${again}`,
+    )
+    return refuse(run, trigger, error)
+  }
+
+  const sticky = PlanComment.of(run.client, found)
+  const history = [...state.history, {at: now(), by: trigger.actor, event: 'resumed' as const, url: trigger.comment?.url}]
+  sticky.state = {
+    ...state,
+    failure: undefined,
+    history,
+    keptPlanning: undefined,
+    runUrl: run.runUrl,
+    status: stickyStatusAfter({kind: 'planning', revising: false}),
+  }
+  // What the stopped part spent is in the comment's planning cost already: this job's is what it spends on top.
+  const meter = costMeter(kept.planning.costUsd)
+  try {
+    await checkout(run, state.commit, state.thread)
+    await sticky.save()
+    const outcome = await run.session(`wave ${run.client.words.forge.toLowerCase()}: resume planning`, async (host) =>
+      finished(
+        await resumePlan({allow: [], cwd: run.workspace, ...run.sessionOptions, budget: run.options.budget, host: meter.watch(host), planPath: kept.planPath}),
+        commentResume,
+      ),
+    )
+    const {contract, sha256} = await showPlanned(sticky, outcome, {cost: addCost(state.cost.plan, meter.cost())})
+    const message = `Resumed the planning of ${state.name} for @${trigger.actor} and finished it (sha256 ${sha256}): ${sticky.url}`
+    return {...outcomeOf(run, 'planned', message, sticky, contract), costUsd: meter.cost()}
+  } catch (error) {
+    if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, plan: addCost(state.cost.plan, meter.cost())}}
+    throw await planningFailed(sticky, error)
+  }
+}
+
+/** A planning session's plan in its comment: its bytes, contract, notes and cost, awaiting approval. */
+async function showPlanned(
+  sticky: PlanComment,
+  outcome: PlanOutcome,
+  shown: {cost: number | null | undefined},
+): Promise<{contract: ContractShown; sha256: string}> {
+  const bytes = await readFile(outcome.planPath)
+  const sha256 = sha256Of(bytes)
+  sticky.plan = bytes
+  const contract = showContract(sticky, bindContract(shownOnly(outcome.contract)), undefined, outcome.contract.unitErrors)
+  sticky.state = {
+    ...sticky.state,
+    cost: {...sticky.state.cost, plan: shown.cost},
+    history: [...sticky.state.history, {at: now(), event: 'planned', sha256}],
+    questions: outcome.questions.map((q) => q.question),
+    sha256,
+    todos: outcome.todos,
+    status: stickyStatusAfter({kind: 'planned', ok: true}),
+  }
+  await sticky.save()
+  return {contract, sha256}
 }
 
 /** The budget the approver was shown binds the run; the job's own can only lower it (and is named on a tie). */
@@ -605,6 +729,8 @@ interface CarryOut {
   approvedBy: string
   /** The run's dollar cap: the approval's, lowered by the job's own. */
   budget?: BudgetCap
+  /** A resumed run: what it had spent before this job (in the comment's run cost already). */
+  priorCost?: number | null
 }
 
 /**
@@ -615,7 +741,7 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
   const {found, pull, sticky, trigger} = ctx
   const {state} = found
   const sameRepository = pull?.head.sameRepository === true
-  const meter = costMeter()
+  const meter = costMeter(ctx.priorCost)
   let phase: 'run' | 'delivery' = 'run'
   let planPath: string | undefined
   try {
@@ -677,7 +803,8 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
     const ran = prepared.resume ? `Resumed ${state.name} for @${trigger.actor} and finished it` : `Ran ${state.name}, approved by @${trigger.actor}`
     return {...outcomeOf(run, 'ran', `${ran}: ${what}.`, sticky, ctx.contract), costUsd: meter.cost(), delivery: delivery ?? null}
   } catch (error) {
-    if (meter.cost() !== undefined) sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: meter.cost()}}
+    if (meter.cost() !== undefined)
+      sticky.state = {...sticky.state, cost: {...sticky.state.cost, run: addCost(ctx.priorCost === undefined ? undefined : state.cost.run, meter.cost())}}
     // A run that did not meet its checks (exit 7) shows what it did: the report is the failure's detail.
     const report = error instanceof WaveError ? runReportSchema.safeParse(error.details?.report) : undefined
     if (report?.success && phase === 'run') sticky.state = {...sticky.state, logsUrl: run.runUrl, report: stickyReport(report.data)}
@@ -699,9 +826,13 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
 
 // ------------------------------------------------------------------------------------------------ shared
 
-/** A session a step needs finished: one that stopped (a limit, a refusal, unmet checks) fails the step with the line and exit code ENDINGS gives it. */
-function finished<T>(outcome: T | Stopped): T {
-  if (isStopped(outcome)) throw stoppedError(outcome)
+/**
+ * A session a step needs finished: one that stopped (a limit, a refusal, unmet checks) fails the step with
+ * the line and exit code ENDINGS gives it. `resumed`: how it goes on here, in a comment, in place of the
+ * driver's command, where the driver gave one (a session nothing resumes keeps saying so).
+ */
+function finished<T>(outcome: T | Stopped, resumed?: (stopped: Stopped) => Continuation): T {
+  if (isStopped(outcome)) throw stoppedError(resumed && outcome.goOn ? {...outcome, goOn: resumed(outcome)} : outcome)
   return outcome
 }
 
@@ -838,11 +969,15 @@ function outcomeOf(run: ReviewRun, outcome: ReviewOutcome['outcome'], message: s
   }
 }
 
-/** A session's cost, from its own usage events (the last says the total so far). */
-function costMeter() {
+/**
+ * A session's cost, from its own usage events (the last says the total so far). `prior`: what a resumed
+ * session had spent before this job, which its events count too: left out, so the meter says this job's.
+ */
+function costMeter(prior?: number | null) {
   let cost: number | null | undefined
   return {
-    cost: () => cost,
+    cost: () =>
+      cost === undefined || cost === null || prior === undefined ? cost : prior === null ? null : Math.max(0, Math.round((cost - prior) * 1e6) / 1e6),
     watch(host: SessionHost): SessionHost {
       return {
         ...host,

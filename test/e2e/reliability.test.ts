@@ -218,7 +218,7 @@ describe.concurrent('API faults', () => {
     }
   })
 
-  it('gives up after the retries with one line (status, request id), keeping the plan so far for --revise', async ({t: {server, wave}}) => {
+  it('gives up after the retries with one line (status, request id), keeping the plan so far for --resume and --revise', async ({t: {server, wave}}) => {
     server.push(writePlan('# Plan\n\n1. First step.\n'), ...Array.from({length: 5}, () => fault(529, {headers: SOON})))
     const result = await wave(['plan', '--task', 'Plan under load'])
 
@@ -229,7 +229,8 @@ describe.concurrent('API faults', () => {
     expect(line).toMatch(/\(request req_01\w+\)/)
     expect(line).toMatch(/Overloaded|scripted 529/)
     const planPath = planPathIn(server.messageRequests[0])
-    expect(line).toContain(`wave plan --revise ${planPath}`)
+    expect(line).toContain(`The plan so far is at ${planPath}.`)
+    expect(result.stderr).toContain(`Go on with the exploration kept: wave plan --resume ${path.basename(planPath, '.md')}.`)
     // 1 turn + the first try of the second turn + 4 SDK retries.
     expect(server.messageRequests).toHaveLength(6)
 
