@@ -758,6 +758,7 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
           planPath: prepared.planPath,
           resume: prepared.resume,
         }),
+        () => ({command: `/wave resume ${state.name}`, kept: 'its changes and conversation', takesFlags: false}),
       ),
     )
     sticky.state = {
@@ -816,7 +817,9 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
       // What the next job may take from a cache, by digest: the comment is the authority, the cache only carries the bytes.
       sticky.state = {...sticky.state, kept: await keptDigests(planPath).catch(() => undefined)}
       // The hint that works where this is read (the comment, the job's summary): the comment command, not the CLI's.
-      failed = new WaveError(error.message, error.exitCode, `Continue the run where it stopped: answer with /wave resume ${state.name}.`, error.details)
+      // A limit's hint says what to raise first, and names the comment already (finished, above).
+      const hint = error.exitCode === ExitCode.limit && error.hint?.includes('/wave resume') ? error.hint : undefined
+      failed = new WaveError(error.message, error.exitCode, hint ?? `Continue the run where it stopped: answer with /wave resume ${state.name}.`, error.details)
     }
 
     await sticky.fail(phase, failed).catch(() => {})
