@@ -17,7 +17,7 @@ import {EXECUTION_MODES, type ExecutionMode} from '../policy/modes.js'
 type WaveComment =
   | {command: 'plan'; task: string}
   | {command: 'approve'; plan?: string; sha256?: string; mode?: ExecutionMode; allow?: string[]; networkAllow?: string[]}
-  /** Go on with a run that stopped at its checks (exit 7) or a limit (exit 5), under the same approval. */
+  /** Go on with a run that stopped at its checks (exit 7) or a limit (exit 5), under the same approval; or with a planning session stopped at a limit. */
   | {command: 'resume'; plan?: string}
   /** `text` may start with the plan's name: only the thread knows its plans, so the caller splits it (planNamed). */
   | {command: 'request-changes'; text: string}
