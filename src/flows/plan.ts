@@ -125,7 +125,7 @@ export async function resumePlan(options: ResumeOptions): Promise<PlanOutcome | 
   const name = planNameOf(planPath)
   const state = await readPlanStateChecked(planPath)
   const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
-  const stopped = await resumablePlanning(planPath, state, record?.decidedAt)
+  const stopped = resumablePlanning(planPath, state, record?.decidedAt)
   const point = await resumePoint(planPath, {...stopped, kind: 'planning'})
   if (!point.history) {
     throw usageError(

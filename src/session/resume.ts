@@ -260,7 +260,7 @@ function stopCause(exitCode: number | undefined): string {
  * on the plan was recorded, if one was. Anything else is nothing to resume (exit 2), or a session still
  * going (exit 1).
  */
-export async function resumablePlanning(planPath: string, state: PlanState | undefined, decidedAt: string | undefined): Promise<PlanningSession> {
+export function resumablePlanning(planPath: string, state: PlanState | undefined, decidedAt: string | undefined): PlanningSession {
   const name = planNameOf(planPath)
   const planning = state?.planning
   const revise = `Revise it instead (a new session on the same plan file, the exploration not kept): wave plan --revise ${name}`

@@ -14,12 +14,12 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {stoppedBy, stoppedError} from '../../../src/agent/outcome.js'
 import {ExitCode, WaveError} from '../../../src/base/errors.js'
 import {type ApprovalRecord, approvalRecordSchema} from '../../../src/plans/approval.js'
-import type {PlanRun, PlanState} from '../../../src/plans/lifecycle.js'
+import type {PlanningSession, PlanRun, PlanState} from '../../../src/plans/lifecycle.js'
 import {NO_RULES} from '../../../src/policy/policy.js'
 import {outcomeDetails} from '../../../src/agent/loop.js'
 import {agentLoop} from '../../../src/session/session.js'
 import {costOf} from '../../../src/model/pricing.js'
-import {resumableRun, resumePoint} from '../../../src/session/resume.js'
+import {resumablePlanning, resumableRun, resumePoint} from '../../../src/session/resume.js'
 import {builtinRegistry} from '../../../src/tools/registry.js'
 import type {BudgetCap} from '../../../src/model/budget.js'
 import {type MessagesServer, reply, startMessagesServer} from '../../support/messages-server.js'
@@ -210,6 +210,57 @@ describe('the resumed conversation', () => {
     expect(damaged).toBeInstanceOf(WaveError)
     expect((damaged as WaveError).exitCode).toBe(ExitCode.usage)
     expect((damaged as WaveError).message).toMatch(/transcript .* is malformed at line 2/)
+  })
+})
+
+describe('a planning session, resumed', () => {
+  const planning = (fields: Partial<PlanningSession> = {}): PlanningSession => ({exitCode: 5, startedAt: STARTED, turns: 2, ...fields})
+  const planned = (fields: Partial<PlanningSession>) => ({...state([]), planning: planning(fields)})
+  const plan = (fields: Record<string, unknown>) => ({session: 'plan', startedAt: STARTED, ...fields})
+
+  it('is the newest one when it did not end with a plan; refused otherwise (exit 2, or exit 1 while its process works on it)', async () => {
+    expect(resumablePlanning(planPath, planned({}), undefined)).toMatchObject({exitCode: 5, startedAt: STARTED})
+    // Killed outright: no exit code, its process gone.
+    expect(resumablePlanning(planPath, planned({exitCode: undefined, pid: 2 ** 22 + 12_345}), undefined)).toMatchObject({startedAt: STARTED})
+    const refusals = [
+      [planned({exitCode: 0, endedAt: '2025-01-02T03:06:00.000Z'}), undefined, /finished with a plan/, /wave plan --revise quiet-otter --feedback/],
+      [state([]), undefined, /kept no record of a planning session/, /wave plan --revise quiet-otter/],
+      [planned({}), '2025-01-02T04:00:00.000Z', /a decision on quiet-otter was recorded after its planning session/, /--revise/],
+    ] as const
+    for (const [given, decidedAt, message, hint] of refusals) {
+      const error = failure(() => resumablePlanning(planPath, given, decidedAt))
+      expect(error.exitCode).toBe(ExitCode.usage)
+      expect(error.message).toMatch(message)
+      expect(error.hint).toMatch(hint)
+    }
+
+    // Still worked on by a live process (this test's parent): nothing to resume yet.
+    const live = failure(() => resumablePlanning(planPath, planned({exitCode: undefined, pid: process.ppid}), undefined))
+    expect(live.exitCode).toBe(ExitCode.runtime)
+    expect(live.message).toMatch(/is still being planned/)
+  })
+
+  it("keeps the recorded opening, answers a turn stopped at a limit as not run, and reads only the session's own entries", async () => {
+    transcript([
+      plan({message: user('Plan this: rename greet.')}),
+      plan({message: assistant([use('r1', 'Read', {file_path: 'a.ts'})])}),
+      plan({message: user([result('r1', 'export const a = 1')])}),
+      // Another planning session's entry (an older one) and a run's: not this session's.
+      {message: assistant('older'), session: 'revise', startedAt: '2024-01-01T00:00:00.000Z'},
+      run({message: assistant('a run')}),
+      plan({message: assistant([use('r2', 'Read', {file_path: 'b.ts'})])}),
+    ])
+    const point = await resumePoint(planPath, {...planning(), kind: 'planning'})
+    const messages = point.history!
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
+    expect(messages[0].content).toBe('Plan this: rename greet.')
+    const last = messages[4].content as Array<{type: string; content?: string; text?: string; tool_use_id?: string}>
+    expect(last[0]).toMatchObject({is_error: true, tool_use_id: 'r2', type: 'tool_result'})
+    expect(last[0].content).toMatch(/stopped \(at a limit, or a refusal\) after this turn, before running its calls: this Read call was not run/)
+    expect(last.at(-1)!.text).toMatch(/this planning session stopped \(at a limit: turns or budget\) and was resumed with wave plan --resume/)
+    expect(point.unanswered).toEqual(['Read'])
+    expect(point.session).toBe('plan')
+    expect(point.prior).toMatchObject({turns: 2})
   })
 })
 
