@@ -658,7 +658,8 @@ async function resumePlanning(run: ReviewRun, trigger: Trigger, found: PlanOnFor
     return refuse(run, trigger, error)
   }
 
-  const sticky = PlanComment.of(run.client, found)
+  await assertInstalled(run, trigger, found)
+  const sticky = PlanComment.of(run.client, found, run.options.dependencies)
   const history = [...state.history, {at: now(), by: trigger.actor, event: 'resumed' as const, url: trigger.comment?.url}]
   sticky.state = {
     ...state,
