@@ -367,7 +367,10 @@ function answersOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): stri
   const rules = state.allow.length > 0 ? `the rules ${state.allow.map((rule) => `\`${rule}\``).join(', ')}` : 'no extra rules'
   // A run stopped at its checks or a limit goes on from where it stopped, under the same approval.
   // A plan's units go on by re-running the failed units' jobs, not by /wave resume.
-  const stopped = state.status === 'failed' && state.failure?.phase === 'run' && [5, 7].includes(state.failure.exitCode) && !state.units?.length
+  // Not one stopped at its budget: the budget shown with the plan binds its runs, a resumed one's too
+  // (steps.ts, forgeRunHint); the failure's line is ENDINGS' (agent/outcome.ts).
+  const atBudget = state.failure?.message.startsWith('Stopped at the budget') === true
+  const stopped = state.status === 'failed' && state.failure?.phase === 'run' && [5, 7].includes(state.failure.exitCode) && !atBudget && !state.units?.length
   const resume = stopped
     ? [
         `**To continue the run where it stopped** (same approval, its changes and conversation kept by the job's cache), answer with:`,

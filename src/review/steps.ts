@@ -666,6 +666,8 @@ async function resumePlanning(run: ReviewRun, trigger: Trigger, found: PlanOnFor
     failure: undefined,
     history,
     keptPlanning: undefined,
+    // The budget shown with the plan is the one it is finished under, as for a revision.
+    maxBudgetUsd: run.options.budget?.usd,
     runUrl: run.runUrl,
     status: stickyStatusAfter({kind: 'planning', revising: false}),
   }
@@ -818,14 +820,32 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
       // What the next job may take from a cache, by digest: the comment is the authority, the cache only carries the bytes.
       sticky.state = {...sticky.state, kept: await keptDigests(planPath).catch(() => undefined)}
       // The hint that works where this is read (the comment, the job's summary): the comment command, not the CLI's.
-      // A limit's hint says what to raise first, and names the comment already (finished, above).
-      const hint = error.exitCode === ExitCode.limit && error.hint?.includes('/wave resume') ? error.hint : undefined
-      failed = new WaveError(error.message, error.exitCode, hint ?? `Continue the run where it stopped: answer with /wave resume ${state.name}.`, error.details)
+      failed = new WaveError(error.message, error.exitCode, forgeRunHint(error, sticky.state), error.details)
     }
 
     await sticky.fail(phase, failed).catch(() => {})
     throw failed
   }
+}
+
+/**
+ * How a run stopped on a forge goes on, said where it is read (the comment, the job's summary): the
+ * comment, not the CLI. A turn limit's hint says what to raise first and names the comment already
+ * (`finished` in carryOut). A budget binds every run of the plan as its approver was shown it (the
+ * comment's `maxBudgetUsd`, which `/wave resume` and another `/wave approve` keep): raising the setting
+ * gives a run more only once the plan is revised or planned again, so the hint says that, not resume.
+ */
+function forgeRunHint(error: WaveError, state: StickyState): string {
+  const {name} = state
+  if (error.details?.stopReason === 'budget') {
+    const shown = state.maxBudgetUsd === undefined ? '' : ` (at most ${state.maxBudgetUsd} USD a session)`
+    const source = error.details.budget?.source
+    const setting = source?.kind === 'variable' ? (source.setting ?? 'WAVE_MAX_BUDGET_USD') : "the job's --max-budget-usd"
+    return `The budget shown with the plan${shown} binds its runs, /wave resume included: to give it more, raise ${setting}, then revise the plan (/wave request-changes ${name} <what to change>) or plan its task again (/wave plan ${name}), and approve it.`
+  }
+
+  if (error.exitCode === ExitCode.limit && error.hint?.includes('/wave resume')) return error.hint
+  return `Continue the run where it stopped: answer with /wave resume ${name}.`
 }
 
 // ------------------------------------------------------------------------------------------------ shared

@@ -633,6 +633,9 @@ describe('wave github: commit statuses and the dollar cap', {timeout: 120_000}, 
     const sticky = stickyOn(7)
     expect(sticky.body).toMatch(/\*\*The run failed\*\* \(exit 5: [^)]+\) before finishing\):\n> Stopped at the budget: \$\d+\.\d{4} spent/)
     expect(sticky.body).toMatch(/^\| Cost \| planning \$\d+\.\d{4} · run \$\d+\.\d{4} \|$/m)
+    // No resume promised: the budget shown with the plan binds its runs, a resumed one's too.
+    expect(stopped.stderr).toContain(`binds its runs, /wave resume included: to give it more, raise WAVE_MAX_BUDGET_USD, then revise the plan`)
+    expect(sticky.body).not.toContain('To continue the run where it stopped')
     expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
   })
 
