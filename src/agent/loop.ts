@@ -235,9 +235,17 @@ export class AgentLoop {
       this.nextMaxTokens = undefined
       // The tools on offer this turn: a control tool of the turn before may have changed the mode.
       const {mode, tools} = options.offer()
-      this.emit({mode, turn: this.turns, type: 'request'})
-      let response = await this.ask(maxTokens, tools)
-      if (!response) return this.end(this.budgetEnding())
+      // The turn is announced once the budget admits its request: a turn the budget refused never happened.
+      let announced = false
+      const announce = () => {
+        if (!announced) this.emit({mode, turn: this.turns, type: 'request'})
+        announced = true
+      }
+      let response = await this.ask(maxTokens, tools, announce)
+      if (!response) {
+        this.turns--
+        return this.end(this.budgetEnding())
+      }
 
       // The SDK parses a cut tool call's input leniently, so a Write cut at the limit would write half a
       // file: a cut turn's calls never run. Asking the same again with the model's whole output limit
@@ -357,16 +365,16 @@ export class AgentLoop {
    * The turn's request, compacted first when it nears the window, and again when the API finds it too
    * long. Undefined when a compaction's summary spent the rest of the budget.
    */
-  private async ask(maxTokens: number, tools: object[]): Promise<Message | undefined> {
+  private async ask(maxTokens: number, tools: object[], admitted?: () => void): Promise<Message | undefined> {
     try {
-      return await this.askWithin(maxTokens, tools)
+      return await this.askWithin(maxTokens, tools, admitted)
     } catch (error) {
       if (error instanceof NoRoomInBudget) return undefined
       throw error
     }
   }
 
-  private async askWithin(maxTokens: number, tools: object[]): Promise<Message | undefined> {
+  private async askWithin(maxTokens: number, tools: object[], admitted?: () => void): Promise<Message | undefined> {
     const {effort, thinking} = this.shape
     const params = async () =>
       turnParams({effort, maxTokens, messages: this.messages, model: this.options.model, system: await this.options.system(), thinking, tools})
@@ -378,7 +386,7 @@ export class AgentLoop {
 
     for (let compacted = 0; ; compacted++) {
       try {
-        return await this.send(request)
+        return await this.send(request, admitted)
       } catch (error) {
         if (!(error instanceof PromptTooLong)) throw error
         // A second refusal after clearing means clearing was not enough: summarise.
@@ -399,9 +407,10 @@ export class AgentLoop {
   }
 
   /** One request and its accounting: usage, cost, and the calibration of the next prompt's estimate. */
-  private async send(asked: StreamParams): Promise<Message> {
+  private async send(asked: StreamParams, admitted?: () => void): Promise<Message> {
     const admission = this.admit(asked)
     if (!admission) throw new NoRoomInBudget()
+    admitted?.()
     const params = admission.maxTokens === asked.max_tokens ? asked : {...asked, max_tokens: admission.maxTokens}
     let response: Message
     try {

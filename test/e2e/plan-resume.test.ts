@@ -57,6 +57,8 @@ describe('wave plan --resume', {timeout: 60_000}, () => {
     expect(firstCost).toBeGreaterThan(0.04)
     const before = readJson(sidecar(stopped.planPath, '.state.json'))
     const firstTurns = stopped.json.turns as number
+    // A turn is a request sent: the one the budget refused is not counted.
+    expect(firstTurns).toBe(2)
     expect(before).toMatchObject({planning: {exitCode: 5, turns: firstTurns}, status: 'failed'})
 
     server.push((request) => reply(toolUse('Write', {content: PLAN, file_path: planPathIn(request)})), reply('The plan is ready.'))

@@ -336,13 +336,16 @@ describe('cost and budget', () => {
   it('stops before a request whose worst case what is left cannot buy: exit 5, the cap named, that request not made (issue 48)', async () => {
     // $0.036 of the $0.05 cap spent: what is left buys no request of 1024 output tokens at $15 a million.
     server.push({...reply(toolUse('Write', {content: 'x', file_path: 'a.md'})), usage: {input_tokens: 12_000, output_tokens: 10}}, reply('Done.'))
-    const {error} = await session({budget: {source: {kind: 'flag'}, usd: 0.05}})
+    const {error, events} = await session({budget: {source: {kind: 'flag'}, usd: 0.05}})
 
     expect(error?.exitCode).toBe(ExitCode.limit)
     expect(error?.message).toMatch(/Stopped at the budget: \$0\.03\d+ spent, and the next request could pass --max-budget-usd 0\.05/)
     expect(error?.details).toMatchObject({budget: {maxBudgetUsd: 0.05, source: {kind: 'flag'}}, stopReason: 'budget'})
     expect(existsSync(file('a.md'))).toBe(true)
     expect(requests()).toHaveLength(1)
+    // The refused request was no turn: one turn counted and announced, as many as were sent.
+    expect(error?.details).toMatchObject({turns: 1})
+    expect(events.filter((e) => e.type === 'request')).toEqual([expect.objectContaining({turn: 1})])
   })
 
   it('sends a session’s first request even when the cap is below its worst case, then stops', async () => {
