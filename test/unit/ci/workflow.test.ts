@@ -164,6 +164,9 @@ describe('the GitHub Actions workflow: structure', () => {
     // Planning runs no command; applying does, in the sandbox the setup prepares (its default, on).
     expect(planSetup.with?.sandbox).toBe('off')
     expect(applySetup.with?.sandbox ?? 'on').toBe('on')
+    // Applying runs the checks, which need the project's dependencies: installed by the setup (auto unless the repository says).
+    expect(applySetup.with?.['install-command']).toBe("${{ vars.WAVE_INSTALL_COMMAND || 'auto' }}")
+    expect(planSetup.with?.['install-command'] ?? 'none').toBe('none')
     const setupAction = parse(readRoot('setup/action.yml')) as CompositeAction
     expect(setupAction.inputs.sandbox.default).toBe('on')
     // Both come before any step that runs wave.
@@ -288,9 +291,10 @@ describe('docs/ci/github-actions.md', () => {
     [...doc.matchAll(new RegExp('^( *)```' + lang + '\\n([\\s\\S]*?)^\\1```$', 'gm'))].map((m) => m[2].replaceAll(new RegExp(`^${m[1]}`, 'gm'), ''))
 
   it('shows the setup step exactly as the apply job has it', () => {
-    const block = fences('yaml').find((text) => text.startsWith('- name: Set up wave and its sandbox'))
+    const name = "Set up wave, its sandbox and the project's dependencies"
+    const block = fences('yaml').find((text) => text.startsWith(`- name: ${name}`))
     expect(block).toBeDefined()
-    expect(parse(block!)).toEqual(apply.steps.filter((s) => s.name === 'Set up wave and its sandbox'))
+    expect(parse(block!)).toEqual(apply.steps.filter((s) => s.name === name))
   })
 
   it('shows the approve script exactly as the workflow runs it', () => {
@@ -361,6 +365,18 @@ describe('the units workflow (examples/github-actions/wave-units.yml)', () => {
 
   it('keeps ${{ }} out of run: scripts', () => {
     for (const script of scripts) expect(script).not.toContain('${{')
+  })
+
+  it("installs the project's dependencies wherever checks run (unit, merge, whole) through the setup action, by the lockfile or else the manifest", () => {
+    for (const job of ['unit', 'merge', 'whole'] as const) {
+      const setups = units.jobs[job].steps.filter((step) => step.uses?.includes('/wave/setup@'))
+      expect(
+        setups.map((step) => step.with?.['install-command']),
+        job,
+      ).toEqual(["${{ vars.WAVE_INSTALL_COMMAND || 'auto' }}"])
+    }
+    // No install of its own that knows only lockfiles: the one script, scripts/ci/install-deps.sh, decides.
+    for (const script of scripts) expect(script).not.toMatch(/npm ci|pnpm install|yarn install/)
   })
 
   it('a plan without units (an empty matrix, which GitHub refuses) skips the unit and merge jobs and runs whole', () => {
@@ -466,11 +482,21 @@ describe('the Action (action.yml)', () => {
 
   it('sets up exactly as setup/action.yml does (the step wave.yml uses): same steps, same scripts', () => {
     const setupAction = parse(readRoot('setup/action.yml')) as CompositeAction
-    const own = steps.slice(0, setupAction.runs.steps.length)
-    const shared = setupAction.runs.steps.map((step) => (step.run ? {...step, run: step.run.replace('$GITHUB_ACTION_PATH/../', '$GITHUB_ACTION_PATH/')} : step))
-    expect(own).toEqual(shared)
-    // The same inputs, with the same defaults (the sandbox's says more in the Action: it is recorded in approvals).
-    for (const [name, input] of Object.entries(setupAction.inputs)) expect(action.inputs[name]?.default, name).toBe(input.default)
+    const local = (step: Step) => (step.run ? {...step, run: step.run.replace('$GITHUB_ACTION_PATH/../', '$GITHUB_ACTION_PATH/')} : step)
+    // The setup action's last step installs the project's dependencies, with the script the Action's own install step runs.
+    const [setupDeps, ...rest] = [...setupAction.runs.steps].reverse()
+    const shared = rest.reverse().map(local)
+    expect(steps.slice(0, shared.length)).toEqual(shared)
+    const deps = steps.find((step) => step.id === 'deps')!
+    expect(local(setupDeps).run).toBe(deps.run)
+    expect(setupDeps.env).toEqual({WAVE_INSTALL_COMMAND: '${{ inputs.install-command }}'})
+    expect(setupDeps.if).toBe("inputs.install-command != 'none'")
+    // The same inputs, with the same defaults (the sandbox's says more in the Action: it is recorded in approvals),
+    // but install-command: the setup action also serves jobs that run no check (it installs nothing unless asked).
+    for (const [name, input] of Object.entries(setupAction.inputs)) {
+      if (name !== 'install-command') expect(action.inputs[name]?.default, name).toBe(input.default)
+    }
+    expect(setupAction.inputs['install-command'].default).toBe('none')
     // The project's own CI prepares its sandbox with the same script.
     expect(readRoot('.ci/run')).toContain('scripts/ci/prepare-sandbox.sh')
   })
