@@ -147,6 +147,19 @@ describe('the unit jobs template (examples/gitlab-ci/wave-unit.gitlab-ci.yml)', 
     expect(before.indexOf('git checkout')).toBeLessThan(before.indexOf('WAVE_INSTALL_COMMAND'))
   })
 
+  it("installs a unit's dependencies as the note flow's jobs do: by the lockfile, else by the manifest", () => {
+    const before = lines(resolved(template, '.wave-unit'), 'before_script')
+    const noteJob = Object.values(noteRecipe)
+      .map((job) =>
+        typeof job === 'object' && job && !Array.isArray(job) ? [lines(job as GitLabJob, 'before_script'), lines(job as GitLabJob, 'script')].join('\n') : '',
+      )
+      .find((text) => text.includes('WAVE_INSTALL_RESULT'))!
+    for (const command of ['npm ci --no-audit --no-fund', 'npm install --no-package-lock --no-audit --no-fund', 'python3 -m pip install -e .']) {
+      expect(noteJob, command).toContain(command)
+      expect(before, command).toContain(command)
+    }
+  })
+
   it('takes the approved plan from the job that approved it: wave:approve, or wave:run for a /wave note', () => {
     expect(resolved(template, '.wave-unit').needs).toEqual([{job: 'wave:approve', pipeline: '$WAVE_PARENT_PIPELINE_ID'}])
     expect(resolved(template, '.wave-unit-from-note').needs).toEqual([{job: 'wave:run', pipeline: '$WAVE_PARENT_PIPELINE_ID'}])
