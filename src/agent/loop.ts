@@ -356,7 +356,9 @@ export class AgentLoop {
       const result = results[index]
       if (result.denied) this.denials++
       if (result.changed) this.changed.add(result.changed)
-      return {content: result.content, is_error: result.isError || undefined, tool_use_id: call.id, type: 'tool_result'}
+      // ToolSearch's result is the tools it loaded, as references the API expands into their definitions.
+      const content = result.references ? result.references.map((name) => ({tool_name: name, type: 'tool_reference' as const})) : result.content
+      return {content, is_error: result.isError || undefined, tool_use_id: call.id, type: 'tool_result'}
     })
     await this.append({content: blocks, role: 'user'})
   }

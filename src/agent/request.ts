@@ -259,7 +259,13 @@ function markLastBlock(message: MessageParam): MessageParam {
   return {...message, content: blocks} as MessageParam
 }
 
+/**
+ * The breakpoint on the last tool the prompt holds: deferred tools (`defer_loading`, after it) are not in
+ * the prompt until the conversation loads them, so the cached tools end before them.
+ */
 function cacheLastTool<T extends object>(tools: T[]): T[] {
-  if (tools.length === 0) return tools
-  return [...tools.slice(0, -1), {...tools.at(-1)!, cache_control: {type: 'ephemeral'}}]
+  let at = tools.length - 1
+  while (at >= 0 && (tools[at] as {defer_loading?: boolean}).defer_loading === true) at--
+  if (at < 0) return tools
+  return tools.map((tool, index) => (index === at ? {...tool, cache_control: {type: 'ephemeral'}} : tool))
 }

@@ -20,6 +20,10 @@
  *   with a few tokens that open the assistant's turn, after every block, so never cached: the API too
  *   reports a few `input_tokens` for a request whose last block is a breakpoint.
  *
+ * - Tool search: a tool sent with `defer_loading: true` is not part of the prefix; a `tool_reference` to
+ *   it (a tool_result's content) stands for its whole definition, there in the messages, so loading a
+ *   tool adds its tokens to the newest turn and changes nothing before it.
+ *
  * Token counts are an approximation, deterministic and documented: a block is ceil(its JSON, without
  * `cache_control`, in characters / 4) tokens. The real tokenizer differs; the rules do not.
  */
@@ -134,7 +138,10 @@ function promptBlocks(body: Record<string, unknown>): PromptBlock[] {
     else if (content !== undefined && content !== null) raw.push({text: content, type: 'text'})
   }
 
-  if (Array.isArray(body.tools)) raw.push(...body.tools)
+  const tools = Array.isArray(body.tools) ? body.tools : []
+  // A deferred tool is not in the prompt: its definition counts where a tool_reference loads it (below).
+  raw.push(...tools.filter((tool) => !(isObject(tool) && tool.defer_loading === true)))
+  const definitions = new Map(tools.filter(isObject).map((tool) => [tool.name, tool]))
   add(body.system)
   if (Array.isArray(body.messages)) {
     for (const message of body.messages) if (isObject(message)) add(message.content)
@@ -144,8 +151,9 @@ function promptBlocks(body: Record<string, unknown>): PromptBlock[] {
   const hash = createHash('sha256').update(String(body.model ?? ''))
   let end = 0
   return raw.map((block, index) => {
-    // The key leaves out every cache_control (a tool result's inner blocks' too): moving a breakpoint changes no prefix.
-    const text = JSON.stringify(block, (name, value) => (name === 'cache_control' ? undefined : value))
+    // The key leaves out every cache_control (a tool result's inner blocks' too): moving a breakpoint changes
+    // no prefix. A tool_reference stands for the definition it loads, inline.
+    const text = JSON.stringify(block, (name, value) => (name === 'cache_control' ? undefined : referenced(value, definitions)))
     const mark = isObject(block) ? block.cache_control : undefined
     hash.update(text)
     end += Math.ceil(text.length / 4)
@@ -153,6 +161,13 @@ function promptBlocks(body: Record<string, unknown>): PromptBlock[] {
     const ttl = isObject(mark) ? ttlOf(mark) : nested ? ttlOf(nested.cache_control) : index === raw.length - 1 ? automatic : undefined
     return {end, key: hash.copy().digest('hex'), ttl}
   })
+}
+
+/** A tool_reference as the prompt holds it: the referenced tool's definition in its place (defer_loading and cache_control aside). */
+function referenced(value: unknown, definitions: ReadonlyMap<unknown, Record<string, unknown>>): unknown {
+  if (!isObject(value) || value.type !== 'tool_reference') return value
+  const {cache_control: _mark, defer_loading: _deferred, ...definition} = definitions.get(value.tool_name) ?? {}
+  return {definition, type: 'tool_reference'}
 }
 
 function ttlOf(mark: unknown): Ttl {

@@ -46,6 +46,9 @@ export function checkRequest(body: Record<string, unknown>, context: CheckContex
   if (Array.isArray(body.tools)) {
     const names = body.tools.filter(isObject).map((t) => t.name)
     if (new Set(names).size !== names.length) return 'tools: Tool names must be unique.'
+    if (body.tools.length > 0 && body.tools.every((tool) => isObject(tool) && tool.defer_loading === true)) {
+      return 'tools: All tools have defer_loading set. At least one tool must be non-deferred.'
+    }
   }
 
   if (body.system !== undefined) {
@@ -275,6 +278,44 @@ function checkCacheControl(body: Record<string, unknown>): string | undefined {
     }
 
     if (ttl === '5m') seenShort = true
+  }
+
+  return undefined
+}
+
+/** A refusal the API marks with an error code (`error.details.error_code`), which the SDK makes its own error class. */
+export interface CodedProblem {
+  message: string
+  errorCode: string
+}
+
+/**
+ * Tool search's rule, checked after checkRequest's: a `tool_reference` (in a tool_result's content) must
+ * name a tool of `tools` sent with `defer_loading: true`; the API expands it into that definition. Any
+ * other is refused 400 with `tool_reference_unresolved` (the SDK's ToolReferenceUnresolvedError).
+ */
+export function checkToolReferences(body: Record<string, unknown>): CodedProblem | undefined {
+  const tools = new Map((Array.isArray(body.tools) ? body.tools.filter(isObject) : []).map((tool) => [tool.name, tool]))
+  const messages = Array.isArray(body.messages) ? body.messages : []
+  for (const [i, message] of messages.entries()) {
+    if (!isObject(message) || !Array.isArray(message.content)) continue
+    for (const [j, block] of message.content.entries()) {
+      if (!isObject(block) || block.type !== 'tool_result' || !Array.isArray(block.content)) continue
+      for (const [k, inner] of block.content.entries()) {
+        if (!isObject(inner) || inner.type !== 'tool_reference') continue
+        const name = String(inner.tool_name)
+        const tool = tools.get(name)
+        const where = `messages.${i}.content.${j}.content.${k}`
+        if (!tool)
+          return {errorCode: 'tool_reference_unresolved', message: `${where}: Tool reference '${name}' has no corresponding tool definition in \`tools\`.`}
+        if (tool.defer_loading !== true) {
+          return {
+            errorCode: 'tool_reference_unresolved',
+            message: `${where}: Tool reference '${name}' names a tool without \`defer_loading\`: only a deferred tool can be referenced.`,
+          }
+        }
+      }
+    }
   }
 
   return undefined

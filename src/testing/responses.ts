@@ -25,7 +25,15 @@ export function sendJson(res: ServerResponse, status: number, json: string, requ
   res.end(json)
 }
 
-/** An Anthropic error body (`{type: 'error', error: {type, message}, request_id}`). */
-export function sendError(res: ServerResponse, status: number, type: string, message: string, requestId: string, headers: Record<string, string> = {}): void {
-  sendJson(res, status, JSON.stringify({type: 'error', error: {type, message}, request_id: requestId}), requestId, headers)
+/** An Anthropic error body (`{type: 'error', error: {type, message, details?}, request_id}`); `details.error_code` picks the SDK's error class. */
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  requestId: string,
+  headers: Record<string, string> = {},
+  details?: {error_code: string},
+): void {
+  sendJson(res, status, JSON.stringify({type: 'error', error: {type, message, ...(details ? {details} : {})}, request_id: requestId}), requestId, headers)
 }

@@ -43,7 +43,7 @@ import {createServer, type IncomingMessage, type Server, type ServerResponse} fr
 import type {AddressInfo, Socket} from 'node:net'
 
 import {PromptCache} from './cache.js'
-import {checkRequest} from './conformance.js'
+import {checkRequest, checkToolReferences} from './conformance.js'
 import {buildMessage} from './message.js'
 import {answerModelLookup, MODELS, type ServedModel} from './models.js'
 import {type Federation, TokenDesk} from './oauth.js'
@@ -53,7 +53,7 @@ import {isErrorFault, isReply, type StaticTurn, type Turn} from './script.js'
 import {streamMessage} from './sse.js'
 
 export {type CacheUsage, LOOKBACK_BLOCKS, minimumCacheable} from './cache.js'
-export {type CheckContext, checkRequest} from './conformance.js'
+export {type CheckContext, checkRequest, checkToolReferences} from './conformance.js'
 export type {ApiMessage} from './message.js'
 export {CONTEXT_1M_BETA, type Effort, MODELS, modelInfo, STANDARD_WINDOW, type ServedModel} from './models.js'
 export {apiKeyOf, planPathIn, type RecordedRequest, systemText, type ToolResult, toolNames, toolResults} from './recorded.js'
@@ -156,10 +156,10 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
       record.outcome = outcome
       record.status = status
     }
-    const refuse = (outcome: string, message: string) => {
+    const refuse = (outcome: string, message: string, errorCode?: string) => {
       done(outcome, 400)
       record.error = message
-      fail(res, 400, 'invalid_request_error', message)
+      sendError(res, 400, 'invalid_request_error', message, nextId('req_01'), {}, errorCode ? {error_code: errorCode} : undefined)
     }
 
     if (isModelLookup) return answerLookup(res, path, models, {done, fail, nextId})
@@ -172,6 +172,8 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
     // The API's rules, before anything else: a refused request consumes no turn, as it reaches no model.
     const invalid = checkRequest(body, {betas: betasOf(req), issuedThinking, model: models.get(String(body.model))})
     if (invalid) return refuse('invalid', invalid)
+    const unresolved = checkToolReferences(body)
+    if (unresolved) return refuse('invalid', unresolved.message, unresolved.errorCode)
     const tooLong = promptTooLong(rawBody, promptLimit)
     if (tooLong) return refuse('too-long', tooLong)
 

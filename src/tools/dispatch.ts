@@ -24,7 +24,8 @@ import type {BackgroundTasks} from './background.js'
 import type {SessionHooks} from './hooks/session-hooks.js'
 import type {ToolRegistry} from './registry.js'
 import type {SessionNotes} from './notes.js'
-import {type AgentLauncher, type SessionControl, type ToolContext, ToolError, type ToolPermissions, type ToolPlugin} from './tool.js'
+import {TOOL_SEARCH} from './deferred/tool-search.js'
+import {type AgentLauncher, type DeferredCatalog, type SessionControl, type ToolContext, ToolError, type ToolPermissions, type ToolPlugin} from './tool.js'
 
 export interface ToolCallRequest {
   id: string
@@ -39,6 +40,8 @@ export interface ToolCallOutcome {
   decision?: PolicyDecision
   /** The real path a write tool changed. */
   changed?: string
+  /** The deferred tools the call loaded (ToolSearch): the model is sent a tool_reference to each in place of `content`. */
+  references?: string[]
 }
 
 export interface DispatchEnv {
@@ -76,7 +79,7 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
   }
 
   const checked = await checkCall(tool, call.input, policy)
-  if ('refused' in checked) return checked.refused
+  if ('refused' in checked) return withLoadHint(checked.refused, tool, env.registry, policy)
   let {decision, input, target} = checked
 
   // After the policy: a hook narrows what it allowed (deny, ask, block), and grants nothing it refused.
@@ -114,8 +117,10 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
       if (scoped?.decision === 'deny') return refusal(scoped.reason, scoped)
     }
 
+    const references: string[] = []
     const ctx: ToolContext = {
       agents: env.agents,
+      deferred: deferredCatalog(env.registry, policy, references),
       approvedCheck: decision.approvedCheck,
       callId: call.id,
       nested: policy.nested,
@@ -144,9 +149,31 @@ export async function dispatch(call: ToolCallRequest, env: DispatchEnv): Promise
         (notes.length > 0 ? `\n\n${notes.join('\n\n')}` : ''),
       decision,
       isError: false,
+      ...(references.length > 0 ? {references} : {}),
     }
   } catch (error) {
     return {content: describeFailure(tool, error), decision, isError: true}
+  }
+}
+
+/** What ToolSearch finds and loads: the deferred tools the policy offers now, whose references the call's result carries. */
+function deferredCatalog(registry: ToolRegistry, policy: PolicyContext, references: string[]): DeferredCatalog {
+  return {
+    load: (names) => references.push(...names.filter((name) => !references.includes(name))),
+    offered: () => registry.deferredOffered(policy),
+  }
+}
+
+/**
+ * A deferred tool may be called before ToolSearch loaded it: it runs like any call, its input validated,
+ * as Claude Code runs it. When that input fails, the model (which may be guessing at a schema it has not
+ * seen) is told how to load it, in Claude Code's words.
+ */
+function withLoadHint(outcome: ToolCallOutcome, tool: ToolPlugin, registry: ToolRegistry, policy: PolicyContext): ToolCallOutcome {
+  if (outcome.decision || !registry.deferredOffered(policy).includes(tool)) return outcome
+  return {
+    ...outcome,
+    content: `${outcome.content}\n\nThis tool's schema is sent only once loaded. If you have not loaded it, call ${TOOL_SEARCH} with query "select:${tool.name}", then retry this call.`,
   }
 }
 

@@ -87,6 +87,16 @@ export interface ToolContext {
    * Bash runs exactly this command, as wave runs the checks, or refuses.
    */
   approvedCheck?: string
+  /** The session's deferred tools, which ToolSearch finds and loads (registry.ts); absent outside a session's dispatch. */
+  deferred?: DeferredCatalog
+}
+
+/** What ToolSearch may see and do: the deferred tools the policy offers in the mode, and loading some of them. */
+export interface DeferredCatalog {
+  /** The deferred tools offered now, in the order the request lists them. */
+  offered(): ReadonlyArray<{name: string; description: string}>
+  /** The call's result loads these tools: the model is sent a tool_reference to each, in place of the text. */
+  load(names: string[]): void
 }
 
 /**
@@ -118,6 +128,12 @@ export interface ToolPlugin<Input extends z.ZodObject = z.ZodObject> {
    * is a conversation of its own, and the session's agent limit bounds how many run at once).
    */
   concurrent?: boolean
+  /**
+   * Sent with `defer_loading: true`: its definition stays out of every request's cached prefix until the
+   * model loads it with ToolSearch (tools/deferred/tool-search.ts). The built-ins' set is DEFERRED_BUILTINS
+   * (builtin.ts); a plugin may declare it for a tool it expects to be rarely used.
+   */
+  deferred?: boolean
   /** Older names the model may call it by (Task for Agent): accepted, never offered. */
   aliases?: string[]
   /** Set by wave when it loads the tool (never by the tool): built-in, an oclif plugin, or an MCP server. */

@@ -7,8 +7,7 @@ import type {Config} from '@oclif/core'
 
 import type {EffectiveSettings} from '../config/settings.js'
 import {BackgroundTasks} from './background.js'
-import {BUILTIN_TOOLS} from './builtin.js'
-import {CONTROL_TOOLS, ToolRegistry} from './registry.js'
+import {builtinTools, ToolRegistry} from './registry.js'
 import {loadPluginTools} from './sources/hook.js'
 import {SessionNotes} from './notes.js'
 import {skillListing, skillTool} from './skill.js'
@@ -47,7 +46,7 @@ interface SessionToolsOptions {
 export async function openSessionTools(options: SessionToolsOptions): Promise<SessionTools> {
   const {settings, warn} = options
   for (const message of settings.ignored) warn(message)
-  const builtins = [...BUILTIN_TOOLS, ...CONTROL_TOOLS]
+  const builtins = builtinTools()
   const taken = new Set(builtins.map((tool) => tool.name))
   const tools: ToolPlugin[] = [...builtins]
   let closeMcp = async () => {}

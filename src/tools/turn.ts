@@ -39,6 +39,8 @@ export interface CallResult {
   denied: boolean
   /** The real path a write tool changed. */
   changed?: string
+  /** The deferred tools the call loaded (ToolSearch): sent as tool_reference blocks in place of `content`. */
+  references?: string[]
 }
 
 /** Runs a turn's tool calls and returns their results in call order: what the loop is given, bound once per session. */
@@ -74,6 +76,7 @@ export async function executeTurn(calls: readonly ToolCallRequest[], env: TurnEn
       content: scrubSecrets(note ? `${outcome.content}\n\n${note}` : outcome.content),
       denied: 'decision' in outcome && outcome.decision?.decision === 'deny',
       isError: outcome.isError,
+      ...('references' in outcome && outcome.references ? {references: outcome.references} : {}),
     }
     observer.ended?.(call, results[index], index)
   }

@@ -7,7 +7,7 @@
 import {describe, expect, it} from 'vitest'
 import {z} from 'zod'
 
-import {type ApiTool, builtinRegistry} from '../../../src/tools/registry.js'
+import {type ApiTool, builtinRegistry, isDeferred} from '../../../src/tools/registry.js'
 
 const registry = builtinRegistry()
 const description = (name: string) => registry.get(name)!.description
@@ -93,6 +93,11 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
     failures: ['Changes nothing in the workspace'],
     limits: ['send the whole updated list each time', 'one at a time'],
   },
+  // Nothing of it fails: a query that matches nothing is answered with the deferred tools' names.
+  ToolSearch: {
+    failures: [],
+    limits: ['call one only once loaded', '"select:A,B" loads by name', 'best first', 'default 5', 'Deferred:'],
+  },
   Write: {
     failures: ['Fails on a directory or a non-regular file', 'Refused outside the workspace, in .git/ and .wave/', 'in plan mode for every file but the plan'],
     limits: ['To change part of an existing file use Edit', 'read a file before replacing it'],
@@ -164,7 +169,8 @@ describe('built-in tool descriptions', () => {
   it('match the reviewed snapshot, as the model is sent them', async () => {
     const definitions = registry.tools.map((tool) => {
       const api = registry.apiTool(tool)
-      return `## ${api.name} (${tool.access})\n\n${api.description}\n\n\`\`\`json\n${JSON.stringify(api.input_schema, null, 2)}\n\`\`\`\n`
+      // A deferred tool is marked: its definition is sent with defer_loading, in the prompt only once ToolSearch loads it.
+      return `## ${api.name} (${tool.access}${isDeferred(tool) ? ', deferred' : ''})\n\n${api.description}\n\n\`\`\`json\n${JSON.stringify(api.input_schema, null, 2)}\n\`\`\`\n`
     })
     await expect(`# Built-in tool definitions\n\n${definitions.join('\n')}`).toMatchFileSnapshot('./__snapshots__/tool-definitions.md')
   })

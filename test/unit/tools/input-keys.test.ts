@@ -94,7 +94,7 @@ describe('unknown tools', () => {
     expect(outcome.isError).toBe(true)
     expect(outcome.decision).toBeUndefined()
     expect(outcome.content).toMatch(
-      /^Unknown tool NotebookEdit: there is no such tool here\. Available tools: Read, Glob, Grep, LS, Write, Edit, Bash, TaskOutput, TaskStop, TodoWrite, AskUserQuestion, Agent\.$/,
+      /^Unknown tool NotebookEdit: there is no such tool here\. Available tools: Read, Glob, Grep, LS, Write, Edit, Bash, TaskOutput, TaskStop, TodoWrite, AskUserQuestion, Agent, ToolSearch\.$/,
     )
   })
 
