@@ -69,4 +69,17 @@ describe('the cache breakpoints of a turn', () => {
     expect(blocks[1].cache_control).toBeUndefined()
     expect(blocks.map((b) => b.text).join('')).toBe(`${system.shared}\n\n${system.session}`)
   })
+
+  it('mark the last tool the prompt holds: deferred tools after it are not in the prompt', async () => {
+    const deferred = {defer_loading: true, description: 'Lists a directory. '.repeat(200), input_schema: {properties: {}, type: 'object'}, name: 'LS'}
+    const body = turnParams({maxTokens: 1024, messages: [{content: 'hi', role: 'user'}], model: 'claude-sonnet-5-5', system, tools: [...tools, deferred]})
+    const sent = body.tools as Array<{name: string; cache_control?: unknown}>
+    expect(sent.map((tool) => Boolean(tool.cache_control))).toEqual([true, false])
+    server = await startMessagesServer()
+    const first = await send(server, body)
+    // Control: the same request without the deferred tool caches the same prefix, and reads it.
+    const without = await send(server, params([{content: 'hi', role: 'user'}]))
+    expect(without.cache_read_input_tokens).toBeGreaterThan(0)
+    expect(without.cache_read_input_tokens).toBe(first.cache_read_input_tokens + first.cache_creation_input_tokens)
+  })
 })

@@ -159,3 +159,45 @@ describe('the scripted server prompt cache', () => {
     ).resolves.toBeDefined()
   })
 })
+
+describe('the scripted server and deferred tools (tool search)', () => {
+  /** A deferred tool of about 1,100 tokens, and a conversation whose tool_result loads `loads` by reference. */
+  const deferred = {defer_loading: true, description: page(7), input_schema: {properties: {}, type: 'object' as const}, name: 'Later'}
+  function loading(loads: string): MessageParam[] {
+    return [
+      {content: 'find a tool', role: 'user'},
+      {content: [{id: 'toolu_1', input: {query: `select:${loads}`}, name: 'ToolSearch', type: 'tool_use'}], role: 'assistant'},
+      {content: [{content: [{tool_name: loads, type: 'tool_reference'}], tool_use_id: 'toolu_1', type: 'tool_result', ...mark}], role: 'user'},
+    ]
+  }
+
+  it('leaves a deferred tool out of the prefix, and counts its definition where a tool_reference loads it', async () => {
+    server = await startMessagesServer()
+    const without = await ask(server, {})
+    const withDeferred = await ask(server, {tools: [...tools, deferred]})
+    // The same prompt, read whole from what the first request wrote: the deferred tool is not in it.
+    expect(prompt(withDeferred)).toBe(prompt(without))
+    expect(withDeferred.cache_read_input_tokens).toBe(without.cache_creation_input_tokens)
+
+    const before = await ask(server, {messages: loading('Later').slice(0, 1), tools: [...tools, deferred]})
+    const loaded = await ask(server, {messages: loading('Later'), tools: [...tools, deferred]})
+    // Loading it adds its definition's tokens to the newest turn, and changes nothing before it.
+    expect(prompt(loaded) - prompt(before)).toBeGreaterThan(1100)
+    expect(loaded.cache_read_input_tokens).toBe(before.cache_read_input_tokens + before.cache_creation_input_tokens)
+    expect(loaded.cache_creation_input_tokens).toBeGreaterThan(1100)
+  })
+
+  it('refuses a tool_reference to a tool not in tools or not deferred, and tools that are all deferred', async () => {
+    server = await startMessagesServer()
+    const unknown = ask(server, {messages: loading('Elsewhere'), tools: [...tools, deferred]})
+    await expect(unknown).rejects.toBeInstanceOf(Anthropic.ToolReferenceUnresolvedError)
+    await expect(unknown).rejects.toMatchObject({errorCode: 'tool_reference_unresolved', status: 400})
+    await expect(ask(server, {messages: loading('Look'), tools: [...tools, deferred]})).rejects.toThrow(
+      /Tool reference 'Look' names a tool without `defer_loading`/,
+    )
+    await expect(ask(server, {tools: [{...tools[0], defer_loading: true}, deferred]})).rejects.toThrow(/All tools have defer_loading set/)
+    // Control: a reference to a deferred tool of the request is taken.
+    await expect(ask(server, {messages: loading('Later'), tools: [...tools, deferred]})).resolves.toBeDefined()
+    expect(server.invalidRequests).toHaveLength(3)
+  })
+})
