@@ -51,9 +51,12 @@ Built as a session of that kind builds them in this workspace (environment block
   }
 }
 
-/** The system prompt verbatim, then each tool's description and input schema, then the first message. */
+/** The system prompt verbatim, then each tool's description and input schema (a deferred one marked), then the first message. */
 function previewText(preview: PromptPreview): string {
-  const tools = preview.tools.map((tool) => `----- ${tool.name} -----\n${tool.description}\n\ninput_schema: ${JSON.stringify(tool.input_schema)}`)
+  // A deferred tool is sent with defer_loading: the model sees its definition once ToolSearch loads it.
+  const tools = preview.tools.map(
+    (tool) => `----- ${tool.name}${tool.defer_loading ? ' (deferred)' : ''} -----\n${tool.description}\n\ninput_schema: ${JSON.stringify(tool.input_schema)}`,
+  )
   return [
     `===== system prompt (${preview.kind} session, ${preview.mode} mode) =====`,
     ...(preview.planBash ? [`plan-mode Bash: ${preview.planBash.offered ? describeThrowaway(preview.planBash.kind) : `off: ${preview.planBash.why}`}`] : []),

@@ -6,11 +6,12 @@ import {parseRules, PERMISSION_MODES, type PermissionMode} from '../policy/polic
 import {openSession} from '../session/context.js'
 import {planBashOf} from '../session/plan-mode.js'
 import {describeThrowaway} from '../base/process/sandbox.js'
+import {isDeferred} from '../tools/registry.js'
 
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.
 
-Lists the built-ins, the tools of installed plugins and those of the MCP servers in the settings files (which it starts, then stops). Each cell is the policy's answer for a headless session of the mode under the settings files' rules: yes; plan file only (Write and Edit in plan mode); run --task only (EnterPlanMode: only wave run --task lets the model plan first); already active (EnterPlanMode in plan mode); with a rule (once an --allow or settings rule such as Bash(npm test:*) allows it; TaskOutput and TaskStop go with Bash); - (never).`
+Lists the built-ins, the tools of installed plugins and those of the MCP servers in the settings files (which it starts, then stops). Each cell is the policy's answer for a headless session of the mode under the settings files' rules: yes; plan file only (Write and Edit in plan mode); run --task only (EnterPlanMode: only wave run --task lets the model plan first); already active (EnterPlanMode in plan mode); with a rule (once an --allow or settings rule such as Bash(npm test:*) allows it; TaskOutput and TaskStop go with Bash); - (never). DEFERRED yes: sent with defer_loading, its definition outside the cached prompt until the model loads it with ToolSearch.`
 
   static examples = [
     '<%= config.bin %> tools',
@@ -45,6 +46,8 @@ Lists the built-ins, the tools of installed plugins and those of the MCP servers
       const offers = Object.fromEntries(modes.map((mode) => [mode, offerOf(mode, tool, rules, registry.tools, context)])) as Record<PermissionMode, Offer>
       return {
         access: tool.access,
+        // Sent with defer_loading wherever ToolSearch is offered: the model loads it with ToolSearch.
+        deferred: isDeferred(tool),
         origin: tool.origin ?? 'builtin',
         description: flags.verbose ? tool.description : tool.description.split('\n')[0],
         ...(flags.verbose ? {input_schema: registry.apiTool(tool).input_schema} : {}),
@@ -54,8 +57,8 @@ Lists the built-ins, the tools of installed plugins and those of the MCP servers
         offers,
       }
     })
-    const header = ['TOOL', 'ACCESS', ...modes.map((m) => m.toUpperCase())]
-    const rows = tools.map((t) => [t.name, t.access, ...modes.map((m) => OFFER_LABELS[t.offers[m]])])
+    const header = ['TOOL', 'ACCESS', 'DEFERRED', ...modes.map((m) => m.toUpperCase())]
+    const rows = tools.map((t) => [t.name, t.access, t.deferred ? 'yes' : '-', ...modes.map((m) => OFFER_LABELS[t.offers[m]])])
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
     const table = [header, ...rows].map((row) =>
       row

@@ -151,15 +151,28 @@ describe('wave plans and wave tools', () => {
       'AskUserQuestion',
       'ExitPlanMode',
       'Agent',
+      'ToolSearch',
     ])
-    expect(tools.find((t: {name: string}) => t.name === 'Bash')).toMatchObject({access: 'execute', offered: {plan: true}})
-    expect(tools.find((t: {name: string}) => t.name === 'TaskOutput')).toMatchObject({access: 'read', offered: {plan: true}})
+    expect(tools.find((t: {name: string}) => t.name === 'Bash')).toMatchObject({access: 'execute', deferred: false, offered: {plan: true}})
+    expect(tools.find((t: {name: string}) => t.name === 'TaskOutput')).toMatchObject({access: 'read', deferred: true, offered: {plan: true}})
+    // The rarely used tools are deferred (loaded by ToolSearch); ExitPlanMode is not: plan mode ends without a search.
+    expect(tools.filter((t: {deferred: boolean}) => t.deferred).map((t: {name: string}) => t.name)).toEqual([
+      'LS',
+      'TaskOutput',
+      'TaskStop',
+      'WebFetch',
+      'TodoWrite',
+      'AskUserQuestion',
+      'EnterPlanMode',
+    ])
 
     const text = await wave(['tools'])
-    expect(text.stdout).toMatch(/^Bash\s+execute\s+with a rule\s+with a rule\s+yes\s+yes$/m)
-    expect(text.stdout).toMatch(/^TaskOutput\s+read\s+with a rule\s+with a rule\s+yes\s+yes$/m)
-    expect(text.stdout).toMatch(/^TaskStop\s+execute\s+with a rule\s+with a rule\s+yes\s+yes$/m)
-    expect(text.stdout).toMatch(/^TodoWrite\s+control\s+yes\s+yes\s+yes\s+yes$/m)
+    expect(text.stdout).toMatch(/^TOOL\s+ACCESS\s+DEFERRED\s+DEFAULT\s+/m)
+    expect(text.stdout).toMatch(/^Bash\s+execute\s+-\s+with a rule\s+with a rule\s+yes\s+yes$/m)
+    expect(text.stdout).toMatch(/^TaskOutput\s+read\s+yes\s+with a rule\s+with a rule\s+yes\s+yes$/m)
+    expect(text.stdout).toMatch(/^TaskStop\s+execute\s+yes\s+with a rule\s+with a rule\s+yes\s+yes$/m)
+    expect(text.stdout).toMatch(/^TodoWrite\s+control\s+yes\s+yes\s+yes\s+yes\s+yes$/m)
+    expect(text.stdout).toMatch(/^ToolSearch\s+read\s+-\s+yes\s+yes\s+yes\s+yes$/m)
   })
 
   it('rejects an unknown mode with exit 2', async () => {

@@ -160,7 +160,7 @@ describe('Bash in plan mode', () => {
   it('is off with planMode.bash: false, and wave tools, prompt and doctor say so', async () => {
     userSettings({planMode: {bash: false}})
     const tools = await wave(['tools', '--mode', 'plan'])
-    expect(tools.stdout).toMatch(/^Bash\s+execute\s+-$/m)
+    expect(tools.stdout).toMatch(/^Bash\s+execute\s+-\s+-$/m)
     expect(tools.stdout).toContain('plan-mode Bash: off: planMode.bash is false in the settings')
     const prompt = await wave(['prompt', '--mode', 'plan', '--json'])
     expect(JSON.parse(prompt.stdout).planBash).toEqual({offered: false, why: 'planMode.bash is false in the settings'})
@@ -169,7 +169,7 @@ describe('Bash in plan mode', () => {
     // Control: without the setting, each names the read-only throwaway sandbox.
     writeFileSync(path.join(session.sandbox.home, '.wave', 'settings.json'), '{}')
     const on = await wave(['tools', '--mode', 'plan'])
-    expect(on.stdout).toMatch(/^Bash\s+execute\s+yes$/m)
+    expect(on.stdout).toMatch(/^Bash\s+execute\s+-\s+yes$/m)
     expect(on.stdout).toContain('plan-mode Bash: throwaway sandbox (read-only)')
     expect(JSON.parse((await wave(['prompt', '--mode', 'plan', '--json'])).stdout).planBash).toEqual({kind: 'read-only', offered: true})
     expect((await wave(['doctor', '--offline'])).stdout).toMatch(/^plan-bash\s+ok\s+plan mode runs Bash in a throwaway sandbox \(read-only\)/m)

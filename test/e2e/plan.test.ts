@@ -62,6 +62,7 @@ describe('wave plan', () => {
       'TaskOutput',
       'TaskStop',
       'TodoWrite',
+      'ToolSearch',
       'Write',
     ])
 

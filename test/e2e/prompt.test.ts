@@ -247,7 +247,7 @@ describe('wave prompt and wave tools with --json-schema: what such a session sen
       input_schema: sent.input_schema,
       offers: {acceptEdits: 'yes', bypassPermissions: 'yes', default: 'yes', plan: 'yes'},
     })
-    expect((await wave(['tools', '--json-schema', JSON.stringify(SCHEMA)])).stdout).toMatch(/^StructuredOutput\s+control\s+yes\s+yes\s+yes\s+yes$/m)
+    expect((await wave(['tools', '--json-schema', JSON.stringify(SCHEMA)])).stdout).toMatch(/^StructuredOutput\s+control\s+-\s+yes\s+yes\s+yes\s+yes$/m)
     // Control: without the flag, no session is offered it, and wave tools does not list it.
     expect(JSON.parse((await wave(['tools', '--json'])).stdout).tools.map((tool: {name: string}) => tool.name)).not.toContain('StructuredOutput')
   })

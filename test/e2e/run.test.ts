@@ -12,7 +12,7 @@ const PLAN =
 const FAREWELL = 'export function farewell(name: string): string {\n  return `bye ${name}`\n}\n'
 const READ_TOOLS = ['Glob', 'Grep', 'LS', 'Read']
 /** What a run with Bash allowed is offered, sorted: the full set, never the plan-mode controls. */
-const RUN_TOOLS = ['Agent', 'AskUserQuestion', 'Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TaskOutput', 'TaskStop', 'TodoWrite', 'Write']
+const RUN_TOOLS = ['Agent', 'AskUserQuestion', 'Bash', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TaskOutput', 'TaskStop', 'TodoWrite', 'ToolSearch', 'Write']
 
 let sandbox: Sandbox
 let server: MessagesServer
@@ -488,7 +488,18 @@ describe('wave run: records written by other tools', () => {
     server.push(reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), reply('Done.'))
     const result = await wave(['run', planPath])
     expect(result.code, result.stderr).toBe(0)
-    expect(toolNames(server.messageRequests[0]).sort()).toEqual(['Agent', 'AskUserQuestion', 'Edit', 'Glob', 'Grep', 'LS', 'Read', 'TodoWrite', 'Write'])
+    expect(toolNames(server.messageRequests[0]).sort()).toEqual([
+      'Agent',
+      'AskUserQuestion',
+      'Edit',
+      'Glob',
+      'Grep',
+      'LS',
+      'Read',
+      'TodoWrite',
+      'ToolSearch',
+      'Write',
+    ])
     expect(systemText(server.messageRequests[0])).toContain('acceptEdits')
     expect(readFileSync(path.join(sandbox.repo, 'src/farewell.ts'), 'utf8')).toBe(FAREWELL)
   })
@@ -597,7 +608,7 @@ describe('wave run: permission modes', () => {
     const before = snapshotTree(sandbox.repo)
     const result = await wave(['run', planPath, '--json'])
     expect(result.code, result.stderr).toBe(0)
-    expect(toolNames(server.messageRequests[0]).sort()).toEqual(['Agent', 'AskUserQuestion', ...READ_TOOLS, 'TodoWrite'].sort())
+    expect(toolNames(server.messageRequests[0]).sort()).toEqual(['Agent', 'AskUserQuestion', ...READ_TOOLS, 'TodoWrite', 'ToolSearch'].sort())
     expect(systemText(server.messageRequests[0])).toContain('default')
     const [read, write, edit, bash] = toolResults(server.messageRequests[1])
     expect(read.is_error ?? false).toBe(false)

@@ -65,7 +65,9 @@ describe('deferred tools', () => {
     // The reference counts TodoWrite's definition, which the prefix did not hold.
     const todoWrite = tools.find((tool) => tool.name === 'TodoWrite')!
     expect(requests[1].usage!.cache_creation_input_tokens).toBeGreaterThan(tokensOf(todoWrite) - 20)
-    expect(requests[0].usage!.cache_creation_input_tokens).toBeLessThan(tokensOf(requests[0].body.tools) + tokensOf(requests[0].body.system) - tokensOf(todoWrite))
+    expect(requests[0].usage!.cache_creation_input_tokens).toBeLessThan(
+      tokensOf(requests[0].body.tools) + tokensOf(requests[0].body.system) - tokensOf(todoWrite),
+    )
   })
 
   it('in a run that may plan, the same search loads EnterPlanMode (the control)', async () => {

@@ -183,7 +183,7 @@ describe('the scripted server and deferred tools (tool search)', () => {
     const loaded = await ask(server, {messages: loading('Later'), tools: [...tools, deferred]})
     // Loading it adds its definition's tokens to the newest turn, and changes nothing before it.
     expect(prompt(loaded) - prompt(before)).toBeGreaterThan(1100)
-    expect(loaded.cache_read_input_tokens).toBe(before.cache_read_input_tokens + before.cache_creation_input_tokens)
+    expect(loaded.cache_read_input_tokens).toBe((before.cache_read_input_tokens ?? 0) + (before.cache_creation_input_tokens ?? 0))
     expect(loaded.cache_creation_input_tokens).toBeGreaterThan(1100)
   })
 

@@ -39,7 +39,22 @@ describe('deferred tools in a request', () => {
   it('sends the rarely used tools last with defer_loading, after ToolSearch, which names each of them', () => {
     const tools = builtinRegistry().apiTools(policyOf('plan'))
     const names = tools.map((tool) => tool.name)
-    expect(names).toEqual(['Read', 'Glob', 'Grep', 'Write', 'Edit', 'Bash', 'ExitPlanMode', 'Agent', 'ToolSearch', 'LS', 'TaskOutput', 'TaskStop', 'TodoWrite', 'AskUserQuestion'])
+    expect(names).toEqual([
+      'Read',
+      'Glob',
+      'Grep',
+      'Write',
+      'Edit',
+      'Bash',
+      'ExitPlanMode',
+      'Agent',
+      'ToolSearch',
+      'LS',
+      'TaskOutput',
+      'TaskStop',
+      'TodoWrite',
+      'AskUserQuestion',
+    ])
     const deferred = tools.filter((tool) => tool.defer_loading).map((tool) => tool.name)
     expect(deferred).toEqual(['LS', 'TaskOutput', 'TaskStop', 'TodoWrite', 'AskUserQuestion'])
     const search = tools.find((tool) => tool.name === 'ToolSearch')!
@@ -55,7 +70,11 @@ describe('deferred tools in a request', () => {
     const tools = builtinRegistry().apiTools(policyOf('acceptEdits'))
     expect(tools.filter((tool) => tool.defer_loading).map((tool) => tool.name)).toContain('EnterPlanMode')
     expect(tools.find((tool) => tool.name === 'ToolSearch')!.description).toContain('\nEnterPlanMode: ')
-    expect(builtinRegistry().apiTools(policyOf('plan')).find((tool) => tool.name === 'ExitPlanMode')!.defer_loading).toBeUndefined()
+    expect(
+      builtinRegistry()
+        .apiTools(policyOf('plan'))
+        .find((tool) => tool.name === 'ExitPlanMode')!.defer_loading,
+    ).toBeUndefined()
   })
 
   it('sends no ToolSearch without a deferred tool, and every tool eagerly where a rule denies ToolSearch', () => {
@@ -99,7 +118,12 @@ describe('ToolSearch', () => {
 
   it('tells the model how to load a deferred tool whose input it got wrong, and runs one it calls right', async () => {
     const root = await workspace({'a.txt': 'alpha\n'})
-    const env = {policy: policyOf('plan', root), registry: builtinRegistry(), session: {enterPlanMode: refuse, exitPlanMode: refuse}, signal: new AbortController().signal}
+    const env = {
+      policy: policyOf('plan', root),
+      registry: builtinRegistry(),
+      session: {enterPlanMode: refuse, exitPlanMode: refuse},
+      signal: new AbortController().signal,
+    }
     const wrong = await dispatch({id: 'c1', input: {todos: 'write tests'}, name: 'TodoWrite'}, env)
     expect(wrong.isError).toBe(true)
     expect(wrong.content).toMatch(/^Invalid input for TodoWrite: [^]*call ToolSearch with query "select:TodoWrite", then retry this call\.$/)
