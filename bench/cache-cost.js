@@ -199,8 +199,11 @@ async function dump(name) {
     for (const [index, {body, usage}] of server.messageRequests.entries()) {
       if (!usage) continue
       const system = Array.isArray(body.system) ? body.system : [{text: body.system, type: 'text'}]
+      // A deferred tool (defer_loading) is not in the prompt: the API counts it where a tool_reference loads it.
+      const tools = (body.tools ?? []).filter((tool) => !tool.defer_loading)
+      const deferred = (body.tools ?? []).filter((tool) => tool.defer_loading)
       const blocks = [
-        ...(body.tools ?? []),
+        ...tools,
         ...system,
         ...body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [{text: m.content, type: 'text'}])),
       ]
@@ -208,7 +211,7 @@ async function dump(name) {
       const last = body.messages.at(-1)
       const newest = (Array.isArray(last.content) ? last.content : [{text: last.content, type: 'text'}]).map((b) => `${b.type}:${tokens(b)}`)
       console.log(
-        `#${index} tools ${sum(body.tools ?? [])} system ${system.map(tokens).join('+')} messages ${body.messages.length} (${sum(blocks) - sum(body.tools ?? []) - sum(system)}) | read ${usage.cache_read_input_tokens} write ${usage.cache_creation_input_tokens} input ${usage.input_tokens} out ${usage.output_tokens} | breakpoints at ${marks.join(',')} of ${blocks.length} | newest ${newest.join(' ')}`,
+        `#${index} tools ${sum(tools)}${deferred.length > 0 ? ` (+${sum(deferred)} deferred)` : ''} system ${system.map(tokens).join('+')} messages ${body.messages.length} (${sum(blocks) - sum(tools) - sum(system)}) | read ${usage.cache_read_input_tokens} write ${usage.cache_creation_input_tokens} input ${usage.input_tokens} out ${usage.output_tokens} | breakpoints at ${marks.join(',')} of ${blocks.length} | newest ${newest.join(' ')}`,
       )
     }
     const answered = server.messageRequests.filter((r) => r.usage)

@@ -43,7 +43,7 @@ import {createServer, type IncomingMessage, type Server, type ServerResponse} fr
 import type {AddressInfo, Socket} from 'node:net'
 
 import {PromptCache} from './cache.js'
-import {checkRequest, checkToolReferences} from './conformance.js'
+import {type CodedProblem, checkRequest, checkToolReferences} from './conformance.js'
 import {buildMessage} from './message.js'
 import {answerModelLookup, MODELS, type ServedModel} from './models.js'
 import {type Federation, TokenDesk} from './oauth.js'
@@ -156,11 +156,7 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
       record.outcome = outcome
       record.status = status
     }
-    const refuse = (outcome: string, message: string, errorCode?: string) => {
-      done(outcome, 400)
-      record.error = message
-      sendError(res, 400, 'invalid_request_error', message, nextId('req_01'), {}, errorCode ? {error_code: errorCode} : undefined)
-    }
+    const refuse = (outcome: string, problem: string | CodedProblem) => refuseRequest(res, record, nextId('req_01'), outcome, problem)
 
     if (isModelLookup) return answerLookup(res, path, models, {done, fail, nextId})
 
@@ -170,10 +166,8 @@ export async function startMessagesServer(script: Turn[] = [], options: ServerOp
     if (!isObject(body)) return refuse('bad-request', 'messages-server: request body is not a JSON object')
 
     // The API's rules, before anything else: a refused request consumes no turn, as it reaches no model.
-    const invalid = checkRequest(body, {betas: betasOf(req), issuedThinking, model: models.get(String(body.model))})
+    const invalid = checkRequest(body, {betas: betasOf(req), issuedThinking, model: models.get(String(body.model))}) ?? checkToolReferences(body)
     if (invalid) return refuse('invalid', invalid)
-    const unresolved = checkToolReferences(body)
-    if (unresolved) return refuse('invalid', unresolved.message, unresolved.errorCode)
     const tooLong = promptTooLong(rawBody, promptLimit)
     if (tooLong) return refuse('too-long', tooLong)
 
@@ -362,4 +356,13 @@ async function listenOnLoopback(server: Server): Promise<number> {
     })
   })
   return (server.address() as AddressInfo).port
+}
+
+/** A request the server refuses (400 invalid_request_error), recorded with its outcome; a coded problem's code in `error.details`. */
+function refuseRequest(res: ServerResponse, record: RecordedRequest, requestId: string, outcome: string, problem: string | CodedProblem): void {
+  const {errorCode, message} = typeof problem === 'string' ? {errorCode: undefined, message: problem} : problem
+  record.outcome = outcome
+  record.status = 400
+  record.error = message
+  sendError(res, 400, 'invalid_request_error', message, requestId, {}, errorCode ? {error_code: errorCode} : undefined)
 }

@@ -14,7 +14,7 @@ export default defineTool({
     'Runs in a sandbox: the file system read-only but for the workspace (its .git/ and .wave/ read-only), /tmp and $HOME private, no network unless the approval allows it; in plan mode and Explore agents, a throwaway one. ' +
     `Timeout ${DEFAULT_TIMEOUT_MS} ms by default, at most ${MAX_TIMEOUT_MS}, then the command is killed. Output over ${MAX_OUTPUT_CHARS} characters keeps its head and tail. ` +
     'Runs only where the permission mode or an allow rule such as Bash(npm test:*) allows it; a refused one returns "Permission denied" and why: do not retry it unchanged. ' +
-    'Use Read, Glob, Grep, LS, Edit and Write, not cat, find, grep, sed or echo. ' +
+    'Use the file tools, not cat, find, grep, sed or echo. ' +
     'run_in_background: true returns a task_id and an output file at once (no timeout; read the file with Read or TaskOutput, end it with TaskStop; each is ended when the session ends): for servers and watchers.',
   input: () =>
     z.object({

@@ -11,7 +11,7 @@ export default defineTool({
   description:
     "Read a background command's output since the last reading, and whether it still runs or how it ended. " +
     `block (default true) waits until it ends, at most timeout ms (default ${DEFAULT_WAIT_MS}, at most ${MAX_WAIT_MS}); block: false returns at once. ` +
-    `Unread output over ${TASK_OUTPUT_CAP} characters keeps its head and tail. Fails on an unknown task_id, naming the session's tasks.`,
+    `Unread output over ${TASK_OUTPUT_CAP} characters keeps its head and tail. Fails on an unknown task_id.`,
   input: () =>
     z.object({
       block: z.boolean().optional(),

@@ -7,7 +7,7 @@ export default defineTool({
   access: 'execute',
   description:
     'End a background command and everything it started (SIGTERM, then SIGKILL after 2 s), returning its last unread output. ' +
-    "Every background command ends with the session anyway. Fails on an unknown task_id, naming the session's tasks.",
+    'Every background command ends with the session anyway. Fails on an unknown task_id.',
   input: () =>
     z.object({
       task_id: z.string(),

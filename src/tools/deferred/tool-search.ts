@@ -14,20 +14,15 @@ export const TOOL_SEARCH = 'ToolSearch'
 /** How many tools a keyword query loads unless it asks for another number: Claude Code's default. */
 const DEFAULT_MAX_RESULTS = 5
 
-const HEAD = `Loads deferred tools; call one only once loaded. query "select:A,B" loads by name, else keywords (best first; max_results, default ${DEFAULT_MAX_RESULTS}). Deferred:`
+const HEAD = `Loads deferred tools; call one once loaded. query "select:A,B", or keywords: best first, max_results (default ${DEFAULT_MAX_RESULTS}). Deferred:`
 
-/** ToolSearch's description for a session whose deferred tools are `deferred`: each named, with one short line. */
-export function toolSearchDescription(deferred: ReadonlyArray<{name: string; description: string}>): string {
-  return [HEAD, ...deferred.map((tool) => `${tool.name}: ${summaryOf(tool.description)}`)].join('\n')
-}
-
-/** A description's first clause: its first sentence up to a parenthesis, colon, semicolon or comma. */
-function summaryOf(description: string): string {
-  const sentence = description.split(/\.(?:\s|$)/)[0]
-  return sentence
-    .split(/ \(|[:;,]/)[0]
-    .trim()
-    .slice(0, 80)
+/**
+ * ToolSearch's description for a session whose deferred tools are `deferred`: each on a line of its own,
+ * by name, as Claude Code lists them (its available-deferred-tools block). A name alone: the request's
+ * weight is what every turn sends, and ToolSearch's keywords match the descriptions.
+ */
+export function toolSearchDescription(deferred: ReadonlyArray<{name: string}>): string {
+  return [HEAD, ...deferred.map((tool) => tool.name)].join('\n')
 }
 
 /**

@@ -96,7 +96,7 @@ const REQUIRED: Record<string, {limits: string[]; failures: string[]}> = {
   // Nothing of it fails: a query that matches nothing is answered with the deferred tools' names.
   ToolSearch: {
     failures: [],
-    limits: ['call one only once loaded', '"select:A,B" loads by name', 'best first', 'default 5', 'Deferred:'],
+    limits: ['call one once loaded', '"select:A,B"', 'best first', 'default 5', 'Deferred:'],
   },
   Write: {
     failures: ['Fails on a directory or a non-regular file', 'Refused outside the workspace, in .git/ and .wave/', 'in plan mode for every file but the plan'],
