@@ -202,11 +202,7 @@ async function dump(name) {
       // A deferred tool (defer_loading) is not in the prompt: the API counts it where a tool_reference loads it.
       const tools = (body.tools ?? []).filter((tool) => !tool.defer_loading)
       const deferred = (body.tools ?? []).filter((tool) => tool.defer_loading)
-      const blocks = [
-        ...tools,
-        ...system,
-        ...body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [{text: m.content, type: 'text'}])),
-      ]
+      const blocks = [...tools, ...system, ...body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [{text: m.content, type: 'text'}]))]
       const marks = blocks.flatMap((block, at) => (block.cache_control ? [at] : []))
       const last = body.messages.at(-1)
       const newest = (Array.isArray(last.content) ? last.content : [{text: last.content, type: 'text'}]).map((b) => `${b.type}:${tokens(b)}`)
