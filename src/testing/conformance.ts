@@ -24,7 +24,9 @@ const THINKING_DOC = 'Please consult our documentation at https://docs.claude.co
  * next user message, results first; ids unique; thinking blocks signed and unchanged when thinking is
  * on (and a turn mid-tool-loop keeping the thinking it was issued with); at most 4 cache_control
  * breakpoints, a 1h TTL never after a 5m one; max_tokens within the model's limit; thinking and effort
- * the model takes, a budget of at least 1024 below max_tokens.
+ * the model takes, a budget of at least 1024 below max_tokens; tool names unique, and not every tool
+ * deferred (`defer_loading`: tool search needs one the model can call). checkToolReferences adds tool
+ * search's rule for the references a conversation holds.
  */
 export function checkRequest(body: Record<string, unknown>, context: CheckContext): string | undefined {
   const model = context.model
