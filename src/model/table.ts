@@ -73,6 +73,17 @@ async function loadSdk(): Promise<typeof import('@anthropic-ai/sdk')> {
   return runningFromBundles() ? loadBundle('vendor/anthropic-sdk') : import('@anthropic-ai/sdk')
 }
 
+/**
+ * Node's fetch made ready ahead of the first request: its first `Headers` (which the SDK builds for every
+ * request) loads undici, ~15–20 ms of the main thread that the bare SDK spends on the way to its request
+ * too. Done at the event loop's next turn, when a session opening waits on git and the file system, so
+ * that the load fills those waits instead of following them. base/wasm.ts still turns Liftoff on before
+ * the parser first runs (fetchParsedByLiftoff).
+ */
+export function loadFetchSoon(): void {
+  setImmediate(() => globalThis.Headers)
+}
+
 export async function createClient(settingsProvider?: Provider): Promise<Anthropic> {
   const {maxRetries, provider, timeoutMs} = checkedApi(settingsProvider)
   if (provider !== 'anthropic') return createCloudClient(provider, {maxRetries, timeout: timeoutMs})

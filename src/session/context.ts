@@ -19,7 +19,7 @@ import {type RepositorySnapshot, sessionSnapshot} from '../base/workspace/snapsh
 import {type SandboxChoice, type SandboxSettings, sandboxSettings} from '../base/process/sandbox.js'
 import {knowModel, type ModelKnowledge, type ModelProfile, tableProfile} from '../model/catalog.js'
 import type {AgentEvent, RequestShape} from '../agent/loop.js'
-import {assertCredentials, createClient, modelFrom} from '../model/table.js'
+import {assertCredentials, createClient, loadFetchSoon, modelFrom} from '../model/table.js'
 import {chooseProvider} from '../model/providers.js'
 import {aliasFromTable, isModelAlias, type ModelAlias, resolveAlias} from '../model/aliases.js'
 import {capabilitiesOfProfile, type Effort, type Reasoning, type ReasoningChoice, reasoningFor, type ThinkingSetting} from '../model/reasoning.js'
@@ -357,6 +357,8 @@ export async function openSession(options: SessionOptions, open: OpenOptions = {
     if (note && !inherited) options.host.warn(note)
   }
   const snapshot = await sessionSnapshot(place.workspace, {changes: open.changes})
+  // A session that sends requests loads node's fetch while it waits on git and the file system below.
+  loadFetchSoon()
   const session = new SessionContext(options, place, settings, model, snapshot, inherited)
   if (open.credentials !== false) await session.resolveAlias()
   // A session that runs now reads what it knows of its model: the cache or the table; the API is asked

@@ -96,6 +96,9 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
   prompt.catch(() => {}) // awaited below, unless opening the tools fails first
   const tools = await session.tools()
   const built = await prompt
+  // Plan mode's sandbox probes, started in the background, settle before anything asks the policy: asked
+  // sooner, planBash would start bwrap again, synchronously, on the way to the first request.
+  await built.ready
   for (const rule of rulesNamingNoTool(built.policy().rules, tools.registry.tools))
     host.warn(`The rule ${rule.source} names no tool of this session: it governs nothing.`)
   const {planBash, system} = built
@@ -133,7 +136,6 @@ export async function runSession(session: SessionContext, spec: ConversationSpec
     const client = await session.client()
     // At once: the cached answer or the table's; the API's, asked once the first response has begun, shapes the turns after it comes.
     await session.knowModel()
-    await built.ready
     const outcome = await agentLoop({
       agents: (parent) =>
         new Subagents({
