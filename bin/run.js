@@ -8,7 +8,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import module from 'node:module'
 import {arch, homedir, platform, release} from 'node:os'
 import {dirname, join} from 'node:path'
-import {fileURLToPath} from 'node:url'
+import {fileURLToPath, pathToFileURL} from 'node:url'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const argv = process.argv.slice(2)
@@ -18,6 +18,8 @@ if (output === undefined) {
   // Node 22.1 and later keep the compiled code of the modules outside the bundles (packages loaded on
   // demand) between runs; the bundles have their own cache (src/base/bundles.ts), Node 20 included.
   module.enableCompileCache?.()
+  // The bundles' loader is read (off the main thread, by the ESM loader) while the snapshot starts.
+  const bundles = import('../dist/base/bundles.js')
   if (startsSession(argv)) {
     // git reads the repository on another core while oclif and the command load (snapshot.ts).
     const {beginStartupSnapshot} = await import('../dist/base/workspace/snapshot.js')
@@ -26,7 +28,7 @@ if (output === undefined) {
 
   // oclif as one bundle loaded with V8's code cache (src/base/bundles.ts), the one copy wave's commands use too.
   // Not from inside the repository wave starts in, or the one --cwd names: a sandboxed command there could have written it.
-  const {useCodeCache} = await import('../dist/base/bundles.js')
+  const {useCodeCache} = await bundles
   useCodeCache({start: process.cwd(), workspaces: cwdFlags(argv)})
   // Its check of node's version against its package's engines looks for a package.json beside the bundle,
   // where there is none: it can't warn, but loads semver to try (3–5 ms). Off while oclif loads.
@@ -69,7 +71,11 @@ async function ownCommandConfig(Plugin, args) {
   } finally {
     String.prototype.localeCompare = localeCompare
   }
-  if (!plugin.commands.some((command) => command.id === args[0])) return undefined
+  const command = plugin.commands.find((command) => command.id === args[0])
+  if (!command) return undefined
+  // A session's command module (its bundle, ~25 ms to evaluate) starts loading now, so that it evaluates
+  // while oclif's Config.load waits on the file system; oclif's own import of it then finds it loaded.
+  if ((args[0] === 'plan' || args[0] === 'run') && command.relativePath) import(pathToFileURL(join(root, ...command.relativePath)).href).catch(() => {})
   return {plugins: new Map([[plugin.name, plugin]]), root}
 }
 
