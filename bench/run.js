@@ -7,7 +7,7 @@
  *
  *   npm run bench                  # full: a 50,000-file, 500 MB search tree; a few minutes on 2 cores
  *   npm run bench -- --quick       # a 5,000-file tree and fewer runs (or WAVE_BENCH_QUICK=1)
- *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read,compaction,install,parallel,snapshot,grammar,http
+ *   npm run bench -- --only=cold,first,turn,weight,search,memory,sandbox,read,compaction,install,parallel,snapshot,grammar,http,watch
  *   npm run bench -- --no-write    # print only (a --quick run never writes unless --write)
  *   npm run bench -- --no-rg       # as if ripgrep were not installed (its comparison is skipped)
  *   npm run bench -- --keep-tree   # leave the generated search tree in the temporary directory
@@ -39,6 +39,7 @@ const BENCHMARKS = [
   'snapshot',
   'grammar',
   'http',
+  'watch',
 ]
 
 if (!existsSync(path.join(PROJECT_ROOT, 'dist', 'commands'))) {

@@ -23,7 +23,7 @@ import {DependencyGuard, dependenciesChangedMessage} from './dependency-guard.js
 import {buildReport, type CheckResult, type CheckRound, checkPassed, checkRound, type Denial, type RunReport, reportProblem} from './report.js'
 import type {CheckLogs} from './store.js'
 import {describeScope, scopeMatcher} from '../policy/scope.js'
-import {DEFAULT_PROTECTED_PATHS, protectedMatcher} from '../policy/protected.js'
+import {DEFAULT_PROTECTED_PATHS, protectedMatcher, protectedPlainPaths} from '../policy/protected.js'
 import type {SandboxSettings} from '../base/process/sandbox.js'
 import {isDependencyPath} from '../base/workspace/dependencies.js'
 import {changedBetween, type WorkTreePlace, type WorkTreeState, WorkTreeWatch} from '../base/workspace/worktree.js'
@@ -85,11 +85,18 @@ export class Enforcement {
   private afterChecks?: WorkTreeState
   /** The project's dependencies held as the run began; absent without checks or a work tree. */
   private readonly dependencies?: DependencyGuard
+  /**
+   * What the readings around a command are limited to: without a scope to hold writes to, only the
+   * protected paths can fail a run through a command, so only they are read (absent: the whole tree).
+   */
+  private readonly commandPaths?: string[]
 
   constructor(private readonly options: EnforcementOptions) {
     const scope = options.record.scope
     if (scope && scope.enforce !== 'off') this.inScope = scopeMatcher(scope.paths)
-    this.guarded = protectedMatcher(options.protectedPaths ?? DEFAULT_PROTECTED_PATHS, scope?.paths)
+    const protectedPaths = options.protectedPaths ?? DEFAULT_PROTECTED_PATHS
+    this.guarded = protectedMatcher(protectedPaths, scope?.paths)
+    if (!this.inScope) this.commandPaths = protectedPlainPaths(protectedPaths)
     for (const file of options.earlier?.protectedChanged ?? []) this.protectedChanges.add(file)
     for (const file of options.earlier?.outOfScope ?? []) if (this.inScope && !this.inScope(file)) this.deviations.add(file)
     this.denials.push(...(options.earlier?.denials ?? []))
@@ -130,7 +137,7 @@ export class Enforcement {
 
   /** Before a command runs: the work tree as it is. */
   async beforeCommand(): Promise<WorkTreeState | undefined> {
-    return this.watch?.read()
+    return this.commandPaths ? this.watch?.readPaths(this.commandPaths) : this.watch?.read()
   }
 
   /**
@@ -139,7 +146,7 @@ export class Enforcement {
    */
   async afterCommand(before: WorkTreeState | undefined): Promise<string | undefined> {
     if (!before) return undefined
-    const after = await this.watch!.read()
+    const after = await (this.commandPaths ? this.watch!.readPaths(this.commandPaths) : this.watch!.read())
     const guarded = this.protectedBetween(before, after)
     const outside = this.outside(before, after)
     if (guarded.length > 0) {

@@ -75,6 +75,17 @@ export function protectedMatcher(list: readonly string[], scopePaths: readonly s
   }
 }
 
+/**
+ * The protected entries as the plain workspace-relative paths a reading of the work tree can be limited to
+ * (worktree.ts), or undefined when one is a glob or leaves the plain form (`..`, absolute, the whole
+ * workspace): then only a reading of the whole tree sees every change the list covers.
+ */
+export function protectedPlainPaths(list: readonly string[]): string[] | undefined {
+  const plain = list.map((entry) => clean(entry))
+  const whole = (entry: string) => entry === '' || entry === '.' || entry.startsWith('/') || entry.split('/').includes('..')
+  return plain.some((entry) => whole(entry) || picomatch.scan(entry).isGlob) ? undefined : plain
+}
+
 /** A real path's protected entry (undefined: not protected, or named by the scope, or outside the workspace). */
 export function protectedEntry(root: string, real: string, list: readonly string[], scopePaths?: readonly string[]): string | undefined {
   if (!isInside(root, real) || real === root) return undefined

@@ -54,6 +54,29 @@ export class WorkTreeWatch {
     return state
   }
 
+  /**
+   * Every file at or below `paths` (plain, workspace-relative), walked without git, each by its content
+   * and mode: a reading of a few paths, such as the protected ones (policy/protected.ts), that costs
+   * what they hold rather than what the work tree holds. It sees more there than a reading of the whole
+   * tree does (unchanged tracked files too), and is compared only with readings of the same paths.
+   * `.git` is git's own, never walked, as git's status never lists it.
+   */
+  async readPaths(paths: readonly string[]): Promise<WorkTreeState> {
+    const state: WorkTreeState = new Map()
+    await Promise.all(
+      paths.map(async (entry) => {
+        if (entry.split('/')[0] === '.git') return
+        const absolute = path.join(this.place.workspace, entry)
+        const info = await lstat(absolute).catch(() => undefined)
+        const key = info && this.keyOf(absolute)
+        if (key === undefined) return
+        if (info!.isDirectory()) await this.walk(absolute, 'p', state, true)
+        else state.set(key, `p:${await this.fingerprint(absolute, false, true)}`)
+      }),
+    )
+    return state
+  }
+
   /** One repository's entries into `state`: `top` is the superproject's, or a submodule's work tree. */
   private async readRepository(repository: string, state: WorkTreeState, superproject: boolean): Promise<void> {
     // A submodule is a gitlink in the index, which no sandboxed command can write (.git is read-only): listed once.
@@ -110,8 +133,8 @@ export class WorkTreeWatch {
     )
   }
 
-  /** Every file under an untracked nested repository, its `.git` included. */
-  private async walk(dir: string, code: string, state: WorkTreeState): Promise<void> {
+  /** Every file under a directory (an untracked nested repository, its `.git` included; a protected path), `withMode` as readPaths takes it. */
+  private async walk(dir: string, code: string, state: WorkTreeState, withMode = false): Promise<void> {
     const entries = await readdir(dir, {recursive: true, withFileTypes: true}).catch(() => [])
     const files = entries.filter((entry) => !entry.isDirectory())
     if (files.length > NESTED_FILES) state.set(this.keyOf(dir)!, `${code}:dir:${files.length} files`)
@@ -119,24 +142,28 @@ export class WorkTreeWatch {
       files.slice(0, NESTED_FILES).map(async (entry) => {
         const file = path.join(entry.parentPath, entry.name)
         const key = this.keyOf(file)
-        if (key !== undefined) state.set(key, `${code}:${await this.fingerprint(file)}`)
+        if (key !== undefined) state.set(key, `${code}:${await this.fingerprint(file, false, withMode)}`)
       }),
     )
   }
 
-  /** A file's content hash (up to HASHED_BYTES), else its stat; a link's target; `gone` when it is not there. */
-  private async fingerprint(file: string, follow = false): Promise<string> {
+  /**
+   * A file's content hash (up to HASHED_BYTES), else its stat; a link's target; `gone` when it is not there.
+   * `withMode`: a hashed file's mode too (a status shows a tracked file's mode change; a walk has no status).
+   */
+  private async fingerprint(file: string, follow = false, withMode = false): Promise<string> {
     const info = await (follow ? stat(file) : lstat(file)).catch(() => undefined)
     if (!info) return 'gone'
     if (info.isSymbolicLink()) return `link:${await readlink(file).catch(() => '')}`
     const stamp = `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.mode}:${info.ino}`
     if (!info.isFile() || info.size > HASHED_BYTES) return `stat:${stamp}`
+    const mode = withMode ? `:${info.mode}` : ''
     const known = this.hashes.get(file)
-    if (known?.stat === stamp) return known.hash
+    if (known?.stat === stamp) return known.hash + mode
     const hash = await hashFile(file)
     if (!hash) return `stat:${stamp}`
     this.hashes.set(file, {hash, stat: stamp})
-    return hash
+    return hash + mode
   }
 }
 

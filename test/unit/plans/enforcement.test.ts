@@ -5,7 +5,7 @@
  * verdict. Commands run unsandboxed here (the record says `sandbox: off`) but for one, run in the
  * sandbox where bubblewrap starts: the e2e contract suite runs them all through bin/run.js.
  */
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -14,7 +14,7 @@ import {type SandboxChoice, sandboxSettings, sandboxStatus} from '../../../src/b
 import {divideChecksWrites, outputsByDirectory} from '../../../src/plans/check-outputs.js'
 import {runChecks} from '../../../src/plans/checks.js'
 import {Enforcement} from '../../../src/plans/enforcement.js'
-import {makeSandbox, type Sandbox} from '../../support/cli.js'
+import {gitCommitAll, makeSandbox, type Sandbox} from '../../support/cli.js'
 
 let sandbox: Sandbox
 
@@ -112,6 +112,43 @@ describe('Enforcement', () => {
     writeFileSync(path.join(sandbox.repo, 'README.md'), 'changed again\n')
     expect(await warn.afterCommand(again)).toContain('Recorded as a deviation from the plan')
     expect(warn.problem(warn.report(['README.md']))).toBeUndefined()
+  })
+
+  it('without a scope, a command that changes a protected path fails the run, named, however it changes it (control: a change elsewhere is nothing)', async () => {
+    mkdirSync(path.join(sandbox.repo, '.github', 'workflows'), {recursive: true})
+    writeFileSync(path.join(sandbox.repo, '.github', 'workflows', 'ci.yml'), 'on: push\n')
+    writeFileSync(path.join(sandbox.repo, '.github', 'workflows', 'lint.yml'), 'on: push\n')
+    writeFileSync(path.join(sandbox.repo, 'CODEOWNERS'), '* @owners\n')
+    gitCommitAll(sandbox.repo, 'workflows')
+    const contract = enforcement({sandbox: OFF})
+    expect(contract.watchesCommands).toBe(true)
+    const changes: Array<[string, () => void]> = [
+      ['.github/workflows/ci.yml', () => writeFileSync(path.join(sandbox.repo, '.github', 'workflows', 'ci.yml'), 'on: pull_request\n')],
+      ['.github/workflows/lint.yml', () => chmodSync(path.join(sandbox.repo, '.github', 'workflows', 'lint.yml'), 0o755)],
+      ['CODEOWNERS', () => rmSync(path.join(sandbox.repo, 'CODEOWNERS'))],
+      [
+        '.claude/settings.json',
+        () => {
+          mkdirSync(path.join(sandbox.repo, '.claude'))
+          writeFileSync(path.join(sandbox.repo, '.claude', 'settings.json'), '{}\n')
+        },
+      ],
+    ]
+    for (const [file, change] of changes) {
+      const before = await contract.beforeCommand()
+      change()
+      expect(await contract.afterCommand(before)).toMatch(
+        new RegExp(`^wave: this command changed protected paths, .*: ${file.replaceAll('.', '\\.')}\\. This fails the run\\.`),
+      )
+    }
+
+    expect([...contract.protectedChanges].sort()).toEqual(['.claude/settings.json', '.github/workflows/ci.yml', '.github/workflows/lint.yml', 'CODEOWNERS'])
+    // Control: what a run without a scope may change, a tracked file and an ignored one, is nothing to it.
+    const before = await contract.beforeCommand()
+    writeFileSync(path.join(sandbox.repo, 'README.md'), 'changed\n')
+    writeFileSync(path.join(sandbox.repo, 'ignored', 'cache.txt'), 'cache\n')
+    expect(await contract.afterCommand(before)).toBeUndefined()
+    expect(contract.problem(contract.report(['README.md']))).toMatch(/protected/)
   })
 
   it('keeps the denied calls for the report, and not the allowed ones', () => {

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {decide, type PermissionDecision, parseRules, type PermissionMode, type PolicyContext, type ToolIdentity} from '../../../src/policy/policy.js'
-import {DEFAULT_PROTECTED_PATHS, describeProtected, protectedMatcher, protectedPathsWith} from '../../../src/policy/protected.js'
+import {DEFAULT_PROTECTED_PATHS, describeProtected, protectedMatcher, protectedPathsWith, protectedPlainPaths} from '../../../src/policy/protected.js'
 import type {Scope} from '../../../src/policy/scope.js'
 import type {PathKind, ResolvedPath} from '../../../src/base/workspace/paths.js'
 
@@ -105,5 +105,13 @@ describe('protectedMatcher', () => {
     expect(line).toContain('.github/workflows, ')
     expect(line).toContain('the Scope names .github/workflows/ci.yml, which the run may write')
     expect(line).not.toContain('names src')
+  })
+})
+
+describe('protectedPlainPaths', () => {
+  it('gives the entries as plain paths a reading can be limited to, or nothing when one needs the whole tree', () => {
+    expect(protectedPlainPaths(DEFAULT_PROTECTED_PATHS)).toEqual([...DEFAULT_PROTECTED_PATHS])
+    expect(protectedPlainPaths(['./deploy/', 'infra\\prod'])).toEqual(['deploy', 'infra/prod'])
+    for (const entry of ['deploy/**', '*.tf', '../outside', '/etc', '.', './']) expect(protectedPlainPaths(['.github/workflows', entry])).toBeUndefined()
   })
 })
