@@ -18,7 +18,6 @@ import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {failureOf, type SessionTotals, type Stopped, stoppedBy} from '../agent/outcome.js'
 import type {Continuation} from '../model/budget.js'
 import {resumablePlanning, resumePoint} from '../session/resume.js'
-import {primeThrowawayStatus} from '../base/process/sandbox.js'
 import type {RepositorySnapshot} from '../base/workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from '../session/context.js'
 import {outcomeDetails} from '../agent/loop.js'
@@ -69,8 +68,7 @@ export interface PlanOutcome extends PlanShown {
  * stopped before it finished (a limit, a refusal) is returned as it stopped, its plan's state failed.
  */
 export async function makePlan(options: PlanOptions): Promise<PlanOutcome | Stopped> {
-  const session = await openSession(options)
-  probePlanBash(session)
+  const session = await openSession(options, {planMode: true})
   const {model, snapshot, workspace} = session
   const repository = await snapshot!.state()
   // The reasoning recorded is what the first request carries: the model as known from the cache or the table.
@@ -100,8 +98,7 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome | 
   }
 
   const feedback = options.feedback?.trim() || newestFeedback(record)
-  const session = await openSession(options)
-  probePlanBash(session)
+  const session = await openSession(options, {planMode: true})
   const {workspace} = session
   const planned = record?.repository?.head ?? state?.repository?.head
   const current = await session.snapshot!.head()
@@ -134,8 +131,7 @@ export async function resumePlan(options: ResumeOptions): Promise<PlanOutcome | 
     )
   }
 
-  const session = await openSession(options)
-  probePlanBash(session)
+  const session = await openSession(options, {planMode: true})
   if (point.unanswered.length > 0) {
     options.host.warn(
       `The planning session was killed during a turn: ${point.unanswered.join(', ')} ${point.unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`,
@@ -169,14 +165,6 @@ const planContinuation = (planPath: string): Continuation => ({
   kept: 'the exploration',
   takesFlags: true,
 })
-
-/**
- * Starts plan mode's sandbox probes (base/process/sandbox.ts) as soon as the settings are known, so that
- * they run while git answers and the plan file is made; the session awaits them before its first request.
- */
-function probePlanBash(session: SessionContext): void {
-  if (session.settings.planModeBash) primeThrowawayStatus().catch(() => {})
-}
 
 interface SessionInput extends PlanSessionOptions {
   planPath: string

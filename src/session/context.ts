@@ -16,7 +16,7 @@ import {type BudgetCap, capName} from '../model/budget.js'
 import {assertHomeOutsideWorkspace, type EffectiveSettings, loadSettings, type McpServerConfig} from '../config/settings.js'
 import {type SessionPlace, sessionWorkspace} from '../base/workspace/git.js'
 import {type RepositorySnapshot, sessionSnapshot} from '../base/workspace/snapshot.js'
-import {type SandboxChoice, type SandboxSettings, sandboxSettings} from '../base/process/sandbox.js'
+import {primeThrowawayStatus, type SandboxChoice, type SandboxSettings, sandboxSettings} from '../base/process/sandbox.js'
 import {knowModel, type ModelKnowledge, type ModelProfile, tableProfile} from '../model/catalog.js'
 import type {AgentEvent, RequestShape} from '../agent/loop.js'
 import {assertCredentials, createClient, loadFetchSoon, modelFrom} from '../model/table.js'
@@ -92,6 +92,11 @@ interface OpenOptions {
   inherited?: SessionContext
   /** No session will run (`wave prompt`, `wave tools`): no credentials, no snapshot, no home check. */
   preview?: boolean
+  /**
+   * The session starts in plan mode (`wave plan`, `--revise`): its Bash's sandbox probes start as soon as
+   * the settings are read, and run while the rest of the session opens (primeThrowawayStatus).
+   */
+  planMode?: boolean
 }
 
 /** The approver's model settings (the approval record's `model` section): part of what was approved. */
@@ -356,6 +361,7 @@ export async function openSession(options: SessionOptions, open: OpenOptions = {
     const {note} = chooseProvider(settings.provider)
     if (note && !inherited) options.host.warn(note)
   }
+  if (open.planMode && settings.planModeBash) primeThrowawayStatus().catch(() => {})
   const snapshot = await sessionSnapshot(place.workspace, {changes: open.changes})
   // A session that sends requests loads node's fetch while it waits on git and the file system below.
   loadFetchSoon()
