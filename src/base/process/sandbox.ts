@@ -191,7 +191,7 @@ export function primeThrowawayStatus(env: NodeJS.ProcessEnv = process.env): Prom
 
     const [probe, overlay] = await Promise.all([
       cached ? undefined : runProbeAsync(bwrap, sandboxProbe(), env),
-      overlayCached ? undefined : withOverlayDir((real) => runProbeAsync(bwrap, overlayProbe(real), env)),
+      overlayCached || !readsOverlayOption(bwrap) ? undefined : withOverlayDir((real) => runProbeAsync(bwrap, overlayProbe(real), env)),
     ])
     cached ??= sandboxVerdict(bwrap, probe ?? {status: 0, stderr: ''})
     if (cached.available) overlayCached ??= overlay ? 'overlay' : 'read-only'
@@ -204,6 +204,7 @@ export function primeThrowawayStatus(env: NodeJS.ProcessEnv = process.env): Prom
  * overlayfs in a user namespace): a file written through it inside must be there, and gone outside.
  */
 export function probeOverlay(bwrap: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (!readsOverlayOption(bwrap)) return false
   let dir: string | undefined
   try {
     dir = mkdtempSync(path.join(tmpdir(), 'wave-overlay-'))
@@ -213,6 +214,21 @@ export function probeOverlay(bwrap: string, env: NodeJS.ProcessEnv = process.env
     return false
   } finally {
     if (dir) rmSync(dir, {force: true, recursive: true})
+  }
+}
+
+/**
+ * Whether the bwrap program can take `--overlay-src` at all (bubblewrap 0.11+): a compiled bwrap lists its
+ * options' names in its own bytes, so one that lacks the name refuses the overlay probe's first option,
+ * whatever the kernel allows. Read from the file, that verdict costs no process (the probe's spawn held
+ * plan mode's way to its first request); anything but a compiled program (a wrapper script) is probed.
+ */
+function readsOverlayOption(bwrap: string): boolean {
+  try {
+    const program = readFileSync(bwrap)
+    return program.subarray(0, 4).toString('latin1') !== '\x7fELF' || program.includes('--overlay-src')
+  } catch {
+    return true
   }
 }
 

@@ -1,5 +1,5 @@
 import {spawn} from 'node:child_process'
-import {existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -333,6 +333,17 @@ describe('a throwaway command (plan mode, issue #35)', () => {
   it('is probed, not assumed: bubblewrap 0.8 here has no overlay, so the workspace is read-only', () => {
     expect(probeOverlay(bwrapPath())).toBe(false)
     expect(throwawayStatus()).toMatchObject({available: true, kind: 'read-only'})
+  })
+
+  it('is not started to be refused: a compiled bwrap that does not name --overlay-src has no overlay (control: a wrapper script is probed)', () => {
+    const dir = emptyDir()
+    // /bin/true succeeds whatever it is given: probed, it would pass for an overlay.
+    const compiled = path.join(dir, 'bwrap')
+    copyFileSync('/bin/true', compiled)
+    expect(probeOverlay(compiled)).toBe(false)
+    const wrapper = path.join(dir, 'bwrap-wrapper')
+    writeFileSync(wrapper, '#!/bin/sh\nexit 0\n', {mode: 0o755})
+    expect(probeOverlay(wrapper)).toBe(true)
   })
 
   it('is probed without blocking on the way to plan mode’s first request, with the synchronous probe’s answer', async () => {
