@@ -73,9 +73,9 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome | Stop
   const repository = await snapshot!.state()
   // The reasoning recorded is what the first request carries: the model as known from the cache or the table.
   await session.knowModel()
-  const plan = await createPlan({model, reasoning: stateReasoning(session.reasoning), repository, task: options.task, workspace})
-  // Recorded before `dirty` may be: each writes the state, one after the other.
-  const startedAt = await started(plan.path)
+  // The planning session is recorded in the plan's first state: no second write (read, checked, rewritten) before the first request.
+  const startedAt = new Date().toISOString()
+  const plan = await createPlan({model, planning: {startedAt}, reasoning: stateReasoning(session.reasoning), repository, task: options.task, workspace})
   // In a large work tree `dirty` is not awaited before the first request: recorded once git has it.
   const recorded = repository && repository.dirty === undefined ? recordLater(plan.path, snapshot!) : undefined
   const opening = planOpening(options.task, plan.path)

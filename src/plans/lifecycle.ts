@@ -179,6 +179,8 @@ interface PlanOrigin {
   model: string
   repository: RepositoryState | null
   reasoning?: PlanState['reasoning']
+  /** A planning session starts on the plan now (`wave plan --task`): recorded with the fresh state, as planningStarted would. */
+  planning?: {startedAt: string}
 }
 
 const freshState = (name: string, origin: PlanOrigin, createdAt = new Date().toISOString()): PlanState => ({
@@ -186,6 +188,7 @@ const freshState = (name: string, origin: PlanOrigin, createdAt = new Date().toI
   model: origin.model,
   name,
   ...(origin.reasoning ? {reasoning: origin.reasoning} : {}),
+  ...(origin.planning ? {planning: {pid: process.pid, startedAt: origin.planning.startedAt}} : {}),
   repository: origin.repository,
   runs: [],
   status: statusAfter({kind: 'created'}),

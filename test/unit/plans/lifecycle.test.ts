@@ -13,6 +13,7 @@ import {
   type PlanStatus,
   planCost,
   planningEnded,
+  planningStarted,
   planStatus,
   readPlanState,
   runRecorded,
@@ -136,6 +137,15 @@ describe('a plan through its life', () => {
     expect(planStatus(state, {at: '2026-01-03T00:00:00.000Z', decision: 'rejected'})).toBe('rejected')
     expect(planStatus(undefined, {at: 'x', decision: 'approved'})).toBe('approved')
     expect(planStatus(undefined, undefined)).toBe('draft')
+  })
+
+  it('records the planning session that starts on a new plan in its first state, as planningStarted would (control: a plan made for no session has none)', async () => {
+    const plan = await createPlan({...origin, planning: {startedAt: '2026-12-07T08:00:00.000Z'}})
+    expect((await readPlanState(plan.path))?.planning).toEqual({pid: process.pid, startedAt: '2026-12-07T08:00:00.000Z'})
+    const other = await createPlan(origin)
+    expect((await readPlanState(other.path))?.planning).toBeUndefined()
+    await planningStarted(other.path, '2026-12-07T08:00:00.000Z')
+    expect((await readPlanState(other.path))?.planning).toEqual((await readPlanState(plan.path))?.planning)
   })
 
   it('starts a state for a plan that came with only its approval record, when it runs', async () => {
