@@ -51,9 +51,10 @@ function writePlan(content = '# Plan\n\n1. Record a line.\n'): string {
 }
 
 describe('MCP servers over stdio', () => {
-  it('plan mode offers and allows only the read-only tool', async () => {
+  it('plan mode offers and allows only the read-only tool, deferred behind ToolSearch', async () => {
     userSettings({mcpServers: {fixture: stdioServer()}})
     server.push(
+      reply(toolUse('ToolSearch', {query: 'select:mcp__fixture__lookup,mcp__fixture__record'})),
       reply(toolUse('mcp__fixture__lookup', {key: 'answer'}), toolUse('mcp__fixture__record', {line: 'from plan mode'})),
       reply(toolUse('mcp__fixture__lookup', {key: 'missing'})),
       (request) => reply(toolUse('Write', {content: '# Plan\n\nThe answer is 42.\n', file_path: planPathIn(request)})),
@@ -64,20 +65,27 @@ describe('MCP servers over stdio', () => {
     const requests = server.messageRequests
     expect(toolNames(requests[0])).toContain('mcp__fixture__lookup')
     expect(toolNames(requests[0])).not.toContain('mcp__fixture__record')
+    // Sent deferred, as Claude Code sends MCP tools: out of the cached prefix, named by ToolSearch, loaded by it.
     const lookup = requests[0].body.tools.find((tool: {name: string}) => tool.name === 'mcp__fixture__lookup')
     expect(lookup).toMatchObject({
+      defer_loading: true,
       description: 'Looks a key up in the fixture table.',
       input_schema: {properties: {key: {type: 'string'}}, required: ['key'], type: 'object'},
     })
+    const search = requests[0].body.tools.find((tool: {name: string}) => tool.name === 'ToolSearch')
+    expect(search.description).toContain('mcp__fixture__lookup')
+    expect(search.description).not.toContain('mcp__fixture__record')
+    // The search loads only what plan mode offers.
+    expect(toolResults(requests[1])[0].content).toEqual([{tool_name: 'mcp__fixture__lookup', type: 'tool_reference'}])
 
-    const [looked, recorded] = toolResults(requests[1])
+    const [looked, recorded] = toolResults(requests[2])
     expect(looked.is_error ?? false).toBe(false)
     expect(looked.text).toBe('answer = 42 (via stdio)')
     expect(recorded.is_error).toBe(true)
     expect(recorded.text).toContain('mcp__fixture__record is not available in plan mode')
     expect(existsSync(recordFile)).toBe(false)
     // A tool's own error comes back as an error result, and the session goes on.
-    expect(toolResults(requests[2])[0]).toMatchObject({is_error: true, text: 'No fact named missing.'})
+    expect(toolResults(requests[3])[0]).toMatchObject({is_error: true, text: 'No fact named missing.'})
 
     // The server's stderr never reaches stdout: stdout is the plan path alone.
     expect(result.stdout).toBe(planPathIn(requests[0]) + '\n')

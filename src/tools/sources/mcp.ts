@@ -165,6 +165,9 @@ function toToolPlugin(server: string, tool: ListedTool, client: Client, timeout:
   return {
     // Not read-only: the server may do anything, so it is `execute` (needs a rule, or bypassPermissions).
     access: readOnly ? 'read' : 'execute',
+    // Sent deferred, as Claude Code sends MCP tools: a server can list dozens, each re-read from the cache
+    // on every request, and a session calls few of them; ToolSearch loads the ones it needs.
+    deferred: true,
     description: about.length > MAX_DESCRIPTION ? about.slice(0, MAX_DESCRIPTION) + '…' : about,
     // The server validates arguments against its own schema; wave only checks they form an object.
     input: z.looseObject({}),
