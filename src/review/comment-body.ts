@@ -24,7 +24,7 @@ import {checkRowSchema, unitRowSchema, unitsMarkdown} from './unit-rows.js'
 /** GitHub's words: what a sticky comment says where its forge is not named. */
 const DEFAULT_WORDS: Pick<ForgeWords, 'changeRequest' | 'comment' | 'run'> = {changeRequest: 'pull request', comment: 'comment', run: 'Workflow run'}
 
-const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected'] as const
+const STICKY_STATUSES = ['planning', 'awaiting_approval', 'changes_requested', 'revising', 'running', 'done', 'failed', 'rejected', 'superseded'] as const
 export type StickyStatus = (typeof STICKY_STATUSES)[number]
 
 const sha256 = z.lazy(() => z.string().regex(/^[0-9a-f]{64}$/))
@@ -37,7 +37,8 @@ const historySchema = z.lazy(() =>
     /** The forge's id of who acted, where recorded: an approval counted toward required-approvals (distinct people by id). */
     byId: z.number().int().optional(),
     /** `approval`: one of the required-approvals counted, not yet the last (duties.ts); `approved`: the one that runs the plan. */
-    event: z.enum(['planned', 'changes_requested', 'revised', 'approval', 'approved', 'resumed', 'rejected', 'ran', 'failed']),
+    /** `superseded`: its task was planned again as another plan (replan.ts), which is the one to answer. */
+    event: z.enum(['planned', 'changes_requested', 'revised', 'approval', 'approved', 'resumed', 'rejected', 'ran', 'failed', 'superseded']),
     sha256: sha256.optional(),
     /** Feedback, a reason, or what failed. */
     text: z.string().optional(),
@@ -66,6 +67,11 @@ export const stickyStateSchema = z.lazy(() =>
     networkAllow: z.array(z.string()).optional(),
     name: z.string().regex(PLAN_NAME),
     requestedBy: z.string(),
+    /**
+     * The plan its task was planned again as (`/wave plan NAME`, replan-on-push), on its commit, with its
+     * comment: set with the status `superseded`, when this plan could no longer be approved.
+     */
+    replacedBy: z.object({commit: z.string().regex(/^[0-9a-f]{40,64}$/), name: z.string().regex(PLAN_NAME), url: z.string().optional()}).optional(),
     /** How many distinct people must approve (WAVE_REQUIRED_APPROVALS), once a first of them was counted. */
     requiredApprovals: z.number().int().min(2).optional(),
     /** The forge's id of the requester: who they are, whatever they are called by the time of an approval. */
@@ -135,6 +141,7 @@ const STATUS_LABELS: Record<StickyStatus, string> = {
   rejected: '🚫 rejected',
   revising: '🕐 revising',
   running: '🏃 running',
+  superseded: '↪️ superseded',
 }
 
 const markerOf = (name: string) => `<!-- wave:plan:${name} -->`
@@ -296,6 +303,12 @@ function newsOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): string 
     return `**${what}** (exit ${exitCode}: ${exitMeaning(exitCode)}):\n${quote(message)}`
   }
 
+  if (state.status === 'superseded' && state.replacedBy) {
+    const {commit, name, url} = state.replacedBy
+    const where = url ? ` ([its ${words.comment}](${url}))` : ''
+    return `**Planned again as \`${name}\`** on \`${commit.slice(0, 12)}\`${where}: this plan can no longer be approved; answer \`${name}\` instead.`
+  }
+
   if (!last?.by) return undefined
   if (state.status === 'changes_requested' || state.status === 'revising') return `@${last.by} requested changes:\n${quote(last.text ?? '')}`
   if (state.status === 'rejected') return `Rejected by @${last.by}${last.text ? ':' : '.'}${last.text ? '\n' + quote(last.text) : ''}`
@@ -311,6 +324,7 @@ function rowsOf(state: StickyState, words: Pick<ForgeWords, 'changeRequest' | 'r
     ['Commit', `\`${state.commit}\` (${inline(state.base)})`],
   ]
   if (state.sha256) rows.push(['sha256', `\`${state.sha256}\``])
+  if (state.replacedBy) rows.push(['Planned again as', `\`${state.replacedBy.name}\` on \`${state.replacedBy.commit.slice(0, 12)}\``])
   const approved = [...state.history].reverse().find((entry) => entry.event === 'approved')
   const running = ['running', 'done'].includes(state.status) || (state.status === 'failed' && state.failure?.phase !== 'plan')
   rows.push(
@@ -350,6 +364,8 @@ function answersOf(state: StickyState, words: Pick<ForgeWords, 'comment'>): stri
   const {name} = state
   const revise = `\`/wave request-changes ${name} <what to change>\``
   if (state.status === 'rejected') return `To revise it instead, answer with ${revise}; for a new plan, \`/wave plan <task>\`.`
+  if (state.status === 'superseded' && state.replacedBy)
+    return `To approve this task's plan, answer \`${state.replacedBy.name}\`'s ${words.comment} (\`/wave approve ${state.replacedBy.name}\`).`
   if (state.status === 'failed' && state.failure?.phase === 'plan' && state.keptPlanning) {
     return [
       `**To go on planning where it stopped** (its exploration kept by the job's cache), answer with:`,

@@ -64,6 +64,11 @@ export function commitStatuses(state: StickyState, commentUrl: string | undefine
       break
     }
 
+    // The head's statuses are the plan its task was planned again as: on the same commit they are that plan's.
+    case 'superseded': {
+      break
+    }
+
     case 'failed': {
       const failure = state.failure
       const why = failure ? ` (exit ${failure.exitCode}: ${shortMeaning(failure.exitCode)})` : ''

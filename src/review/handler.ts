@@ -8,9 +8,9 @@
 import {usageError} from '../base/errors.js'
 import {COMMAND_HELP} from './commands.js'
 import {answered} from './refusal.js'
-import {replanned, replanPushed} from './replan.js'
+import {planned, replanPushed} from './replan.js'
 import type {Intent} from './intent.js'
-import {approve, plan, reject, reply, requestChanges, resume, type ReviewOutcome, type ReviewRun} from './steps.js'
+import {approve, reject, reply, requestChanges, resume, type ReviewOutcome, type ReviewRun} from './steps.js'
 
 interface ReviewEvent {
   /** The event's name, for the outcome. */
@@ -49,7 +49,7 @@ export async function handleReview({event, intent, prepare}: ReviewEvent): Promi
   const run = await prepared.complete()
   switch (intent.kind) {
     case 'plan': {
-      return plan(run, await replanned(run, intent))
+      return planned(run, intent)
     }
 
     case 'approve': {

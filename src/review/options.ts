@@ -73,5 +73,14 @@ export function optionReader<F extends object>(flags: F, env: NodeJS.ProcessEnv)
 
       return lowestCap(budget, loadSettings(undefined).budget)
     },
+
+    /**
+     * What the job's cap is set through, as its users know it (the flag, the Action's max-budget-usd input,
+     * WAVE_MAX_BUDGET_USD), whether or not it is set now: what a run stopped at the cap its plan was shown
+     * says to raise (steps.ts, forgeRunHint).
+     */
+    budgetSetting(flagged: number | undefined): string {
+      return flagged === undefined ? (given(env.WAVE_MAX_BUDGET_USD_SETTING) ?? 'WAVE_MAX_BUDGET_USD') : "the job's --max-budget-usd"
+    },
   }
 }

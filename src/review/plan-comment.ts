@@ -142,8 +142,8 @@ export class PlanComment {
   }
 }
 
-/** Statuses whose comment no longer needs the plan's copy to answer it: it ran, or is running. */
-const PAST_REVIEW: StickyState['status'][] = ['running', 'done', 'failed']
+/** Statuses whose comment no longer needs the plan's copy to answer it: it ran, is running, or was planned again. */
+const PAST_REVIEW: StickyState['status'][] = ['running', 'done', 'failed', 'superseded']
 
 /** Every plan of the thread in a comment by `author` (wave's own login), oldest first; damaged ones as errors. */
 export async function plansOf(client: Forge, thread: Thread, author: string): Promise<Array<PlanOnForge | {name: string; damaged: WaveError}>> {

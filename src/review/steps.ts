@@ -53,6 +53,8 @@ export interface ReviewOptions {
   networkAllow: string[]
   /** The dollar cap of each plan, revision and run (--max-budget-usd, naming where it was set); shown in the comment, recorded in the approval. */
   budget?: BudgetCap
+  /** What that cap is set through where this job's users set it (the Action's max-budget-usd input, WAVE_MAX_BUDGET_USD): a run stopped at its plan's budget names it. */
+  budgetSetting?: string
   /** What the job's own step installed of the project's dependencies (WAVE_INSTALL_RESULT): said in every comment; a failed install stops every step that would ask the model. */
   dependencies?: DependencyInstall
   /** `replan-on-push`: a change request's head moving plans each of its pending plans' tasks again on the new head (replan.ts). */
@@ -820,7 +822,7 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
       // What the next job may take from a cache, by digest: the comment is the authority, the cache only carries the bytes.
       sticky.state = {...sticky.state, kept: await keptDigests(planPath).catch(() => undefined)}
       // The hint that works where this is read (the comment, the job's summary): the comment command, not the CLI's.
-      failed = new WaveError(error.message, error.exitCode, forgeRunHint(error, sticky.state), error.details)
+      failed = new WaveError(error.message, error.exitCode, forgeRunHint(error, sticky.state, run.options.budgetSetting), error.details)
     }
 
     await sticky.fail(phase, failed).catch(() => {})
@@ -834,14 +836,24 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
  * (`finished` in carryOut). A budget binds every run of the plan as its approver was shown it (the
  * comment's `maxBudgetUsd`, which `/wave resume` and another `/wave approve` keep): raising the setting
  * gives a run more only once the plan is revised or planned again, so the hint says that, not resume.
+ * Not the CLI's "approve the plan again with a higher --max-budget-usd" (model/budget.ts, capRaise) when
+ * the approval's cap (or a unit's share of it) binds: a forge's approval takes the budget shown with the
+ * plan, so the setting to raise is the job's (`setting`: the Action's input, WAVE_MAX_BUDGET_USD).
  */
-function forgeRunHint(error: WaveError, state: StickyState): string {
+function forgeRunHint(error: WaveError, state: StickyState, setting = 'WAVE_MAX_BUDGET_USD'): string {
   const {name} = state
   if (error.details?.stopReason === 'budget') {
     const shown = state.maxBudgetUsd === undefined ? '' : ` (at most ${state.maxBudgetUsd} USD a session)`
     const source = error.details.budget?.source
-    const setting = source?.kind === 'variable' ? (source.setting ?? 'WAVE_MAX_BUDGET_USD') : "the job's --max-budget-usd"
-    return `The budget shown with the plan${shown} binds its runs, /wave resume included: to give it more, raise ${setting}, then revise the plan (/wave request-changes ${name} <what to change>) or plan its task again (/wave plan ${name}), and approve it.`
+    const raise =
+      source?.kind === 'variable'
+        ? (source.setting ?? 'WAVE_MAX_BUDGET_USD')
+        : source?.kind === 'settings'
+          ? `maxBudgetUsd in ${source.file}`
+          : source?.kind === 'flag'
+            ? "the job's --max-budget-usd"
+            : setting
+    return `The budget shown with the plan${shown} binds its runs, /wave resume included: to give it more, raise ${raise}, then revise the plan (/wave request-changes ${name} <what to change>) or plan its task again (/wave plan ${name}), and approve it.`
   }
 
   if (error.exitCode === ExitCode.limit && error.hint?.includes('/wave resume')) return error.hint
@@ -884,6 +896,21 @@ async function pick(
     const named = plans.find((p) => nameOf(p) === name)
     if (!named) return refuse(run, trigger, usageError(`No plan named ${name} in this thread.`, planList(plans)))
     if ('damaged' in named) return refuse(run, trigger, named.damaged)
+    const replaced = named.state.status === 'superseded' ? named.state.replacedBy : undefined
+    if (replaced) {
+      // A plan whose task was planned again is answered through the new plan, whatever was asked of it.
+      const verb = purpose === 'to approve' ? 'approve' : 'answer'
+      return refuse(
+        run,
+        trigger,
+        new WaveError(
+          `Plan ${name} was planned again as ${replaced.name} on ${replaced.commit.slice(0, 12)}: ${verb} ${replaced.name}.`,
+          ExitCode.notApproved,
+          replaced.url ? `Its ${run.client.words.comment}: ${replaced.url}` : undefined,
+        ),
+      )
+    }
+
     if (!statuses.includes(named.state.status)) {
       return refuse(
         run,

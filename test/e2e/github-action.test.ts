@@ -137,7 +137,15 @@ describe('the Action: a refusal is an answer, not a failure', {timeout: 180_000}
     expect(firstUserText(server.messageRequests[asked])).toContain('Add a farewell function')
     const stickies = github.commentsOn(7).filter((c) => c.body.startsWith('<!-- wave:plan:'))
     expect(stickies).toHaveLength(2)
-    expect(stickies[1].body).toContain(git(remote, ['rev-parse', 'refs/heads/feature']).slice(0, 12))
+    const moved = git(remote, ['rev-parse', 'refs/heads/feature'])
+    expect(stickies[1].body).toContain(moved.slice(0, 12))
+    // The old plan's comment says it was planned again; approving it is refused green, naming the new plan.
+    const fresh = nameIn(stickies[1].body)
+    expect(statusOf(stickies[0].body)).toBe('↪️ superseded')
+    const replaced = await actionOn(`/wave approve ${name} --sha256 ${sha256(PLAN)}`, 'mona')
+    expect(replaced.code, replaced.stderr).toBe(0)
+    expect(replaced.outputs).toMatchObject({'exit-code': '3', outcome: 'refused'})
+    expect(repliesTo('mona').at(-1)!.body).toContain(`Plan ${name} was planned again as ${fresh} on ${moved.slice(0, 12)}: approve ${fresh}.`)
     // Control: a one-word task that names no plan here is planned as the task it is.
     server.push(...planTurns())
     const plain = await actionOn('/wave plan tidy-imports', 'alice')
@@ -163,7 +171,9 @@ describe('the Action: a refusal is an answer, not a failure', {timeout: 180_000}
       .at(-1)!
       .body.split('\n')
       .filter((line) => line.includes('Several plans'))
-    expect(several).toContain(name)
+    expect(several).toContain(fresh)
+    // Nor the plan planned again.
+    expect(several).not.toContain(name)
     expect(several).not.toContain(failedName)
   })
 })
@@ -369,8 +379,10 @@ describe('the Action: replan-on-push', {timeout: 180_000}, () => {
     expect(statusOf(fresh)).toBe('⏳ awaiting approval')
     expect(fresh).toContain(`the task of ${pending}, planned again on ${head.slice(0, 12)}`)
     expect(on.outputs.plan).toBe(nameIn(fresh))
-    // The approved plan, and the pending one's own comment, are as they were.
-    expect(bodies().slice(0, 2)).toEqual(before)
+    // The approved plan's comment is as it was; the pending one's says it was planned again.
+    expect(bodies()[1]).toEqual(before[1])
+    expect(statusOf(bodies()[0])).toBe('↪️ superseded')
+    expect(bodies()[0]).toContain(`**Planned again as \`${nameIn(fresh)}\`** on \`${head.slice(0, 12)}\``)
     expect(github.statusesOf(head)['wave/plan']).toMatchObject({state: 'success'})
 
     // The same push handled again: the task's newest plan is on the head, so nothing is planned twice.

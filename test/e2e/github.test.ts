@@ -334,6 +334,91 @@ describe('wave github: failures', () => {
   })
 })
 
+describe('wave github: a plan planned again', {timeout: 120_000}, () => {
+  /** A commit pushed to the pull request's branch: its head moves, and the plans made before are stale. */
+  function pushToFeature(): string {
+    git(sandbox.repo, ['fetch', '-q', 'origin'])
+    git(sandbox.repo, ['checkout', '-q', '-B', 'feature', 'origin/feature'])
+    git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
+    git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
+    const moved = git(remote, ['rev-parse', 'refs/heads/feature'])
+    github.pulls.get(7)!.head.sha = moved
+    return moved
+  }
+
+  it('after a push, /wave plan OLD: OLD’s comment says it was planned again as NEW; /wave approve OLD is refused naming NEW, NEW runs', async () => {
+    const {name: old} = await planOnPull()
+    const moved = pushToFeature()
+    server.push(...planTurns())
+    const again = await onGitHub('issue_comment', comment(7, `/wave plan ${old}`).event)
+    expect(again.code, again.stderr).toBe(0)
+    const [before, after] = stickies(7)
+    const fresh = nameIn(after.body)
+    expect(fresh).not.toBe(old)
+    expect(statusOf(after.body)).toBe('⏳ awaiting approval')
+    expect(again.stdout).toContain(`${old}'s comment says it was planned again as ${fresh}`)
+
+    // The old comment, edited in place: replaced, naming the new plan and its commit; no answer that approves it.
+    expect(nameIn(before.body)).toBe(old)
+    expect(statusOf(before.body)).toBe('↪️ superseded')
+    expect(before.body).toContain(
+      `**Planned again as \`${fresh}\`** on \`${moved.slice(0, 12)}\` ([its comment](${after.html_url})): this plan can no longer be approved`,
+    )
+    expect(before.body).toContain(`| Planned again as | \`${fresh}\` on \`${moved.slice(0, 12)}\` |`)
+    expect(before.body).not.toContain(`/wave approve ${old}`)
+    expect(before.body).not.toContain('awaiting approval')
+    // Its history stays, the replacement added to it; its plan, commit and sha256 are as they were.
+    expect(before.body).toMatch(/- \S+ planned by @alice \(sha256 `[0-9a-f]{12}`\)/)
+    expect(before.body).toMatch(new RegExp(`- \\S+ superseded by @alice .*: planned again as ${fresh} on ${moved.slice(0, 12)}`))
+    expect(before.body).toContain(`| Commit | \`${headSha}\` (feature) |`)
+    expect(before.body).toContain(`| sha256 | \`${sha256(PLAN)}\` |`)
+    // The head's statuses are the new plan's.
+    expect(github.statusesOf(moved)['wave/plan']).toMatchObject({description: `Plan ${fresh} awaits approval`, state: 'success'})
+
+    const asked = server.messageRequests.length
+    const refused = await onGitHub('issue_comment', comment(7, `/wave approve ${old} --sha256 ${sha256(PLAN)}`, 'mona').event)
+    expect(refused.code).toBe(3)
+    const line = `Plan ${old} was planned again as ${fresh} on ${moved.slice(0, 12)}: approve ${fresh}.`
+    expect(refused.stderr).toContain(line)
+    expect(repliesTo(7, 'mona').at(-1)!.body).toContain(line)
+    expect(server.messageRequests).toHaveLength(asked)
+    // A bare /wave approve never suggests the superseded plan: the new one is the only plan to approve.
+    server.push(...runTurns())
+    const bare = await onGitHub('issue_comment', comment(7, '/wave approve', 'mona').event)
+    expect(bare.code, bare.stderr).toBe(0)
+    expect(bare.stdout).toContain(`Ran ${fresh}, approved by @mona`)
+    expect(git(remote, ['rev-parse', 'refs/heads/feature^'])).toBe(moved)
+    expect(statusOf(stickies(7)[1].body)).toBe('✅ done')
+    expect(statusOf(stickies(7)[0].body)).toBe('↪️ superseded')
+
+    // /wave plan OLD once more: the task's newest plan (NEW, done) is not replaced; the new plan names OLD's task.
+    server.push(...planTurns())
+    const third = await onGitHub('issue_comment', comment(7, `/wave plan ${old}`).event)
+    expect(third.code, third.stderr).toBe(0)
+    expect(firstUserText(server.messageRequests.at(-2)!)).toContain('Add a farewell function')
+    expect(stickies(7)).toHaveLength(3)
+    expect(statusOf(stickies(7)[1].body)).toBe('✅ done')
+  })
+
+  it('control: a planning again that failed (the model API failing, a budget stop) leaves OLD’s comment awaiting approval, as it was', async () => {
+    const {name: old} = await planOnPull()
+    pushToFeature()
+    const [shown] = stickies(7).map((c) => c.body)
+    // Nothing scripted: the API answers 500.
+    const failed = await onGitHub('issue_comment', comment(7, `/wave plan ${old}`).event)
+    expect(failed.code).toBe(1)
+    server.push(...planTurns())
+    const stopped = await onGitHub('issue_comment', comment(7, `/wave plan ${old}`).event, {WAVE_MAX_BUDGET_USD: '0.000001'})
+    expect(stopped.code, stopped.stderr).toBe(5)
+    const all = stickies(7)
+    expect(all).toHaveLength(3)
+    expect(all.slice(1).map((c) => statusOf(c.body))).toEqual(['❌ failed', '❌ failed'])
+    expect(all[0].body).toBe(shown)
+    expect(statusOf(all[0].body)).toBe('⏳ awaiting approval')
+    expect(all[0].body).toContain(`/wave approve ${old} --sha256 ${sha256(PLAN)}`)
+  })
+})
+
 describe('wave github: a manual run', () => {
   it('opens an issue holding the task and plans there, against the commit the run was started on', async () => {
     server.push(...planTurns())
@@ -635,6 +720,32 @@ describe('wave github: commit statuses and the dollar cap', {timeout: 120_000}, 
     expect(sticky.body).toMatch(/^\| Cost \| planning \$\d+\.\d{4} · run \$\d+\.\d{4} \|$/m)
     // No resume promised: the budget shown with the plan binds its runs, a resumed one's too.
     expect(stopped.stderr).toContain(`binds its runs, /wave resume included: to give it more, raise WAVE_MAX_BUDGET_USD, then revise the plan`)
+    expect(sticky.body).not.toContain('To continue the run where it stopped')
+    expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
+  })
+
+  it('a run stopped at the budget its approval bound: the hint names the cap’s setting and planning again, not the CLI’s re-approval with a higher flag', async () => {
+    server.push(...planTurns())
+    const setting = {WAVE_MAX_BUDGET_USD: '0.04', WAVE_MAX_BUDGET_USD_SETTING: 'the max-budget-usd input'}
+    const planned = await onGitHub('issue_comment', comment(7, '/wave plan Add a farewell function').event, setting)
+    expect(planned.code, planned.stderr).toBe(0)
+    const name = nameIn(stickyOn(7).body)
+    // The approving job has no cap of its own (the input emptied since): the approval's, the one shown with the plan, binds.
+    // The run reads the file it writes again and again, past that budget.
+    const reads = Array.from({length: 30}, () => reply(toolUse('Read', {file_path: 'README.md'})))
+    server.push(reply(toolUse('Write', {content: FAREWELL, file_path: 'src/farewell.ts'})), ...reads, reply('Added src/farewell.ts.'))
+    const stopped = await onGitHub('issue_comment', comment(7, `/wave approve ${name}`, 'mona').event, {
+      WAVE_MAX_BUDGET_USD_SETTING: 'the max-budget-usd input',
+    })
+    expect(stopped.code, stopped.stderr).toBe(5)
+    expect(stopped.stderr).toMatch(/Stopped at the budget: \$\d+\.\d{4} spent, [^.]+ the approval's --max-budget-usd 0\.04/)
+    expect(stopped.stderr).toContain(
+      `Hint: The budget shown with the plan (at most 0.04 USD a session) binds its runs, /wave resume included: to give it more, raise the max-budget-usd input, then revise the plan (/wave request-changes ${name} <what to change>) or plan its task again (/wave plan ${name}), and approve it.`,
+    )
+    // The CLI's way (a new wave approve with a higher flag) is no way on a forge, nor is /wave resume.
+    expect(stopped.stderr).not.toMatch(/approve the plan again with a higher|--unit-budget-usd|raise the job's --max-budget-usd/)
+    const sticky = stickyOn(7)
+    expect(sticky.body).toContain('> Stopped at the budget')
     expect(sticky.body).not.toContain('To continue the run where it stopped')
     expect(git(remote, ['rev-parse', 'refs/heads/feature'])).toBe(headSha)
   })

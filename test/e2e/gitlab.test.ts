@@ -454,6 +454,13 @@ describe('wave gitlab: replan-on-push (a merge request event from the webhook)',
     expect(notes[1].body).toContain(`| Commit | \`${head}\` (feature) |`)
     expect(notes[1].body).toContain(`the task of ${name}, planned again on ${head.slice(0, 12)}`)
     expect(notes[1].body).toContain('| Requested by | @dave |')
+    // The old plan's note says it was planned again; approving it is refused, naming the new plan.
+    const fresh = nameIn(notes[1].body)
+    expect(statusOf(notes[0].body)).toBe('↪️ superseded')
+    expect(notes[0].body).toContain(`**Planned again as \`${fresh}\`** on \`${head.slice(0, 12)}\` ([its note](`)
+    const refused = await job({}, note(MR, `/wave approve ${name}`, 'mona').payload)
+    expect(refused.code).toBe(3)
+    expect(repliesTo(MR, 'mona').at(-1)!.body).toContain(`Plan ${name} was planned again as ${fresh} on ${head.slice(0, 12)}: approve ${fresh}.`)
 
     // The same event again: the task's newest plan is on the head, nothing is planned twice.
     const again = await job({WAVE_REPLAN_ON_PUSH: 'true'}, pushEvent('dave'))

@@ -95,6 +95,8 @@ interface GitHubOptions {
   botLogin: string
   /** The dollar cap of each plan and run (--max-budget-usd, WAVE_MAX_BUDGET_USD, the user settings' maxBudgetUsd), naming which. */
   budget?: BudgetCap
+  /** What the cap is set through (the max-budget-usd input, WAVE_MAX_BUDGET_USD), named by a run's stop at it. */
+  budgetSetting: string
   /** What the Action's install step did (WAVE_INSTALL_RESULT). */
   dependencies?: DependencyInstall
   /** New commits on a pull request plan its pending plans' tasks again on the new head (pull_request synchronize). */
@@ -111,6 +113,7 @@ export function githubOptions(flags: GitHubFlags, env: NodeJS.ProcessEnv = proce
     botLogin: pick('bot-login', 'WAVE_GITHUB_BOT_LOGIN', 'github-actions[bot]'),
     label: pick('label', 'WAVE_GITHUB_LABEL', 'wave'),
     budget: read.budget(flags['max-budget-usd']),
+    budgetSetting: read.budgetSetting(flags['max-budget-usd']),
     dependencies: dependencyInstall(env),
     minPermission: oneOf(pick('min-permission', 'WAVE_GITHUB_MIN_PERMISSION', 'write'), ROLES, 'The minimum permission'),
     mode: oneOf(pick('mode', 'WAVE_GITHUB_MODE', 'acceptEdits'), EXECUTION_MODES, 'The default mode'),

@@ -118,7 +118,7 @@ interface GitLabOptions extends ReviewOptions {
 export const MR_DELIVERIES = ['push', 'merge-request'] as const
 
 export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = process.env): GitLabOptions {
-  const {allow: rules, budget, hosts, on, oneOf, pick} = optionReader(flags, env)
+  const {allow: rules, budget, budgetSetting, hosts, on, oneOf, pick} = optionReader(flags, env)
   const allow = rules(flags.allow, 'WAVE_GITLAB_ALLOW')
   const delivery = oneOf(pick('mr-delivery', 'WAVE_GITLAB_MR_DELIVERY') ?? 'push', MR_DELIVERIES, 'The merge request delivery')
   // The checkout's origin carries the job token (CI_REPOSITORY_URL), which may not push: the project's
@@ -127,6 +127,7 @@ export function gitlabOptions(flags: GitLabFlags, env: NodeJS.ProcessEnv = proce
   return {
     allow,
     budget: budget(flags['max-budget-usd']),
+    budgetSetting: budgetSetting(flags['max-budget-usd']),
     // What the recipe's before_script installed (WAVE_INSTALL_RESULT).
     dependencies: dependencyInstall(env),
     minAccessLevel: parseAccessLevel(pick('min-access-level', 'WAVE_GITLAB_MIN_ACCESS_LEVEL') ?? 'developer'),

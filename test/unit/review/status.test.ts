@@ -1,6 +1,7 @@
 /**
  * The sticky comment's status follows the plan's (lifecycle.ts, statusAfter): one table from plan
- * statuses to the comment's words, and the two a comment adds while a job works.
+ * statuses to the comment's words, the two a comment adds while a job works, and a plan whose task was
+ * planned again.
  */
 import {describe, expect, it} from 'vitest'
 
@@ -20,12 +21,13 @@ const EVENTS: Array<[ReviewEvent, string, string]> = [
   [{kind: 'run', run: {}}, 'running', 'running'],
   [{kind: 'run', run: {exitCode: ExitCode.ok}}, 'done', 'ran'],
   [{kind: 'run', run: {exitCode: ExitCode.limit}}, 'failed', 'failed'],
+  [{kind: 'superseded'}, 'superseded', '(no plan status: its task planned again as another plan, on the forge)'],
 ]
 
 describe('stickyStatusAfter', () => {
   it.each(EVENTS)('%o: the comment says %s (the plan: %s)', (event, sticky, plan) => {
     expect(stickyStatusAfter(event)).toBe(sticky)
-    if (event.kind !== 'planning') expect(statusAfter(event)).toBe(plan)
+    if (event.kind !== 'planning' && event.kind !== 'superseded') expect(statusAfter(event)).toBe(plan)
   })
 
   it('reaches every status a comment can show', () => {

@@ -131,6 +131,7 @@ describe('githubOptions and githubAccess', () => {
     expect(githubOptions({}, {})).toEqual({
       allow: [],
       botLogin: 'github-actions[bot]',
+      budgetSetting: 'WAVE_MAX_BUDGET_USD',
       label: 'wave',
       minPermission: 'write',
       mode: 'acceptEdits',
@@ -140,6 +141,9 @@ describe('githubOptions and githubAccess', () => {
       replanOnPush: false,
       sandbox: true,
     })
+    // What a run stopped at its plan's budget says to raise: the Action's input where it says so, the flag where one was given.
+    expect(githubOptions({}, {WAVE_MAX_BUDGET_USD_SETTING: 'the max-budget-usd input'}).budgetSetting).toBe('the max-budget-usd input')
+    expect(githubOptions({'max-budget-usd': 2}, {WAVE_MAX_BUDGET_USD_SETTING: 'the max-budget-usd input'}).budgetSetting).toBe("the job's --max-budget-usd")
     // replan-on-push: the flag, else WAVE_REPLAN_ON_PUSH (the Action's input), else off; a value that is no switch is exit 2.
     expect(githubOptions({}, {WAVE_REPLAN_ON_PUSH: 'true'}).replanOnPush).toBe(true)
     expect(githubOptions({'replan-on-push': false}, {WAVE_REPLAN_ON_PUSH: 'true'}).replanOnPush).toBe(false)

@@ -187,6 +187,7 @@ describe('gitlabOptions, gitlabAccess, access levels', () => {
   it('takes a flag, else the WAVE_GITLAB_* variable, else the default; the remote is the project URL, not the job token origin', () => {
     expect(gitlabOptions({}, {})).toEqual({
       allow: [],
+      budgetSetting: 'WAVE_MAX_BUDGET_USD',
       minAccessLevel: 30,
       mode: 'acceptEdits',
       networkAllow: [],
