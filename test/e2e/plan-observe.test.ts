@@ -8,7 +8,7 @@ import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {processesHolding, snapshotTree, TEST_API_KEY} from '../support/cli.js'
+import {processesOutliving, snapshotTree, TEST_API_KEY} from '../support/cli.js'
 import {
   apiKeyOf,
   planPathIn,
@@ -116,8 +116,10 @@ describe('Bash in plan mode', () => {
         toolUse('Bash', {command: '[ -z "$ANTHROPIC_API_KEY" ] && echo key-absent || echo key-present; echo "path=${PATH:+set}"'}),
         toolUse('Bash', {command: `(exec -a ${tag} sleep 300) > /dev/null 2>&1 & echo started`}),
       ),
-      (request) => {
-        aliveDuringSession = processesHolding(tag)
+      // Asked during the session, at the next request: the sleeper went with its sandbox (given the moment
+      // the kernel takes to empty the namespace; a sleeper the sandbox let live would still be there).
+      async (request) => {
+        aliveDuringSession = await processesOutliving(tag, 10_000)
         return finish(request)
       },
       done,

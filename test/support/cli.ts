@@ -340,3 +340,22 @@ export function processesHolding(marker: string, {argument = false}: {argument?:
   }
   return found
 }
+
+/**
+ * The processes still holding `marker` once they have had `withinMs` to go: polled, not slept. A
+ * sandbox's command reports its exit before its PID namespace is torn down: bwrap's init tells the
+ * outer bwrap the status as soon as the command exits, the outer bwrap exits with it, and only its death
+ * (--die-with-parent) then ends the init, and with it everything left in the namespace. What the command
+ * left behind may be seen for the moment that takes; a process the sandbox failed to end is still there
+ * at the deadline.
+ */
+export async function processesOutliving(marker: string, withinMs: number): Promise<number[]> {
+  const deadline = Date.now() + withinMs
+  let found = processesHolding(marker)
+  while (found.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    found = processesHolding(marker)
+  }
+
+  return found
+}
