@@ -64,11 +64,11 @@ export function optionReader<F extends object>(flags: F, env: NodeJS.ProcessEnv)
       const variable = given(env.WAVE_MAX_BUDGET_USD)
       let budget = capOf(flagged, {kind: 'flag'})
       if (budget === undefined && variable !== undefined) {
-        // What the user set it through, when a wrapper says so (the Action: its max-budget-usd input).
-        const setting = given(env.WAVE_MAX_BUDGET_USD_SETTING)
-        budget = {source: {kind: 'variable', ...(setting ? {setting} : {})}, usd: Number(variable)}
-        if (!Number.isFinite(budget.usd) || budget.usd <= 0)
-          throw usageError(`${given(env.WAVE_MAX_BUDGET_USD_SETTING) ?? 'WAVE_MAX_BUDGET_USD'} must be a positive number of US dollars (got "${variable}").`)
+        // What the user set it through: a wrapper may say (the Action: its max-budget-usd input); else the
+        // variable itself, named as such, since a job's users raise it there, never with a flag of wave's.
+        const setting = given(env.WAVE_MAX_BUDGET_USD_SETTING) ?? 'WAVE_MAX_BUDGET_USD'
+        budget = {source: {kind: 'variable', setting}, usd: Number(variable)}
+        if (!Number.isFinite(budget.usd) || budget.usd <= 0) throw usageError(`${setting} must be a positive number of US dollars (got "${variable}").`)
       }
 
       return lowestCap(budget, loadSettings(undefined).budget)
