@@ -6,13 +6,13 @@
  * earlier Reads and their results and shows the plan in the comment as `/wave plan` does. A job whose
  * cache restored nothing, or a state not as the stopped session left it, is refused and runs nothing.
  */
-import {appendFileSync, cpSync, existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {appendFileSync, cpSync, readFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
-import {runWave, type RunWaveResult, type Sandbox} from '../support/cli.js'
-import {expectTokenKept, freshRunner, GITHUB_TOKEN, githubComment, githubJobEnv, nameIn, PLAN, statusOf, useGitHubForge} from '../support/forge-fixture.js'
+import type {Sandbox} from '../support/cli.js'
+import {type CommentJob, commentJob, nameIn, PLAN, statusOf, useGitHubForge} from '../support/forge-fixture.js'
 import type {GitHubServer, StoredComment} from '../support/github-server.js'
 import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
 
@@ -25,43 +25,12 @@ useGitHubForge({permissions: {alice: 'write', mona: 'maintain'}}, (made) => {
   ;({forge: github, remote, sandbox, server} = made)
 })
 
-interface Job {
-  result: RunWaveResult
-  /** The job's WAVE_HOME: what the recipe's cache keeps of a stopped session. */
-  home: string
-  summary: string
-}
-
 /** One workflow run, as the Action runs `wave github`: its budget from the max-budget-usd input, WAVE_HOME restored from `restore`. */
-async function onGitHub(body: string, by: string, budget: string, restore?: string): Promise<Job> {
-  const {checkout, runner} = freshRunner(sandbox, remote, ++runs)
-  const home = path.join(runner, 'wave')
-  if (restore) cpSync(restore, home, {recursive: true})
-  const summaryFile = path.join(runner, 'summary.md')
-  const {event} = githubComment(github, 7, body, by)
-  const eventPath = path.join(runner, 'event.json')
-  writeFileSync(eventPath, JSON.stringify(event))
-  const result = await runWave(['github'], {
-    cwd: checkout,
-    env: {
-      ...githubJobEnv(github, {eventName: 'issue_comment', eventPath, run: runs, runner}),
-      GITHUB_STEP_SUMMARY: summaryFile,
-      WAVE_HOME: home,
-      WAVE_MAX_BUDGET_USD: budget,
-      WAVE_MAX_BUDGET_USD_SETTING: 'the max-budget-usd input',
-    },
-    home: sandbox.home,
-    server,
-    timeoutMs: 90_000,
-  })
-  expectTokenKept(
-    GITHUB_TOKEN,
-    result,
-    checkout,
-    github.comments.map((c) => c.body),
+const onGitHub = (body: string, by: string, budget: string, restore?: string): Promise<CommentJob> =>
+  commentJob(
+    {github, remote, sandbox, server},
+    {body, by, env: {WAVE_MAX_BUDGET_USD: budget, WAVE_MAX_BUDGET_USD_SETTING: 'the max-budget-usd input'}, restore, run: ++runs},
   )
-  return {home, result, summary: existsSync(summaryFile) ? readFileSync(summaryFile, 'utf8') : ''}
-}
 
 function stickyOn(issue: number): StoredComment {
   const found = github.commentsOn(issue).filter((c) => c.body.startsWith('<!-- wave:plan:'))

@@ -6,7 +6,7 @@
  * `/wave resume` goes on with a run stopped at its checks, from the state the recipe's cache keeps.
  */
 import {createHash} from 'node:crypto'
-import {cpSync, existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import http from 'node:http'
 import type {AddressInfo} from 'node:net'
 import path from 'node:path'
@@ -14,24 +14,10 @@ import {execFileSync} from 'node:child_process'
 
 import {describe, expect, it} from 'vitest'
 
-import {runWave, type RunWaveResult, type Sandbox, sha256} from '../support/cli.js'
-import {
-  expectTokenKept,
-  FAREWELL,
-  freshRunner,
-  git,
-  GITHUB_TOKEN,
-  githubComment,
-  githubJobEnv,
-  nameIn,
-  PLAN,
-  statusOf,
-  useGitHubForge,
-} from '../support/forge-fixture.js'
+import {type Sandbox, sha256} from '../support/cli.js'
+import {type CommentJob, commentJob, FAREWELL, git, nameIn, PLAN, statusOf, useGitHubForge} from '../support/forge-fixture.js'
 import type {GitHubServer, StoredComment} from '../support/github-server.js'
 import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from '../support/messages-server.js'
-
-const TOKEN = GITHUB_TOKEN
 
 let sandbox: Sandbox
 let server: MessagesServer
@@ -42,41 +28,9 @@ useGitHubForge({permissions: {alice: 'write', mona: 'maintain', paula: 'read'}},
   ;({forge: github, remote, sandbox, server} = made)
 })
 
-interface Job {
-  result: RunWaveResult
-  /** The job's WAVE_HOME: what the recipe's cache keeps of a stopped run. */
-  home: string
-  summary: string
-}
-
-/** One workflow run: a fresh clone, a fresh WAVE_HOME (or one restored from `restore`, as the recipe's cache does), a job summary file; `--json` as the Action runs it when `json`. */
-async function onGitHub(body: string, by: string, restore?: string, json = false): Promise<Job> {
-  const {checkout, runner} = freshRunner(sandbox, remote, ++runs)
-  const home = path.join(runner, 'wave')
-  if (restore) cpSync(restore, home, {recursive: true})
-  const summaryFile = path.join(runner, 'summary.md')
-  const {event} = githubComment(github, 7, body, by)
-  const eventPath = path.join(runner, 'event.json')
-  writeFileSync(eventPath, JSON.stringify(event))
-  const result = await runWave(json ? ['github', '--json'] : ['github'], {
-    cwd: checkout,
-    env: {
-      ...githubJobEnv(github, {eventName: 'issue_comment', eventPath, run: runs, runner}),
-      GITHUB_STEP_SUMMARY: summaryFile,
-      WAVE_HOME: home,
-    },
-    home: sandbox.home,
-    server,
-    timeoutMs: 90_000,
-  })
-  expectTokenKept(
-    TOKEN,
-    result,
-    checkout,
-    github.comments.map((c) => c.body),
-  )
-  return {home, result, summary: existsSync(summaryFile) ? readFileSync(summaryFile, 'utf8') : ''}
-}
+/** One workflow run for a comment (forge-fixture's commentJob); `--json` as the Action runs it when `json`. */
+const onGitHub = (body: string, by: string, restore?: string, json = false): Promise<CommentJob> =>
+  commentJob({github, remote, sandbox, server}, {args: json ? ['--json'] : [], body, by, restore, run: ++runs})
 
 function stickyOn(issue: number): StoredComment {
   const found = github.commentsOn(issue).filter((c) => c.body.startsWith('<!-- wave:plan:'))

@@ -7,7 +7,7 @@
  * noteEvent), and the variables a CI job gives wave (githubJobEnv, gitlabJobEnv).
  */
 import {execFileSync} from 'node:child_process'
-import {copyFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {fileURLToPath} from 'node:url'
@@ -18,7 +18,7 @@ import {runWave, type RunWaveResult, type Sandbox} from './cli.js'
 import type {ForgeStandIn} from './forge-server.js'
 import {type GitHubServer, type Role, startGitHubServer, type StoredComment} from './github-server.js'
 import {type GitLabServer, startGitLabServer, type StoredNote} from './gitlab-server.js'
-import {planPathIn, type RecordedRequest, reply, toolUse} from './messages-server.js'
+import {type MessagesServer, planPathIn, type RecordedRequest, reply, toolUse} from './messages-server.js'
 import {type ScriptedSession, useScriptedSession} from './session.js'
 
 export const PLAN = '# Plan: add a farewell\n\n1. Create src/farewell.ts exporting farewell(name).\n'
@@ -264,6 +264,50 @@ export function githubComment(
 export type GitHubCommentEvent = any
 
 /** The variables a GitHub Actions job gives `wave github`: the event in `eventPath`, WAVE_HOME in the runner. */
+/** What one `wave github` job for a comment left: its result, its WAVE_HOME (what the recipe's cache keeps of a stopped session), its job summary. */
+export interface CommentJob {
+  result: RunWaveResult
+  home: string
+  summary: string
+}
+
+/**
+ * One workflow run of `wave github` for a comment on pull request 7, as the Action's step runs it: a fresh
+ * clone, a fresh WAVE_HOME (or one restored from `restore`, as the recipe's cache does), a job summary
+ * file, the event in a file; `args` and `env` are the job's own. The token is checked never to leak.
+ */
+export async function commentJob(
+  made: {github: GitHubServer; remote: string; sandbox: Sandbox; server: MessagesServer},
+  job: {body: string; by: string; run: number; restore?: string; args?: string[]; env?: Record<string, string>},
+): Promise<CommentJob> {
+  const {github, remote, sandbox, server} = made
+  const {checkout, runner} = freshRunner(sandbox, remote, job.run)
+  const home = path.join(runner, 'wave')
+  if (job.restore) cpSync(job.restore, home, {recursive: true})
+  const summaryFile = path.join(runner, 'summary.md')
+  const eventPath = path.join(runner, 'event.json')
+  writeFileSync(eventPath, JSON.stringify(githubComment(github, 7, job.body, job.by).event))
+  const result = await runWave(['github', ...(job.args ?? [])], {
+    cwd: checkout,
+    env: {
+      ...githubJobEnv(github, {eventName: 'issue_comment', eventPath, run: job.run, runner}),
+      GITHUB_STEP_SUMMARY: summaryFile,
+      WAVE_HOME: home,
+      ...job.env,
+    },
+    home: sandbox.home,
+    server,
+    timeoutMs: 90_000,
+  })
+  expectTokenKept(
+    GITHUB_TOKEN,
+    result,
+    checkout,
+    github.comments.map((c) => c.body),
+  )
+  return {home, result, summary: existsSync(summaryFile) ? readFileSync(summaryFile, 'utf8') : ''}
+}
+
 export function githubJobEnv(github: GitHubServer, job: {eventName: string; eventPath: string; runner: string; run: number}): Record<string, string> {
   return {
     GITHUB_API_URL: github.url,
