@@ -46,6 +46,8 @@ export function runWave(args, {bin = BIN_RUN, cwd, env = {}, home, nodeArgs = []
   if (server) {
     childEnv.ANTHROPIC_BASE_URL = server.url
     childEnv.ANTHROPIC_API_KEY = API_KEY
+    // The scripted server stands in for Anthropic's own API: tool search on, as it is there.
+    childEnv.ENABLE_TOOL_SEARCH = 'true'
   }
 
   Object.assign(childEnv, env)

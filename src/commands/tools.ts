@@ -6,7 +6,6 @@ import {parseRules, PERMISSION_MODES, type PermissionMode} from '../policy/polic
 import {openSession} from '../session/context.js'
 import {planBashOf} from '../session/plan-mode.js'
 import {describeThrowaway} from '../base/process/sandbox.js'
-import {isDeferred} from '../tools/registry.js'
 
 export default class Tools extends WaveCommand {
   static description = `List the tool plugins, their access class, and which permission modes offer them.
@@ -46,8 +45,8 @@ Lists the built-ins, the tools of installed plugins and those of the MCP servers
       const offers = Object.fromEntries(modes.map((mode) => [mode, offerOf(mode, tool, rules, registry.tools, context)])) as Record<PermissionMode, Offer>
       return {
         access: tool.access,
-        // Sent with defer_loading wherever ToolSearch is offered: the model loads it with ToolSearch.
-        deferred: isDeferred(tool),
+        // Sent with defer_loading wherever ToolSearch is offered (it is not where tool search is off): the model loads it with ToolSearch.
+        deferred: registry.sendsDeferred(tool),
         origin: tool.origin ?? 'builtin',
         description: flags.verbose ? tool.description : tool.description.split('\n')[0],
         ...(flags.verbose ? {input_schema: registry.apiTool(tool).input_schema} : {}),

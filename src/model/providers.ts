@@ -78,6 +78,27 @@ export function chooseProvider(fromSettings?: Provider): ProviderChoice {
 }
 
 /** The provider a session uses: `chooseProvider`'s choice. */
+/**
+ * Whether the session's deferred tools are sent behind ToolSearch (`defer_loading`, `tool_reference`):
+ * as Claude Code decides it. ENABLE_TOOL_SEARCH (true or false) says so; else only where the request goes
+ * to Anthropic's own API (no ANTHROPIC_BASE_URL, or one whose host is api.anthropic.com). A gateway or
+ * proxy may not pass those fields on, and Bedrock and Vertex are not Anthropic's endpoint: there every
+ * tool is sent whole, as before tool search, and ENABLE_TOOL_SEARCH=true turns it on where it is known to work.
+ */
+export function toolSearchOn(provider: Provider, env: NodeJS.ProcessEnv = process.env): boolean {
+  const given = env.ENABLE_TOOL_SEARCH?.trim().toLowerCase()
+  if (given === 'true' || given === '1') return true
+  if (given === 'false' || given === '0') return false
+  if (provider !== 'anthropic') return false
+  const base = env.ANTHROPIC_BASE_URL?.trim()
+  if (!base) return true
+  try {
+    return new URL(base).host === 'api.anthropic.com'
+  } catch {
+    return false
+  }
+}
+
 export function providerFrom(fromSettings?: Provider): Provider {
   return chooseProvider(fromSettings).provider
 }

@@ -20,7 +20,7 @@ import {primeThrowawayStatus, type SandboxChoice, type SandboxSettings, sandboxS
 import {knowModel, type ModelKnowledge, type ModelProfile, tableProfile} from '../model/catalog.js'
 import type {AgentEvent, RequestShape} from '../agent/loop.js'
 import {assertCredentials, createClient, loadFetchSoon, modelFrom} from '../model/table.js'
-import {chooseProvider} from '../model/providers.js'
+import {chooseProvider, providerFrom, toolSearchOn} from '../model/providers.js'
 import {aliasFromTable, isModelAlias, type ModelAlias, resolveAlias} from '../model/aliases.js'
 import {capabilitiesOfProfile, type Effort, type Reasoning, type ReasoningChoice, reasoningFor, type ThinkingSetting} from '../model/reasoning.js'
 
@@ -325,6 +325,7 @@ export class SessionContext {
       config: this.host.config,
       outputSchema: this.options.outputSchema,
       settings: this.settings,
+      toolSearch: toolSearchOn(providerFrom(this.settings.provider)),
       warn: this.host.warn,
       workspace: this.workspace,
     })

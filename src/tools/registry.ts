@@ -75,6 +75,11 @@ export class ToolRegistry {
     return [...rest.map((tool) => this.apiTool(tool)), this.searchTool(search, deferred), ...deferred.map((tool) => this.deferredTool(tool))]
   }
 
+  /** Whether `tool` is sent deferred where ToolSearch is offered: declared so, and ToolSearch in this set (toolset.ts leaves it out where tool search is off). */
+  sendsDeferred(tool: ToolPlugin): boolean {
+    return isDeferred(tool) && this.byName.has(TOOL_SEARCH)
+  }
+
   /** The deferred tools the policy offers in `ctx`, which ToolSearch may load: none when ToolSearch is not offered. */
   deferredOffered(ctx: PolicyContext): ToolPlugin[] {
     const offered = this.offered(ctx)

@@ -7,6 +7,7 @@ import type {Config} from '@oclif/core'
 
 import type {EffectiveSettings} from '../config/settings.js'
 import {BackgroundTasks} from './background.js'
+import {TOOL_SEARCH} from './deferred/tool-search.js'
 import {builtinTools, ToolRegistry} from './registry.js'
 import {loadPluginTools} from './sources/hook.js'
 import {SessionNotes} from './notes.js'
@@ -41,12 +42,17 @@ interface SessionToolsOptions {
   warn(message: string): void
   /** `--json-schema` (or the approval record's): the StructuredOutput tool is in the set, with this schema. */
   outputSchema?: OutputSchema
+  /**
+   * Whether ToolSearch is in the set (model/providers.ts, toolSearchOn): without it the registry sends
+   * the deferred tools whole, as it does when a rule denies ToolSearch.
+   */
+  toolSearch: boolean
 }
 
 export async function openSessionTools(options: SessionToolsOptions): Promise<SessionTools> {
   const {settings, warn} = options
   for (const message of settings.ignored) warn(message)
-  const builtins = builtinTools()
+  const builtins = builtinTools().filter((tool) => options.toolSearch || tool.name !== TOOL_SEARCH)
   const taken = new Set(builtins.map((tool) => tool.name))
   const tools: ToolPlugin[] = [...builtins]
   let closeMcp = async () => {}

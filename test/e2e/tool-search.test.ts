@@ -77,4 +77,25 @@ describe('deferred tools', () => {
     expect(server.invalidRequests).toEqual([])
     expect(toolResults(server.messageRequests[1])[0].content).toEqual([{tool_name: 'EnterPlanMode', type: 'tool_reference'}])
   })
+
+  it('are sent whole, with no ToolSearch, at an endpoint that is not Anthropic’s own (a gateway may not pass tool_reference on), unless ENABLE_TOOL_SEARCH=true', async () => {
+    // The scripted server's URL is a gateway's to wave: with ENABLE_TOOL_SEARCH unset, as Claude Code does, no tool search.
+    server.push(reply(toolUse('TodoWrite', {todos: [{activeForm: 'Looking', content: 'Look', status: 'in_progress'}]})), reply('Nothing to do.'))
+    const whole = await wave(['run', '--task', 'Look around'], {ENABLE_TOOL_SEARCH: undefined})
+    expect(whole.code, whole.stderr).toBe(0)
+    const sent = toolsOf(server.messageRequests[0])
+    expect(sent.map((tool) => tool.name)).not.toContain('ToolSearch')
+    expect(sent.filter((tool) => tool.defer_loading)).toEqual([])
+    expect(sent.map((tool) => tool.name)).toContain('TodoWrite')
+    expect(toolResults(server.messageRequests[1])[0].is_error ?? false).toBe(false)
+    // wave tools says the same: nothing is deferred there.
+    const listed = await wave(['tools', '--json'], {ENABLE_TOOL_SEARCH: undefined})
+    expect(JSON.parse(listed.stdout).tools.filter((tool: {deferred: boolean}) => tool.deferred)).toEqual([])
+    const off = await wave(['tools', '--json'], {ENABLE_TOOL_SEARCH: 'false'})
+    expect(JSON.parse(off.stdout).tools.map((tool: {name: string}) => tool.name)).not.toContain('ToolSearch')
+
+    // Control: the same endpoint with ENABLE_TOOL_SEARCH=true (a proxy known to pass them on) defers them.
+    const on = await wave(['tools', '--json'], {ENABLE_TOOL_SEARCH: 'true'})
+    expect(JSON.parse(on.stdout).tools.find((tool: {name: string}) => tool.name === 'TodoWrite')).toMatchObject({deferred: true})
+  })
 })

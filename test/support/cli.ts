@@ -202,6 +202,9 @@ export function waveEnv(opts: Pick<RunWaveOptions, 'home' | 'env' | 'server'>): 
   if (opts.server) {
     env.ANTHROPIC_BASE_URL = opts.server.url
     env.ANTHROPIC_API_KEY = TEST_API_KEY
+    // The scripted server stands in for Anthropic's own API, which takes deferred tools and tool_reference
+    // blocks; at any other endpoint wave sends every tool whole (test/e2e/tool-search.test.ts says so).
+    env.ENABLE_TOOL_SEARCH = 'true'
   }
   for (const [k, v] of Object.entries(opts.env ?? {})) {
     if (v === undefined) delete env[k]

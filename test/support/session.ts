@@ -38,12 +38,12 @@ export function waveIn(session: () => ScriptedSession) {
 }
 
 /** What a session in this process reads of the environment: set for each test, and put back after it. */
-const SESSION_ENV = ['WAVE_HOME', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'WAVE_MODEL'] as const
+const SESSION_ENV = ['WAVE_HOME', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'WAVE_MODEL', 'ENABLE_TOOL_SEARCH'] as const
 
 /**
  * useScriptedSession for sessions run in this process (the drivers, the review core): wave's home in the
- * sandbox's HOME, the API key and the scripted server's URL set, WAVE_MODEL unset (the default model), and
- * all four as they were after each test.
+ * sandbox's HOME, the API key and the scripted server's URL set, tool search on, WAVE_MODEL unset (the
+ * default model), and all five as they were after each test.
  */
 export function useInProcessSession(onReady: (session: ScriptedSession) => void): void {
   const saved = Object.fromEntries(SESSION_ENV.map((name) => [name, process.env[name]]))
@@ -51,6 +51,8 @@ export function useInProcessSession(onReady: (session: ScriptedSession) => void)
     process.env.WAVE_HOME = path.join(session.sandbox.home, '.wave')
     process.env.ANTHROPIC_API_KEY = TEST_API_KEY
     process.env.ANTHROPIC_BASE_URL = session.server.url
+    // The scripted server stands in for Anthropic's own API: tool search on, as there (cli.ts's waveEnv).
+    process.env.ENABLE_TOOL_SEARCH = 'true'
     delete process.env.WAVE_MODEL
     onReady(session)
   })
