@@ -12,7 +12,7 @@ import {keepOpenQuestions} from '../tools/ask-user-question.js'
 import {approvalPathFor, type ApprovalRecord, readApproval} from '../plans/approval.js'
 import {planContractOf} from '../plans/contract.js'
 import {createPlan, type PlanSource, planningEnded, planningStarted, readPlanStateChecked, recordDirty} from '../plans/lifecycle.js'
-import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, plansDir, resolvePlanReference} from '../plans/store.js'
+import {ensurePlansDir, isRegularFile, planNameOf, planSidecars, resolvePlanReference} from '../plans/store.js'
 import {appendTranscript, type TranscriptContent, transcriptPathOf} from '../plans/transcript.js'
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {failureOf, type SessionTotals, type Stopped, stoppedBy} from '../agent/outcome.js'
@@ -26,6 +26,7 @@ import {planningProfile} from '../session/profiles.js'
 import {missingPlanPrompt, planOpening, reviseOpening} from '../session/prompts/plan.js'
 import {runSession, type SessionOutcome} from '../session/session.js'
 import type {PlanShown} from '../output/views/plan-result.js'
+import {planReference} from './run/outcome.js'
 
 export interface SessionStart {
   /** How the session's commands are contained (runs only: plan mode runs none). */
@@ -161,7 +162,7 @@ async function started(planPath: string): Promise<string> {
 
 /** How a stopped planning session goes on, as its limit's hint names it: by name, which works from any directory. */
 const planContinuation = (planPath: string): Continuation => ({
-  command: `wave plan --resume ${path.dirname(planPath) === plansDir() ? planNameOf(planPath) : planPath}`,
+  command: `wave plan --resume ${planReference(planPath)}`,
   kept: 'the exploration',
   takesFlags: true,
 })

@@ -57,7 +57,7 @@ export const runContinuation = (planPath: string, unit?: string): Continuation =
 
 /** How to go on with a stopped run: by the plan's name when it is in the plans directory (a name works from any directory, a path may not). */
 export function resumeHint(planPath: string, limit: boolean, unit?: string): string {
-  return `Continue the run where it stopped: wave run ${planReference(planPath)}${unit ? ` --unit ${unit}` : ''} --resume${limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
+  return `Continue the run where it stopped: ${runContinuation(planPath, unit).command}${limit ? ' (--max-turns and --max-budget-usd count the whole run)' : ''}.`
 }
 
 /** A plan as a command names it: its name when it is in the plans directory (a name works from any directory), else its path. */
