@@ -88,9 +88,7 @@ export async function makePlan(options: PlanOptions): Promise<PlanOutcome | Stop
  * reviewer's feedback in the first message. Also picks up a session that failed or was interrupted.
  */
 export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome | Stopped> {
-  const planPath = await planInPlansDir(await resolvePlanReference(options.planPath, {unwritten: true}))
-  const state = await readPlanStateChecked(planPath)
-  const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
+  const {planPath, record, state} = await ownPlan(options.planPath, 'revised')
   // The record, when there is one, is the authority on the task; the state file is wave's bookkeeping.
   const task = record?.task || state?.task
   if (!task) throw usageError(`Nothing is known of the task behind ${planPath}: it has no approval record with a task, and its state file is missing.`)
@@ -119,10 +117,8 @@ export async function revisePlan(options: ReviseOptions): Promise<PlanOutcome | 
  * them too: a cap raised is the session's whole budget.
  */
 export async function resumePlan(options: ResumeOptions): Promise<PlanOutcome | Stopped> {
-  const planPath = await planInPlansDir(await resolvePlanReference(options.planPath, {unwritten: true}), 'resumed')
+  const {planPath, record, state} = await ownPlan(options.planPath, 'resumed')
   const name = planNameOf(planPath)
-  const state = await readPlanStateChecked(planPath)
-  const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
   const stopped = resumablePlanning(planPath, state, record?.decidedAt)
   const point = await resumePoint(planPath, {...stopped, kind: 'planning'})
   if (!point.history) {
@@ -326,8 +322,16 @@ async function recordLater(planPath: string, snapshot: RepositorySnapshot): Prom
   if (dirty !== undefined) await recordDirty(planPath, dirty).catch(() => {})
 }
 
+/** The plan `--revise` or `--resume` names, with its state and its approval record (if it has one). */
+async function ownPlan(reference: string, verb: 'revised' | 'resumed') {
+  const planPath = await planInPlansDir(await resolvePlanReference(reference, {unwritten: true}), verb)
+  const state = await readPlanStateChecked(planPath)
+  const record = await readApproval(approvalPathFor(planPath), planPath).catch(() => undefined)
+  return {planPath, record, state}
+}
+
 /** A plan to revise or resume must be one of wave's: a regular file (or a plan still to write) in the plans directory. */
-async function planInPlansDir(given: string, verb = 'revised'): Promise<string> {
+async function planInPlansDir(given: string, verb: 'revised' | 'resumed'): Promise<string> {
   const dir = await ensurePlansDir()
   const absolute = path.resolve(given)
   const parent = await existingDir(path.dirname(absolute))
