@@ -17,7 +17,7 @@ import {appendTranscript, type TranscriptContent, transcriptPathOf} from '../pla
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import {failureOf, type SessionTotals, type Stopped, stoppedBy} from '../agent/outcome.js'
 import type {Continuation} from '../model/budget.js'
-import {resumablePlanning, resumePoint} from '../session/resume.js'
+import {resumablePlanning, resumePoint, unansweredWarning} from '../session/resume.js'
 import type {RepositorySnapshot} from '../base/workspace/snapshot.js'
 import {openSession, type SessionContext, type SessionOptions} from '../session/context.js'
 import {outcomeDetails} from '../agent/loop.js'
@@ -129,11 +129,8 @@ export async function resumePlan(options: ResumeOptions): Promise<PlanOutcome | 
   }
 
   const session = await openSession(options, {planMode: true})
-  if (point.unanswered.length > 0) {
-    options.host.warn(
-      `The planning session was killed during a turn: ${point.unanswered.join(', ')} ${point.unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`,
-    )
-  }
+  const unanswered = unansweredWarning('planning', point.unanswered)
+  if (unanswered) options.host.warn(unanswered)
 
   await planningStarted(planPath, stopped.startedAt)
   const transcriptLabel = point.session === 'revise' ? 'revise' : 'plan'

@@ -299,3 +299,9 @@ function processAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
+
+/** Said when a resumed session was killed during a turn: the calls it left unanswered are not run again. */
+export function unansweredWarning(kind: StoppedPart['kind'], unanswered: string[]): string | undefined {
+  if (unanswered.length === 0) return undefined
+  return `The ${WORDS[kind].what} was killed during a turn: ${unanswered.join(', ')} ${unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`
+}

@@ -14,7 +14,7 @@ import type {SessionContext} from '../../session/context.js'
 import {runProfile} from '../../session/profiles.js'
 import {runOpening} from '../../session/prompts/run.js'
 import {unitOpening} from '../../session/prompts/unit.js'
-import {resumePoint} from '../../session/resume.js'
+import {resumePoint, unansweredWarning} from '../../session/resume.js'
 import {type ConversationSpec, resultRequired, runSession, type SessionOutcome} from '../../session/session.js'
 import {filesChangedBy, sidecarsOf, union} from '../changed-files.js'
 import type {Prepared} from './gates.js'
@@ -90,11 +90,8 @@ async function startRun(session: SessionContext, options: RunOptions, prepared: 
     : runOpening(record.task, name, record.plan.sha256, prepared.text)
   const point = resumed ? await resumePoint(planPath, {...resumed, kind: 'run'}, opening) : undefined
   options.onStart?.({mode: record.mode, model: session.model, name, planPath, sandbox: describeSandbox(record.sandbox), workspace: session.workspace})
-  if (point && point.unanswered.length > 0) {
-    options.host.warn(
-      `The run was killed during a turn: ${point.unanswered.join(', ')} ${point.unanswered.length === 1 ? 'call is' : 'calls are'} answered as having an unknown effect, not run again.`,
-    )
-  }
+  const unanswered = point && unansweredWarning('run', point.unanswered)
+  if (unanswered) options.host.warn(unanswered)
 
   // Recorded as running only once nothing but the session itself can fail: recordEnd ends it.
   await saveRun(planPath, session, prepared, run)
