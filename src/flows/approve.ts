@@ -8,7 +8,7 @@
  */
 import type {OutputSchema} from '../base/json-schema.js'
 import {describeSandbox, type SandboxChoice} from '../base/process/sandbox.js'
-import {type EffectiveSettings, loadSettings} from '../config/settings.js'
+import type {EffectiveSettings} from '../config/settings.js'
 import {reviewPlan, type TerminalDecision} from '../output/interactive-review.js'
 import {formatCost} from '../output/progress.js'
 import {contractMarkdown} from '../output/report-view.js'
@@ -92,7 +92,7 @@ export async function decidePlan(request: ApproveRequest, note: (line: string) =
 
   const decision = review?.decision ?? request.decision
   const decider = {approver: request.approver ?? (await defaultApprover()), decision, feedback: review ? review.feedback : request.feedback, planBytes: bytes}
-  const {path, record, warnings} = await approvePlan(planPath, decider, {
+  const {path, record, settings, warnings} = await approvePlan(planPath, decider, {
     allow: request.allow,
     contract: request.contract,
     maxBudgetUsd: request.maxBudgetUsd,
@@ -104,8 +104,6 @@ export async function decidePlan(request: ApproveRequest, note: (line: string) =
   })
 
   const approved = decision === 'approved'
-  // The settings files' rules a run adds to the record's (Claude Code's .claude permissions among them), read where it was planned.
-  const settings = approved ? loadSettings(state?.workspace) : undefined
   return {
     asked,
     decision,
@@ -113,6 +111,7 @@ export async function decidePlan(request: ApproveRequest, note: (line: string) =
       ? [
           // The hooks approvePlan bound, as the record lists them.
           record.hooks?.list.length ? `Hooks in effect (their digest is recorded): ${record.hooks.list.join('; ')}.` : 'Hooks in effect: none.',
+          // The settings files' rules a run adds to the record's (Claude Code's .claude permissions among them), read where it was planned.
           ...settingsRulesLine(settings!),
           ...checksLine(record),
           describeProtected(record.protectedPaths ?? [], record.scope?.paths),

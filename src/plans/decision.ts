@@ -10,7 +10,7 @@
  */
 import type {SandboxChoice} from '../base/process/sandbox.js'
 import type {ConfiguredHook} from '../config/hooks.js'
-import {loadSettings} from '../config/settings.js'
+import {type EffectiveSettings, loadSettings} from '../config/settings.js'
 import type {ExecutionMode} from '../policy/modes.js'
 import {type ApprovalRecord, approvalPathFor, type DecisionInput, writeDecision} from './approval.js'
 import {bindContract, type ContractOverrides, parseContract} from './contract.js'
@@ -63,6 +63,8 @@ export interface RecordedDecision {
   record: ApprovalRecord
   /** What the approver should know of the contract bound (a scope entry left out, nothing to hold to); none but for an approval. */
   warnings: string[]
+  /** An approval's: the settings files where it runs, as read to bind their hooks and protected paths. */
+  settings?: EffectiveSettings
 }
 
 /**
@@ -105,5 +107,5 @@ export async function approvePlan(planPath: string, decider: Decider, overrides:
   })
   // The revision decided on is kept once the decision is written (a refused --out leaves nothing behind).
   recordRevision(planPath, decider.planBytes)
-  return {...written, warnings: contract?.warnings ?? []}
+  return {...written, settings, warnings: contract?.warnings ?? []}
 }
