@@ -3,14 +3,15 @@ import path from 'node:path'
 import {performance} from 'node:perf_hooks'
 
 import {floorEnv, heading, LIB, QUICK, record, reply, RUNS, spawnAsync, startMessagesServer, writePlan} from './lib/harness.js'
-import {makeSandbox, runWave} from './lib/sandbox.js'
+import {makeSandbox, runWave, smallFiles} from './lib/sandbox.js'
 import {median, ms, ratio} from './lib/stats.js'
 
 async function firstRequest() {
   heading('2. Time to first model request (process start → request at the server)')
   const sandbox = makeSandbox({'README.md': '# bench\n', 'src/app.ts': 'export const app = 1\n'})
   const files = QUICK ? 25_000 : 100_000
-  const large = makeLargeRepository(files)
+  // A git repository of `files` small committed files (in 250 directories), for start-up in a large work tree.
+  const large = makeSandbox(smallFiles(files, 250))
   const requestFile = path.join(sandbox.root, 'first-request.json')
   try {
     /** @type {Record<'cold' | 'floor' | 'large' | 'small', number[]>} */
@@ -71,14 +72,6 @@ async function firstRequest() {
     sandbox.cleanup()
     large.cleanup()
   }
-}
-
-/** A git repository of `files` small committed files (in 250 directories), for start-up in a large work tree. */
-function makeLargeRepository(files) {
-  const perDir = Math.ceil(files / 250)
-  const tree = {}
-  for (let i = 0; i < files; i++) tree[`src/m${Math.floor(i / perDir)}/f${i % perDir}.ts`] = `export const v${i} = ${i}\n`
-  return makeSandbox(tree)
 }
 
 /** 2. Time to first model request. */

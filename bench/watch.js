@@ -8,7 +8,7 @@ import path from 'node:path'
 import {performance} from 'node:perf_hooks'
 
 import {heading, QUICK, record} from './lib/harness.js'
-import {makeSandbox, PROJECT_ROOT} from './lib/sandbox.js'
+import {makeSandbox, PROJECT_ROOT, smallFiles} from './lib/sandbox.js'
 import {median, ms, ratio} from './lib/stats.js'
 
 /**
@@ -72,10 +72,7 @@ async function commandWatch() {
 
 /** A git repository of `files` small committed files in 200 directories, plus a node_modules/.bin that git ignores. */
 function makeRepository(files) {
-  const perDir = Math.ceil(files / 200)
-  const tree = {'.gitignore': 'node_modules/\n'}
-  for (let i = 0; i < files; i++) tree[`src/m${Math.floor(i / perDir)}/f${i % perDir}.ts`] = `export const v${i} = ${i}\n`
-  const sandbox = makeSandbox(tree)
+  const sandbox = makeSandbox({'.gitignore': 'node_modules/\n', ...smallFiles(files, 200)})
   const bin = path.join(sandbox.repo, 'node_modules', '.bin')
   mkdirSync(bin, {recursive: true})
   writeFileSync(path.join(sandbox.repo, 'node_modules', 'tool.js'), 'console.log(1)\n')

@@ -31,6 +31,14 @@ export function makeSandbox(files) {
   return {cleanup: () => rmSync(root, {force: true, recursive: true}), home, repo, root}
 }
 
+/** A large work tree for makeSandbox: `files` small TypeScript files spread over `dirs` directories under src/. */
+export function smallFiles(files, dirs) {
+  const perDir = Math.ceil(files / dirs)
+  const tree = {}
+  for (let i = 0; i < files; i++) tree[`src/m${Math.floor(i / perDir)}/f${i % perDir}.ts`] = `export const v${i} = ${i}\n`
+  return tree
+}
+
 /**
  * Spawns `node [nodeArgs] bin/run.js ...args` (`bin`: another build's, e.g. a base commit's) with a clean environment (CI=1, no colours, the sandbox
  * HOME, the server's URL and a key). Resolves with the exit code, output, and `startedAt` (performance.now()
