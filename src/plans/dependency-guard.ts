@@ -16,16 +16,9 @@ import path from 'node:path'
 
 import type {CheckOptions} from './checks.js'
 import {DEFAULT_SANDBOX, type Frozen} from '../base/process/sandbox.js'
-import {
-  changedDependencies,
-  type Dependencies,
-  type DependencyPrints,
-  findDependencies,
-  fingerprintDependencies,
-  makeRunnerCaches,
-} from '../base/workspace/dependencies.js'
+import {type Dependencies, type DependencyPrints, findDependencies, fingerprintDependencies, makeRunnerCaches} from '../base/workspace/dependencies.js'
 import {isInside} from '../base/workspace/paths.js'
-import type {WorkTreeState} from '../base/workspace/worktree.js'
+import {changedBetween, type WorkTreeState} from '../base/workspace/worktree.js'
 
 export class DependencyGuard {
   /** The dependencies as the run began, and (with the sandbox off) their fingerprints. */
@@ -69,7 +62,8 @@ export class DependencyGuard {
   async changes(): Promise<string[]> {
     const {found, prints} = await this.start
     if (!prints || found.dirs.length === 0) return []
-    return changedDependencies(prints, await fingerprintDependencies(this.workspace, found))
+    // Fingerprints compare as work-tree readings do; their keys (entries, never `dir/`) come back as they are.
+    return changedBetween(prints, await fingerprintDependencies(this.workspace, found))
   }
 
   /**

@@ -98,11 +98,3 @@ export async function fingerprintDependencies(workspace: string, dependencies: D
 }
 
 const entryPath = (entry: Dirent) => path.join(entry.parentPath, entry.name)
-
-/** The entries that differ between two fingerprints: changed, added or removed, sorted. */
-export function changedDependencies(before: DependencyPrints, after: DependencyPrints): string[] {
-  const changed = new Set<string>()
-  for (const [file, print] of after) if (before.get(file) !== print) changed.add(file)
-  for (const file of before.keys()) if (!after.has(file)) changed.add(file)
-  return [...changed].sort()
-}

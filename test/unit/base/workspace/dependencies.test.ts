@@ -10,8 +10,8 @@ import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {sandboxStatus} from '../../../../src/base/process/sandbox.js'
-import {changedDependencies, findDependencies, fingerprintDependencies, isDependencyPath} from '../../../../src/base/workspace/dependencies.js'
-import {WorkTreeWatch} from '../../../../src/base/workspace/worktree.js'
+import {findDependencies, fingerprintDependencies, isDependencyPath} from '../../../../src/base/workspace/dependencies.js'
+import {changedBetween, WorkTreeWatch} from '../../../../src/base/workspace/worktree.js'
 import {runChecks} from '../../../../src/plans/checks.js'
 import {DependencyGuard} from '../../../../src/plans/dependency-guard.js'
 import {put, useRepositories} from '../../../support/repository.js'
@@ -49,14 +49,14 @@ describe('the dependencies', () => {
     const root = await project()
     const found = await findDependencies(root, await reading(root))
     const before = await fingerprintDependencies(root, found)
-    expect(changedDependencies(before, await fingerprintDependencies(root, found))).toEqual([])
+    expect(changedBetween(before, await fingerprintDependencies(root, found))).toEqual([])
     const cli = path.join(root, 'node_modules/runner/cli.js')
     const {execFileSync} = await import('node:child_process')
     execFileSync('sh', ['-c', `m=$(stat -c %y "$1"); printf 'console.log("fake")\\n' > "$1"; touch -d "$m" "$1"`, 'sh', cli])
     writeFileSync(path.join(root, 'env/bin/pytest'), '#!/bin/sh\n')
     rmSync(path.join(root, 'env/bin/python'))
     writeFileSync(path.join(root, 'node_modules/.vite/results.json'), '{"forged": true}\n')
-    expect(changedDependencies(before, await fingerprintDependencies(root, found))).toEqual(['env/bin/pytest', 'env/bin/python', 'node_modules/runner/cli.js'])
+    expect(changedBetween(before, await fingerprintDependencies(root, found))).toEqual(['env/bin/pytest', 'env/bin/python', 'node_modules/runner/cli.js'])
   })
 
   it.skipIf(!sandboxStatus().available)(
