@@ -265,12 +265,16 @@ const planFiles = (planPath: string) => [planPath, ...Object.values(planSidecars
 /** The pid of a live process holding the plan's run lock, if one does. */
 export async function liveLockOwner(planPath: string): Promise<number | undefined> {
   const owner = Number.parseInt(await readFile(planSidecars(planPath).lock, 'utf8').catch(() => ''), 10)
-  if (!owner) return undefined
+  return owner && processAlive(owner) ? owner : undefined
+}
+
+/** Whether a process lives (one of another user's counts: signalling it is refused, not failed). */
+export function processAlive(pid: number): boolean {
   try {
-    process.kill(owner, 0)
-    return owner
+    process.kill(pid, 0)
+    return true
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM' ? owner : undefined
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

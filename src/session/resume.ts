@@ -16,7 +16,7 @@ import type {ContentBlockParam, MessageParam, ToolResultBlockParam} from '@anthr
 import {ExitCode, usageError, WaveError} from '../base/errors.js'
 import type {ApprovalRecord} from '../plans/approval.js'
 import type {PlanningSession, PlanRun, PlanState} from '../plans/lifecycle.js'
-import {planNameOf} from '../plans/store.js'
+import {planNameOf, processAlive} from '../plans/store.js'
 import {readTranscript, type RecordedEntry} from '../plans/transcript.js'
 import {acceptedConversation} from '../agent/conversation.js'
 import {emptyUsage, type TokenUsage} from '../model/pricing.js'
@@ -288,16 +288,6 @@ export function resumablePlanning(planPath: string, state: PlanState | undefined
   }
 
   return planning
-}
-
-/** Whether a process lives (one of another user's counts): the planning session it works on is not over. */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /** Said when a resumed session was killed during a turn: the calls it left unanswered are not run again. */
