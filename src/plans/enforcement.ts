@@ -147,8 +147,7 @@ export class Enforcement {
   async afterCommand(before: WorkTreeState | undefined): Promise<string | undefined> {
     if (!before) return undefined
     const after = await (this.commandPaths ? this.watch!.readPaths(this.commandPaths) : this.watch!.read())
-    const guarded = this.protectedBetween(before, after)
-    const outside = this.outside(before, after)
+    const {guarded, outside} = this.compare(before, after)
     if (guarded.length > 0) {
       return `wave: this command changed protected paths, which no run may change unless the approved Scope names them: ${guarded.join(', ')}. This fails the run. Stop here, and report the change you needed in your final answer.`
     }
@@ -182,10 +181,7 @@ export class Enforcement {
     const work = (await this.options.endWork?.()) ?? {ended: [], survived: []}
     const since = this.afterChecks ?? (await this.baseline)
     const atChecks = since && (await this.watch!.read())
-    if (since && atChecks) {
-      this.outside(since, atChecks)
-      this.protectedBetween(since, atChecks)
-    }
+    if (since && atChecks) this.compare(since, atChecks)
 
     const verify = this.options.record.verify ?? []
     if (verify.length === 0) return undefined
@@ -196,7 +192,7 @@ export class Enforcement {
     this.checkRounds.push(checkRound(round, this.checks))
     if (atChecks) {
       const after = await this.watch!.read()
-      this.protectedBetween(atChecks, after)
+      this.recordProtected(changedBetween(atChecks, after))
       this.afterTheChecks(atChecks, after)
     }
 
@@ -228,9 +224,10 @@ export class Enforcement {
     return runChecks(verify, options)
   }
 
-  /** What changed outside the scope between two readings, recorded as deviations. */
-  private outside(before: WorkTreeState, after: WorkTreeState): string[] {
-    return this.record(changedBetween(before, after))
+  /** What changed between two readings, compared once: outside the scope (deviations) and in protected paths the scope does not name, each recorded. */
+  private compare(before: WorkTreeState, after: WorkTreeState): {guarded: string[]; outside: string[]} {
+    const changed = changedBetween(before, after)
+    return {guarded: this.recordProtected(changed), outside: this.record(changed)}
   }
 
   /** Whether hooks' writes need telling apart: there is a scope to hold the model to, and a work tree to watch. */
@@ -274,11 +271,11 @@ export class Enforcement {
     this.afterChecks = after
   }
 
-  /** What changed in protected paths the scope does not name between two readings, recorded. */
-  private protectedBetween(before: WorkTreeState, after: WorkTreeState): string[] {
-    const changed = changedBetween(before, after).filter((file) => this.guarded(file) !== undefined)
-    for (const file of changed) this.protectedChanges.add(file)
-    return changed
+  /** Of the paths changed, those in protected paths the scope does not name, recorded. */
+  private recordProtected(changed: string[]): string[] {
+    const guarded = changed.filter((file) => this.guarded(file) !== undefined)
+    for (const file of guarded) this.protectedChanges.add(file)
+    return guarded
   }
 
   /** What the model would be told of the failing checks now (the run ends with it: `--resume` goes on from it). */
