@@ -13,8 +13,11 @@ function describeCall(name: string, input: unknown): string {
   return line.length > 80 ? `${name} ${line.slice(0, 77)}...` : `${name} ${line}`.trim()
 }
 
-export const formatUsage = (usage: TokenUsage) =>
-  `tokens: ${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`
+/** A session's tokens by kind, as the progress log and the job summaries' Tokens row say them. */
+export const tokenCounts = (usage: TokenUsage) =>
+  `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`
+
+export const formatUsage = (usage: TokenUsage) => `tokens: ${tokenCounts(usage)}`
 
 /** A session's spend for people: `$0.0123`, or a note when the model has no known price. */
 export const formatCost = (costUsd: number | null) => (costUsd === null ? 'cost unknown (no price for this model)' : formatUsd(costUsd))

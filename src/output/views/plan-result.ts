@@ -10,7 +10,7 @@ import {fencedBlock, inertMarkdown, markdownTable} from '../../base/text.js'
 import type {StopReason, TokenUsage} from '../../agent/loop.js'
 import {contractLine, type PlanContract} from '../../plans/contract.js'
 import type {PlanSource} from '../../plans/lifecycle.js'
-import {formatCost, formatUsage} from '../progress.js'
+import {formatCost, formatUsage, tokenCounts} from '../progress.js'
 import type {CommandResult} from '../sink.js'
 import {questionsMarkdown, todosMarkdown} from './notes.js'
 
@@ -36,7 +36,6 @@ export interface PlanShown {
 
 export async function planResult(outcome: PlanShown, task: string): Promise<CommandResult> {
   const plan = await readFile(outcome.planPath, 'utf8').catch(() => '')
-  const usage = outcome.usage
   const summary = `## wave plan: ${outcome.name}
 
 ${markdownTable([
@@ -47,10 +46,7 @@ ${markdownTable([
   ['Turns', String(outcome.turns)],
   ['Stop reason', outcome.stopReason],
   ['Cost', formatCost(outcome.costUsd)],
-  [
-    'Tokens',
-    `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`,
-  ],
+  ['Tokens', tokenCounts(outcome.usage)],
 ])}
 
 ${questionsMarkdown(outcome.questions)}

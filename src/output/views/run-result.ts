@@ -9,7 +9,7 @@ import {markdownTable} from '../../base/text.js'
 import type {StopReason, TokenUsage} from '../../agent/loop.js'
 import type {RunReport} from '../../plans/report.js'
 import type {ExecutionMode} from '../../policy/policy.js'
-import {formatCost, formatUsage} from '../progress.js'
+import {formatCost, formatUsage, tokenCounts} from '../progress.js'
 import {reportMarkdown, reportTally} from '../report-view.js'
 import type {CommandResult} from '../sink.js'
 import {questionsMarkdown, todosMarkdown} from './notes.js'
@@ -131,7 +131,6 @@ const ranTally = (outcome: RanShown) =>
 const deniedCalls = (denials: number) => (denials === 0 ? '' : `${denials} ${denials === 1 ? 'call' : 'calls'} denied; `)
 
 function runSummary(heading: string, outcome: RanShown, first: Array<[string, string]>): string {
-  const usage = outcome.usage
   const files = outcome.filesChanged.length > 0 ? outcome.filesChanged.map((file) => `- \`${file}\``).join('\n') : '_none_'
   return `${heading}
 
@@ -143,10 +142,7 @@ ${markdownTable([
   ['Stop reason', outcome.stopReason],
   ['Cost', formatCost(outcome.costUsd)],
   ['Denied calls', String(outcome.denials)],
-  [
-    'Tokens',
-    `${usage.input_tokens} in, ${usage.output_tokens} out, ${usage.cache_read_input_tokens} cache read, ${usage.cache_creation_input_tokens} cache write`,
-  ],
+  ['Tokens', tokenCounts(outcome.usage)],
 ])}
 
 **Files changed**
