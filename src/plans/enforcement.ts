@@ -137,7 +137,12 @@ export class Enforcement {
 
   /** Before a command runs: the work tree as it is. */
   async beforeCommand(): Promise<WorkTreeState | undefined> {
-    return this.commandPaths ? this.watch?.readPaths(this.commandPaths) : this.watch?.read()
+    return this.watch && this.readAroundCommand(this.watch)
+  }
+
+  /** A reading around a command, before and after it the same (one of the protected paths compares only with another). */
+  private readAroundCommand(watch: WorkTreeWatch): Promise<WorkTreeState> {
+    return this.commandPaths ? watch.readPaths(this.commandPaths) : watch.read()
   }
 
   /**
@@ -146,7 +151,7 @@ export class Enforcement {
    */
   async afterCommand(before: WorkTreeState | undefined): Promise<string | undefined> {
     if (!before) return undefined
-    const after = await (this.commandPaths ? this.watch!.readPaths(this.commandPaths) : this.watch!.read())
+    const after = await this.readAroundCommand(this.watch!)
     const {guarded, outside} = this.compare(before, after)
     if (guarded.length > 0) {
       return `wave: this command changed protected paths, which no run may change unless the approved Scope names them: ${guarded.join(', ')}. This fails the run. Stop here, and report the change you needed in your final answer.`
