@@ -26,10 +26,9 @@ import {mkdtempSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
-import {messagesServerModule} from './lib/server.js'
+import {planPathOf, reply, startMessagesServer, text, toolUse} from './lib/harness.js'
 import {BIN_RUN, makeSandbox, PROJECT_ROOT, runWave} from './lib/sandbox.js'
 
-const {reply, startMessagesServer, systemText, text, toolUse} = await messagesServerModule()
 const PRICES = {input: 3, output: 15, read: 0.3, write: 3.75}
 /** The issue's figures (Claude Code 2.1.332 on its own scripted sessions, the same rules simulated). */
 const CLAUDE_CODE = {plan20: 0.218, plan7: 0.081, run: 0.121}
@@ -59,7 +58,6 @@ function projectFiles() {
   return files
 }
 
-const planPath = (request) => /create your plan at (\S+) using|already exists at (\S+)\. /.exec(systemText(request))?.slice(1).find(Boolean)
 const PLAN = `# Plan: invoices in euros\n\n## Goal\nInvoices show euros.\n\n## Changes\n${'- src/invoices.js: format the total in euros.\n'.repeat(8)}`
 
 /** The sessions, each a list of turns (the same for both builds) and the command that runs it. */
@@ -72,9 +70,9 @@ const SESSIONS = {
       reply(toolUse('Read', {file_path: 'src/invoices.js'})),
       reply(toolUse('Grep', {output_mode: 'content', pattern: 'prices'})),
       reply(toolUse('Read', {file_path: 'src/prices.js'})),
-      (request) => reply(toolUse('Write', {content: PLAN, file_path: planPath(request)})),
-      (request) => reply(toolUse('Edit', {file_path: planPath(request), new_string: 'Invoices show euros, rounded.', old_string: 'Invoices show euros.'})),
-      (request) => reply(text('The plan is ready.'), toolUse('ExitPlanMode', {plan_path: planPath(request)})),
+      (request) => reply(toolUse('Write', {content: PLAN, file_path: planPathOf(request)})),
+      (request) => reply(toolUse('Edit', {file_path: planPathOf(request), new_string: 'Invoices show euros, rounded.', old_string: 'Invoices show euros.'})),
+      (request) => reply(text('The plan is ready.'), toolUse('ExitPlanMode', {plan_path: planPathOf(request)})),
     ],
   },
   plan20: {
@@ -86,20 +84,20 @@ const SESSIONS = {
       ),
       reply(toolUse('Grep', {output_mode: 'content', pattern: 'Step1'})),
       reply(toolUse('Glob', {pattern: 'test/**/*.js'})),
-      (request) => reply(toolUse('Write', {content: PLAN, file_path: planPath(request)})),
+      (request) => reply(toolUse('Write', {content: PLAN, file_path: planPathOf(request)})),
       ...['test/invoices.test.js', 'src/customers.js', 'src/stock.js', 'test/prices.test.js'].map((file) => reply(toolUse('Read', {file_path: file}))),
       ...[1, 2, 3, 4].map(
         (n) => (request) =>
           reply(
             toolUse('Edit', {
-              file_path: planPath(request),
+              file_path: planPathOf(request),
               new_string: `Invoices show euros (${n}).`,
               old_string: n === 1 ? 'Invoices show euros.' : `Invoices show euros (${n - 1}).`,
             }),
           ),
       ),
       reply(toolUse('Read', {file_path: 'package.json'})),
-      (request) => reply(text('The plan is ready.'), toolUse('ExitPlanMode', {plan_path: planPath(request)})),
+      (request) => reply(text('The plan is ready.'), toolUse('ExitPlanMode', {plan_path: planPathOf(request)})),
     ],
   },
   run: {

@@ -67,7 +67,7 @@ export function heading(title) {
   console.log(`\n${title}`)
 }
 
-export const {reply, startMessagesServer, systemText, toolResults, toolUse} = await messagesServerModule()
+export const {reply, startMessagesServer, systemText, text, toolResults, toolUse} = await messagesServerModule()
 
 export const planPathOf = (request) => {
   const system = systemText(request)
