@@ -60,7 +60,7 @@ const clean = (entry: string) => scopeEntry(entry).replace(/\/+$/, '')
  * `.github/**` or `.github` do not name `.github/workflows/ci.yml`; `.github/workflows/ci.yml` and
  * `.github/workflows` do.
  */
-export function protectedMatcher(list: readonly string[], scopePaths: readonly string[] = []): (relative: string) => string | undefined {
+export function protectedMatcher(list: readonly string[], scopePaths: readonly string[] = []): ProtectedMatcher {
   const entries = list.map((entry) => ({entry, matches: scopeMatcher([entry])}))
   const named = scopeMatcher(
     scopePaths
@@ -86,10 +86,32 @@ export function protectedPlainPaths(list: readonly string[]): string[] | undefin
   return plain.some((entry) => whole(entry) || picomatch.scan(entry).isGlob) ? undefined : plain
 }
 
+type ProtectedMatcher = (relative: string) => string | undefined
+
+/** Compiled once per list and scope, as inScope's matcher is (scope.ts): the policy asks about every write, twice. */
+const compiled = new WeakMap<readonly string[], WeakMap<readonly string[], ProtectedMatcher>>()
+const NO_SCOPE: readonly string[] = []
+
+function compiledMatcher(list: readonly string[], scopePaths: readonly string[] = NO_SCOPE): ProtectedMatcher {
+  let byScope = compiled.get(list)
+  if (!byScope) {
+    byScope = new WeakMap()
+    compiled.set(list, byScope)
+  }
+
+  let matcher = byScope.get(scopePaths)
+  if (!matcher) {
+    matcher = protectedMatcher(list, scopePaths)
+    byScope.set(scopePaths, matcher)
+  }
+
+  return matcher
+}
+
 /** A real path's protected entry (undefined: not protected, or named by the scope, or outside the workspace). */
 export function protectedEntry(root: string, real: string, list: readonly string[], scopePaths?: readonly string[]): string | undefined {
   if (!isInside(root, real) || real === root) return undefined
-  return protectedMatcher(list, scopePaths)(path.relative(root, real).split(path.sep).join('/'))
+  return compiledMatcher(list, scopePaths)(path.relative(root, real).split(path.sep).join('/'))
 }
 
 /** Why a file tool's write to a protected path is refused: the entry named, and how an approver allows it. */
