@@ -424,7 +424,7 @@ export class AgentLoop {
 
     admission.settle(this.tally.add(response.usage))
     this.options.onResponseUsage?.(response.usage)
-    this.compactor.meter.calibrate(charsOf(params), response.usage)
+    this.compactor.meter.calibrate(charsOf(asked), response.usage)
     this.emit({costUsd: this.tally.costUsd(), stopReason: response.stop_reason, turn: this.turns, type: 'usage', usage: {...this.tally.usage}})
     return response
   }
