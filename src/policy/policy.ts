@@ -333,8 +333,8 @@ const CHECKS_RUN_IN: ReadonlySet<PermissionMode> = new Set(['acceptEdits', 'defa
  * in the run's sandbox; the model running the same one there grants nothing more. Deny rules were asked first.
  */
 function approvedCheckDecision(ctx: PolicyContext, call: ToolCall): PolicyDecision | undefined {
-  const checks = ctx.approvedChecks ?? []
-  if (checks.length === 0 || isForeign(call.tool) || call.tool.name !== BASH.name || !CHECKS_RUN_IN.has(ctx.mode)) return undefined
+  const checks = checksFor(ctx, call.tool)
+  if (checks.length === 0) return undefined
   // A static query: Bash is offered, for the checks at least.
   if (call.input === undefined) return allow(`Bash runs the approved checks: ${checks.join('; ')}.`)
   const command = call.input.command
@@ -344,9 +344,13 @@ function approvedCheckDecision(ctx: PolicyContext, call: ToolCall): PolicyDecisi
 
 /** What a refused command is told of the approved checks it may run instead, exactly as written. */
 function checksYouMayRun(ctx: PolicyContext, tool: ToolIdentity): string {
-  const checks = ctx.approvedChecks ?? []
-  if (checks.length === 0 || isForeign(tool) || tool.name !== BASH.name || !CHECKS_RUN_IN.has(ctx.mode)) return ''
-  return ` The approved checks run exactly as written: ${checks.join('; ')}.`
+  const checks = checksFor(ctx, tool)
+  return checks.length === 0 ? '' : ` The approved checks run exactly as written: ${checks.join('; ')}.`
+}
+
+/** The approved checks `tool` may run: wave's own Bash, in a mode whose Bash asks for a rule; else none. */
+function checksFor(ctx: PolicyContext, tool: ToolIdentity): readonly string[] {
+  return isForeign(tool) || tool.name !== BASH.name || !CHECKS_RUN_IN.has(ctx.mode) ? [] : (ctx.approvedChecks ?? [])
 }
 
 /** The tools that read and end what Bash started in the background: no use where Bash cannot run. */
