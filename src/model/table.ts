@@ -3,9 +3,8 @@ import type {Middleware} from '@anthropic-ai/sdk'
 
 import {loadBundle, runningFromBundles} from '../base/bundles.js'
 import {ExitCode, WaveError} from '../base/errors.js'
-import {registerSecret} from '../base/secrets.js'
+import {registerSecret, scrubSecrets} from '../base/secrets.js'
 import {assertAnthropicCredential, credentialInUse, federationFailure, identityTokenValue} from './credentials.js'
-import {scrubSecrets} from '../base/secrets.js'
 import {assertCloudSettings, CLIENT_DEFAULTS, chooseProvider, createCloudClient, type Provider} from './providers.js'
 
 const DEFAULT_MODEL = 'claude-sonnet-5-5'
