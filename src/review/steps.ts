@@ -174,30 +174,18 @@ export async function plan(run: ReviewRun, intent: PlanIntent): Promise<ReviewOu
       ),
     )
     await posting
-    const bytes = await readFile(outcome.planPath)
-    const sha256 = sha256Of(bytes)
-    sticky!.plan = bytes
-    const contract = showContract(sticky!, bindContract(shownOnly(outcome.contract)), undefined, outcome.contract.unitErrors)
-    sticky!.state = {
-      ...sticky!.state,
-      cost: {plan: meter.cost()},
-      history: [
-        {
-          at: now(),
-          by: intent.trigger.actor,
-          event: 'planned',
-          sha256,
-          // A task planned again (/wave plan NAME, replan-on-push) names the plan it came from.
-          ...(intent.replanOf ? {text: `the task of ${intent.replanOf}, planned again on ${target.commit.slice(0, 12)}`} : {}),
-          url: intent.trigger.comment?.url,
-        },
-      ],
-      questions: outcome.questions.map((q) => q.question),
-      sha256,
-      todos: outcome.todos,
-      status: stickyStatusAfter({kind: 'planned', ok: true}),
-    }
-    await sticky!.save()
+    const {contract, sha256} = await showPlanned(sticky!, outcome, {
+      cost: meter.cost(),
+      entry: (sha256) => ({
+        at: now(),
+        by: intent.trigger.actor,
+        event: 'planned',
+        sha256,
+        // A task planned again (/wave plan NAME, replan-on-push) names the plan it came from.
+        ...(intent.replanOf ? {text: `the task of ${intent.replanOf}, planned again on ${target.commit.slice(0, 12)}`} : {}),
+        url: intent.trigger.comment?.url,
+      }),
+    })
     if (sticky!.author && sticky!.author !== run.author) {
       const comments = `${run.client.words.comment}s`
       throw new WaveError(
@@ -342,25 +330,11 @@ export async function requestChanges(run: ReviewRun, intent: TextIntent): Promis
       ),
     )
     await saving
-    const bytes = await readFile(outcome.planPath)
-    const sha256 = sha256Of(bytes)
-    sticky.plan = bytes
-    const contract = showContract(
-      sticky,
-      bindContract(shownOnly(outcome.contract)),
-      await changesSinceReview(found, bytes, sha256, feedback),
-      outcome.contract.unitErrors,
-    )
-    sticky.state = {
-      ...sticky.state,
-      cost: {...sticky.state.cost, plan: addCost(sticky.state.cost.plan, meter.cost())},
-      history: [...sticky.state.history, {at: now(), event: 'revised', sha256}],
-      questions: outcome.questions.map((q) => q.question),
-      sha256,
-      todos: outcome.todos,
-      status: stickyStatusAfter({kind: 'planned', ok: true}),
-    }
-    await sticky.save()
+    const {contract, sha256} = await showPlanned(sticky, outcome, {
+      changes: (bytes, sha256) => changesSinceReview(found, bytes, sha256, feedback),
+      cost: addCost(sticky.state.cost.plan, meter.cost()),
+      entry: (sha256) => ({at: now(), event: 'revised', sha256}),
+    })
     return {
       ...outcomeOf(run, 'revised', `Revised ${sticky.state.name} with the feedback of @${actor} (sha256 ${sha256}): ${sticky.url}`, sticky, contract),
       costUsd: meter.cost(),
@@ -684,7 +658,10 @@ async function resumePlanning(run: ReviewRun, trigger: Trigger, found: PlanOnFor
         commentResume,
       ),
     )
-    const {contract, sha256} = await showPlanned(sticky, outcome, {cost: addCost(state.cost.plan, meter.cost())})
+    const {contract, sha256} = await showPlanned(sticky, outcome, {
+      cost: addCost(state.cost.plan, meter.cost()),
+      entry: (sha256) => ({at: now(), event: 'planned', sha256}),
+    })
     const message = `Resumed the planning of ${state.name} for @${trigger.actor} and finished it (sha256 ${sha256}): ${sticky.url}`
     return {...outcomeOf(run, 'planned', message, sticky, contract), costUsd: meter.cost()}
   } catch (error) {
@@ -693,20 +670,28 @@ async function resumePlanning(run: ReviewRun, trigger: Trigger, found: PlanOnFor
   }
 }
 
-/** A planning session's plan in its comment: its bytes, contract, notes and cost, awaiting approval. */
+/**
+ * A planning session's plan in its comment (a plan, a revision, a resumed planning): its bytes, contract
+ * (with the `changes` since the plan reviewed, for a revision), notes, planning cost and history `entry`,
+ * awaiting approval.
+ */
 async function showPlanned(
   sticky: PlanComment,
   outcome: PlanOutcome,
-  shown: {cost: number | null | undefined},
+  shown: {
+    changes?: (bytes: Buffer, sha256: string) => Promise<string | undefined>
+    cost: number | null | undefined
+    entry: (sha256: string) => StickyState['history'][number]
+  },
 ): Promise<{contract: ContractShown; sha256: string}> {
   const bytes = await readFile(outcome.planPath)
   const sha256 = sha256Of(bytes)
   sticky.plan = bytes
-  const contract = showContract(sticky, bindContract(shownOnly(outcome.contract)), undefined, outcome.contract.unitErrors)
+  const contract = showContract(sticky, bindContract(shownOnly(outcome.contract)), await shown.changes?.(bytes, sha256), outcome.contract.unitErrors)
   sticky.state = {
     ...sticky.state,
     cost: {...sticky.state.cost, plan: shown.cost},
-    history: [...sticky.state.history, {at: now(), event: 'planned', sha256}],
+    history: [...sticky.state.history, shown.entry(sha256)],
     questions: outcome.questions.map((q) => q.question),
     sha256,
     todos: outcome.todos,
