@@ -454,7 +454,7 @@ export async function approve(run: ReviewRun, intent: ApproveIntent): Promise<Re
     }
   }
 
-  return carryOut(run, {approvedBy: trigger.actor, budget, contract, found, pull, sticky, trigger}, async () => {
+  return carryOut(run, {approval: {by: trigger.actor, url: trigger.comment?.url}, budget, contract, found, pull, sticky, trigger}, async () => {
     const {planPath} = await approval()
     await sticky.save()
     return {planPath, resume: false}
@@ -571,9 +571,11 @@ export async function resume(run: ReviewRun, intent: ResumeIntent): Promise<Revi
     status: 'running',
   }
   const contract = showContract(sticky, bindContract(await parseContract(kept.text)))
-  const approvedBy = [...state.history].reverse().find((entry) => entry.event === 'approved')?.by ?? trigger.actor
+  // The approval the run goes on under: its approver, and the comment that approved it (the /wave resume is linked beside it).
+  const approved = [...state.history].reverse().find((entry) => entry.event === 'approved')
+  const approval = {by: approved?.by ?? trigger.actor, url: approved?.url}
   const priorCost = kept.priorCostUsd
-  return carryOut(run, {approvedBy, budget: approvedRunBudget(run, state), contract, found, priorCost, pull, sticky, trigger}, async () => {
+  return carryOut(run, {approval, budget: approvedRunBudget(run, state), contract, found, priorCost, pull, sticky, trigger}, async () => {
     await checkout(run, state.commit, state.thread)
     if (kept.patch) await run.remote.applyPatch(kept.patch)
     await sticky.save()
@@ -715,8 +717,8 @@ interface CarryOut {
   sticky: PlanComment
   pull?: ChangeRequest
   contract: ContractShown
-  /** Who approved the run (a resume keeps the approval it goes on under). */
-  approvedBy: string
+  /** Who approved the run, and where (a resume keeps the approval it goes on under). */
+  approval: {by: string; url?: string}
   /** The run's dollar cap: the approval's, lowered by the job's own. */
   budget?: BudgetCap
   /** A resumed run: what it had spent before this job (in the comment's run cost already). */
@@ -763,15 +765,10 @@ async function carryOut(run: ReviewRun, ctx: CarryOut, prepare: () => Promise<{p
     await sticky.save()
     phase = 'delivery'
     const delivery = await deliver(run.client, run.remote, {
-      approver: ctx.approvedBy,
+      approver: ctx.approval.by,
       files: outcome.filesChanged,
       links: {
-        // A resumed run's approval is the comment that approved it; the /wave resume beside it.
-        approval:
-          (prepared.resume ? [...state.history].reverse().find((entry) => entry.event === 'approved')?.url : undefined) ??
-          trigger.comment?.url ??
-          sticky.url ??
-          found.comment.url,
+        approval: ctx.approval.url ?? trigger.comment?.url ?? sticky.url ?? found.comment.url,
         plan: sticky.url ?? found.comment.url,
         resumed: prepared.resume ? trigger.comment?.url : undefined,
       },
