@@ -32,6 +32,7 @@ import {
   statusOf,
   UNITS_PLAN,
   useGitHubForge,
+  pushToFeature,
 } from '../support/forge-fixture.js'
 import type {GitHubServer} from '../support/github-server.js'
 import {type MessagesServer, reply} from '../support/messages-server.js'
@@ -337,11 +338,7 @@ describe('the Action: replan-on-push', {timeout: 180_000}, () => {
     const ran = await actionOn(`/wave approve ${approvedName} --sha256 ${sha256(REVISED)}`, 'mona')
     expect(ran.code, ran.stderr).toBe(0)
     // Then alice pushes to the branch.
-    git(sandbox.repo, ['fetch', '-q', 'origin'])
-    git(sandbox.repo, ['checkout', '-q', '-B', 'feature', 'origin/feature'])
-    git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
-    git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
-    const head = git(remote, ['rev-parse', 'refs/heads/feature'])
+    const head = pushToFeature(sandbox, remote)
     github.pulls.get(7)!.head.sha = head
     const stickies = () => github.commentsOn(7).filter((c) => c.body.startsWith('<!-- wave:plan:'))
     const bodies = () => stickies().map((c) => c.body)

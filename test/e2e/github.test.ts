@@ -33,6 +33,7 @@ import {
   runTurns,
   statusOf,
   useGitHubForge,
+  pushToFeature,
 } from '../support/forge-fixture.js'
 import type {GitHubServer, StoredComment} from '../support/github-server.js'
 import {type MessagesServer, reply, toolResults, toolUse} from '../support/messages-server.js'
@@ -336,19 +337,15 @@ describe('wave github: failures', () => {
 
 describe('wave github: a plan planned again', {timeout: 120_000}, () => {
   /** A commit pushed to the pull request's branch: its head moves, and the plans made before are stale. */
-  function pushToFeature(): string {
-    git(sandbox.repo, ['fetch', '-q', 'origin'])
-    git(sandbox.repo, ['checkout', '-q', '-B', 'feature', 'origin/feature'])
-    git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
-    git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
-    const moved = git(remote, ['rev-parse', 'refs/heads/feature'])
+  function pushToPull(): string {
+    const moved = pushToFeature(sandbox, remote)
     github.pulls.get(7)!.head.sha = moved
     return moved
   }
 
   it('after a push, /wave plan OLD: OLD’s comment says it was planned again as NEW; /wave approve OLD is refused naming NEW, NEW runs', async () => {
     const {name: old} = await planOnPull()
-    const moved = pushToFeature()
+    const moved = pushToPull()
     server.push(...planTurns())
     const again = await onGitHub('issue_comment', comment(7, `/wave plan ${old}`).event)
     expect(again.code, again.stderr).toBe(0)
@@ -402,7 +399,7 @@ describe('wave github: a plan planned again', {timeout: 120_000}, () => {
 
   it('control: a planning again that failed (the model API failing, a budget stop) leaves OLD’s comment awaiting approval, as it was', async () => {
     const {name: old} = await planOnPull()
-    pushToFeature()
+    pushToPull()
     const [shown] = stickies(7).map((c) => c.body)
     // Nothing scripted: the API answers 500.
     const failed = await onGitHub('issue_comment', comment(7, `/wave plan ${old}`).event)

@@ -35,6 +35,7 @@ import {
   runTurns,
   statusOf,
   useGitLabForge,
+  pushToFeature,
 } from '../support/forge-fixture.js'
 import type {GitLabServer, StoredNote} from '../support/gitlab-server.js'
 import type {MessagesServer} from '../support/messages-server.js'
@@ -426,11 +427,7 @@ describe('wave gitlab: replan-on-push (a merge request event from the webhook)',
   it('plans a pending plan’s task again on the new head with WAVE_REPLAN_ON_PUSH, for whoever GitLab says pushed; off, the event asks nothing', async () => {
     const {name} = await planOnMergeRequest()
     // dave pushes to the merge request's source branch; GitLab records the push and moves the merge request's head.
-    git(sandbox.repo, ['fetch', '-q', 'origin'])
-    git(sandbox.repo, ['checkout', '-q', '-B', 'feature', 'origin/feature'])
-    git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
-    git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
-    const head = git(remote, ['rev-parse', 'refs/heads/feature'])
+    const head = pushToFeature(sandbox, remote)
     gitlab.mergeRequests.get(7)!.sha = head
     gitlab.addPush({author: 'dave', commitTo: head, ref: 'feature'})
 
@@ -471,11 +468,7 @@ describe('wave gitlab: replan-on-push (a merge request event from the webhook)',
 
   it('a head no push event of the project made (a forged body), and a push by a reporter, plan nothing', async () => {
     await planOnMergeRequest()
-    git(sandbox.repo, ['fetch', '-q', 'origin'])
-    git(sandbox.repo, ['checkout', '-q', '-B', 'feature', 'origin/feature'])
-    git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
-    git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
-    const head = git(remote, ['rev-parse', 'refs/heads/feature'])
+    const head = pushToFeature(sandbox, remote)
     gitlab.mergeRequests.get(7)!.sha = head
     const asked = server.messageRequests.length
     const unrecorded = await job({WAVE_REPLAN_ON_PUSH: 'true'}, pushEvent('dave'))

@@ -35,6 +35,15 @@ export function git(cwd: string, args: string[]): string {
   }).trim()
 }
 
+/** A commit pushed to the remote's "feature" branch from the sandbox's repository, as its author pushes: answers the branch's new head, for the stand-in's change request to move to. */
+export function pushToFeature(sandbox: Sandbox, remote: string): string {
+  git(sandbox.repo, ['fetch', '-q', 'origin'])
+  git(sandbox.repo, ['checkout', '-q', '-B', 'feature', 'origin/feature'])
+  git(sandbox.repo, ['commit', '-q', '--allow-empty', '-m', 'Another push'])
+  git(sandbox.repo, ['push', '-q', 'origin', 'feature'])
+  return git(remote, ['rev-parse', 'refs/heads/feature'])
+}
+
 /** The remote (`root/remote.git`, the sandbox's repository's origin), holding main and "feature" one commit ahead; `headSha` is feature's. */
 export function forgeRemote(sandbox: Sandbox): {remote: string; headSha: string} {
   const remote = path.join(sandbox.root, 'remote.git')
